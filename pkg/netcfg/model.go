@@ -1,0 +1,151 @@
+// Package netcfg is the network model: one description of interfaces, their
+// addresses, routes and DNS, that every parser (network_data.json, network
+// config v1 and v2, ENI) produces and every renderer (pkg/netcfg/render)
+// consumes. It mirrors cloud-init's network_state so renderers can be checked
+// against cloud-init fact for fact. This package knows nothing of renderers.
+package netcfg
+
+import "net/netip"
+
+// Config is a whole network configuration.
+type Config struct {
+	// Disabled is true for `network: {config: disabled}`: write nothing.
+	Disabled bool
+	// Interfaces in declaration order. Physical interfaces come with the MAC
+	// they match; bonds, VLANs and bridges name their members by Name.
+	Interfaces []Interface
+	// Routes not tied to an interface (v1 "type: route").
+	Routes []Route
+	// DNS applies to the whole host (v1 "type: nameserver", network_data.json
+	// top-level services).
+	DNS DNS
+}
+
+// Kind is the type of an interface.
+type Kind string
+
+const (
+	Physical Kind = "physical"
+	Bond     Kind = "bond"
+	VLAN     Kind = "vlan"
+	Bridge   Kind = "bridge"
+)
+
+// Interface is one link.
+type Interface struct {
+	Name string
+	Kind Kind
+	// MAC is lower-case and colon separated ("52:54:00:12:34:56"). For a
+	// physical interface it identifies the NIC to rename to Name; for virtual
+	// ones it is the address to set, if any.
+	MAC string
+	// Driver is a v2 match on the driver name, for physical interfaces.
+	Driver string
+	MTU    int
+	// AcceptRA is nil when unset.
+	AcceptRA *bool
+	// Optional: boot need not wait for this link (v2 optional).
+	Optional bool
+
+	Bond   *BondConfig
+	VLAN   *VLANConfig
+	Bridge *BridgeConfig
+
+	// Subnets in order; an interface with none is brought up unconfigured
+	// ("manual").
+	Subnets []Subnet
+}
+
+// BondConfig holds a bond's members and parameters. Params uses cloud-init v1
+// key names without the "bond-" prefix ("mode", "miimon", "xmit-hash-policy",
+// "lacp-rate", ...); Mode is also kept in Params["mode"].
+type BondConfig struct {
+	Members []string
+	Params  map[string]string
+}
+
+// Mode is the bond mode ("balance-rr" when unset, as the kernel does).
+func (b *BondConfig) Mode() string {
+	if m := b.Params["mode"]; m != "" {
+		return m
+	}
+	return "balance-rr"
+}
+
+// VLANConfig is a VLAN on a parent link.
+type VLANConfig struct {
+	ID   int
+	Link string
+}
+
+// BridgeConfig holds a bridge's ports and parameters. Params uses cloud-init
+// v1 names without the "bridge_" prefix ("stp", "fd", "hello", "maxage",
+// "ageing", "priority", "pathcost", "portprio").
+type BridgeConfig struct {
+	Members []string
+	Params  map[string]string
+}
+
+// SubnetType is how an address is obtained.
+type SubnetType string
+
+const (
+	Static          SubnetType = "static" // IPv4 or IPv6 static, per Address
+	DHCP4           SubnetType = "dhcp4"  // DHCPv4
+	DHCP6           SubnetType = "dhcp6"  // DHCPv6 stateful (and RA)
+	SLAAC           SubnetType = "ipv6_slaac"
+	DHCPv6Stateless SubnetType = "ipv6_dhcpv6-stateless"
+	DHCPv6Stateful  SubnetType = "ipv6_dhcpv6-stateful"
+	Manual          SubnetType = "manual" // link up, no address
+)
+
+// Subnet is one address assignment on an interface.
+type Subnet struct {
+	Type SubnetType
+	// Address is set for Static: address and prefix length.
+	Address netip.Prefix
+	// Gateway is the default gateway reached through this subnet, if any.
+	Gateway netip.Addr
+	// MTU of this subnet (v1 allows it for IPv6), 0 when unset.
+	MTU    int
+	Routes []Route
+	DNS    DNS
+}
+
+// IPv6 tells whether the subnet configures IPv6.
+func (s Subnet) IPv6() bool {
+	switch s.Type {
+	case DHCP6, SLAAC, DHCPv6Stateless, DHCPv6Stateful:
+		return true
+	case Static:
+		return s.Address.Addr().Is6()
+	}
+	return false
+}
+
+// Route is a static route. To is the destination prefix (0.0.0.0/0 or ::/0 for
+// a default route); Via is the next hop; Metric 0 means unset.
+type Route struct {
+	To     netip.Prefix
+	Via    netip.Addr
+	Metric int
+}
+
+// DNS is a resolver configuration.
+type DNS struct {
+	Nameservers []netip.Addr
+	Search      []string
+}
+
+// Empty tells whether there is nothing in d.
+func (d DNS) Empty() bool { return len(d.Nameservers) == 0 && len(d.Search) == 0 }
+
+// Interface returns the interface named name, or nil.
+func (c *Config) Interface(name string) *Interface {
+	for i := range c.Interfaces {
+		if c.Interfaces[i].Name == name {
+			return &c.Interfaces[i]
+		}
+	}
+	return nil
+}
