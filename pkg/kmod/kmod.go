@@ -1,0 +1,160 @@
+// Package kmod loads kernel modules the way udev's coldplug does, without
+// udev: it reads every modalias under /sys/devices, matches it against
+// modules.alias, and loads the matches with their dependencies (modules.dep,
+// through u-root's kmodule) and soft dependencies (modules.softdep).
+package kmod
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Alias is one "alias PATTERN MODULE" line of modules.alias.
+type Alias struct {
+	Pattern string
+	Module  string
+}
+
+// Softdep is one "softdep MODULE pre: A B post: C" line of modules.softdep.
+type Softdep struct {
+	Pre, Post []string
+}
+
+// Index is what coldplug needs to know about the module set: aliases and
+// soft dependencies. It is read once and never changes.
+type Index struct {
+	aliases  []Alias
+	exact    map[string][]string // patterns without wildcards, for speed
+	softdeps map[string]Softdep
+}
+
+// ParseAliases reads modules.alias. Module names are normalised with "_".
+func ParseAliases(r io.Reader) ([]Alias, error) {
+	var out []Alias
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 64*1024), 1024*1024)
+	for n := 1; s.Scan(); n++ {
+		line := strings.TrimSpace(s.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "alias" {
+			return nil, fmt.Errorf("modules.alias:%d: want \"alias PATTERN MODULE\", got %q", n, line)
+		}
+		out = append(out, Alias{Pattern: f[1], Module: Normalize(f[2])})
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("modules.alias: %w", err)
+	}
+	return out, nil
+}
+
+// ParseSoftdeps reads modules.softdep. Lines in other forms than
+// "softdep MOD pre: ... post: ..." are ignored, as modprobe does.
+func ParseSoftdeps(r io.Reader) (map[string]Softdep, error) {
+	out := map[string]Softdep{}
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		if len(f) < 3 || f[0] != "softdep" {
+			continue
+		}
+		mod := Normalize(f[1])
+		sd := out[mod]
+		var list *[]string
+		for _, w := range f[2:] {
+			switch w {
+			case "pre:":
+				list = &sd.Pre
+			case "post:":
+				list = &sd.Post
+			default:
+				if list != nil {
+					*list = append(*list, w)
+				}
+			}
+		}
+		out[mod] = sd
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("modules.softdep: %w", err)
+	}
+	return out, nil
+}
+
+// NewIndex builds an index from parsed aliases and softdeps.
+func NewIndex(aliases []Alias, softdeps map[string]Softdep) *Index {
+	ix := &Index{exact: map[string][]string{}, softdeps: softdeps}
+	for _, a := range aliases {
+		if strings.ContainsAny(a.Pattern, "*?[") {
+			ix.aliases = append(ix.aliases, a)
+		} else {
+			ix.exact[a.Pattern] = append(ix.exact[a.Pattern], a.Module)
+		}
+	}
+	if ix.softdeps == nil {
+		ix.softdeps = map[string]Softdep{}
+	}
+	return ix
+}
+
+// ReadIndex reads modules.alias and modules.softdep (optional) from a
+// module directory such as /lib/modules/6.1.0-56-amd64.
+func ReadIndex(fsys fs.FS, dir string) (*Index, error) {
+	af, err := fsys.Open(path.Join(dir, "modules.alias"))
+	if err != nil {
+		return nil, fmt.Errorf("open modules.alias: %w", err)
+	}
+	defer af.Close()
+	aliases, err := ParseAliases(af)
+	if err != nil {
+		return nil, err
+	}
+	softdeps := map[string]Softdep{}
+	if sf, err := fsys.Open(path.Join(dir, "modules.softdep")); err == nil {
+		defer sf.Close()
+		if softdeps, err = ParseSoftdeps(sf); err != nil {
+			return nil, err
+		}
+	}
+	return NewIndex(aliases, softdeps), nil
+}
+
+// Lookup returns the modules whose alias patterns match name, which is a
+// modalias ("pci:v00001AF4d00001001sv...") or a plain alias ("fs-ext4"), in
+// sorted order without duplicates. A name that is itself a module name is not
+// resolved here; see Resolve.
+func (ix *Index) Lookup(name string) []string {
+	set := map[string]bool{}
+	for _, m := range ix.exact[name] {
+		set[m] = true
+	}
+	for _, a := range ix.aliases {
+		if ok, _ := path.Match(a.Pattern, name); ok {
+			set[a.Module] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Softdep returns the soft dependencies of module.
+func (ix *Index) Softdep(module string) Softdep { return ix.softdeps[Normalize(module)] }
+
+// Normalize makes module names comparable: the kernel treats "-" and "_"
+// alike in them.
+func Normalize(name string) string {
+	name = strings.TrimSuffix(filepath.Base(name), ".ko")
+	return strings.ReplaceAll(name, "-", "_")
+}
