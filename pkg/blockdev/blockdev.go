@@ -1,0 +1,79 @@
+// Package blockdev finds block devices in sysfs and identifies the
+// filesystems on them from their own bytes, without udev or blkid.
+//
+// Probe reads a few sectors of a device and recognises ext2/3/4, vfat
+// (FAT12/16/32) and iso9660, reporting type, label and UUID the way
+// blkid does. List walks /sys/class/block, Wait polls it for a device
+// matching a root=-style Spec.
+package blockdev
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// FS is what a probe found on a device.
+type FS struct {
+	Type  string // "iso9660", "vfat", "ext2", "ext3", "ext4", or "" when unknown
+	Label string // volume label as stored, trailing spaces trimmed
+	UUID  string // ext: 8-4-4-4-12 lower-case; vfat: "XXXX-XXXX"; iso9660: "2024-01-02-03-04-05-00"
+}
+
+// ErrUnknown is wrapped by Probe's error when no known signature is found.
+var ErrUnknown = errors.New("no known filesystem")
+
+// prober recognises one filesystem. ok is false when the signature is
+// absent; err is set when the signature is there but the rest is corrupt.
+type prober func(r io.ReaderAt, size int64) (fs FS, ok bool, err error)
+
+// probers in the order they are tried: signatures at fixed places that
+// cannot collide (ext at 1080, iso9660 at 32769) before FAT's boot sector.
+var probers = []struct {
+	name  string
+	probe prober
+}{
+	{"ext", probeExt},
+}
+
+// Probe identifies the filesystem on r (size bytes). An unknown or corrupt
+// filesystem returns FS{} and an error saying why.
+func Probe(r io.ReaderAt, size int64) (FS, error) {
+	if size < 0 {
+		return FS{}, fmt.Errorf("negative size %d", size)
+	}
+	for _, p := range probers {
+		fs, ok, err := p.probe(r, size)
+		if err != nil {
+			return FS{}, fmt.Errorf("%s: %w", p.name, err)
+		}
+		if ok {
+			return fs, nil
+		}
+	}
+	return FS{}, ErrUnknown
+}
+
+// errShort is returned for reads past the end of the device.
+var errShort = errors.New("beyond end of device")
+
+// readAt reads exactly n bytes at off, refusing to go beyond size.
+func readAt(r io.ReaderAt, size, off int64, n int) ([]byte, error) {
+	if off < 0 || n < 0 || off > size || int64(n) > size-off {
+		return nil, fmt.Errorf("read %d bytes at offset %d of %d: %w", n, off, size, errShort)
+	}
+	b := make([]byte, n)
+	m, err := r.ReadAt(b, off)
+	if m == n {
+		return b, nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, fmt.Errorf("read %d bytes at offset %d: %w", n, off, err)
+}
+
+// has reports whether n bytes at off lie inside size.
+func has(size, off int64, n int) bool {
+	return off >= 0 && off <= size && int64(n) <= size-off
+}
