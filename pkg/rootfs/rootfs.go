@@ -1,0 +1,659 @@
+// Package rootfs confines every write earlyinit makes into the real root.
+//
+// A Root is a directory tree: the real root mounted at /newroot at boot, a
+// temporary directory in tests. Every name given to a Root is an absolute
+// path inside it ("/etc/hostname"). Names are cleaned lexically first
+// (path.Clean), so "../../etc/x" is "/etc/x". Then they are resolved the way
+// openat2(2) resolves with RESOLVE_IN_ROOT: ".." never climbs above the root
+// and a symlink's target is resolved inside the root, an absolute target
+// being taken relative to the root ("/etc -> /tmp/outside" means
+// <root>/tmp/outside). Nothing a Root does can read or write outside it,
+// whatever symlinks the root holds.
+//
+// Where the kernel lacks openat2 (Linux < 5.6), a component-by-component walk
+// with O_NOFOLLOW resolves symlinks inside the root by hand, with the same
+// semantics. Missing parent directories are always created by that walk, so a
+// dangling symlinked parent gets its target created inside the root.
+//
+// WriteFile, AppendFile and ReadFile follow a symlink in the last component
+// (inside the root); Symlink, Readlink, Stat, Exists and Remove act on the
+// last component itself.
+package rootfs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxSymlinks bounds symlink resolution, as the kernel's MAXSYMLINKS does.
+const maxSymlinks = 40
+
+// Root is a directory tree that all operations are confined to.
+type Root struct {
+	dir string
+	// walkOnly forces the hand-written resolution walk instead of openat2,
+	// for kernels without openat2 and for tests of the fallback.
+	walkOnly bool
+}
+
+// Open returns the Root for directory dir.
+func Open(dir string) (*Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open root %s: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open root %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open root %s: not a directory", dir)
+	}
+	return &Root{dir: abs}, nil
+}
+
+// Dir returns the root's directory in the caller's file system.
+func (r *Root) Dir() string { return r.dir }
+
+// Path returns the caller's path for name: Dir joined with the cleaned name.
+// It is for messages and for tools outside this package; it is not confined.
+func (r *Root) Path(name string) string {
+	return filepath.Join(r.dir, clean(name))
+}
+
+// clean makes name an absolute, lexically clean path inside the root.
+func clean(name string) string {
+	return path.Clean("/" + name)
+}
+
+// WriteFile writes data to name atomically: a temporary file in the same
+// directory is written, given mode and owner (uid, gid; -1 keeps the
+// caller's), synced and renamed over name, and the directory is synced. A
+// reader sees the old content or the new, never a mix, and no temporary file
+// is left behind. Missing parent directories are created 0755, owned by root.
+func (r *Root) WriteFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
+	err := r.writeFile(clean(name), data, mode, uid, gid)
+	if err != nil {
+		return fmt.Errorf("write %s in %s: %w", clean(name), r.dir, err)
+	}
+	return nil
+}
+
+func (r *Root) writeFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
+	dirfd, base, err := r.lookup(name, true, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	tmp, fd, err := createTemp(dirfd, base)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			unix.Unlinkat(dirfd, tmp, 0)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := setOwnerMode(f, mode, uid, gid); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := unix.Renameat(dirfd, tmp, dirfd, base); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", tmp, base, err)
+	}
+	ok = true
+	if err := unix.Fsync(dirfd); err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	return nil
+}
+
+// AppendFile appends data to name, creating it (with mode and owner) if
+// missing. An existing file keeps its mode and owner. The file is synced.
+func (r *Root) AppendFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
+	if err := r.appendFile(clean(name), data, mode, uid, gid); err != nil {
+		return fmt.Errorf("append to %s in %s: %w", clean(name), r.dir, err)
+	}
+	return nil
+}
+
+func (r *Root) appendFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
+	dirfd, base, err := r.lookup(name, true, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	created := true
+	fd, err := unix.Openat(dirfd, base, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if errors.Is(err, unix.EEXIST) {
+		created = false
+		fd, err = unix.Openat(dirfd, base, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), base)
+	defer f.Close()
+	if err := regular(f); err != nil {
+		return err
+	}
+	if created {
+		if err := setOwnerMode(f, mode, uid, gid); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if created {
+		return unix.Fsync(dirfd)
+	}
+	return nil
+}
+
+// ReadFile reads name. It refuses anything but a regular file (a FIFO planted
+// in the root cannot block it).
+func (r *Root) ReadFile(name string) ([]byte, error) {
+	b, err := r.readFile(clean(name))
+	if err != nil {
+		return nil, fmt.Errorf("read %s in %s: %w", clean(name), r.dir, err)
+	}
+	return b, nil
+}
+
+func (r *Root) readFile(name string) ([]byte, error) {
+	dirfd, base, err := r.lookup(name, true, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	fd, err := unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), base)
+	defer f.Close()
+	if err := regular(f); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(f)
+}
+
+// MkdirAll creates directory name and any missing parents. Parents are
+// created 0755 and owned by root; name itself, if created, gets mode and
+// owner (uid, gid; -1 keeps the caller's). An existing directory is left as
+// it is.
+func (r *Root) MkdirAll(name string, mode fs.FileMode, uid, gid int) error {
+	n := clean(name)
+	if n == "/" {
+		return nil
+	}
+	err := r.mkdirAll(n, mode, uid, gid)
+	if err != nil {
+		return fmt.Errorf("mkdir %s in %s: %w", n, r.dir, err)
+	}
+	return nil
+}
+
+func (r *Root) mkdirAll(name string, mode fs.FileMode, uid, gid int) error {
+	dirfd, base, err := r.lookup(name, true, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	fd, err := mkdirOpen(dirfd, base, mode, uid, gid)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// Symlink makes name a symlink to target, replacing whatever file or symlink
+// name was, atomically (a temporary symlink renamed over name). target is
+// stored as given: it is only ever resolved inside the root by this package.
+func (r *Root) Symlink(target, name string) error {
+	if err := r.symlink(target, clean(name)); err != nil {
+		return fmt.Errorf("symlink %s -> %s in %s: %w", clean(name), target, r.dir, err)
+	}
+	return nil
+}
+
+func (r *Root) symlink(target, name string) error {
+	dirfd, base, err := r.lookup(name, false, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	var tmp string
+	for range 10 {
+		tmp = tempName(base)
+		err = unix.Symlinkat(target, dirfd, tmp)
+		if !errors.Is(err, unix.EEXIST) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := unix.Renameat(dirfd, tmp, dirfd, base); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return fmt.Errorf("rename %s to %s: %w", tmp, base, err)
+	}
+	return unix.Fsync(dirfd)
+}
+
+// Readlink returns the target of symlink name, as stored.
+func (r *Root) Readlink(name string) (string, error) {
+	n := clean(name)
+	dirfd, base, err := r.lookup(n, false, false)
+	if err == nil {
+		defer unix.Close(dirfd)
+		var t string
+		t, err = readlinkat(dirfd, base)
+		if err == nil {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("readlink %s in %s: %w", n, r.dir, err)
+}
+
+// Stat returns the file info of name, not following a symlink in the last
+// component (lstat). Sys() is a *syscall.Stat_t, as with os.Lstat.
+func (r *Root) Stat(name string) (fs.FileInfo, error) {
+	n := clean(name)
+	fi, err := r.stat(n)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s in %s: %w", n, r.dir, err)
+	}
+	return fi, nil
+}
+
+func (r *Root) stat(name string) (fs.FileInfo, error) {
+	if name == "/" {
+		fd, err := unix.Open(r.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer unix.Close(fd)
+		return fstat(fd, "/")
+	}
+	dirfd, base, err := r.lookup(name, false, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	fd, err := unix.Openat(dirfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return fstat(fd, base)
+}
+
+// Exists tells whether name exists (a dangling symlink exists).
+func (r *Root) Exists(name string) bool {
+	_, err := r.Stat(name)
+	return err == nil
+}
+
+// Remove removes the file, symlink or empty directory name.
+func (r *Root) Remove(name string) error {
+	n := clean(name)
+	err := errors.New("cannot remove the root")
+	if n != "/" {
+		err = r.remove(n)
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s in %s: %w", n, r.dir, err)
+	}
+	return nil
+}
+
+func (r *Root) remove(name string) error {
+	dirfd, base, err := r.lookup(name, false, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	err = unix.Unlinkat(dirfd, base, 0)
+	if errors.Is(err, unix.EISDIR) {
+		err = unix.Unlinkat(dirfd, base, unix.AT_REMOVEDIR)
+	}
+	if err != nil {
+		return err
+	}
+	return unix.Fsync(dirfd)
+}
+
+// lookup resolves the parent directory of name inside the root and returns
+// an open (O_RDONLY) fd of it and the last component. With follow, a symlink
+// in the last component is resolved inside the root, repeatedly. With
+// create, missing directories are created 0755, owned by root.
+//
+// name is a raw absolute path: it is not cleaned again, so a ".." that came
+// from a symlink target is resolved physically, as the kernel does.
+func (r *Root) lookup(name string, follow, create bool) (int, string, error) {
+	for range maxSymlinks + 1 {
+		dir, base := split(name)
+		if base == "" || base == "." || base == ".." {
+			return -1, "", fmt.Errorf("%q does not name a file", name)
+		}
+		dirfd, err := r.openDir(dir, create)
+		if err != nil {
+			return -1, "", err
+		}
+		if !follow {
+			return dirfd, base, nil
+		}
+		target, err := readlinkat(dirfd, base)
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+			return dirfd, base, nil // not a symlink, or missing
+		}
+		unix.Close(dirfd)
+		if err != nil {
+			return -1, "", err
+		}
+		if strings.HasPrefix(target, "/") {
+			name = target
+		} else {
+			name = strings.TrimSuffix(dir, "/") + "/" + target
+		}
+	}
+	return -1, "", unix.ELOOP
+}
+
+// split splits a raw absolute path into its directory and last component,
+// ignoring trailing slashes.
+func split(name string) (dir, base string) {
+	name = strings.TrimRight(name, "/")
+	i := strings.LastIndex(name, "/")
+	if i < 0 {
+		return "/", name
+	}
+	dir = name[:i]
+	if dir == "" {
+		dir = "/"
+	}
+	return dir, name[i+1:]
+}
+
+// openDir opens directory dir (a raw path resolved inside the root) O_RDONLY.
+func (r *Root) openDir(dir string, create bool) (int, error) {
+	rootfd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open root: %w", err)
+	}
+	defer unix.Close(rootfd)
+	rel := strings.TrimLeft(dir, "/")
+	if rel == "" {
+		rel = "."
+	}
+	if !r.walkOnly {
+		fd, err := openat2InRoot(rootfd, rel)
+		switch {
+		case err == nil:
+			return fd, nil
+		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
+			// No openat2 (or a seccomp filter refusing it): walk.
+		case errors.Is(err, unix.ENOENT) && create:
+			// The walk creates what is missing.
+		default:
+			return -1, err
+		}
+	}
+	return walk(rootfd, rel, create)
+}
+
+func openat2InRoot(rootfd int, rel string) (int, error) {
+	how := unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(rootfd, rel, &how)
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+			continue // a concurrent rename; the kernel asks us to retry
+		}
+		return fd, err
+	}
+}
+
+// walk resolves directory path rel under rootfd component by component,
+// never letting the kernel follow a symlink: each symlink is read and its
+// target spliced into the components still to walk, an absolute target
+// restarting from the root, and ".." never leaving the root. With create,
+// missing directories are made 0755, owned by root.
+func walk(rootfd int, rel string, create bool) (int, error) {
+	first, err := unix.Openat(rootfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	// stack holds the fds of the directories walked through; stack[0] is
+	// the root. ".." pops, which is how it stays inside.
+	stack := []int{first}
+	defer func() {
+		for _, fd := range stack {
+			unix.Close(fd)
+		}
+	}()
+	comps := strings.Split(rel, "/")
+	links := 0
+	for len(comps) > 0 {
+		c := comps[0]
+		comps = comps[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 1 {
+				unix.Close(stack[len(stack)-1])
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		cur := stack[len(stack)-1]
+		fd, err := unix.Openat(cur, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) && create {
+			fd, err = mkdirOpen(cur, c, 0o755, 0, 0)
+		}
+		if err != nil {
+			var st unix.Stat_t
+			if serr := unix.Fstatat(cur, c, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				return -1, fmt.Errorf("%s: %w", c, err)
+			}
+			links++
+			if links > maxSymlinks {
+				return -1, unix.ELOOP
+			}
+			target, err := readlinkat(cur, c)
+			if err != nil {
+				return -1, err
+			}
+			if strings.HasPrefix(target, "/") {
+				for _, fd := range stack[1:] {
+					unix.Close(fd)
+				}
+				stack = stack[:1]
+			}
+			comps = append(strings.Split(target, "/"), comps...)
+			continue
+		}
+		stack = append(stack, fd)
+	}
+	fd := stack[len(stack)-1]
+	stack = stack[:len(stack)-1]
+	return fd, nil
+}
+
+// mkdirOpen creates directory name in dirfd with mode and owner unless it
+// exists, and opens it (O_RDONLY, not following a symlink).
+func mkdirOpen(dirfd int, name string, mode fs.FileMode, uid, gid int) (int, error) {
+	err := unix.Mkdirat(dirfd, name, 0o700)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, err
+	}
+	created := err == nil
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if created {
+		// Owner first: chown clears the set-id bits chmod sets.
+		if err := unix.Fchown(fd, uid, gid); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
+}
+
+// createTemp creates a new temporary file next to base in dirfd.
+func createTemp(dirfd int, base string) (string, int, error) {
+	for range 10 {
+		tmp := tempName(base)
+		fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		return tmp, fd, err
+	}
+	return "", -1, fmt.Errorf("create temporary file for %s: too many collisions", base)
+}
+
+// tempName is a hidden name next to base: ".base.earlyinit-<random>".
+func tempName(base string) string {
+	if len(base) > 200 {
+		base = base[:200]
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	return "." + base + ".earlyinit-" + hex.EncodeToString(b[:])
+}
+
+func setOwnerMode(f *os.File, mode fs.FileMode, uid, gid int) error {
+	// Owner first: chown clears the set-id bits chmod sets.
+	if err := unix.Fchown(int(f.Fd()), uid, gid); err != nil {
+		return fmt.Errorf("chown %d:%d: %w", uid, gid, err)
+	}
+	if err := unix.Fchmod(int(f.Fd()), unixMode(mode)); err != nil {
+		return fmt.Errorf("chmod %o: %w", unixMode(mode), err)
+	}
+	return nil
+}
+
+func regular(f *os.File) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return errors.New("not a regular file")
+	}
+	return nil
+}
+
+// unixMode converts permission and set-id/sticky bits of an fs.FileMode.
+func unixMode(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= unix.S_ISVTX
+	}
+	return u
+}
+
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+// fileInfo is an fs.FileInfo from fstat.
+type fileInfo struct {
+	name string
+	st   syscall.Stat_t
+}
+
+func fstat(fd int, name string) (fs.FileInfo, error) {
+	fi := &fileInfo{name: name}
+	if err := syscall.Fstat(fd, &fi.st); err != nil {
+		return nil, err
+	}
+	return fi, nil
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.st.Size }
+func (fi *fileInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
+func (fi *fileInfo) IsDir() bool        { return fi.Mode().IsDir() }
+func (fi *fileInfo) Sys() any           { return &fi.st }
+
+func (fi *fileInfo) Mode() fs.FileMode {
+	m := fs.FileMode(fi.st.Mode & 0o777)
+	switch fi.st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	if fi.st.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if fi.st.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if fi.st.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
