@@ -1,0 +1,379 @@
+// Package configdrive reads an OpenStack config drive (the "config-2" ISO9660
+// or vfat filesystem) into the instance model. It only reads an fs.FS, so it
+// works the same on a mounted drive, a seed directory or a test fixture.
+//
+// The layout, as Nova writes it:
+//
+//	openstack/<version>/meta_data.json    required; uuid is the instance id
+//	openstack/<version>/user_data         optional, raw
+//	openstack/<version>/vendor_data.json  optional, JSON
+//	openstack/<version>/vendor_data2.json optional, JSON
+//	openstack/<version>/network_data.json optional, JSON
+//	openstack/content/NNNN                files and legacy network_config
+//	ec2/latest/meta-data.json             optional, EC2-style metadata
+//
+// Differences from cloud-init's reader: only dated versions cloud-init knows
+// (and "latest") are versions, where cloud-init counts any directory under
+// openstack/ (content/ included); a known version is only chosen if its
+// meta_data.json exists; wrongly typed keys are errors, not ignored or a
+// Python traceback; the legacy config-drive v1 layout (meta.js) is not read.
+package configdrive
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+)
+
+// ErrNotConfigDrive is returned (wrapped) when fsys has no
+// openstack/<version>/meta_data.json at all: it is not a config drive, as
+// opposed to a broken one.
+var ErrNotConfigDrive = errors.New("not an OpenStack config drive")
+
+// Versions are the dated metadata versions this reader knows, oldest first:
+// cloud-init's OS_VERSIONS, from Nova's nova/api/metadata/base.py.
+func Versions() []string {
+	return []string{
+		"2012-08-10", // Folsom
+		"2013-04-04", // Grizzly
+		"2013-10-17", // Havana
+		"2015-10-15", // Liberty
+		"2016-06-30", // Newton: devices
+		"2016-10-06", // Newton: vendor_data2.json
+		"2017-02-22", // Ocata: devices[].vif
+		"2018-08-27", // Rocky: devices[].vf_trusted
+	}
+}
+
+// Read reads an OpenStack config drive whose root is fsys (os.DirFS of the
+// mount point). Subplatform is left for the caller, which knows the device.
+func Read(fsys fs.FS) (*instance.Data, error) {
+	dir, err := findVersion(fsys)
+	if err != nil {
+		return nil, err
+	}
+	mdPath := path.Join(dir, "meta_data.json")
+	raw, err := datasource.ReadFile(fsys, mdPath, datasource.MaxFileSize)
+	if err != nil {
+		return nil, err
+	}
+	d, netCfg, err := parseMetaData(mdPath, raw)
+	if err != nil {
+		return nil, err
+	}
+
+	for _, f := range []struct {
+		name string
+		dst  *[]byte
+	}{
+		{"user_data", &d.UserData},
+		{"network_data.json", &d.Network},
+	} {
+		b, err := readOptional(fsys, path.Join(dir, f.name))
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = b
+	}
+	if d.Network != nil {
+		name := path.Join(dir, "network_data.json")
+		v, err := datasource.DecodeJSON(name, d.Network)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return nil, fmt.Errorf("%s: want an object, got %s", name, datasource.TypeName(v))
+		}
+		d.NetworkFormat = instance.NetworkDataJSON
+	}
+
+	for _, f := range []struct {
+		name string
+		dst  *[]byte
+	}{
+		{"vendor_data.json", &d.VendorData},
+		{"vendor_data2.json", &d.VendorData2},
+	} {
+		name := path.Join(dir, f.name)
+		b, err := readOptional(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			continue
+		}
+		if *f.dst, err = ConvertVendorData(name, b); err != nil {
+			return nil, err
+		}
+	}
+
+	if err := readFiles(fsys, mdPath, d); err != nil {
+		return nil, err
+	}
+
+	// The legacy network_config (an interfaces(5) file in content/) only
+	// counts when there is no network_data.json, as in cloud-init.
+	if netCfg != "" && d.Network == nil {
+		b, err := readContent(fsys, netCfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: \"network_config\": %w", mdPath, err)
+		}
+		d.Network, d.NetworkFormat = b, instance.NetworkENI
+	}
+
+	ec2, err := readOptional(fsys, "ec2/latest/meta-data.json")
+	if err != nil {
+		return nil, err
+	}
+	if ec2 != nil {
+		v, err := datasource.DecodeJSON("ec2/latest/meta-data.json", ec2)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return nil, fmt.Errorf("ec2/latest/meta-data.json: want an object, got %s", datasource.TypeName(v))
+		}
+		d.Meta["ec2_metadata"] = v
+	}
+	return d, nil
+}
+
+// findVersion returns "openstack/<v>" for the newest known version with a
+// meta_data.json, else "openstack/latest".
+func findVersion(fsys fs.FS) (string, error) {
+	known := Versions()
+	var vs []string
+	for i := len(known) - 1; i >= 0; i-- {
+		vs = append(vs, known[i])
+	}
+	vs = append(vs, "latest")
+	for _, v := range vs {
+		dir := path.Join("openstack", v)
+		fi, err := fs.Stat(fsys, path.Join(dir, "meta_data.json"))
+		if err == nil && !fi.IsDir() {
+			return dir, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("stat %s: %w", path.Join(dir, "meta_data.json"), err)
+		}
+	}
+	return "", fmt.Errorf("no openstack/{latest,%s}/meta_data.json: %w", strings.Join(Versions(), ","), ErrNotConfigDrive)
+}
+
+// readOptional reads name, returning nil without error if it does not exist.
+func readOptional(fsys fs.FS, name string) ([]byte, error) {
+	b, err := datasource.ReadFile(fsys, name, datasource.MaxFileSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// parseMetaData fills the instance model from meta_data.json. It returns the
+// legacy network_config content path ("" if none) for the caller to read.
+func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
+	v, err := datasource.DecodeJSON(name, raw)
+	if err != nil {
+		return nil, "", err
+	}
+	md, ok := v.(map[string]any)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: want an object, got %s", name, datasource.TypeName(v))
+	}
+	keyErr := func(key, format string, a ...any) error {
+		return fmt.Errorf("%s: %q: %s", name, key, fmt.Sprintf(format, a...))
+	}
+	// str returns md[key] as a string, "" if absent or null.
+	str := func(key string) (string, error) {
+		switch s := md[key].(type) {
+		case nil:
+			return "", nil
+		case string:
+			return s, nil
+		default:
+			return "", keyErr(key, "want a string, got %s", datasource.TypeName(s))
+		}
+	}
+
+	d := &instance.Data{
+		Datasource: "configdrive",
+		CloudName:  "openstack",
+		Platform:   "openstack",
+	}
+	if _, ok := md["uuid"]; !ok {
+		return nil, "", keyErr("uuid", "missing (it is the instance id)")
+	}
+	if d.InstanceID, err = str("uuid"); err != nil {
+		return nil, "", err
+	}
+	if strings.TrimSpace(d.InstanceID) == "" {
+		return nil, "", keyErr("uuid", "empty or null (it is the instance id)")
+	}
+	hostname, err := str("hostname")
+	if err != nil {
+		return nil, "", err
+	}
+	nm, err := str("name")
+	if err != nil {
+		return nil, "", err
+	}
+	d.LocalHostname = hostname
+	if d.LocalHostname == "" {
+		d.LocalHostname = nm
+	}
+	if d.AvailabilityZone, err = str("availability_zone"); err != nil {
+		return nil, "", err
+	}
+	if d.AdminPass, err = str("admin_pass"); err != nil {
+		return nil, "", err
+	}
+	if d.PublicKeys, err = datasource.PublicKeys(md["public_keys"]); err != nil {
+		return nil, "", keyErr("public_keys", "%v", err)
+	}
+	if li, ok := md["launch_index"]; ok && li != nil {
+		n, ok := li.(json.Number)
+		if !ok {
+			return nil, "", keyErr("launch_index", "want an integer, got %s", datasource.TypeName(li))
+		}
+		i, err := n.Int64()
+		if err != nil || i < 0 || i > math.MaxInt32 {
+			return nil, "", keyErr("launch_index", "want a non-negative integer, got %s", n)
+		}
+		idx := int(i)
+		d.LaunchIndex = &idx
+	}
+	seed, err := str("random_seed")
+	if err != nil {
+		return nil, "", err
+	}
+	if seed != "" {
+		if d.RandomSeed, err = decodeBase64(seed); err != nil {
+			return nil, "", keyErr("random_seed", "bad base64: %v", err)
+		}
+	}
+	switch m := md["meta"].(type) {
+	case nil, map[string]any:
+	default:
+		return nil, "", keyErr("meta", "want an object, got %s", datasource.TypeName(m))
+	}
+	var netCfg string
+	switch nc := md["network_config"].(type) {
+	case nil:
+	case map[string]any:
+		p, ok := nc["content_path"].(string)
+		if !ok || p == "" {
+			return nil, "", keyErr("network_config", "no content_path string")
+		}
+		netCfg = p
+	default:
+		return nil, "", keyErr("network_config", "want an object, got %s", datasource.TypeName(nc))
+	}
+	switch f := md["files"].(type) {
+	case nil, []any:
+	default:
+		return nil, "", keyErr("files", "want a list, got %s", datasource.TypeName(f))
+	}
+
+	// Secrets have their own fields and are only ever written to the
+	// sensitive file: keep them out of Meta, which is not redacted.
+	delete(md, "random_seed")
+	delete(md, "admin_pass")
+	d.Meta = md
+	return d, netCfg, nil
+}
+
+// decodeBase64 accepts padded standard base64 with embedded newlines, as
+// Python's b64decode does.
+func decodeBase64(s string) ([]byte, error) {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '\r', '\n':
+			return -1
+		}
+		return r
+	}, s)
+	return base64.StdEncoding.DecodeString(s)
+}
+
+// readFiles reads meta_data.json's "files" (injected files) into d.Files, in
+// list order. An entry without "path" is skipped, as cloud-init does; one
+// without a readable content_path rejects the drive.
+func readFiles(fsys fs.FS, mdPath string, d *instance.Data) error {
+	list, _ := d.Meta["files"].([]any)
+	for i, e := range list {
+		keyErr := func(format string, a ...any) error {
+			return fmt.Errorf("%s: \"files\" element %d: %s", mdPath, i, fmt.Sprintf(format, a...))
+		}
+		item, ok := e.(map[string]any)
+		if !ok {
+			return keyErr("want an object, got %s", datasource.TypeName(e))
+		}
+		p, ok := item["path"]
+		if !ok {
+			continue
+		}
+		dst, ok := p.(string)
+		if !ok {
+			return keyErr("\"path\": want a string, got %s", datasource.TypeName(p))
+		}
+		if strings.TrimSpace(dst) == "" {
+			return keyErr("\"path\": empty")
+		}
+		cp, ok := item["content_path"].(string)
+		if !ok {
+			return keyErr("file %s: \"content_path\": missing or not a string", dst)
+		}
+		b, err := readContent(fsys, cp)
+		if err != nil {
+			return keyErr("file %s: %v", dst, err)
+		}
+		// cloud-init writes a relative path under /; confining the write to
+		// the real root is pkg/rootfs's job.
+		d.Files = append(d.Files, instance.File{Path: path.Clean("/" + dst), Content: b})
+	}
+	return nil
+}
+
+// readContent reads a content_path ("/content/0000"), which is relative to
+// openstack/. It refuses paths that would leave openstack/.
+func readContent(fsys fs.FS, contentPath string) ([]byte, error) {
+	var parts []string
+	for _, p := range strings.Split(contentPath, "/") {
+		switch p {
+		case "", ".":
+		case "..":
+			return nil, fmt.Errorf("content_path %q: \"..\" is not allowed", contentPath)
+		default:
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("content_path %q: names no file", contentPath)
+	}
+	name := path.Join(append([]string{"openstack"}, parts...)...)
+	if !fs.ValidPath(name) {
+		return nil, fmt.Errorf("content_path %q: invalid path", contentPath)
+	}
+	b, err := datasource.ReadFile(fsys, name, datasource.MaxFileSize)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}

@@ -1,0 +1,187 @@
+// Package datasource holds what the datasource readers (configdrive, nocloud,
+// openstack, ec2) share.
+//
+// The readers import this package, so it must never import them: a registry
+// that lists every source belongs in the caller (pkg/boot), not here.
+package datasource
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// MaxFileSize is the most a reader takes from any one datasource file
+// (user-data, vendor-data, metadata): anything bigger is rejected, never
+// truncated. cloud-init has no limit; 16 MiB is far beyond any real payload
+// (OpenStack caps user_data at 64 KiB, EC2 at 16 KiB) and bounds memory in the
+// initramfs.
+const MaxFileSize = 16 << 20
+
+// ReadFile reads name from fsys, refusing a file over limit bytes before
+// reading it and, should the size lie, after limit+1 bytes. Errors from Open
+// are returned as is (an *fs.PathError naming the file), so callers can test
+// errors.Is(err, fs.ErrNotExist).
+func ReadFile(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", name, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("read %s: is a directory", name)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("read %s: %d bytes is over the %d byte limit", name, fi.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("read %s: over the %d byte limit", name, limit)
+	}
+	return b, nil
+}
+
+// PublicKeys normalizes a public-keys value decoded from JSON or YAML into
+// authorized_keys lines, as cloud-init's normalize_pubkey_data does: a string
+// is split into lines; a list holds keys; an object maps key names to a key
+// or a list of keys. Empty lines are dropped and each key is trimmed. Object
+// entries come sorted by name (decoded maps have lost the source order), list
+// and line order is kept. Unlike cloud-init, a value of any other type, or a
+// list element that is not a string, is an error rather than silently
+// ignored; the error gives only the reason, the caller names file and key.
+func PublicKeys(v any) ([]string, error) {
+	var keys []string
+	add := func(s string) {
+		for _, line := range strings.Split(s, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				keys = append(keys, line)
+			}
+		}
+	}
+	addList := func(l []any, where string) error {
+		for i, e := range l {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("%selement %d: want a string, got %s", where, i, TypeName(e))
+			}
+			add(s)
+		}
+		return nil
+	}
+	switch v := v.(type) {
+	case nil:
+	case string:
+		add(v)
+	case []any:
+		if err := addList(v, ""); err != nil {
+			return nil, err
+		}
+	case map[string]any:
+		names := make([]string, 0, len(v))
+		for name := range v {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			switch kv := v[name].(type) {
+			case nil:
+			case string:
+				add(kv)
+			case []any:
+				if err := addList(kv, fmt.Sprintf("%q: ", name)); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, fmt.Errorf("%q: want a string or a list, got %s", name, TypeName(kv))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("want a string, a list or an object, got %s", TypeName(v))
+	}
+	return keys, nil
+}
+
+// TypeName names the JSON type of a decoded JSON or YAML value, for errors.
+func TypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any, map[any]any:
+		return "an object"
+	case float32, float64, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, interface{ Int64() (int64, error) }:
+		return "a number"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// DecodeJSON decodes a JSON document, keeping numbers as json.Number so they
+// survive a round trip into instance-data.json unchanged. A syntax error names
+// name, the byte offset and its line:column; trailing data after the value is
+// an error too.
+func DecodeJSON(name string, b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, jsonError(name, b, err)
+	}
+	if _, err := dec.Token(); err == nil || !errors.Is(err, io.EOF) {
+		off := dec.InputOffset()
+		line, col := lineCol(b, off)
+		return nil, fmt.Errorf("parse %s: invalid JSON at byte %d (line %d:%d): data after the top-level value", name, off, line, col)
+	}
+	return v, nil
+}
+
+func jsonError(name string, b []byte, err error) error {
+	var off int64
+	var serr *json.SyntaxError
+	switch {
+	case errors.As(err, &serr):
+		off = serr.Offset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		off = int64(len(b))
+		err = errors.New("unexpected end of JSON input")
+	default:
+		return fmt.Errorf("parse %s: %w", name, err)
+	}
+	line, col := lineCol(b, off)
+	return fmt.Errorf("parse %s: invalid JSON at byte %d (line %d:%d): %v", name, off, line, col, err)
+}
+
+// lineCol turns a byte offset as json reports it (the count of bytes read when
+// the error was found) into a 1-based line and column.
+func lineCol(b []byte, off int64) (line, col int) {
+	if off < 0 {
+		off = 0
+	}
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	prefix := b[:off]
+	line = bytes.Count(prefix, []byte("\n")) + 1
+	col = len(prefix) - (bytes.LastIndexByte(prefix, '\n') + 1)
+	if col == 0 {
+		col = 1
+	}
+	return line, col
+}
