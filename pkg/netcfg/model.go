@@ -11,6 +11,12 @@ import "net/netip"
 type Config struct {
 	// Disabled is true for `network: {config: disabled}`: write nothing.
 	Disabled bool
+	// Version is the network config version cloud-init would hold for this
+	// configuration: 2 for v2 YAML and the fallback config, 1 for everything
+	// else (v1 YAML, network_data.json and ENI are converted to v1). Some of
+	// cloud-init's renderers depend on it (networkd writes the global DNS
+	// into every v1 interface but not into v2 ones). 0 when unknown.
+	Version int
 	// Interfaces in declaration order. Physical interfaces come with the MAC
 	// they match; bonds, VLANs and bridges name their members by Name.
 	Interfaces []Interface
@@ -46,6 +52,15 @@ type Interface struct {
 	AcceptRA *bool
 	// Optional: boot need not wait for this link (v2 optional).
 	Optional bool
+	// NoRename is set on a v2 ethernet without set-name: Name is only the
+	// configuration's id for the NIC it matches (by MAC or driver), and
+	// cloud-init does not rename the NIC to it. RenameMap skips these.
+	NoRename bool
+	// DNS is this interface's own resolver configuration, as cloud-init's
+	// network_state keeps it: a v1 `nameserver` entry with `interface:`, or
+	// the v2 `nameservers` of this device. (v2 nameservers also go to the
+	// first static subnet and to Config.DNS, exactly as cloud-init does.)
+	DNS DNS
 
 	Bond   *BondConfig
 	VLAN   *VLANConfig
@@ -80,7 +95,9 @@ type VLANConfig struct {
 
 // BridgeConfig holds a bridge's ports and parameters. Params uses cloud-init
 // v1 names without the "bridge_" prefix ("stp", "fd", "hello", "maxage",
-// "ageing", "priority", "pathcost", "portprio").
+// "ageing", "priority", "pathcost", "portprio"); v1 "bridge_bridgeprio" is
+// "priority". "stp" is "on" or "off". "pathcost" and "portprio" are per port:
+// "port value" pairs separated by commas ("eth0 50,eth1 75").
 type BridgeConfig struct {
 	Members []string
 	Params  map[string]string

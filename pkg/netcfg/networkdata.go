@@ -1,0 +1,609 @@
+package netcfg
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// physicalLinkTypes are the network_data.json link types cloud-init treats as
+// a physical NIC (its KNOWN_PHYSICAL_TYPES, plus the types Nova emits that
+// cloud-init only warns about). A missing or null type is physical too.
+var physicalLinkTypes = map[string]bool{
+	"":          true,
+	"phy":       true,
+	"ethernet":  true,
+	"ovs":       true,
+	"vif":       true,
+	"tap":       true,
+	"bridge":    true,
+	"hw_veb":    true,
+	"hyperv":    true,
+	"vhostuser": true,
+	"vdpa":      true,
+	"macvtap":   true,
+	"dvs":       true,
+	"bgpovs":    true, // OVH
+	"cascading": true, // OpenTelekomCloud
+}
+
+// ParseNetworkData parses OpenStack's network_data.json the way cloud-init's
+// convert_net_json does, into the model.
+//
+// Physical links are named, in order: by the link's "name" (not in the
+// OpenStack spec, but honoured as cloud-init does), else by macToName (keys
+// lower-case MACs, usually the live system's NICs). A physical link whose MAC
+// has no name gets Name "" (cloud-init would raise): the caller must name it
+// from the live system before rendering; Validate reports unnamed interfaces.
+// A bond or VLAN that refers to such an unnamed link is an error, since its
+// member list or name would be meaningless. Bonds are named bond0, bond1, ...
+// in link order and VLANs <parent>.<vlan_id>, as cloud-init does.
+//
+// Where cloud-init 22.4.2 is wrong this parser does the right thing:
+// unknown link and network types are errors (cloud-init warns and treats the
+// link as physical); bond_* keys are normalised to model names ("mode",
+// "miimon", "xmit-hash-policy"; cloud-init keeps "bond_mode", which its
+// renderers ignore); a network naming an unknown link is an error (cloud-init
+// drops it); only top-level services of type "dns" become nameservers; and
+// per-network "services" of type "dns" become that subnet's nameservers
+// (cloud-init 22.4.2 ignores them). A default route (0.0.0.0/0 or ::/0) stays
+// in the subnet's Routes, exactly as cloud-init's network_state keeps it.
+func ParseNetworkData(data []byte, macToName map[string]string) (*Config, error) {
+	c, err := parseNetworkData(data, macToName)
+	if err != nil {
+		return nil, fmt.Errorf("network_data.json: %w", err)
+	}
+	return c, nil
+}
+
+// jsonObj is a decoded JSON object.
+type jsonObj map[string]any
+
+func (o jsonObj) str(key string) (string, bool, error) {
+	v, ok := o[key]
+	if !ok || v == nil {
+		return "", false, nil
+	}
+	switch v := v.(type) {
+	case string:
+		return v, true, nil
+	case json.Number:
+		return v.String(), true, nil
+	}
+	return "", false, fmt.Errorf("%s: want a string, have %s", key, jsonType(v))
+}
+
+func (o jsonObj) integer(key string) (int, bool, error) {
+	v, ok := o[key]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	var s string
+	switch v := v.(type) {
+	case json.Number:
+		s = v.String()
+	case string:
+		s = strings.TrimSpace(v)
+	default:
+		return 0, false, fmt.Errorf("%s: want an integer, have %s", key, jsonType(v))
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %q is not an integer", key, s)
+	}
+	return n, true, nil
+}
+
+func (o jsonObj) list(key string) ([]any, error) {
+	v, ok := o[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a list, have %s", key, jsonType(v))
+	}
+	return l, nil
+}
+
+func (o jsonObj) objects(key string) ([]jsonObj, error) {
+	l, err := o.list(key)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]jsonObj, len(l))
+	for i, v := range l {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d]: want an object, have %s", key, i, jsonType(v))
+		}
+		objs[i] = m
+	}
+	return objs, nil
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// ndLink is what the parser learnt of a link, for references by id.
+type ndLink struct {
+	index int // in Config.Interfaces
+	name  string
+}
+
+func parseNetworkData(data []byte, macToName map[string]string) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var top any
+	if err := dec.Decode(&top); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON object")
+	}
+	root, ok := top.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a JSON object, have %s", jsonType(top))
+	}
+	o := jsonObj(root)
+	links, err := o.objects("links")
+	if err != nil {
+		return nil, err
+	}
+	networks, err := o.objects("networks")
+	if err != nil {
+		return nil, err
+	}
+	services, err := o.objects("services")
+	if err != nil {
+		return nil, err
+	}
+
+	c := &Config{Version: 1}
+	byID := map[string]*ndLink{}
+	ids := make([]string, len(links))
+	// Networks by the link they attach to, checked up front so that a
+	// network naming an unknown link is reported.
+	for i, l := range links {
+		id, _, err := l.str("id")
+		if err != nil {
+			return nil, fmt.Errorf("links[%d]: %w", i, err)
+		}
+		if id == "" {
+			return nil, fmt.Errorf("links[%d]: no id", i)
+		}
+		if _, dup := byID[id]; dup {
+			return nil, fmt.Errorf("links[%d] (id %q): duplicate id", i, id)
+		}
+		byID[id] = &ndLink{index: -1}
+		ids[i] = id
+	}
+	netsByLink := map[string][]int{}
+	for i, n := range networks {
+		nid, _, err := n.str("id")
+		if err != nil {
+			return nil, fmt.Errorf("networks[%d]: %w", i, err)
+		}
+		link, _, err := n.str("link")
+		if err != nil {
+			return nil, fmt.Errorf("networks[%d] (id %q): %w", i, nid, err)
+		}
+		if _, ok := byID[link]; !ok {
+			return nil, fmt.Errorf("networks[%d] (id %q): link %q: no such link", i, nid, link)
+		}
+		netsByLink[link] = append(netsByLink[link], i)
+	}
+
+	bonds := 0
+	type pending struct {
+		ifIndex int
+		link    string // vlan_link
+		members []string
+		where   string
+	}
+	var refs []pending
+	for i, l := range links {
+		id := ids[i]
+		where := fmt.Sprintf("links[%d] (id %q)", i, id)
+		typ, _, err := l.str("type")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		var iface Interface
+		mac, hasMAC, err := l.str("ethernet_mac_address")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if hasMAC && mac != "" {
+			if mac, err = parseMAC(mac); err != nil {
+				return nil, fmt.Errorf("%s: ethernet_mac_address: %w", where, err)
+			}
+		} else {
+			mac = ""
+		}
+		name, _, err := l.str("name")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		mtu, _, err := l.integer("mtu")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if mtu < 0 {
+			return nil, fmt.Errorf("%s: mtu: %d is negative", where, mtu)
+		}
+		iface.MTU = mtu
+
+		switch {
+		case typ == "bond":
+			iface.Kind = Bond
+			iface.MAC = mac
+			iface.Name = fmt.Sprintf("bond%d", bonds)
+			bonds++
+			members, err := l.list("bond_links")
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if len(members) == 0 {
+				return nil, fmt.Errorf("%s: bond without bond_links", where)
+			}
+			var mids []string
+			for j, m := range members {
+				s, ok := m.(string)
+				if !ok {
+					return nil, fmt.Errorf("%s: bond_links[%d]: want a link id, have %s", where, j, jsonType(m))
+				}
+				if _, ok := byID[s]; !ok {
+					return nil, fmt.Errorf("%s: bond_links[%d]: %q: no such link", where, j, s)
+				}
+				mids = append(mids, s)
+			}
+			params := map[string]string{}
+			for k, v := range l {
+				if k == "bond_links" || !strings.HasPrefix(k, "bond") {
+					continue
+				}
+				key := strings.TrimLeft(strings.TrimPrefix(k, "bond"), "_-")
+				key = strings.ReplaceAll(key, "_", "-")
+				if key == "" {
+					continue
+				}
+				val, err := paramString(v)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", where, k, err)
+				}
+				params[key] = val
+			}
+			iface.Bond = &BondConfig{Params: params}
+			refs = append(refs, pending{ifIndex: len(c.Interfaces), members: mids, where: where})
+		case typ == "vlan":
+			iface.Kind = VLAN
+			parent, ok, err := l.str("vlan_link")
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if !ok || parent == "" {
+				return nil, fmt.Errorf("%s: vlan without vlan_link", where)
+			}
+			if _, ok := byID[parent]; !ok {
+				return nil, fmt.Errorf("%s: vlan_link %q: no such link", where, parent)
+			}
+			vid, ok, err := l.integer("vlan_id")
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: vlan without vlan_id", where)
+			}
+			if vid < 1 || vid > 4094 {
+				return nil, fmt.Errorf("%s: vlan_id %d out of range 1-4094", where, vid)
+			}
+			vmac, ok, err := l.str("vlan_mac_address")
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if ok && vmac != "" {
+				if iface.MAC, err = parseMAC(vmac); err != nil {
+					return nil, fmt.Errorf("%s: vlan_mac_address: %w", where, err)
+				}
+			}
+			iface.VLAN = &VLANConfig{ID: vid}
+			refs = append(refs, pending{ifIndex: len(c.Interfaces), link: parent, where: where})
+		case physicalLinkTypes[typ]:
+			iface.Kind = Physical
+			iface.MAC = mac
+			switch {
+			case name != "":
+				iface.Name = name
+			case mac == "":
+				return nil, fmt.Errorf("%s: no ethernet_mac_address or name", where)
+			default:
+				iface.Name = macToName[mac]
+			}
+		default:
+			return nil, fmt.Errorf("%s: unknown type %q", where, typ)
+		}
+
+		for _, ni := range netsByLink[id] {
+			if err := ndSubnet(&iface, networks[ni], ni); err != nil {
+				return nil, err
+			}
+		}
+		byID[id].index = len(c.Interfaces)
+		c.Interfaces = append(c.Interfaces, iface)
+	}
+
+	// Resolve references by link id to names, now that all links are named.
+	nameOf := func(id string) string { return c.Interfaces[byID[id].index].Name }
+	// VLANs may sit on VLANs or bonds: resolve in link order, which is
+	// enough for OpenStack (parents come first); a parent VLAN declared
+	// later is named below in a second pass.
+	for pass := 0; pass < 2; pass++ {
+		for _, r := range refs {
+			iface := &c.Interfaces[r.ifIndex]
+			if iface.Kind != VLAN {
+				continue
+			}
+			parent := nameOf(r.link)
+			iface.VLAN.Link = parent
+			iface.Name = fmt.Sprintf("%s.%d", parent, iface.VLAN.ID)
+		}
+	}
+	for _, r := range refs {
+		iface := &c.Interfaces[r.ifIndex]
+		switch iface.Kind {
+		case VLAN:
+			if iface.VLAN.Link == "" || strings.HasPrefix(iface.VLAN.Link, ".") {
+				return nil, fmt.Errorf("%s: vlan_link %q has no interface name (its MAC is not on this system and it has no \"name\")", r.where, r.link)
+			}
+		case Bond:
+			for _, m := range r.members {
+				n := nameOf(m)
+				if n == "" {
+					return nil, fmt.Errorf("%s: bond link %q has no interface name (its MAC is not on this system and it has no \"name\")", r.where, m)
+				}
+				iface.Bond.Members = append(iface.Bond.Members, n)
+			}
+		}
+	}
+
+	for i, s := range services {
+		typ, _, err := s.str("type")
+		if err != nil {
+			return nil, fmt.Errorf("services[%d]: %w", i, err)
+		}
+		if typ != "dns" {
+			continue
+		}
+		addr, _, err := s.str("address")
+		if err != nil {
+			return nil, fmt.Errorf("services[%d]: %w", i, err)
+		}
+		ip, err := parseIP(addr)
+		if err != nil {
+			return nil, fmt.Errorf("services[%d]: address: %w", i, err)
+		}
+		c.DNS.Nameservers = append(c.DNS.Nameservers, ip)
+	}
+	return c, nil
+}
+
+// ndSubnet adds network networks[i] to iface, as convert_net_json does.
+func ndSubnet(iface *Interface, n jsonObj, i int) error {
+	nid, _, _ := n.str("id")
+	where := fmt.Sprintf("networks[%d] (id %q)", i, nid)
+	typ, _, err := n.str("type")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	var s Subnet
+	setRA := func(v bool) { iface.AcceptRA = &v }
+	switch typ {
+	case "ipv4_dhcp":
+		s.Type = DHCP4
+	case "ipv6_dhcp":
+		s.Type = DHCP6
+		setRA(true)
+	case "ipv6_slaac":
+		s.Type = SLAAC
+	case "ipv6_dhcpv6-stateless":
+		s.Type = DHCPv6Stateless
+	case "ipv6_dhcpv6-stateful":
+		s.Type = DHCPv6Stateful
+		setRA(true)
+	case "ipv4", "static", "ipv6", "static6":
+		s.Type = Static
+		if typ == "ipv6" || typ == "static6" {
+			setRA(false)
+		}
+		addr, _, err := n.str("ip_address")
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if addr == "" {
+			return fmt.Errorf("%s: %s network without ip_address", where, typ)
+		}
+		mask, _, err := n.str("netmask")
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if s.Address, err = parseIPNet(addr, mask, nil); err != nil {
+			return fmt.Errorf("%s: ip_address: %w", where, err)
+		}
+		want6 := typ == "ipv6" || typ == "static6"
+		if s.Address.Addr().Is6() != want6 {
+			return fmt.Errorf("%s: ip_address %q does not match type %q", where, addr, typ)
+		}
+	default:
+		return fmt.Errorf("%s: unknown type %q", where, typ)
+	}
+	gw, _, err := n.str("gateway")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if gw != "" {
+		if s.Gateway, err = parseIP(gw); err != nil {
+			return fmt.Errorf("%s: gateway: %w", where, err)
+		}
+	}
+	routes, err := n.objects("routes")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	for j, r := range routes {
+		rt, err := ndRoute(r)
+		if err != nil {
+			return fmt.Errorf("%s: routes[%d]: %w", where, j, err)
+		}
+		s.Routes = append(s.Routes, rt)
+	}
+	// Non-standard, but in convert_net_json's list of subnet keys.
+	for _, k := range []string{"dns_nameservers", "dns_search"} {
+		vals, err := stringList(n[k])
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", where, k, err)
+		}
+		for _, v := range vals {
+			if k == "dns_search" {
+				s.DNS.Search = append(s.DNS.Search, v)
+				continue
+			}
+			ip, err := parseIP(v)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", where, k, err)
+			}
+			s.DNS.Nameservers = append(s.DNS.Nameservers, ip)
+		}
+	}
+	svcs, err := n.objects("services")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	for j, sv := range svcs {
+		if t, _, _ := sv.str("type"); t != "dns" {
+			continue
+		}
+		addr, _, err := sv.str("address")
+		if err != nil {
+			return fmt.Errorf("%s: services[%d]: %w", where, j, err)
+		}
+		ip, err := parseIP(addr)
+		if err != nil {
+			return fmt.Errorf("%s: services[%d]: address: %w", where, j, err)
+		}
+		s.DNS.Nameservers = append(s.DNS.Nameservers, ip)
+	}
+	iface.Subnets = append(iface.Subnets, s)
+	return nil
+}
+
+// ndRoute parses an OpenStack route {network, netmask, gateway}; cloud-init
+// also honours "metric".
+func ndRoute(r jsonObj) (Route, error) {
+	network, _, err := r.str("network")
+	if err != nil {
+		return Route{}, err
+	}
+	if network == "" {
+		return Route{}, errors.New("no network")
+	}
+	mask, _, err := r.str("netmask")
+	if err != nil {
+		return Route{}, err
+	}
+	var rt Route
+	if rt.To, err = parseIPNet(network, mask, nil); err != nil {
+		return Route{}, fmt.Errorf("network: %w", err)
+	}
+	gw, _, err := r.str("gateway")
+	if err != nil {
+		return Route{}, err
+	}
+	if gw != "" {
+		if rt.Via, err = parseIP(gw); err != nil {
+			return Route{}, fmt.Errorf("gateway: %w", err)
+		}
+		if rt.Via.Is4() != rt.To.Addr().Is4() {
+			return Route{}, fmt.Errorf("gateway %q and network %q are of different families", gw, network)
+		}
+	}
+	metric, _, err := r.integer("metric")
+	if err != nil {
+		return Route{}, err
+	}
+	if metric < 0 {
+		return Route{}, fmt.Errorf("metric: %d is negative", metric)
+	}
+	rt.Metric = metric
+	return rt, nil
+}
+
+// paramString renders a JSON scalar or list of scalars as a parameter value;
+// lists are joined with spaces (as cloud-init's ENI renderer does).
+func paramString(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number:
+		return v.String(), nil
+	case bool:
+		if v {
+			return "true", nil
+		}
+		return "false", nil
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			s, err := paramString(e)
+			if err != nil {
+				return "", err
+			}
+			if _, ok := e.([]any); ok {
+				return "", errors.New("nested list")
+			}
+			parts[i] = s
+		}
+		return strings.Join(parts, " "), nil
+	}
+	return "", fmt.Errorf("want a value, have %s", jsonType(v))
+}
+
+// stringList accepts a list of strings or one whitespace-separated string,
+// as cloud-init's _normalize_subnet listify does.
+func stringList(v any) ([]string, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return strings.Fields(v), nil
+	case []any:
+		out := make([]string, len(v))
+		for i, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("[%d]: want a string, have %s", i, jsonType(e))
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("want a list, have %s", jsonType(v))
+}
