@@ -1,0 +1,283 @@
+// Package boot is the initramfs pipeline: earlyinit as PID 1 mounts the
+// kernel's filesystems, loads modules, finds and mounts the real root, does
+// its provisioning work, and switch_roots to the real init. Every step is
+// timed and logged to the console and /dev/kmsg.
+package boot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/u-root/u-root/pkg/kmodule"
+	"golang.org/x/sys/unix"
+)
+
+// Version is set by the build.
+var Version = "dev"
+
+const (
+	newRoot = "/newroot"
+	// RunDir is earlyinit's directory under /run; /run moves into the real
+	// root, so the real OS finds the boot record there.
+	RunDir = "/run/earlyinit"
+	// DisabledFile in the real root turns earlyinit off for that image.
+	DisabledFile = "/etc/earlyinit/disabled"
+)
+
+// Boot is one run of the pipeline.
+type Boot struct {
+	Log   *Log
+	Cmd   Cmdline
+	start time.Time
+	cold  *kmod.Coldplug
+	// private mounts (config drives...) to undo before switch_root,
+	// innermost last.
+	private []string
+}
+
+// Main is PID 1's entry point. It returns only to report that the boot
+// cannot go on; the caller then exits, which makes the kernel panic so that
+// panic= reboots.
+func Main() error {
+	start := time.Now()
+	b := &Boot{start: start}
+	mountErr := earlyMounts()
+	kmsg, _ := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+	b.Log = NewLog(os.Stdout, kmsg, start)
+	b.Log.Printf("earlyinit %s starting as PID %d", Version, os.Getpid())
+	if mountErr != nil {
+		b.Log.Errorf("early mounts: %v", mountErr)
+	}
+	raw, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		b.Log.Errorf("read /proc/cmdline: %v", err)
+	}
+	var errs []error
+	b.Cmd, errs = ParseCmdline(string(raw))
+	b.Log.SetDebug(b.Cmd.Debug)
+	for _, e := range errs {
+		b.Log.Errorf("%v (default kept)", e)
+	}
+	b.Log.Debugf("cmdline: %s", strings.TrimSpace(string(raw)))
+	return b.run()
+}
+
+func (b *Boot) run() error {
+	b.Log.Step("modules", b.coldplug)
+
+	var dev blockdev.Device
+	if err := b.Log.Step("root", func() error {
+		var err error
+		dev, err = b.mountRoot()
+		return err
+	}); err != nil {
+		return err
+	}
+
+	disabled := b.Cmd.Disabled
+	if disabled {
+		b.Log.Printf("earlyinit=disabled on the command line: only mounting the root and switch_root")
+	} else if _, err := os.Lstat(filepath.Join(newRoot, DisabledFile)); err == nil {
+		disabled = true
+		b.Log.Printf("%s exists in the real root: only switch_root", DisabledFile)
+	}
+	_ = dev
+
+	init, args := b.chooseInit()
+	rec := Record{Version: Version, Init: init, Disabled: disabled}
+	b.Log.Step("handoff", func() error { return b.prepareHandoff(rec) })
+	b.Log.Printf("switch_root to %s after %s", init, round(time.Since(b.start)))
+	return switchRoot(newRoot, init, args, b.Log)
+}
+
+// coldplug loads the modules the hardware asks for, until no new device
+// shows up, within the bound.
+func (b *Boot) coldplug() error {
+	rel, err := kernelRelease()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join("lib/modules", rel)
+	ix, err := kmod.ReadIndex(os.DirFS("/"), dir)
+	if err != nil {
+		return fmt.Errorf("module index: %w", err)
+	}
+	p, err := kmodule.NewProber(kmodule.ProbeOpts{KVer: rel})
+	if err != nil {
+		return fmt.Errorf("module dependencies: %w", err)
+	}
+	b.cold = kmod.NewColdplug(ix, p, "/sys", b.Log.Debugf)
+	ctx, cancel := context.WithTimeout(context.Background(), b.Cmd.Timeout)
+	defer cancel()
+	err = b.cold.Settle(ctx, 20*time.Millisecond)
+	b.Log.Printf("loaded %d modules: %s", len(b.cold.Loaded), strings.Join(b.cold.Loaded, " "))
+	return err
+}
+
+// loadModule loads a module or alias on demand, if coldplug is available.
+func (b *Boot) loadModule(name string) {
+	if b.cold != nil {
+		if err := b.cold.Load(name); err != nil {
+			b.Log.Debugf("load %s: %v", name, err)
+		}
+	}
+}
+
+// FSModules are the modules a filesystem needs beyond its own (vfat needs
+// code pages; the kernel would ask a modprobe we do not have).
+var fsModules = map[string][]string{
+	"vfat":    {"nls_cp437", "nls_iso8859_1", "nls_utf8"},
+	"iso9660": {"nls_utf8"},
+}
+
+// LoadFS loads the modules filesystem type fstype needs.
+func (b *Boot) LoadFS(fstype string) {
+	b.loadModule("fs-" + fstype)
+	for _, m := range fsModules[fstype] {
+		b.loadModule(m)
+	}
+}
+
+func (b *Boot) mountRoot() (blockdev.Device, error) {
+	req, err := NewRootRequest(b.Cmd)
+	if err != nil {
+		return blockdev.Device{}, &RootError{Asked: fmt.Sprintf("root=%q", b.Cmd.Root), Err: err, FSTypes: knownFilesystems()}
+	}
+	if b.Cmd.RootDelay > 0 {
+		d := min(b.Cmd.RootDelay, b.Cmd.Timeout)
+		b.Log.Printf("rootdelay: waiting %s", d)
+		time.Sleep(d)
+	}
+	t0 := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), b.Cmd.Timeout)
+	defer cancel()
+	poll := func() {
+		if b.cold != nil {
+			b.cold.Scan()
+		}
+	}
+	dev, seen, err := findRoot(ctx, req, poll)
+	if err != nil {
+		return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: fmt.Errorf("no such device: %w", err)}
+	}
+	b.Log.Printf("root device %s", dev)
+	types := req.FSTypes
+	if len(types) == 0 && dev.FS.Type != "" {
+		types = []string{dev.FS.Type}
+	}
+	if len(types) == 0 {
+		err := fmt.Errorf("unknown filesystem on %s (%v); give rootfstype=", dev.Path, dev.ProbeErr)
+		return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: err}
+	}
+	if err := os.MkdirAll(newRoot, 0o755); err != nil {
+		return dev, err
+	}
+	// Mount read-write to do our work; the requested mode is restored
+	// before switch_root. With earlyinit=disabled, mount as asked at once.
+	flags := req.Flags
+	if b.Cmd.Disabled && req.ReadOnly {
+		flags |= unix.MS_RDONLY
+	}
+	var errs []error
+	for _, t := range types {
+		b.LoadFS(t)
+		err := unix.Mount(dev.Path, newRoot, t, flags, req.Data)
+		if err == nil {
+			b.Log.Printf("mounted %s (%s) on %s", dev.Path, t, newRoot)
+			return dev, nil
+		}
+		errs = append(errs, fmt.Errorf("mount -t %s %s: %w", t, dev.Path, err))
+	}
+	return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: errors.Join(errs...)}
+}
+
+// chooseInit picks init= or the first of the kernel's defaults that exists
+// in the real root. args are what the kernel gave us: its init arguments.
+func (b *Boot) chooseInit() (string, []string) {
+	return ChooseInit(newRoot, b.Cmd.Init, b.Log), os.Args[1:]
+}
+
+// DefaultInits are tried in the kernel's order when init= is not given.
+var DefaultInits = []string{"/sbin/init", "/etc/init", "/bin/init", "/bin/sh"}
+
+// ChooseInit returns init= when it is executable in root, else the first
+// default that is. Symlinks are resolved inside root.
+func ChooseInit(root, requested string, log *Log) string {
+	cands := DefaultInits
+	if requested != "" {
+		cands = append([]string{requested}, DefaultInits...)
+	}
+	for i, c := range cands {
+		if isExecutable(root, c) {
+			return c
+		}
+		if i == 0 && requested != "" && log != nil {
+			log.Errorf("init=%s is not an executable in the real root; trying %s", requested, strings.Join(DefaultInits, ", "))
+		}
+	}
+	return cands[0]
+}
+
+// isExecutable follows symlinks within root (an absolute link target is
+// relative to root, as it will be after switch_root).
+func isExecutable(root, p string) bool {
+	for range 40 {
+		full := filepath.Join(root, p)
+		fi, err := os.Lstat(full)
+		if err != nil {
+			return false
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+		}
+		t, err := os.Readlink(full)
+		if err != nil {
+			return false
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = filepath.Clean("/" + t)
+	}
+	return false
+}
+
+// prepareHandoff writes the boot record, unmounts private mounts and puts
+// the root in the mode the command line asked for.
+func (b *Boot) prepareHandoff(rec Record) error {
+	var errs []error
+	for i := len(b.private) - 1; i >= 0; i-- {
+		if err := unix.Unmount(b.private[i], 0); err != nil {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", b.private[i], err))
+		}
+	}
+	rec.Steps = b.Log.Steps()
+	rec.Total = time.Since(b.start)
+	if err := os.MkdirAll(RunDir, 0o755); err == nil {
+		if err := os.WriteFile(filepath.Join(RunDir, "boot.json"), rec.Marshal(), 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	unix.Sync()
+	if b.Cmd.ReadOnly && !b.Cmd.Disabled {
+		if err := unix.Mount("", newRoot, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			errs = append(errs, fmt.Errorf("remount %s read-only: %w", newRoot, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func kernelRelease() (string, error) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "", fmt.Errorf("uname: %w", err)
+	}
+	return unix.ByteSliceToString(u.Release[:]), nil
+}

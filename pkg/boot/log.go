@@ -1,0 +1,119 @@
+package boot
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Log writes earlyinit's lines to the console and to /dev/kmsg, so the real
+// OS's journal keeps them, and records how long each step took.
+type Log struct {
+	mu      sync.Mutex
+	console io.Writer
+	kmsg    io.Writer // may be nil
+	start   time.Time
+	debug   bool
+	steps   []StepRecord
+	now     func() time.Time
+}
+
+// StepRecord is one step of the boot record, as `earlyinit analyze` reads it.
+type StepRecord struct {
+	Name     string        `json:"name"`
+	Start    time.Duration `json:"start_ns"` // since earlyinit started
+	Duration time.Duration `json:"duration_ns"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// NewLog returns a log writing to console and kmsg (nil to skip).
+func NewLog(console, kmsg io.Writer, start time.Time) *Log {
+	return &Log{console: console, kmsg: kmsg, start: start, now: time.Now}
+}
+
+// SetDebug turns debug lines on or off.
+func (l *Log) SetDebug(on bool) { l.mu.Lock(); l.debug = on; l.mu.Unlock() }
+
+// Printf logs one line at info level.
+func (l *Log) Printf(format string, args ...any) { l.write(6, fmt.Sprintf(format, args...)) }
+
+// Errorf logs one line at error level.
+func (l *Log) Errorf(format string, args ...any) { l.write(3, fmt.Sprintf(format, args...)) }
+
+// Debugf logs one line only with earlyinit.debug.
+func (l *Log) Debugf(format string, args ...any) {
+	l.mu.Lock()
+	on := l.debug
+	l.mu.Unlock()
+	if on {
+		l.write(7, fmt.Sprintf(format, args...))
+	}
+}
+
+func (l *Log) write(level int, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	el := l.now().Sub(l.start).Seconds()
+	for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
+		fmt.Fprintf(l.console, "earlyinit: [%8.3f] %s\n", el, line)
+		if l.kmsg != nil {
+			// One write per record; the kernel caps a record near 1 KiB.
+			if len(line) > 900 {
+				line = line[:900] + "..."
+			}
+			fmt.Fprintf(l.kmsg, "<%d>earlyinit: %s\n", level, line)
+		}
+	}
+}
+
+// Step runs fn as a named step, logs its duration and records it. The error
+// fn returns is logged and returned; it is the caller's to decide whether
+// the boot goes on (it almost always does).
+func (l *Log) Step(name string, fn func() error) error {
+	t0 := l.now()
+	err := fn()
+	d := l.now().Sub(t0)
+	rec := StepRecord{Name: name, Start: t0.Sub(l.start), Duration: d}
+	if err != nil {
+		rec.Error = err.Error()
+		l.Errorf("step %s failed after %s: %v", name, round(d), err)
+	} else {
+		l.Printf("step %s done in %s", name, round(d))
+	}
+	l.mu.Lock()
+	l.steps = append(l.steps, rec)
+	l.mu.Unlock()
+	return err
+}
+
+// Steps returns the steps recorded so far.
+func (l *Log) Steps() []StepRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]StepRecord(nil), l.steps...)
+}
+
+// Record is the boot record earlyinit leaves in /run/earlyinit/boot.json.
+type Record struct {
+	Version  string        `json:"version"`
+	Steps    []StepRecord  `json:"steps"`
+	Total    time.Duration `json:"total_ns"`
+	Init     string        `json:"init"`
+	Disabled bool          `json:"disabled"`
+}
+
+// Marshal returns the record as indented JSON.
+func (r Record) Marshal() []byte {
+	b, _ := json.MarshalIndent(r, "", " ")
+	return append(b, '\n')
+}
+
+func round(d time.Duration) time.Duration {
+	if d > time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Microsecond)
+}
