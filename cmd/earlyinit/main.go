@@ -1,0 +1,29 @@
+// Command earlyinit is cloud-init's job done from the initramfs. As PID 1
+// (the initramfs's /init) it runs the boot pipeline and switch_roots to the
+// real init; otherwise it is a CLI whose verbs read and act on the state it
+// left in the real root.
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/boot"
+)
+
+func main() {
+	if os.Getpid() == 1 {
+		err := boot.Main()
+		// Main returns only when the boot cannot go on. Say why, give the
+		// console a moment, and exit: the kernel panics, and panic= reboots.
+		fmt.Fprintf(os.Stderr, "earlyinit: FATAL: %v\n", err)
+		if k, kerr := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0); kerr == nil {
+			fmt.Fprintf(k, "<0>earlyinit: FATAL: %v\n", err)
+			k.Close()
+		}
+		time.Sleep(time.Second)
+		os.Exit(1)
+	}
+	os.Exit(run(os.Args[1:]))
+}
