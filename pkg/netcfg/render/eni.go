@@ -1,0 +1,260 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
+
+// ENIPath is the file the eni renderer writes (cloud-init writes
+// /etc/network/interfaces.d/50-cloud-init).
+const ENIPath = "/etc/network/interfaces.d/50-earlyinit.cfg"
+
+type eni struct{}
+
+// ENI renders one ifupdown file in /etc/network/interfaces.d, following
+// cloud-init's eni.py. It relies on /etc/network/interfaces sourcing that
+// directory, as Debian's does; ENIInterfaces writes one that does, for a
+// caller that wants to make sure.
+func ENI() Renderer { return eni{} }
+
+func (eni) Name() string { return "eni" }
+
+// ENIInterfaces returns an /etc/network/interfaces that only sources
+// interfaces.d (our file there defines lo). Render it only when the root's
+// own file does not source the directory: it replaces that file.
+func ENIInterfaces() File {
+	return File{
+		Path: "/etc/network/interfaces",
+		Data: []byte("# Written by earlyinit: the configuration is in interfaces.d.\nsource /etc/network/interfaces.d/*\n"),
+		Mode: 0o644,
+	}
+}
+
+func eniKindOrder(k netcfg.Kind) int {
+	switch k {
+	case netcfg.Physical:
+		return 1
+	case netcfg.Bond:
+		return 3
+	case netcfg.Bridge:
+		return 4
+	case netcfg.VLAN:
+		return 5
+	}
+	return 6
+}
+
+func (eni) Render(c *netcfg.Config) ([]File, error) {
+	if c.Disabled {
+		return nil, nil
+	}
+	if err := check(c); err != nil {
+		return nil, fmt.Errorf("eni: %w", err)
+	}
+	rel := relate(c)
+	var sections [][]string
+
+	// lo carries the host-wide DNS: it is the one interface always up.
+	lo := []string{"auto lo", "iface lo inet loopback"}
+	gns, gsearch := globalDNS(c)
+	if len(gns) > 0 {
+		lo = append(lo, "    dns-nameservers "+strings.Join(gns, " "))
+	}
+	if len(gsearch) > 0 {
+		lo = append(lo, "    dns-search "+strings.Join(gsearch, " "))
+	}
+	sections = append(sections, lo)
+
+	order := make([]*netcfg.Interface, 0, len(c.Interfaces))
+	for i := range c.Interfaces {
+		order = append(order, &c.Interfaces[i])
+	}
+	// Physical interfaces first, then bonds, bridges and VLANs: ifenslave
+	// needs the members declared before the bond.
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if eniKindOrder(a.Kind) != eniKindOrder(b.Kind) {
+			return eniKindOrder(a.Kind) < eniKindOrder(b.Kind)
+		}
+		return a.Name < b.Name
+	})
+	for _, ifc := range order {
+		sections = append(sections, eniIface(c, ifc, rel)...)
+	}
+	var b strings.Builder
+	b.WriteString("# Written by earlyinit from the instance's network configuration.\n")
+	for i, s := range sections {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(strings.Join(s, "\n") + "\n")
+	}
+	return []File{{Path: ENIPath, Data: []byte(b.String()), Mode: 0o644}}, nil
+}
+
+// eniAttrs are the interface-level options, written once, in the first
+// stanza (cloud-init's _iface_add_attrs).
+func eniAttrs(c *netcfg.Config, ifc *netcfg.Interface, rel relations, subnetMTU bool) []string {
+	var a []string
+	opt := func(k, v string) { a = append(a, "    "+k+" "+v) }
+	if ifc.MTU != 0 && !subnetMTU {
+		opt("mtu", fmt.Sprint(ifc.MTU))
+	}
+	if ifc.Kind != netcfg.Physical && ifc.MAC != "" {
+		opt("hwaddress", ifc.MAC)
+	}
+	bondOpts := func(b *netcfg.BondConfig) {
+		p := bondParams(b)
+		for _, k := range sortedKeys(p) {
+			opt("bond-"+k, p[k])
+		}
+	}
+	if b, ok := rel.bondOf[ifc.Name]; ok {
+		opt("bond-master", b)
+		if bond := c.Interface(b); bond != nil {
+			bondOpts(bond.Bond) // cloud-init repeats the bond's options on members
+		}
+	}
+	switch ifc.Kind {
+	case netcfg.Bond:
+		bondOpts(ifc.Bond)
+		opt("bond-slaves", "none")
+	case netcfg.Bridge:
+		opt("bridge_ports", strings.Join(ifc.Bridge.Members, " "))
+		p := bridgeParams(ifc.Bridge)
+		for _, k := range sortedKeys(p) {
+			v := p[k]
+			switch k {
+			case "stp":
+				if t, ok := truthy(v); ok {
+					v = map[bool]string{true: "on", false: "off"}[t]
+				}
+				opt("bridge_stp", v)
+			case "priority":
+				opt("bridge_bridgeprio", v)
+			case "pathcost", "portprio":
+				pv := portValues(v)
+				for _, port := range sortedKeys(pv) {
+					opt("bridge_"+k, port+" "+pv[port])
+				}
+			default:
+				opt("bridge_"+k, v)
+			}
+		}
+	case netcfg.VLAN:
+		opt("vlan-raw-device", ifc.VLAN.Link)
+		opt("vlan_id", fmt.Sprint(ifc.VLAN.ID))
+	}
+	sort.Strings(a)
+	return a
+}
+
+func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string {
+	_, enslaved := rel.bondOf[ifc.Name]
+	if len(ifc.Subnets) == 0 {
+		var lines []string
+		// ifenslave wants bond members and bonds auto; bridge ports are
+		// brought up by the bridge.
+		if enslaved || ifc.Kind == netcfg.Bond {
+			lines = append(lines, "auto "+ifc.Name)
+		}
+		lines = append(lines, "iface "+ifc.Name+" inet manual")
+		lines = append(lines, eniAttrs(c, ifc, rel, false)...)
+		return [][]string{lines}
+	}
+	var out [][]string
+	globals := globalRoutesFor(c, ifc)
+	for i, s := range ifc.Subnets {
+		inet := "inet"
+		if s.IPv6() {
+			inet = "inet6"
+		}
+		var opts []string
+		opt := func(k, v string) { opts = append(opts, "    "+k+" "+v) }
+		mode := "manual"
+		switch s.Type {
+		case netcfg.DHCP4, netcfg.DHCP6, netcfg.DHCPv6Stateful:
+			mode = "dhcp"
+			if s.IPv6() && ifc.AcceptRA != nil {
+				opt("accept_ra", map[bool]string{true: "1", false: "0"}[*ifc.AcceptRA])
+			}
+		case netcfg.DHCPv6Stateless:
+			mode = "auto"
+			opt("dhcp", "1")
+		case netcfg.SLAAC:
+			mode = "auto"
+			opt("dhcp", "0")
+		case netcfg.Static:
+			mode = "static"
+			opt("address", s.Address.String())
+			if s.IPv6() && ifc.AcceptRA != nil {
+				opt("accept_ra", map[bool]string{true: "1", false: "0"}[*ifc.AcceptRA])
+			}
+		}
+		if s.Gateway.IsValid() {
+			opt("gateway", s.Gateway.String())
+		}
+		if s.MTU != 0 {
+			opt("mtu", fmt.Sprint(s.MTU))
+		}
+		if len(s.DNS.Nameservers) > 0 {
+			var ns []string
+			for _, n := range s.DNS.Nameservers {
+				ns = append(ns, n.String())
+			}
+			opt("dns-nameservers", strings.Join(ns, " "))
+		}
+		if len(s.DNS.Search) > 0 {
+			opt("dns-search", strings.Join(s.DNS.Search, " "))
+		}
+		sort.Strings(opts)
+		// Only the first stanza is "auto": older ifupdown complains about
+		// repeated auto lines.
+		control := "auto " + ifc.Name
+		if i > 0 {
+			control = "# control-alias " + ifc.Name
+		}
+		lines := []string{control, fmt.Sprintf("iface %s %s %s", ifc.Name, inet, mode)}
+		lines = append(lines, opts...)
+		if i == 0 {
+			lines = append(lines, eniAttrs(c, ifc, rel, s.MTU != 0 && !s.IPv6())...)
+		}
+		routes := s.Routes
+		if i == 0 {
+			routes = append(append([]netcfg.Route(nil), routes...), globals...)
+		}
+		for _, r := range routes {
+			lines = append(lines, eniRoute(r, ifc.Name)...)
+		}
+		out = append(out, lines)
+	}
+	return out
+}
+
+// eniRoute renders a route as post-up/pre-down commands. cloud-init uses
+// net-tools' route(8); we use ip(8), which ifupdown itself depends on while
+// Debian no longer installs net-tools.
+func eniRoute(r netcfg.Route, dev string) []string {
+	cmd := "ip route"
+	if r.To.Addr().Is6() {
+		cmd = "ip -6 route"
+	}
+	spec := r.To.String()
+	if isDefault(r) {
+		spec = "default"
+	}
+	if r.Via.IsValid() {
+		spec += " via " + r.Via.String()
+	}
+	spec += " dev " + dev
+	if r.Metric != 0 {
+		spec += fmt.Sprintf(" metric %d", r.Metric)
+	}
+	return []string{
+		"    post-up " + cmd + " add " + spec + " || true",
+		"    pre-down " + cmd + " del " + spec + " || true",
+	}
+}

@@ -1,0 +1,269 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
+
+// NetplanPath is the file the netplan renderer writes (cloud-init writes
+// 50-cloud-init.yaml).
+const NetplanPath = "/etc/netplan/50-earlyinit.yaml"
+
+type netplan struct{}
+
+// Netplan renders one netplan version 2 file, mode 0600 (netplan warns about
+// world-readable configuration), following cloud-init's netplan.py.
+func Netplan() Renderer { return netplan{} }
+
+func (netplan) Name() string { return "netplan" }
+
+// netplanBondKey maps v1 bond parameter names to netplan's.
+func netplanBondKey(k string) string {
+	switch k {
+	case "mode", "lacp-rate", "min-links", "ad-select", "arp-interval", "arp-validate", "primary":
+		return k
+	case "xmit-hash-policy":
+		return "transmit-hash-policy"
+	case "miimon":
+		return "mii-monitor-interval"
+	case "arp-ip-target":
+		return "arp-ip-targets"
+	case "fail-over-mac":
+		return "fail-over-mac-policy"
+	case "num-grat-arp":
+		return "gratuitous-arp"
+	case "updelay":
+		return "up-delay"
+	case "downdelay":
+		return "down-delay"
+	case "primary-reselect":
+		return "primary-reselect-policy"
+	}
+	return ""
+}
+
+// scalar turns a numeric string into a number so YAML shows it unquoted.
+func scalar(v string) any {
+	if n, err := strconv.Atoi(v); err == nil {
+		return n
+	}
+	return v
+}
+
+func (netplan) Render(c *netcfg.Config) ([]File, error) {
+	if c.Disabled {
+		return nil, nil
+	}
+	if err := check(c); err != nil {
+		return nil, fmt.Errorf("netplan: %w", err)
+	}
+	gns, gsearch := globalDNS(c)
+	sections := map[string]map[string]any{}
+	add := func(kind, name string, e map[string]any) {
+		if sections[kind] == nil {
+			sections[kind] = map[string]any{}
+		}
+		sections[kind][name] = e
+	}
+	for i := range c.Interfaces {
+		ifc := &c.Interfaces[i]
+		e := map[string]any{}
+		switch ifc.Kind {
+		case netcfg.Physical:
+			match := map[string]any{}
+			if ifc.MAC != "" {
+				match["macaddress"] = ifc.MAC
+			}
+			if ifc.Driver != "" {
+				match["driver"] = ifc.Driver
+			}
+			if len(match) > 0 {
+				e["match"] = match
+				e["set-name"] = ifc.Name
+			}
+			netplanAddresses(c, ifc, e, gns, gsearch)
+			add("ethernets", ifc.Name, e)
+		case netcfg.Bond:
+			e["interfaces"] = sortedCopy(ifc.Bond.Members)
+			params := map[string]any{}
+			for k, v := range bondParams(ifc.Bond) {
+				switch nk := netplanBondKey(k); nk {
+				case "":
+				case "arp-ip-targets":
+					params[nk] = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+				case "lacp-rate":
+					params[nk] = lacpRate(v)
+				default:
+					params[nk] = scalar(v)
+				}
+			}
+			if len(params) > 0 {
+				e["parameters"] = params
+			}
+			netplanVirtual(c, ifc, e, gns, gsearch)
+			add("bonds", ifc.Name, e)
+		case netcfg.Bridge:
+			e["interfaces"] = sortedCopy(ifc.Bridge.Members)
+			params := map[string]any{}
+			for k, v := range bridgeParams(ifc.Bridge) {
+				switch k {
+				case "stp":
+					if b, ok := truthy(v); ok {
+						params["stp"] = b
+					}
+				case "fd":
+					params["forward-delay"] = scalar(v)
+				case "hello":
+					params["hello-time"] = scalar(v)
+				case "maxage":
+					params["max-age"] = scalar(v)
+				case "ageing":
+					params["ageing-time"] = scalar(v)
+				case "priority":
+					params["priority"] = scalar(v)
+				case "pathcost", "portprio":
+					m := map[string]any{}
+					for port, pv := range portValues(v) {
+						m[port] = scalar(pv)
+					}
+					params[map[string]string{"pathcost": "path-cost", "portprio": "port-priority"}[k]] = m
+				}
+			}
+			if len(params) > 0 {
+				e["parameters"] = params
+			}
+			netplanVirtual(c, ifc, e, gns, gsearch)
+			add("bridges", ifc.Name, e)
+		case netcfg.VLAN:
+			e["id"] = ifc.VLAN.ID
+			e["link"] = ifc.VLAN.Link
+			netplanVirtual(c, ifc, e, gns, gsearch)
+			add("vlans", ifc.Name, e)
+		}
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# Written by earlyinit from the instance's network configuration.\n")
+	buf.WriteString("network:\n    version: 2\n")
+	// Sections in cloud-init's order; keys within them sorted by the encoder.
+	for _, kind := range []string{"ethernets", "bonds", "bridges", "vlans"} {
+		if sections[kind] == nil {
+			continue
+		}
+		var sb bytes.Buffer
+		enc := yaml.NewEncoder(&sb)
+		enc.SetIndent(4)
+		if err := enc.Encode(map[string]any{kind: sections[kind]}); err != nil {
+			return nil, fmt.Errorf("netplan: encode %s: %w", kind, err)
+		}
+		for _, line := range strings.SplitAfter(sb.String(), "\n") {
+			if line != "" {
+				buf.WriteString("    " + line)
+			}
+		}
+	}
+	return []File{{Path: NetplanPath, Data: buf.Bytes(), Mode: 0o600}}, nil
+}
+
+func netplanVirtual(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string) {
+	if ifc.MAC != "" {
+		e["macaddress"] = ifc.MAC
+	}
+	netplanAddresses(c, ifc, e, gns, gsearch)
+}
+
+// netplanAddresses is cloud-init's _extract_addresses: addresses, DHCP,
+// routes, MTU and DNS of one interface. Gateways become default routes
+// (gateway4/gateway6 are deprecated in netplan).
+func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string) {
+	var addrs []string
+	var routes []any
+	route := func(to, via string, metric int) {
+		r := map[string]any{"to": to}
+		if via != "" {
+			r["via"] = via
+		}
+		if metric != 0 {
+			r["metric"] = metric
+		}
+		routes = append(routes, r)
+	}
+	for _, s := range ifc.Subnets {
+		switch s.Type {
+		case netcfg.DHCP4:
+			e["dhcp4"] = true
+		case netcfg.DHCP6, netcfg.SLAAC, netcfg.DHCPv6Stateless, netcfg.DHCPv6Stateful:
+			// As cloud-init: netplan's dhcp6 lets networkd follow the
+			// router advertisement's M and O flags.
+			e["dhcp6"] = true
+		case netcfg.Static:
+			addrs = append(addrs, s.Address.String())
+		}
+		if s.Gateway.IsValid() {
+			to := "0.0.0.0/0"
+			if s.Gateway.Is6() {
+				to = "::/0"
+			}
+			route(to, s.Gateway.String(), 0)
+		}
+		for _, r := range s.Routes {
+			route(r.To.String(), viaString(r), r.Metric)
+		}
+	}
+	for _, r := range globalRoutesFor(c, ifc) {
+		route(r.To.String(), viaString(r), r.Metric)
+	}
+	if m := ipv4MTU(ifc); m != 0 {
+		e["mtu"] = m
+	}
+	if m := ipv6MTU(ifc); m != 0 {
+		e["ipv6-mtu"] = m
+	}
+	if len(addrs) > 0 {
+		e["addresses"] = addrs
+	}
+	if len(routes) > 0 {
+		e["routes"] = routes
+	}
+	ns, search := ifaceDNS(ifc)
+	if len(ns) == 0 && len(search) == 0 && len(addrs) > 0 {
+		// cloud-init gives the host-wide DNS to every interface with
+		// static addresses and no DNS of its own.
+		ns, search = gns, gsearch
+	}
+	if len(ns) > 0 || len(search) > 0 {
+		n := map[string]any{}
+		if len(ns) > 0 {
+			n["addresses"] = ns
+		}
+		if len(search) > 0 {
+			n["search"] = search
+		}
+		e["nameservers"] = n
+	}
+	if ifc.AcceptRA != nil {
+		e["accept-ra"] = *ifc.AcceptRA
+	}
+	if ifc.Optional {
+		e["optional"] = true
+	}
+}
+
+func viaString(r netcfg.Route) string {
+	if r.Via.IsValid() {
+		return r.Via.String()
+	}
+	return ""
+}
+
+func sortedCopy(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,275 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
+
+// NetworkdDir is where the networkd renderer writes.
+const NetworkdDir = "/etc/systemd/network"
+
+type networkd struct{}
+
+// Networkd renders systemd-networkd units: 10-cloud-init-<name>.network for
+// every interface, as cloud-init's networkd.py does, plus the
+// 10-cloud-init-<name>.netdev files that create bonds, VLANs and bridges
+// (cloud-init writes none, so its virtual links never exist).
+func Networkd() Renderer { return networkd{} }
+
+func (networkd) Name() string { return "networkd" }
+
+// unit builds an INI file section by section, in the order added.
+type unit struct{ b strings.Builder }
+
+func (u *unit) section(name string, kv ...string) {
+	if len(kv) == 0 {
+		return
+	}
+	if u.b.Len() > 0 {
+		u.b.WriteString("\n")
+	}
+	fmt.Fprintf(&u.b, "[%s]\n", name)
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&u.b, "%s=%s\n", kv[i], kv[i+1])
+	}
+}
+
+func (networkd) Render(c *netcfg.Config) ([]File, error) {
+	if c.Disabled {
+		return nil, nil
+	}
+	if err := check(c); err != nil {
+		return nil, fmt.Errorf("networkd: %w", err)
+	}
+	rel := relate(c)
+	gns, gsearch := globalDNS(c)
+	var files []File
+	for i := range c.Interfaces {
+		ifc := &c.Interfaces[i]
+		files = append(files, File{
+			Path: fmt.Sprintf("%s/10-cloud-init-%s.network", NetworkdDir, ifc.Name),
+			Data: []byte(networkdNetwork(c, ifc, rel, gns, gsearch)),
+			Mode: 0o644,
+		})
+		if ifc.Kind != netcfg.Physical {
+			files = append(files, File{
+				Path: fmt.Sprintf("%s/10-cloud-init-%s.netdev", NetworkdDir, ifc.Name),
+				Data: []byte(networkdNetdev(ifc)),
+				Mode: 0o644,
+			})
+		}
+	}
+	return sortFiles(files), nil
+}
+
+func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns, gsearch []string) string {
+	var u unit
+	match := []string{"Name", ifc.Name}
+	if ifc.Kind == netcfg.Physical {
+		if ifc.MAC != "" {
+			match = append(match, "MACAddress", ifc.MAC)
+		}
+		if ifc.Driver != "" {
+			match = append(match, "Driver", ifc.Driver)
+		}
+	}
+	u.section("Match", match...)
+
+	var link []string
+	if m := ipv4MTU(ifc); m != 0 {
+		link = append(link, "MTUBytes", fmt.Sprint(m))
+	}
+	if ifc.Optional {
+		link = append(link, "RequiredForOnline", "no")
+	}
+	u.section("Link", link...)
+
+	var dhcp4, dhcp6, ra bool
+	for _, s := range ifc.Subnets {
+		switch s.Type {
+		case netcfg.DHCP4:
+			dhcp4 = true
+		case netcfg.DHCP6, netcfg.DHCPv6Stateful:
+			dhcp6 = true
+		case netcfg.SLAAC, netcfg.DHCPv6Stateless:
+			// networkd starts DHCPv6 in information-request mode by itself
+			// when the router advertisement carries the O flag.
+			ra = true
+		}
+	}
+	dhcp := "no"
+	switch {
+	case dhcp4 && dhcp6:
+		dhcp = "yes"
+	case dhcp4:
+		dhcp = "ipv4"
+	case dhcp6:
+		dhcp = "ipv6"
+	}
+	netw := []string{"DHCP", dhcp}
+	switch {
+	case ra:
+		netw = append(netw, "IPv6AcceptRA", "yes")
+	case ifc.AcceptRA != nil:
+		netw = append(netw, "IPv6AcceptRA", yesNo(*ifc.AcceptRA))
+	}
+	if m := ipv6MTU(ifc); m != 0 {
+		netw = append(netw, "IPv6MTUBytes", fmt.Sprint(m))
+	}
+	if b, ok := rel.bondOf[ifc.Name]; ok {
+		netw = append(netw, "Bond", b)
+		if bond := c.Interface(b); bond != nil && bondParams(bond.Bond)["primary"] == ifc.Name {
+			netw = append(netw, "PrimarySlave", "yes")
+		}
+	}
+	if br, ok := rel.bridgeOf[ifc.Name]; ok {
+		netw = append(netw, "Bridge", br)
+	}
+	for _, v := range rel.vlansOn[ifc.Name] {
+		netw = append(netw, "VLAN", v)
+	}
+	ns, search := ifaceDNS(ifc)
+	if hasConfig(ifc) {
+		// cloud-init puts the host-wide DNS on every link (networkd has no
+		// other place for it but resolved.conf); links without addresses
+		// carry no DNS.
+		ns = dedupe(append(ns, gns...))
+		search = dedupe(append(search, gsearch...))
+	}
+	if len(ns) > 0 {
+		netw = append(netw, "DNS", strings.Join(ns, " "))
+	}
+	if len(search) > 0 {
+		netw = append(netw, "Domains", strings.Join(search, " "))
+	}
+	u.section("Network", netw...)
+
+	for _, s := range ifc.Subnets {
+		if s.Type == netcfg.Static {
+			u.section("Address", "Address", s.Address.String())
+		}
+	}
+	for _, s := range ifc.Subnets {
+		if s.Gateway.IsValid() {
+			u.section("Route", "Gateway", s.Gateway.String())
+		}
+		for _, r := range s.Routes {
+			u.section("Route", networkdRoute(r)...)
+		}
+	}
+	for _, r := range globalRoutesFor(c, ifc) {
+		u.section("Route", networkdRoute(r)...)
+	}
+	if br, ok := rel.bridgeOf[ifc.Name]; ok {
+		if bridge := c.Interface(br); bridge != nil {
+			p := bridgeParams(bridge.Bridge)
+			var port []string
+			if v, ok := portValues(p["pathcost"])[ifc.Name]; ok {
+				port = append(port, "Cost", v)
+			}
+			if v, ok := portValues(p["portprio"])[ifc.Name]; ok {
+				port = append(port, "Priority", v)
+			}
+			u.section("Bridge", port...)
+		}
+	}
+	return u.b.String()
+}
+
+func networkdRoute(r netcfg.Route) []string {
+	kv := []string{"Destination", r.To.String()}
+	if r.Via.IsValid() {
+		kv = append(kv, "Gateway", r.Via.String())
+	}
+	if r.Metric != 0 {
+		kv = append(kv, "Metric", fmt.Sprint(r.Metric))
+	}
+	return kv
+}
+
+// networkdBond maps v1 bond parameters to [Bond] keys; ms marks values the
+// kernel takes in milliseconds and networkd as a time span.
+func networkdBond(k string) (key string, ms bool) {
+	switch k {
+	case "mode":
+		return "Mode", false
+	case "xmit-hash-policy":
+		return "TransmitHashPolicy", false
+	case "lacp-rate":
+		return "LACPTransmitRate", false
+	case "miimon":
+		return "MIIMonitorSec", true
+	case "updelay":
+		return "UpDelaySec", true
+	case "downdelay":
+		return "DownDelaySec", true
+	case "arp-interval":
+		return "ARPIntervalSec", true
+	case "arp-ip-target":
+		return "ARPIPTargets", false
+	case "arp-validate":
+		return "ARPValidate", false
+	case "ad-select":
+		return "AdSelect", false
+	case "fail-over-mac":
+		return "FailOverMACPolicy", false
+	case "primary-reselect":
+		return "PrimaryReselectPolicy", false
+	case "min-links":
+		return "MinLinks", false
+	case "num-grat-arp":
+		return "GratuitousARP", false
+	}
+	return "", false
+}
+
+func networkdNetdev(ifc *netcfg.Interface) string {
+	var u unit
+	dev := []string{"Name", ifc.Name, "Kind", string(ifc.Kind)}
+	if ifc.MAC != "" {
+		dev = append(dev, "MACAddress", ifc.MAC)
+	}
+	if ifc.MTU != 0 {
+		dev = append(dev, "MTUBytes", fmt.Sprint(ifc.MTU))
+	}
+	u.section("NetDev", dev...)
+	switch ifc.Kind {
+	case netcfg.Bond:
+		p := bondParams(ifc.Bond)
+		var kv []string
+		for _, k := range sortedKeys(p) {
+			key, ms := networkdBond(k)
+			if key == "" {
+				continue // primary goes on the member's .network
+			}
+			v := p[k]
+			switch {
+			case ms:
+				v += "ms"
+			case k == "lacp-rate":
+				v = lacpRate(v)
+			case k == "arp-ip-target":
+				v = strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }), " ")
+			}
+			kv = append(kv, key, v)
+		}
+		u.section("Bond", kv...)
+	case netcfg.VLAN:
+		u.section("VLAN", "Id", fmt.Sprint(ifc.VLAN.ID))
+	case netcfg.Bridge:
+		p := bridgeParams(ifc.Bridge)
+		var kv []string
+		if v, ok := truthy(p["stp"]); ok {
+			kv = append(kv, "STP", yesNo(v))
+		}
+		for _, m := range [][2]string{{"fd", "ForwardDelaySec"}, {"hello", "HelloTimeSec"}, {"maxage", "MaxAgeSec"}, {"ageing", "AgeingTimeSec"}, {"priority", "Priority"}} {
+			if v, ok := p[m[0]]; ok {
+				kv = append(kv, m[1], v)
+			}
+		}
+		u.section("Bridge", kv...)
+	}
+	return u.b.String()
+}

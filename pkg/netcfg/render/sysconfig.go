@@ -1,0 +1,369 @@
+package render
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
+
+// SysconfigDir is where the sysconfig renderer writes ifcfg and route files.
+const SysconfigDir = "/etc/sysconfig/network-scripts"
+
+type sysconfig struct{}
+
+// Sysconfig renders RHEL initscripts files (cloud-init's sysconfig.py, rhel
+// flavour): ifcfg-<name>, route-<name> and route6-<name>, plus
+// /etc/sysconfig/network and, for host-wide DNS, /etc/resolv.conf and the
+// NetworkManager drop-in that keeps NM from rewriting it.
+func Sysconfig() Renderer { return sysconfig{} }
+
+func (sysconfig) Name() string { return "sysconfig" }
+
+const sysconfigHeader = "# Created by earlyinit on instance boot automatically, do not edit.\n#\n"
+
+// kv is one ifcfg file: keys are written sorted, as cloud-init does.
+type kv map[string]string
+
+func (m kv) String() string {
+	var b strings.Builder
+	b.WriteString(sysconfigHeader)
+	for _, k := range sortedKeys(m) {
+		fmt.Fprintf(&b, "%s=%s\n", k, quoteValue(m[k]))
+	}
+	return b.String()
+}
+
+func quoteValue(v string) string {
+	if strings.ContainsAny(v, " \t\n\r\v\f") && !(strings.HasPrefix(v, `"`) && strings.HasSuffix(v, `"`)) {
+		return `"` + v + `"`
+	}
+	return v
+}
+
+// sysconfigBondOpts lists BONDING_OPTS parameters in cloud-init's order.
+func sysconfigBondOpts() []string {
+	return []string{"mode", "xmit-hash-policy", "miimon", "min-links", "arp-interval", "arp-ip-target",
+		"arp-validate", "ad-select", "num-grat-arp", "downdelay", "updelay", "lacp-rate",
+		"fail-over-mac", "primary", "primary-reselect"}
+}
+
+type sysRoutes struct {
+	v4 []netcfg.Route
+	v6 []netcfg.Route
+}
+
+func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
+	if c.Disabled {
+		return nil, nil
+	}
+	if err := check(c); err != nil {
+		return nil, fmt.Errorf("sysconfig: %w", err)
+	}
+	rel := relate(c)
+	hasDefault := hasDefaultRoute(c)
+	var files []File
+	useIPv6 := false
+	for i := range c.Interfaces {
+		ifc := &c.Interfaces[i]
+		cfg := kv{"DEVICE": ifc.Name, "ONBOOT": "yes", "USERCTL": "no", "NM_CONTROLLED": "no", "BOOTPROTO": "none"}
+		switch ifc.Kind {
+		case netcfg.Physical:
+			cfg["TYPE"] = "Ethernet"
+			if ifc.MAC != "" {
+				cfg["HWADDR"] = ifc.MAC
+			}
+		case netcfg.Bond:
+			cfg["TYPE"] = "Bond"
+			cfg["BONDING_MASTER"] = "yes"
+			p := bondParams(ifc.Bond)
+			var opts []string
+			for _, k := range sysconfigBondOpts() {
+				if v, ok := p[k]; ok {
+					opts = append(opts, strings.ReplaceAll(k, "-", "_")+"="+v)
+				}
+			}
+			if len(opts) > 0 {
+				cfg["BONDING_OPTS"] = strings.Join(opts, " ")
+			}
+			for j, m := range sortedCopy(ifc.Bond.Members) {
+				cfg[fmt.Sprintf("BONDING_SLAVE%d", j)] = m
+			}
+			if ifc.MAC != "" {
+				cfg["MACADDR"] = ifc.MAC
+			}
+		case netcfg.VLAN:
+			// TYPE=Vlan is left out, as cloud-init does: initscripts
+			// recognise VLANs by VLAN=yes.
+			cfg["VLAN"] = "yes"
+			cfg["PHYSDEV"] = ifc.VLAN.Link
+		case netcfg.Bridge:
+			cfg["TYPE"] = "Bridge"
+			p := bridgeParams(ifc.Bridge)
+			if v, ok := truthy(p["stp"]); ok {
+				cfg["STP"] = yesNo(v)
+			}
+			if v, ok := p["ageing"]; ok {
+				cfg["AGEING"] = v
+			}
+			if v, ok := p["priority"]; ok {
+				cfg["PRIO"] = v
+			}
+			if v, ok := p["fd"]; ok {
+				cfg["DELAY"] = v
+			}
+			if ifc.MAC != "" {
+				cfg["MACADDR"] = ifc.MAC
+			}
+		}
+		if b, ok := rel.bondOf[ifc.Name]; ok {
+			cfg["MASTER"] = b
+			cfg["SLAVE"] = "yes"
+		}
+		if br, ok := rel.bridgeOf[ifc.Name]; ok {
+			cfg["BRIDGE"] = br
+		}
+		if ifc.MTU != 0 {
+			cfg["MTU"] = fmt.Sprint(ifc.MTU)
+		}
+		if ifc.AcceptRA != nil {
+			cfg["IPV6_FORCE_ACCEPT_RA"] = yesNo(*ifc.AcceptRA)
+		}
+		routes, err := sysconfigSubnets(c, ifc, cfg, hasDefault)
+		if err != nil {
+			return nil, fmt.Errorf("sysconfig: %w", err)
+		}
+		for _, s := range ifc.Subnets {
+			if s.Type == netcfg.DHCP6 || (s.Type == netcfg.Static && s.IPv6()) {
+				useIPv6 = true
+			}
+		}
+		files = append(files, File{Path: SysconfigDir + "/ifcfg-" + ifc.Name, Data: []byte(cfg.String()), Mode: 0o644})
+		if len(routes.v4) > 0 {
+			var b strings.Builder
+			b.WriteString(sysconfigHeader)
+			for j, r := range routes.v4 {
+				fmt.Fprintf(&b, "ADDRESS%d=%s\n", j, r.To.Addr())
+				if r.Via.IsValid() {
+					fmt.Fprintf(&b, "GATEWAY%d=%s\n", j, r.Via)
+				}
+				fmt.Fprintf(&b, "NETMASK%d=%s\n", j, prefixMask(r.To.Bits()))
+				if r.Metric != 0 {
+					fmt.Fprintf(&b, "METRIC%d=%d\n", j, r.Metric)
+				}
+			}
+			files = append(files, File{Path: SysconfigDir + "/route-" + ifc.Name, Data: []byte(b.String()), Mode: 0o644})
+		}
+		if len(routes.v6) > 0 {
+			var b strings.Builder
+			b.WriteString(sysconfigHeader)
+			for _, r := range routes.v6 {
+				line := r.To.String()
+				if r.Via.IsValid() {
+					line += " via " + r.Via.String()
+				}
+				if r.Metric != 0 {
+					line += fmt.Sprintf(" metric %d", r.Metric)
+				}
+				fmt.Fprintf(&b, "%s dev %s\n", line, ifc.Name)
+			}
+			files = append(files, File{Path: SysconfigDir + "/route6-" + ifc.Name, Data: []byte(b.String()), Mode: 0o644})
+		}
+	}
+	network := sysconfigHeader + "NETWORKING=yes\n"
+	if useIPv6 {
+		network += "NETWORKING_IPV6=yes\nIPV6_AUTOCONF=no\n"
+	}
+	files = append(files, File{Path: "/etc/sysconfig/network", Data: []byte(network), Mode: 0o644})
+	gns, gsearch := globalDNS(c)
+	if len(gns) > 0 || len(gsearch) > 0 {
+		var b strings.Builder
+		b.WriteString("; Created by earlyinit on instance boot automatically, do not edit.\n;\n")
+		for _, n := range gns {
+			fmt.Fprintf(&b, "nameserver %s\n", n)
+		}
+		if len(gsearch) > 0 {
+			fmt.Fprintf(&b, "search %s\n", strings.Join(gsearch, " "))
+		}
+		files = append(files, File{Path: "/etc/resolv.conf", Data: []byte(b.String()), Mode: 0o644})
+	}
+	if len(gns) > 0 {
+		files = append(files, File{
+			Path: "/etc/NetworkManager/conf.d/99-cloud-init.conf",
+			Data: []byte(sysconfigHeader + "[main]\ndns = none\n"),
+			Mode: 0o644,
+		})
+	}
+	return sortFiles(files), nil
+}
+
+// sysconfigSubnets is cloud-init's _render_subnets and _render_subnet_routes
+// for the rhel flavour. It returns the routes for route-<name>/route6-<name>.
+func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefault bool) (sysRoutes, error) {
+	for _, s := range ifc.Subnets {
+		mtuKey := "MTU"
+		switch s.Type {
+		case netcfg.DHCPv6Stateful:
+			cfg["BOOTPROTO"] = "dhcp"
+			cfg["DHCPV6C"] = "yes"
+			cfg["IPV6INIT"] = "yes"
+			cfg["IPV6_AUTOCONF"] = "no"
+		case netcfg.DHCP6:
+			cfg["IPV6INIT"] = "yes"
+			cfg["DHCPV6C"] = "yes"
+		case netcfg.DHCPv6Stateless:
+			cfg["IPV6INIT"] = "yes"
+			cfg["IPV6_AUTOCONF"] = "yes"
+			cfg["DHCPV6C"] = "yes"
+			cfg["DHCPV6C_OPTIONS"] = "-S"
+		case netcfg.SLAAC:
+			cfg["IPV6INIT"] = "yes"
+			cfg["IPV6_AUTOCONF"] = "yes"
+		case netcfg.DHCP4:
+			cfg["BOOTPROTO"] = "dhcp"
+		case netcfg.Static:
+			if s.IPv6() {
+				mtuKey = "IPV6_MTU"
+				cfg["IPV6INIT"] = "yes"
+				cfg["IPV6_FORCE_ACCEPT_RA"] = "no"
+				cfg["IPV6_AUTOCONF"] = "no"
+			}
+			if s.MTU != 0 {
+				cfg[mtuKey] = fmt.Sprint(s.MTU)
+			}
+		case netcfg.Manual:
+			// An MTU is the only reason to bring a manual link up.
+			if _, ok := cfg["MTU"]; !ok {
+				cfg["ONBOOT"] = "no"
+			}
+		}
+	}
+	var v4, v6 []string
+	for _, s := range ifc.Subnets {
+		switch s.Type {
+		case netcfg.DHCP4:
+			if hasDefault && cfg["BOOTPROTO"] != "none" {
+				cfg["DHCLIENT_SET_DEFAULT_ROUTE"] = "no"
+			}
+			continue
+		case netcfg.Static:
+		default:
+			continue
+		}
+		if s.IPv6() {
+			v6 = append(v6, s.Address.String())
+		} else {
+			suffix := ""
+			if len(v4) > 0 {
+				suffix = fmt.Sprint(len(v4))
+			}
+			cfg["IPADDR"+suffix] = s.Address.Addr().String()
+			cfg["NETMASK"+suffix] = prefixMask(s.Address.Bits())
+			v4 = append(v4, s.Address.String())
+		}
+		if s.Gateway.IsValid() {
+			cfg["DEFROUTE"] = "yes"
+			if s.Gateway.Is6() {
+				cfg["IPV6_DEFAULTGW"] = s.Gateway.String()
+			} else {
+				cfg["GATEWAY"] = s.Gateway.String()
+			}
+		}
+		if len(s.DNS.Search) > 0 {
+			cfg["DOMAIN"] = strings.Join(s.DNS.Search, " ")
+		}
+		for j, n := range s.DNS.Nameservers {
+			if j == 3 { // resolv.conf(5) MAXNS
+				break
+			}
+			cfg[fmt.Sprintf("DNS%d", j+1)] = n.String()
+		}
+	}
+	if len(v6) > 0 {
+		cfg["IPV6ADDR"] = v6[0]
+		if len(v6) > 1 {
+			cfg["IPV6ADDR_SECONDARIES"] = strings.Join(v6[1:], " ")
+		}
+	}
+
+	var out sysRoutes
+	var set4, set6 bool
+	place := func(r netcfg.Route, dynamic6 bool) error {
+		v6 := r.To.Addr().Is6()
+		if isDefault(r) && !dynamic6 {
+			if (v6 && set6) || (!v6 && set4) {
+				return fmt.Errorf("interface %q: duplicate default route", ifc.Name)
+			}
+			cfg["DEFROUTE"] = "yes"
+			if cfg["BOOTPROTO"] == "dhcp" {
+				cfg["DHCLIENT_SET_DEFAULT_ROUTE"] = "yes"
+			}
+			if r.Via.IsValid() {
+				if v6 {
+					cfg["IPV6_DEFAULTGW"] = r.Via.String()
+					set6 = true
+				} else {
+					cfg["GATEWAY"] = r.Via.String()
+					set4 = true
+				}
+			}
+			if r.Metric != 0 {
+				cfg["METRIC"] = fmt.Sprint(r.Metric)
+			}
+			return nil
+		}
+		if v6 {
+			out.v6 = append(out.v6, r)
+		} else {
+			out.v4 = append(out.v4, r)
+		}
+		return nil
+	}
+	for _, s := range ifc.Subnets {
+		dynamic6 := s.IPv6() && s.Type != netcfg.Static
+		for _, r := range s.Routes {
+			if err := place(r, dynamic6); err != nil {
+				return out, err
+			}
+		}
+	}
+	for _, r := range globalRoutesFor(c, ifc) {
+		if err := place(r, false); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// hasDefaultRoute is network_state.has_default_route: any default route or
+// subnet gateway anywhere.
+func hasDefaultRoute(c *netcfg.Config) bool {
+	for _, r := range c.Routes {
+		if isDefault(r) {
+			return true
+		}
+	}
+	for _, ifc := range c.Interfaces {
+		for _, s := range ifc.Subnets {
+			if s.Gateway.IsValid() {
+				return true
+			}
+			for _, r := range s.Routes {
+				if isDefault(r) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// prefixMask spells an IPv4 prefix length as a dotted netmask.
+func prefixMask(bits int) string {
+	var b [4]byte
+	for i := 0; i < bits && i < 32; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	return netip.AddrFrom4(b).String()
+}
