@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // FS is what a probe found on a device.
@@ -33,7 +34,9 @@ var probers = []struct {
 	name  string
 	probe prober
 }{
+	{"iso9660", probeISO9660},
 	{"ext", probeExt},
+	{"vfat", probeFAT},
 }
 
 // Probe identifies the filesystem on r (size bytes). An unknown or corrupt
@@ -42,14 +45,22 @@ func Probe(r io.ReaderAt, size int64) (FS, error) {
 	if size < 0 {
 		return FS{}, fmt.Errorf("negative size %d", size)
 	}
+	var errs []error
 	for _, p := range probers {
 		fs, ok, err := p.probe(r, size)
 		if err != nil {
-			return FS{}, fmt.Errorf("%s: %w", p.name, err)
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+			continue
 		}
 		if ok {
 			return fs, nil
 		}
+	}
+	if len(errs) > 0 {
+		return FS{}, joinErrs(errs)
+	}
+	if t, err := ReadPartTable(r, size); err == nil {
+		return FS{}, fmt.Errorf("%w: %s partition table", ErrUnknown, t.Type)
 	}
 	return FS{}, ErrUnknown
 }
@@ -77,3 +88,19 @@ func readAt(r io.ReaderAt, size, off int64, n int) ([]byte, error) {
 func has(size, off int64, n int) bool {
 	return off >= 0 && off <= size && int64(n) <= size-off
 }
+
+// joinErrs is errors.Join on one line, for log lines.
+type joinErrs []error
+
+func (e joinErrs) Error() string {
+	var b strings.Builder
+	for i, err := range e {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e joinErrs) Unwrap() []error { return e }

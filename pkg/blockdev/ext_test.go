@@ -23,6 +23,7 @@ func TestProbeExt(t *testing.T) {
 		{"mkfs.ext4", []string{"-O", "^has_journal"}, "nojournal", "ext4"},
 	} {
 		t.Run(tc.want+"/"+tc.label, func(t *testing.T) {
+			t.Parallel()
 			img := sparse(t, dir, tc.mkfs+tc.label+".img", 8<<20)
 			args := append([]string{"-q", "-F"}, tc.args...)
 			if tc.label != "" {

@@ -28,6 +28,20 @@ func FuzzProbe(f *testing.F) {
 	f.Add(extSeed(4, 0x2, 0x1, "j"))
 	f.Add(extSeed(4, 0x2c2, 0x46b, "root"))
 	f.Add(make([]byte, 4096))
+	// Real filesystems, cut to the part Probe reads.
+	dir := f.TempDir()
+	ext := sparse(f, dir, "e.img", 1<<20)
+	run(f, "mkfs.ext4", "-q", "-F", "-L", "root", ext)
+	f.Add(mustRead(f, ext)[:2048])
+	fat := sparse(f, dir, "f.img", 256<<10)
+	run(f, "mkfs.vfat", "-F", "12", "-r", "16", "-n", "cidata", fat)
+	f.Add(mustRead(f, fat)[:4096])
+	fat32 := sparse(f, dir, "f32.img", 34<<20)
+	run(f, "mkfs.vfat", "-F", "32", "-n", "EFI", fat32)
+	b := mustRead(f, fat32)
+	f.Add(b[:fat32RootEnd(b)])
+	iso := mkiso(f, dir+"/i.iso", "-V", "config-2", "-J", "-r")
+	f.Add(mustRead(f, iso)[:20*isoSector])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fs, err := Probe(bytesReader(b), int64(len(b)))
 		if err != nil && fs != (FS{}) {
@@ -37,4 +51,12 @@ func FuzzProbe(f *testing.F) {
 			t.Errorf("no error and no type")
 		}
 	})
+}
+
+// fat32RootEnd is where a FAT32 image's first root cluster ends.
+func fat32RootEnd(b []byte) int {
+	le := binary.LittleEndian
+	bps := int(le.Uint16(b[11:]))
+	meta := int(le.Uint16(b[14:])) + int(b[16])*int(le.Uint32(b[36:]))
+	return (meta + int(b[13])) * bps
 }

@@ -65,7 +65,8 @@ func List(sysRoot, devRoot string) ([]Device, error) {
 		return nil, fmt.Errorf("list block devices: %w", err)
 	}
 	var devs []Device
-	for _, e := range ents { // ReadDir sorts by name
+	tables := map[string]partTableResult{} // by disk name, read once per listing
+	for _, e := range ents {               // ReadDir sorts by name
 		name := e.Name()
 		if strings.HasPrefix(name, "ram") || strings.HasPrefix(name, "loop") {
 			continue
@@ -96,6 +97,16 @@ func List(sysRoot, devRoot string) ([]Device, error) {
 			continue
 		}
 		d.FS, d.ProbeErr = probePath(d.Path, d.Size)
+		if d.Partition && d.Parent != "" && d.PartNum > 0 {
+			t, ok := tables[d.Parent]
+			if !ok {
+				t.table, t.err = readDiskTable(filepath.Join(dir, d.Parent), devRoot+"/"+d.Parent)
+				tables[d.Parent] = t
+			}
+			if t.err == nil {
+				d.PartUUID = t.table.PartUUID(d.PartNum)
+			}
+		}
 		devs = append(devs, d)
 	}
 	return devs, nil
@@ -113,6 +124,30 @@ func probePath(path string, size int64) (FS, error) {
 		return FS{}, fmt.Errorf("probe %s: %w", path, err)
 	}
 	return fs, nil
+}
+
+type partTableResult struct {
+	table PartTable
+	err   error
+}
+
+// readDiskTable reads the partition table of the disk whose sysfs
+// directory is sys and whose node is path.
+func readDiskTable(sys, path string) (PartTable, error) {
+	sectors, err := readSysInt(filepath.Join(sys, "size"))
+	if err != nil {
+		return PartTable{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return PartTable{}, err
+	}
+	defer f.Close()
+	t, err := ReadPartTable(f, sectors*512)
+	if err != nil {
+		return PartTable{}, fmt.Errorf("partition table of %s: %w", path, err)
+	}
+	return t, nil
 }
 
 // readSysInt reads a sysfs file holding one decimal number.

@@ -189,3 +189,99 @@ func TestWait(t *testing.T) {
 		t.Errorf("Wait without sysfs = %v, %v", seen, err)
 	}
 }
+
+// writeAt copies the file src into dst at byte offset off.
+func writeAt(t testing.TB, dst, src string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(dst, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(mustRead(t, src), off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListPartitions lists a GPT disk and an MBR disk whose partitions
+// hold real filesystems, as the kernel shows them: vda1 in sysfs under
+// vda, its node holding the partition's bytes.
+func TestListPartitions(t *testing.T) {
+	f := newFakeSys(t)
+	dir := t.TempDir()
+
+	gpt := mkdisk(t, dir, "gpt.img", 16<<20, gptScript)
+	root := mkext4(t, dir, "root.img", "cloudimg-rootfs")
+	writeAt(t, gpt, root, 1<<20)
+	esp := sparse(t, dir, "esp.img", 1<<20)
+	run(t, "mkfs.vfat", "-n", "UEFI", esp)
+	writeAt(t, gpt, esp, 5<<20)
+	f.add("vda", "", 0, 16<<20, false, gpt)
+	f.add("vda1", "vda", 1, 4<<20, false, root)
+	f.add("vda2", "vda", 2, 1<<20, false, esp)
+
+	mbr := mkdisk(t, dir, "mbr.img", 16<<20, mbrScript)
+	cidata := sparse(t, dir, "cidata.img", 4<<20)
+	run(t, "mkfs.vfat", "-n", "cidata", cidata)
+	writeAt(t, mbr, cidata, 1<<20)
+	f.add("vdb", "", 0, 16<<20, false, mbr)
+	f.add("vdb1", "vdb", 1, 4<<20, false, cidata)
+	f.add("vdb5", "vdb", 5, 2<<20, false, sparse(t, dir, "empty.img", 2<<20))
+	// A partition whose disk node is missing still lists, without PARTUUID.
+	f.add("vdc", "", 0, 16<<20, false, "")
+	f.add("vdc1", "vdc", 1, 4<<20, false, root)
+
+	devs, err := List(f.sys, f.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Device{}
+	for _, d := range devs {
+		byName[d.Name] = d
+	}
+	gptJSON := sfdiskJSON(t, gpt).PartitionTable
+	mbrID := strings.TrimPrefix(sfdiskJSON(t, mbr).PartitionTable.ID, "0x")
+	rootBlkid, espBlkid, ciBlkid := blkid(t, root), blkid(t, esp), blkid(t, cidata)
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"vda", `vda unknown (probe ` + f.dev + `/vda: no known filesystem: gpt partition table)`},
+		{"vda1", fmt.Sprintf(`vda1 ext4 LABEL="cloudimg-rootfs" UUID=%q PARTUUID=%q`, rootBlkid["UUID"], strings.ToLower(gptJSON.Partitions[0].UUID))},
+		{"vda2", fmt.Sprintf(`vda2 vfat LABEL="UEFI" UUID=%q PARTUUID="8c5e9f0a-6b1d-4f2e-8a3c-1d2e3f4a5b6c"`, espBlkid["UUID"])},
+		{"vdb", `vdb unknown (probe ` + f.dev + `/vdb: no known filesystem: dos partition table)`},
+		{"vdb1", fmt.Sprintf(`vdb1 vfat LABEL="cidata" UUID=%q PARTUUID="%s-01"`, ciBlkid["UUID"], mbrID)},
+		{"vdb5", fmt.Sprintf(`vdb5 unknown (probe %s/vdb5: no known filesystem) PARTUUID="%s-05"`, f.dev, mbrID)},
+		{"vdc1", fmt.Sprintf(`vdc1 ext4 LABEL="cloudimg-rootfs" UUID=%q`, rootBlkid["UUID"])},
+	} {
+		if got := byName[tc.name].String(); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+
+	// The specs a kernel command line would use find the right devices.
+	for spec, want := range map[string]string{
+		"LABEL=cloudimg-rootfs":                                   "vda1", // vdc1 sorts after
+		"PARTUUID=" + strings.ToUpper(gptJSON.Partitions[0].UUID): "vda1",
+		"PARTUUID=" + mbrID + "-01":                               "vdb1",
+		"PARTUUID=" + mbrID + "-05":                               "vdb5",
+		"UUID=" + strings.ToLower(espBlkid["UUID"]):               "vda2",
+		"/dev/vdb1":    "vdb1",
+		"LABEL=cidata": "vdb1",
+	} {
+		s, err := ParseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range devs {
+			if s.Match(d) {
+				got = append(got, d.Name)
+			}
+		}
+		if len(got) == 0 || got[0] != want {
+			t.Errorf("%s matches %v, want %s first", spec, got, want)
+		}
+	}
+}
