@@ -200,15 +200,24 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		if s.MTU != 0 {
 			opt("mtu", fmt.Sprint(s.MTU))
 		}
-		if len(s.DNS.Nameservers) > 0 {
-			var ns []string
-			for _, n := range s.DNS.Nameservers {
+		var ns []string
+		for _, n := range s.DNS.Nameservers {
+			ns = append(ns, n.String())
+		}
+		search := s.DNS.Search
+		if i == 0 {
+			// The interface's own DNS (cloud-init writes it as a broken
+			// "dns {...}" line) joins the first stanza.
+			for _, n := range ifc.DNS.Nameservers {
 				ns = append(ns, n.String())
 			}
+			search = append(append([]string(nil), search...), ifc.DNS.Search...)
+		}
+		if ns = dedupe(ns); len(ns) > 0 {
 			opt("dns-nameservers", strings.Join(ns, " "))
 		}
-		if len(s.DNS.Search) > 0 {
-			opt("dns-search", strings.Join(s.DNS.Search, " "))
+		if search = dedupe(search); len(search) > 0 {
+			opt("dns-search", strings.Join(search, " "))
 		}
 		sort.Strings(opts)
 		// Only the first stanza is "auto": older ifupdown complains about

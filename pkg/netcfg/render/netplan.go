@@ -86,7 +86,9 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 			}
 			if len(match) > 0 {
 				e["match"] = match
-				e["set-name"] = ifc.Name
+				if !ifc.NoRename {
+					e["set-name"] = ifc.Name
+				}
 			}
 			netplanAddresses(c, ifc, e, gns, gsearch)
 			add("ethernets", ifc.Name, e)

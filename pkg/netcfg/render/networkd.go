@@ -67,6 +67,12 @@ func (networkd) Render(c *netcfg.Config) ([]File, error) {
 func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns, gsearch []string) string {
 	var u unit
 	match := []string{"Name", ifc.Name}
+	if ifc.NoRename && (ifc.MAC != "" || ifc.Driver != "") {
+		// A v2 id without set-name is not the NIC's name: match the NIC by
+		// what identifies it (cloud-init matches Name=<id> too, which never
+		// matches).
+		match = nil
+	}
 	if ifc.Kind == netcfg.Physical {
 		if ifc.MAC != "" {
 			match = append(match, "MACAddress", ifc.MAC)

@@ -247,6 +247,23 @@ func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []st
 	for _, r := range globalRoutesFor(c, ifc) {
 		nmRoute(k, r)
 	}
+	// The interface's own DNS (cloud-init drops it).
+	for _, n := range ifc.DNS.Nameservers {
+		if !strings.Contains(k.get(map[bool]string{true: "ipv6", false: "ipv4"}[n.Is6()], "dns"), n.String()+";") {
+			nmDNS(k, n.String(), n.Is6())
+		}
+		ownDNS = true
+	}
+	if len(ifc.DNS.Search) > 0 {
+		fam := "ipv4"
+		if method["ipv4"] == "" && method["ipv6"] != "" {
+			fam = "ipv6"
+		}
+		if k.get(fam, "dns-search") == "" {
+			k.set(fam, "dns-search", strings.Join(ifc.DNS.Search, ";")+";")
+		}
+		ownDNS = true
+	}
 	// Host-wide DNS (cloud-init drops it) goes to connections with static
 	// addresses of the nameserver's family and no DNS of their own.
 	if !ownDNS {

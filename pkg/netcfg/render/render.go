@@ -323,8 +323,13 @@ func dedupe(in []string) []string {
 	return out
 }
 
-// ifaceDNS is the DNS of all of ifc's subnets, in order, without repeats.
+// ifaceDNS is the interface's own DNS and that of all its subnets, in
+// order, without repeats.
 func ifaceDNS(ifc *netcfg.Interface) (ns, search []string) {
+	for _, a := range ifc.DNS.Nameservers {
+		ns = append(ns, a.String())
+	}
+	search = append(search, ifc.DNS.Search...)
 	for _, s := range ifc.Subnets {
 		for _, a := range s.DNS.Nameservers {
 			ns = append(ns, a.String())

@@ -280,6 +280,17 @@ func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefaul
 			cfg[fmt.Sprintf("DNS%d", j+1)] = n.String()
 		}
 	}
+	if _, ok := cfg["DNS1"]; !ok {
+		for j, n := range ifc.DNS.Nameservers {
+			if j == 3 {
+				break
+			}
+			cfg[fmt.Sprintf("DNS%d", j+1)] = n.String()
+		}
+	}
+	if _, ok := cfg["DOMAIN"]; !ok && len(ifc.DNS.Search) > 0 {
+		cfg["DOMAIN"] = strings.Join(ifc.DNS.Search, " ")
+	}
 	if len(v6) > 0 {
 		cfg["IPV6ADDR"] = v6[0]
 		if len(v6) > 1 {

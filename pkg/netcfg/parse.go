@@ -1,0 +1,21 @@
+package netcfg
+
+import "fmt"
+
+// Parse parses data of the given format (the values of
+// instance.NetworkFormat: "network_data.json", "yaml", "eni"). macToName
+// (lower-case MAC -> current name, usually the live NICs) names
+// network_data.json links and, as cloud-init does from the live system, v2
+// ethernets matched by MAC without set-name; it may be nil. Parse checks each
+// entry; call Validate once every interface is named.
+func Parse(format string, data []byte, macToName map[string]string) (*Config, error) {
+	switch format {
+	case "network_data.json":
+		return ParseNetworkData(data, macToName)
+	case "yaml":
+		return parseYAML(data, macToName)
+	case "eni":
+		return ParseENI(data)
+	}
+	return nil, fmt.Errorf("network config: unknown format %q", format)
+}

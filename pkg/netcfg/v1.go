@@ -1,0 +1,428 @@
+package netcfg
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// parseV1 interprets a network config v1 list as network_state's v1
+// handlers do. Unknown keys in an entry are ignored, as cloud-init does;
+// unknown entry types are errors. "loopback" entries are skipped (the model
+// has no loopback; every renderer brings lo up anyway).
+func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
+	items, err := p.list(n, path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{Version: 1}
+	type ifaceDNS struct {
+		name string
+		node *yaml.Node
+		path string
+		dns  DNS
+	}
+	var perIface []ifaceDNS
+	for i, it := range items {
+		ipath := fmt.Sprintf("%s[%d]", path, i)
+		kvs, err := p.mapping(it, ipath)
+		if err != nil {
+			return nil, err
+		}
+		typ, err := p.str(kvs, "type", ipath)
+		if err != nil {
+			return nil, err
+		}
+		if name, _ := p.str(kvs, "name", ipath); name != "" {
+			ipath = fmt.Sprintf("%s[%d] (%s)", path, i, name)
+		}
+		switch typ {
+		case "physical", "bond", "vlan", "bridge":
+			iface, err := p.v1Interface(kvs, Kind(typ), it, ipath)
+			if err != nil {
+				return nil, err
+			}
+			c.Interfaces = append(c.Interfaces, iface)
+		case "nameserver":
+			dns, err := p.v1DNS(kvs, "address", "search", ipath, true)
+			if err != nil {
+				return nil, err
+			}
+			if name, err := p.str(kvs, "interface", ipath); err != nil {
+				return nil, err
+			} else if name != "" {
+				perIface = append(perIface, ifaceDNS{name, it, ipath, dns})
+				continue
+			}
+			c.DNS.Nameservers = append(c.DNS.Nameservers, dns.Nameservers...)
+			c.DNS.Search = append(c.DNS.Search, dns.Search...)
+		case "route":
+			if get(kvs, "destination") == nil {
+				return nil, yerr(it, ipath, "route without destination")
+			}
+			r, err := p.v1Route(kvs, it, ipath)
+			if err != nil {
+				return nil, err
+			}
+			c.Routes = append(c.Routes, r)
+		case "loopback":
+		case "":
+			return nil, yerr(it, ipath, "no type")
+		default:
+			return nil, yerr(it, ipath, "unknown type %q", typ)
+		}
+	}
+	// As cloud-init, interface nameservers apply once all interfaces are known.
+	for _, d := range perIface {
+		iface := c.Interface(d.name)
+		if iface == nil {
+			return nil, yerr(d.node, d.path, "nameserver for interface %q, which does not exist", d.name)
+		}
+		iface.DNS = d.dns
+	}
+	return c, nil
+}
+
+func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (Interface, error) {
+	iface := Interface{Kind: kind}
+	var err error
+	if iface.Name, err = p.str(kvs, "name", path); err != nil {
+		return iface, err
+	}
+	if iface.Name == "" {
+		return iface, yerr(n, path, "%s without name", kind)
+	}
+	if mac, err := p.str(kvs, "mac_address", path); err != nil {
+		return iface, err
+	} else if mac != "" {
+		if iface.MAC, err = parseMAC(mac); err != nil {
+			return iface, yerr(get(kvs, "mac_address"), join(path, "mac_address"), "%v", err)
+		}
+	}
+	if iface.MTU, err = p.mtu(kvs, path); err != nil {
+		return iface, err
+	}
+	if ra, ok, err := p.boolean(kvs, "accept-ra", path); err != nil {
+		return iface, err
+	} else if ok {
+		iface.AcceptRA = &ra
+	}
+	params, err := p.mapping(nodeOr(get(kvs, "params")), join(path, "params"))
+	if err != nil {
+		return iface, err
+	}
+	ppath := join(path, "params")
+	switch kind {
+	case Physical:
+		if iface.Driver, err = p.str(params, "driver", ppath); err != nil {
+			return iface, err
+		}
+	case Bond:
+		members, err := p.memberList(kvs, "bond_interfaces", n, path)
+		if err != nil {
+			return iface, err
+		}
+		if len(members) == 0 {
+			return iface, yerr(n, path, "bond without bond_interfaces")
+		}
+		iface.Bond = &BondConfig{Members: members, Params: map[string]string{}}
+		for _, kv := range params {
+			key := kv.key
+			if k, ok := strings.CutPrefix(key, "bond-"); ok {
+				key = k
+			} else if k, ok := strings.CutPrefix(key, "bond_"); ok {
+				key = strings.ReplaceAll(k, "_", "-")
+			}
+			v, err := p.paramValue(kv.val, join(ppath, kv.key), " ")
+			if err != nil {
+				return iface, err
+			}
+			iface.Bond.Params[key] = v
+		}
+	case VLAN:
+		link, err := p.str(kvs, "vlan_link", path)
+		if err != nil {
+			return iface, err
+		}
+		if link == "" {
+			return iface, yerr(n, path, "vlan without vlan_link")
+		}
+		id, ok, err := p.integer(kvs, "vlan_id", path)
+		if err != nil {
+			return iface, err
+		}
+		if !ok {
+			return iface, yerr(n, path, "vlan without vlan_id")
+		}
+		if id < 1 || id > 4094 {
+			return iface, yerr(get(kvs, "vlan_id"), join(path, "vlan_id"), "%d out of range 1-4094", id)
+		}
+		iface.VLAN = &VLANConfig{ID: id, Link: link}
+	case Bridge:
+		if get(kvs, "bridge_interfaces") == nil {
+			return iface, yerr(n, path, "bridge without bridge_interfaces")
+		}
+		members, err := p.memberList(kvs, "bridge_interfaces", n, path)
+		if err != nil {
+			return iface, err
+		}
+		iface.Bridge = &BridgeConfig{Members: members, Params: map[string]string{}}
+		for _, kv := range params {
+			key := strings.TrimPrefix(kv.key, "bridge_")
+			sep := " "
+			switch key {
+			case "bridgeprio":
+				key = "priority"
+			case "pathcost", "portprio":
+				sep = ","
+			}
+			v, err := p.paramValue(kv.val, join(ppath, kv.key), sep)
+			if err != nil {
+				return iface, err
+			}
+			if key == "stp" {
+				if v, err = stpValue(v); err != nil {
+					return iface, yerr(kv.val, join(ppath, kv.key), "%v", err)
+				}
+			}
+			iface.Bridge.Params[key] = v
+		}
+	}
+	sn := get(kvs, "subnets")
+	if sn == nil {
+		return iface, nil
+	}
+	subnets, err := p.list(sn, join(path, "subnets"))
+	if err != nil {
+		return iface, err
+	}
+	for i, s := range subnets {
+		sub, err := p.v1Subnet(s, fmt.Sprintf("%s.subnets[%d]", path, i))
+		if err != nil {
+			return iface, err
+		}
+		iface.Subnets = append(iface.Subnets, sub)
+	}
+	return iface, nil
+}
+
+// nodeOr returns n, or a null node when n is nil.
+func nodeOr(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+	}
+	return n
+}
+
+func (p *yparser) memberList(kvs []ykv, key string, n *yaml.Node, path string) ([]string, error) {
+	mn := get(kvs, key)
+	if mn == nil {
+		return nil, nil
+	}
+	members, nodes, err := p.strings(mn, join(path, key), false)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range members {
+		if m == "" {
+			return nil, yerr(nodes[i], fmt.Sprintf("%s.%s[%d]", path, key, i), "empty interface name")
+		}
+	}
+	return members, nil
+}
+
+// paramValue renders a scalar, or a list of scalars joined by sep.
+func (p *yparser) paramValue(n *yaml.Node, path, sep string) (string, error) {
+	r, err := p.node(n)
+	if err != nil {
+		return "", err
+	}
+	if r.Kind == yaml.ScalarNode {
+		return r.Value, nil
+	}
+	vals, _, err := p.strings(r, path, false)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(vals, sep), nil
+}
+
+// stpValue normalises bridge STP to "on" or "off", as network_state does.
+func stpValue(v string) (string, error) {
+	switch strings.ToLower(v) {
+	case "on", "1", "true", "yes":
+		return "on", nil
+	case "off", "0", "false", "no":
+		return "off", nil
+	}
+	return "", fmt.Errorf("cannot convert %q to a boolean", v)
+}
+
+func (p *yparser) mtu(kvs []ykv, path string) (int, error) {
+	mtu, _, err := p.integer(kvs, "mtu", path)
+	if err != nil {
+		return 0, err
+	}
+	if mtu < 0 {
+		return 0, yerr(get(kvs, "mtu"), join(path, "mtu"), "%d is negative", mtu)
+	}
+	return mtu, nil
+}
+
+// v1DNS reads nameserver addresses and search domains (each a list or a
+// whitespace-separated string).
+func (p *yparser) v1DNS(kvs []ykv, addrKey, searchKey, path string, split bool) (DNS, error) {
+	var d DNS
+	if n := get(kvs, addrKey); n != nil {
+		addrs, nodes, err := p.strings(n, join(path, addrKey), split)
+		if err != nil {
+			return d, err
+		}
+		for i, a := range addrs {
+			ip, err := parseIP(a)
+			if err != nil {
+				return d, yerr(nodes[i], fmt.Sprintf("%s[%d]", join(path, addrKey), i), "%v", err)
+			}
+			d.Nameservers = append(d.Nameservers, ip)
+		}
+	}
+	if n := get(kvs, searchKey); n != nil {
+		search, _, err := p.strings(n, join(path, searchKey), split)
+		if err != nil {
+			return d, err
+		}
+		d.Search = search
+	}
+	return d, nil
+}
+
+var v1SubnetTypes = map[string]SubnetType{
+	"static":                Static,
+	"static6":               Static,
+	"dhcp":                  DHCP4,
+	"dhcp4":                 DHCP4,
+	"dhcp6":                 DHCP6,
+	"ipv6_slaac":            SLAAC,
+	"ipv6_dhcpv6-stateless": DHCPv6Stateless,
+	"ipv6_dhcpv6-stateful":  DHCPv6Stateful,
+	"manual":                Manual,
+}
+
+func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
+	var s Subnet
+	kvs, err := p.mapping(n, path)
+	if err != nil {
+		return s, err
+	}
+	typ, err := p.str(kvs, "type", path)
+	if err != nil {
+		return s, err
+	}
+	t, ok := v1SubnetTypes[typ]
+	if !ok {
+		if typ == "" {
+			return s, yerr(n, path, "subnet without type")
+		}
+		return s, yerr(get(kvs, "type"), join(path, "type"), "unknown subnet type %q", typ)
+	}
+	s.Type = t
+	if t == Static {
+		if s.Address, err = p.netKeys(kvs, "address", n, path); err != nil {
+			return s, err
+		}
+	}
+	if gw, err := p.str(kvs, "gateway", path); err != nil {
+		return s, err
+	} else if gw != "" {
+		if s.Gateway, err = parseIP(gw); err != nil {
+			return s, yerr(get(kvs, "gateway"), join(path, "gateway"), "%v", err)
+		}
+	}
+	if s.MTU, err = p.mtu(kvs, path); err != nil {
+		return s, err
+	}
+	if s.DNS, err = p.v1DNS(kvs, "dns_nameservers", "dns_search", path, true); err != nil {
+		return s, err
+	}
+	if rn := get(kvs, "routes"); rn != nil {
+		routes, err := p.list(rn, join(path, "routes"))
+		if err != nil {
+			return s, err
+		}
+		for i, r := range routes {
+			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
+			rkvs, err := p.mapping(r, rpath)
+			if err != nil {
+				return s, err
+			}
+			rt, err := p.v1Route(rkvs, r, rpath)
+			if err != nil {
+				return s, err
+			}
+			s.Routes = append(s.Routes, rt)
+		}
+	}
+	return s, nil
+}
+
+// netKeys mirrors _normalize_net_keys over a YAML mapping: the address under
+// addrKey (with an optional /prefix or /netmask), else "prefix", else
+// "netmask", else the /24 or /64 default.
+func (p *yparser) netKeys(kvs []ykv, addrKey string, n *yaml.Node, path string) (netip.Prefix, error) {
+	addr, err := p.str(kvs, addrKey, path)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	if addr == "" {
+		return netip.Prefix{}, yerr(n, path, "no %s", addrKey)
+	}
+	mask, err := p.str(kvs, "netmask", path)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	var prefix *int
+	if v, ok, err := p.integer(kvs, "prefix", path); err != nil {
+		return netip.Prefix{}, err
+	} else if ok {
+		prefix = &v
+	}
+	pf, err := parseIPNet(addr, mask, prefix)
+	if err != nil {
+		return netip.Prefix{}, yerr(get(kvs, addrKey), join(path, addrKey), "%v", err)
+	}
+	return pf, nil
+}
+
+// v1Route reads {destination or network, netmask, prefix, gateway, metric}.
+func (p *yparser) v1Route(kvs []ykv, n *yaml.Node, path string) (Route, error) {
+	var r Route
+	key := "destination"
+	if get(kvs, key) == nil {
+		key = "network"
+	}
+	var err error
+	if r.To, err = p.netKeys(kvs, key, n, path); err != nil {
+		return r, err
+	}
+	if gw, err := p.str(kvs, "gateway", path); err != nil {
+		return r, err
+	} else if gw != "" {
+		if r.Via, err = parseIP(gw); err != nil {
+			return r, yerr(get(kvs, "gateway"), join(path, "gateway"), "%v", err)
+		}
+		if r.Via.Is4() != r.To.Addr().Is4() {
+			return r, yerr(n, path, "gateway %s and destination %s are of different families", r.Via, r.To)
+		}
+	}
+	metric, _, err := p.integer(kvs, "metric", path)
+	if err != nil {
+		return r, err
+	}
+	if metric < 0 {
+		return r, yerr(get(kvs, "metric"), join(path, "metric"), "%d is negative", metric)
+	}
+	r.Metric = metric
+	return r, nil
+}

@@ -1,0 +1,443 @@
+package netcfg
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// v2BondParams maps netplan bond parameters to model (v1, unprefixed) names:
+// the inverse of network_state's NET_CONFIG_TO_V2, plus the netplan
+// parameters cloud-init does not know (it fails on them), named after their
+// sysfs files.
+var v2BondParams = map[string]string{
+	"ad-select":               "ad-select",
+	"arp-interval":            "arp-interval",
+	"arp-ip-target":           "arp-ip-target",
+	"arp-ip-targets":          "arp-ip-target",
+	"arp-validate":            "arp-validate",
+	"down-delay":              "downdelay",
+	"fail-over-mac-policy":    "fail-over-mac",
+	"lacp-rate":               "lacp-rate",
+	"mii-monitor-interval":    "miimon",
+	"min-links":               "min-links",
+	"mode":                    "mode",
+	"gratuitous-arp":          "num-grat-arp",
+	"gratuitious-arp":         "num-grat-arp", // netplan accepts the typo
+	"primary":                 "primary",
+	"primary-reselect-policy": "primary-reselect",
+	"up-delay":                "updelay",
+	"transmit-hash-policy":    "xmit-hash-policy",
+	"learn-packet-interval":   "lp-interval",
+	"packets-per-slave":       "packets-per-slave",
+	"all-slaves-active":       "all-slaves-active",
+	"arp-all-targets":         "arp-all-targets",
+	"resend-igmp":             "resend-igmp",
+}
+
+// v2BridgeParams maps netplan bridge parameters to model names.
+var v2BridgeParams = map[string]string{
+	"ageing-time":   "ageing",
+	"priority":      "priority",
+	"forward-delay": "fd",
+	"hello-time":    "hello",
+	"max-age":       "maxage",
+	"path-cost":     "pathcost",
+	"port-priority": "portprio",
+	"stp":           "stp",
+}
+
+// parseV2 interprets network config v2 as network_state's v2 handlers do:
+// sections in document order; each ethernet named by set-name, else (with a
+// live MAC map, through Parse) the current name of the NIC with its MAC, else
+// its id; subnets dhcp4, dhcp6, then one static subnet per address, with
+// gateway4 and gateway6 on the first address of their family and the
+// nameservers on the first address; routes on the first subnet; nameservers
+// also go to the interface's DNS and, when they list addresses, to the global
+// DNS.
+//
+// Where cloud-init 22.4.2 is wrong this does the right thing: references to
+// an ethernet by its id (bond and bridge interfaces, vlan link) become its
+// name when set-name renames it; routes on a device without subnets are kept
+// in a manual subnet (cloud-init drops them); "to: default" and route metrics
+// are honoured; a macaddress on a bond, bridge or VLAN is kept; addresses in
+// netplan's mapping form ("10.0.0.2/24": {label: ...}) are read. wifis are
+// ignored (as cloud-init does for every renderer but netplan); match.name is
+// not kept, as in cloud-init.
+func (p *yparser) parseV2(top []ykv, path string) (*Config, error) {
+	c := &Config{Version: 2}
+	// First pass: ethernet ids to names, for references.
+	idToName := map[string]string{}
+	type dev struct {
+		section, id string
+		kvs         []ykv
+		node        *yaml.Node
+		path        string
+	}
+	var devs []dev
+	for _, sec := range top {
+		spath := join(path, sec.key)
+		switch sec.key {
+		case "version", "renderer", "wifis":
+			continue
+		case "ethernets", "bonds", "bridges", "vlans":
+		default:
+			return nil, yerr(sec.knode, spath, "unknown or unsupported key")
+		}
+		entries, err := p.mapping(sec.val, spath)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			epath := join(spath, e.key)
+			kvs, err := p.mapping(e.val, epath)
+			if err != nil {
+				return nil, err
+			}
+			d := dev{section: sec.key, id: e.key, kvs: kvs, node: e.knode, path: epath}
+			if sec.key == "ethernets" {
+				name, err := p.v2EthernetName(kvs, e.key, epath)
+				if err != nil {
+					return nil, err
+				}
+				idToName[e.key] = name
+			}
+			devs = append(devs, d)
+		}
+	}
+	ref := func(id string) string {
+		if n, ok := idToName[id]; ok {
+			return n
+		}
+		return id
+	}
+	for _, d := range devs {
+		iface := Interface{Name: d.id}
+		var err error
+		switch d.section {
+		case "ethernets":
+			iface.Kind = Physical
+			iface.Name = idToName[d.id]
+			match, err := p.mapping(nodeOr(get(d.kvs, "match")), join(d.path, "match"))
+			if err != nil {
+				return nil, err
+			}
+			if mac, err := p.str(match, "macaddress", join(d.path, "match")); err != nil {
+				return nil, err
+			} else if mac != "" {
+				if iface.MAC, err = parseMAC(mac); err != nil {
+					return nil, yerr(get(match, "macaddress"), join(d.path, "match.macaddress"), "%v", err)
+				}
+			}
+			if iface.Driver, err = p.str(match, "driver", join(d.path, "match")); err != nil {
+				return nil, err
+			}
+			setName, err := p.str(d.kvs, "set-name", d.path)
+			if err != nil {
+				return nil, err
+			}
+			iface.NoRename = setName == ""
+		case "bonds", "bridges":
+			members, err := p.memberList(d.kvs, "interfaces", d.node, d.path)
+			if err != nil {
+				return nil, err
+			}
+			for i := range members {
+				members[i] = ref(members[i])
+			}
+			params, err := p.mapping(nodeOr(get(d.kvs, "parameters")), join(d.path, "parameters"))
+			if err != nil {
+				return nil, err
+			}
+			if d.section == "bonds" {
+				if len(members) == 0 {
+					return nil, yerr(d.node, d.path, "bond without interfaces")
+				}
+				iface.Kind = Bond
+				iface.Bond = &BondConfig{Members: members, Params: map[string]string{}}
+				if err := p.v2Params(params, v2BondParams, iface.Bond.Params, join(d.path, "parameters")); err != nil {
+					return nil, err
+				}
+			} else {
+				iface.Kind = Bridge
+				iface.Bridge = &BridgeConfig{Members: members, Params: map[string]string{}}
+				if err := p.v2Params(params, v2BridgeParams, iface.Bridge.Params, join(d.path, "parameters")); err != nil {
+					return nil, err
+				}
+			}
+		case "vlans":
+			iface.Kind = VLAN
+			id, ok, err := p.integer(d.kvs, "id", d.path)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, yerr(d.node, d.path, "vlan without id")
+			}
+			if id < 1 || id > 4094 {
+				return nil, yerr(get(d.kvs, "id"), join(d.path, "id"), "%d out of range 1-4094", id)
+			}
+			link, err := p.str(d.kvs, "link", d.path)
+			if err != nil {
+				return nil, err
+			}
+			if link == "" {
+				return nil, yerr(d.node, d.path, "vlan without link")
+			}
+			iface.VLAN = &VLANConfig{ID: id, Link: ref(link)}
+		}
+		if d.section != "ethernets" {
+			if mac, err := p.str(d.kvs, "macaddress", d.path); err != nil {
+				return nil, err
+			} else if mac != "" {
+				if iface.MAC, err = parseMAC(mac); err != nil {
+					return nil, yerr(get(d.kvs, "macaddress"), join(d.path, "macaddress"), "%v", err)
+				}
+			}
+		}
+		if iface.MTU, err = p.mtu(d.kvs, d.path); err != nil {
+			return nil, err
+		}
+		if ra, ok, err := p.boolean(d.kvs, "accept-ra", d.path); err != nil {
+			return nil, err
+		} else if ok {
+			iface.AcceptRA = &ra
+		}
+		if iface.Optional, _, err = p.boolean(d.kvs, "optional", d.path); err != nil {
+			return nil, err
+		}
+		if err := p.v2IPConfig(d.kvs, d.path, &iface, c); err != nil {
+			return nil, err
+		}
+		c.Interfaces = append(c.Interfaces, iface)
+	}
+	return c, nil
+}
+
+func (p *yparser) v2EthernetName(kvs []ykv, id, path string) (string, error) {
+	setName, err := p.str(kvs, "set-name", path)
+	if err != nil || setName != "" {
+		return setName, err
+	}
+	match, err := p.mapping(nodeOr(get(kvs, "match")), join(path, "match"))
+	if err != nil {
+		return "", err
+	}
+	mac, err := p.str(match, "macaddress", join(path, "match"))
+	if err != nil {
+		return "", err
+	}
+	if m, err := parseMAC(mac); err == nil && p.macToName[m] != "" {
+		return p.macToName[m], nil
+	}
+	return id, nil
+}
+
+func (p *yparser) v2Params(params []ykv, names map[string]string, out map[string]string, path string) error {
+	for _, kv := range params {
+		key, ok := names[kv.key]
+		kpath := join(path, kv.key)
+		if !ok {
+			return yerr(kv.knode, kpath, "unknown parameter")
+		}
+		r, err := p.node(kv.val)
+		if err != nil {
+			return err
+		}
+		var v string
+		if r.Kind == yaml.MappingNode { // path-cost, port-priority: {port: value}
+			ports, err := p.mapping(r, kpath)
+			if err != nil {
+				return err
+			}
+			var parts []string
+			for _, pv := range ports {
+				s, _, err := p.scalar(pv.val, join(kpath, pv.key))
+				if err != nil {
+					return err
+				}
+				parts = append(parts, pv.key+" "+s)
+			}
+			v = strings.Join(parts, ",")
+		} else if v, err = p.paramValue(r, kpath, " "); err != nil {
+			return err
+		}
+		if key == "stp" {
+			if v, err = stpValue(v); err != nil {
+				return yerr(r, kpath, "%v", err)
+			}
+		}
+		out[key] = v
+	}
+	return nil
+}
+
+// v2IPConfig is network_state's _v2_to_v1_ipcfg plus the nameserver half of
+// _v2_common.
+func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config) error {
+	dhcp4, _, err := p.boolean(kvs, "dhcp4", path)
+	if err != nil {
+		return err
+	}
+	dhcp6, _, err := p.boolean(kvs, "dhcp6", path)
+	if err != nil {
+		return err
+	}
+	if dhcp4 {
+		iface.Subnets = append(iface.Subnets, Subnet{Type: DHCP4})
+	}
+	if dhcp6 {
+		iface.Subnets = append(iface.Subnets, Subnet{Type: DHCP6})
+	}
+	var gw4, gw6 netip.Addr
+	for _, k := range []string{"gateway4", "gateway6"} {
+		s, err := p.str(kvs, k, path)
+		if err != nil || s == "" {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		a, err := parseIP(s)
+		if err != nil {
+			return yerr(get(kvs, k), join(path, k), "%v", err)
+		}
+		if a.Is4() != (k == "gateway4") {
+			return yerr(get(kvs, k), join(path, k), "%q is of the wrong family", s)
+		}
+		if k == "gateway4" {
+			gw4 = a
+		} else {
+			gw6 = a
+		}
+	}
+	var dns DNS
+	if nn := get(kvs, "nameservers"); nn != nil {
+		npath := join(path, "nameservers")
+		nkvs, err := p.mapping(nn, npath)
+		if err != nil {
+			return err
+		}
+		if dns, err = p.v1DNS(nkvs, "addresses", "search", npath, false); err != nil {
+			return err
+		}
+	}
+	first := true
+	if an := get(kvs, "addresses"); an != nil {
+		apath := join(path, "addresses")
+		items, err := p.list(an, apath)
+		if err != nil {
+			return err
+		}
+		for i, it := range items {
+			ipath := fmt.Sprintf("%s[%d]", apath, i)
+			r, err := p.node(it)
+			if err != nil {
+				return err
+			}
+			var s string
+			if r.Kind == yaml.MappingNode { // netplan: - "10.0.0.2/24": {label: x}
+				m, err := p.mapping(r, ipath)
+				if err != nil {
+					return err
+				}
+				if len(m) != 1 {
+					return yerr(r, ipath, "want one address, have %d keys", len(m))
+				}
+				s, r = m[0].key, m[0].knode
+			} else if s, r, err = p.scalar(r, ipath); err != nil {
+				return err
+			}
+			pf, err := parseIPNet(s, "", nil)
+			if err != nil {
+				return yerr(r, ipath, "%v", err)
+			}
+			sub := Subnet{Type: Static, Address: pf}
+			if pf.Addr().Is4() && gw4.IsValid() {
+				sub.Gateway, gw4 = gw4, netip.Addr{}
+			} else if pf.Addr().Is6() && gw6.IsValid() {
+				sub.Gateway, gw6 = gw6, netip.Addr{}
+			}
+			if first {
+				sub.DNS = dns
+				first = false
+			}
+			iface.Subnets = append(iface.Subnets, sub)
+		}
+	}
+	if rn := get(kvs, "routes"); rn != nil {
+		rpath := join(path, "routes")
+		items, err := p.list(rn, rpath)
+		if err != nil {
+			return err
+		}
+		var routes []Route
+		for i, it := range items {
+			r, err := p.v2Route(it, fmt.Sprintf("%s[%d]", rpath, i))
+			if err != nil {
+				return err
+			}
+			routes = append(routes, r)
+		}
+		if len(routes) > 0 {
+			if len(iface.Subnets) == 0 {
+				iface.Subnets = append(iface.Subnets, Subnet{Type: Manual})
+			}
+			iface.Subnets[0].Routes = routes
+		}
+	}
+	// _v2_common: cloud-init only records nameservers that list addresses.
+	if len(dns.Nameservers) > 0 {
+		c.DNS.Nameservers = append(c.DNS.Nameservers, dns.Nameservers...)
+		c.DNS.Search = append(c.DNS.Search, dns.Search...)
+		iface.DNS = dns
+	}
+	return nil
+}
+
+func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {
+	var r Route
+	kvs, err := p.mapping(n, path)
+	if err != nil {
+		return r, err
+	}
+	to, err := p.str(kvs, "to", path)
+	if err != nil {
+		return r, err
+	}
+	via, err := p.str(kvs, "via", path)
+	if err != nil {
+		return r, err
+	}
+	if via != "" {
+		if r.Via, err = parseIP(via); err != nil {
+			return r, yerr(get(kvs, "via"), join(path, "via"), "%v", err)
+		}
+	}
+	switch {
+	case to == "":
+		return r, yerr(n, path, "route without to")
+	case to == "default" && r.Via.Is6():
+		r.To = netip.MustParsePrefix("::/0")
+	case to == "default":
+		r.To = netip.MustParsePrefix("0.0.0.0/0")
+	default:
+		if r.To, err = parseIPNet(to, "", nil); err != nil {
+			return r, yerr(get(kvs, "to"), join(path, "to"), "%v", err)
+		}
+	}
+	if r.Via.IsValid() && r.Via.Is4() != r.To.Addr().Is4() {
+		return r, yerr(n, path, "via %s and to %s are of different families", r.Via, r.To)
+	}
+	metric, _, err := p.integer(kvs, "metric", path)
+	if err != nil {
+		return r, err
+	}
+	if metric < 0 {
+		return r, yerr(get(kvs, "metric"), join(path, "metric"), "%d is negative", metric)
+	}
+	r.Metric = metric
+	return r, nil
+}
