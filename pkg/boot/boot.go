@@ -40,6 +40,8 @@ type Boot struct {
 	// private mounts (config drives...) to undo before switch_root,
 	// innermost last.
 	private []string
+	// deviceWait adds up the time spent polling for devices.
+	deviceWait time.Duration
 }
 
 // Main is PID 1's entry point. It returns only to report that the boot
@@ -163,7 +165,9 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 			b.cold.Scan()
 		}
 	}
+	loaded := b.loadTime()
 	dev, seen, err := findRoot(ctx, req, poll)
+	b.deviceWait += time.Since(t0) - (b.loadTime() - loaded)
 	if err != nil {
 		return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: fmt.Errorf("no such device: %w", err)}
 	}
@@ -260,6 +264,10 @@ func (b *Boot) prepareHandoff(rec Record) error {
 	}
 	rec.Steps = b.Log.Steps()
 	rec.Total = time.Since(b.start)
+	rec.DeviceWait = b.deviceWait
+	rec.ModuleLoad = b.loadTime()
+	b.Log.Printf("time: total %s, module loading %s, device waits %s, earlyinit's own %s",
+		round(rec.Total), round(rec.ModuleLoad), round(rec.DeviceWait), round(rec.Total-rec.ModuleLoad-rec.DeviceWait))
 	if err := os.MkdirAll(RunDir, 0o755); err == nil {
 		if err := os.WriteFile(filepath.Join(RunDir, "boot.json"), rec.Marshal(), 0o644); err != nil {
 			errs = append(errs, err)
@@ -272,6 +280,14 @@ func (b *Boot) prepareHandoff(rec Record) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// loadTime is the time spent loading modules so far.
+func (b *Boot) loadTime() time.Duration {
+	if b.cold == nil {
+		return 0
+	}
+	return b.cold.LoadTime
 }
 
 func kernelRelease() (string, error) {

@@ -98,11 +98,15 @@ func (l *Log) Steps() []StepRecord {
 
 // Record is the boot record earlyinit leaves in /run/earlyinit/boot.json.
 type Record struct {
-	Version  string        `json:"version"`
-	Steps    []StepRecord  `json:"steps"`
-	Total    time.Duration `json:"total_ns"`
-	Init     string        `json:"init"`
-	Disabled bool          `json:"disabled"`
+	Version string        `json:"version"`
+	Steps   []StepRecord  `json:"steps"`
+	Total   time.Duration `json:"total_ns"`
+	// ModuleLoad is the time spent loading kernel modules, DeviceWait the
+	// time spent polling for devices; Total less both is earlyinit's own.
+	ModuleLoad time.Duration `json:"module_load_ns"`
+	DeviceWait time.Duration `json:"device_wait_ns"`
+	Init       string        `json:"init"`
+	Disabled   bool          `json:"disabled"`
 }
 
 // Marshal returns the record as indented JSON.

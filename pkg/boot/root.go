@@ -98,7 +98,11 @@ func (e *RootError) Error() string {
 			fmt.Fprintf(&b, "  %s\n", d)
 		}
 	}
-	fmt.Fprintf(&b, "filesystems known to the kernel: %s", strings.Join(e.FSTypes, " "))
+	known := strings.Join(e.FSTypes, " ")
+	if known == "" {
+		known = "none yet (filesystem modules load once a device is found)"
+	}
+	fmt.Fprintf(&b, "filesystems known to the kernel: %s", known)
 	return b.String()
 }
 

@@ -27,7 +27,9 @@ type Coldplug struct {
 	seen   map[string]bool // modaliases already handled
 	Loaded []string        // modules loaded, in order
 	Failed map[string]error
-	logf   func(format string, args ...any)
+	// LoadTime is the time spent inside the kernel loading modules.
+	LoadTime time.Duration
+	logf     func(format string, args ...any)
 }
 
 // NewColdplug returns a coldplugger over sysfs (normally "/sys"). logf
@@ -149,7 +151,9 @@ func (c *Coldplug) load(m string) error {
 	for _, p := range sd.Pre {
 		c.Load(p)
 	}
+	t0 := time.Now()
 	err := c.prober.Probe(m, "")
+	c.LoadTime += time.Since(t0)
 	if err != nil {
 		c.Failed[m] = err
 		c.logf("module %s: %v", m, err)
