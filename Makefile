@@ -1,0 +1,56 @@
+# earlyinit: see README.md. `make demo` and `make test` are all a fresh
+# Debian machine needs (as root): both install what they use.
+
+SHELL   := /bin/bash
+GO      ?= go
+BUILD   := build
+# The kernel whose modules go into the initramfs: the newest /boot/vmlinuz-*.
+KVER    ?= $(shell ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)
+export CGO_ENABLED := 0
+
+.PHONY: all build initramfs deps test unit qemu-test demo bench vet clean FORCE
+
+all: build initramfs
+
+build: $(BUILD)/earlyinit
+
+$(BUILD)/earlyinit: FORCE
+	@mkdir -p $(BUILD)
+	$(GO) build -trimpath -ldflags='-s -w -buildid=' -o $@ ./cmd/earlyinit
+	@ls -l $@ | awk '{printf "%s: %.2f MB\n", $$NF, $$5/1e6}'
+
+initramfs: $(BUILD)/initramfs.cpio.gz
+
+$(BUILD)/initramfs.cpio.gz: FORCE
+	@mkdir -p $(BUILD)
+	@test -n "$(KVER)" || { echo "no /boot/vmlinuz-*: run make deps" >&2; exit 1; }
+	$(GO) run ./cmd/mkinitramfs -kver $(KVER) -o $@
+
+deps:
+	./scripts/deps.sh
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
+
+# Unit tests: every package but the QEMU boots.
+unit:
+	$(GO) test $$($(GO) list ./... | grep -v /qemu-tests)
+
+# QEMU-booted integration tests, with the initramfs built once.
+qemu-test: initramfs
+	EARLYINIT_INITRAMFS=$(CURDIR)/$(BUILD)/initramfs.cpio.gz EARLYINIT_KVER=$(KVER) \
+		$(GO) test -count=1 -timeout 40m -v ./qemu-tests/ 2>&1 | tee $(BUILD)/qemu-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|qemu-tests:)|_test.go'; \
+		exit $${PIPESTATUS[0]}
+
+
+test: deps vet build unit qemu-test
+
+demo: deps build initramfs
+	$(GO) run ./qemu-tests/demo -kernel /boot/vmlinuz-$(KVER) -initrd $(BUILD)/initramfs.cpio.gz
+
+bench: build initramfs
+	./bench/size.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,91 @@
+// Package qemutests boots earlyinit's initramfs with the real Debian kernel
+// under QEMU and asserts on the serial console and on the disks the guest
+// leaves behind.
+package qemutests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/earlyinit/earlyinit/initramfs"
+	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+)
+
+var (
+	kver   string
+	kernel string
+	initrd string
+)
+
+// TestMain builds the initramfs once per run, unless EARLYINIT_INITRAMFS
+// names one already built (make test passes build/initramfs.cpio.gz).
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	kver = os.Getenv("EARLYINIT_KVER")
+	if kver == "" {
+		k, err := initramfs.NewestKernel("/boot")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "qemu-tests:", err, "(make deps installs it)")
+			return 1
+		}
+		kver = k
+	}
+	kernel = vm.Kernel(kver)
+	initrd = os.Getenv("EARLYINIT_INITRAMFS")
+	if initrd == "" {
+		tmp, err := os.MkdirTemp("", "qemu-tests")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		_, file, _, _ := runtime.Caller(0)
+		top := filepath.Dir(filepath.Dir(file))
+		initrd = filepath.Join(tmp, "initramfs.cpio.gz")
+		t0 := time.Now()
+		res, err := initramfs.Build(initramfs.Options{KVer: kver, ModulesRoot: "/", Config: filepath.Join(top, "initramfs/modules.conf"),
+			Package: filepath.Join(top, "cmd/earlyinit"), Output: initrd})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "qemu-tests: build initramfs:", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "qemu-tests: built initramfs (%d modules, %.2f MB) in %s\n", res.Modules, float64(res.GzSize)/1e6, time.Since(t0).Round(time.Millisecond))
+	}
+	for _, tool := range []string{"qemu-system-x86_64", "mkfs.ext4", "debugfs", "/bin/busybox"} {
+		if _, err := lookPath(tool); err != nil {
+			fmt.Fprintf(os.Stderr, "qemu-tests: %s missing: run make deps\n", tool)
+			return 1
+		}
+	}
+	fmt.Fprintf(os.Stderr, "qemu-tests: kernel %s, accel %s\n", kver, vm.Accel(kernel))
+	return m.Run()
+}
+
+// boot runs a VM with our kernel and initramfs and logs its console.
+func boot(t *testing.T, c vm.Config) *vm.Result {
+	t.Helper()
+	c.Kernel, c.Initrd = kernel, initrd
+	if !strings.Contains(c.Append, "console=") {
+		c.Append = "console=ttyS0 panic=-1 " + c.Append
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 4 * time.Minute
+	}
+	res, err := vm.Run(context.Background(), c)
+	if res != nil {
+		t.Logf("console (%s, %s):\n%s", res.Accel, res.Duration.Round(time.Millisecond), res.Console)
+	}
+	if err != nil {
+		t.Fatalf("VM: %v", err)
+	}
+	return res
+}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Installs, with apt-get, the Debian packages earlyinit's build, tests and
+# demo use, only those missing. Go itself is expected on PATH.
+set -eu
+PKGS="qemu-system-x86 linux-image-amd64 e2fsprogs busybox-static xorriso dosfstools mtools fdisk util-linux cloud-init dnsmasq-base iproute2 cpio"
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+if [ -n "$missing" ]; then
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# cloud-init is only an oracle for differential tests: keep its
+	# services from ever running on this machine.
+	apt-get install -y -qq --no-install-recommends $missing
+	if [ -d /etc/cloud ] && [ ! -e /etc/cloud/cloud-init.disabled ]; then
+		touch /etc/cloud/cloud-init.disabled
+	fi
+fi
+command -v go >/dev/null || { echo "deps: go is not on PATH (Go 1.26 is required)" >&2; exit 1; }
+ls /boot/vmlinuz-* >/dev/null 2>&1 || { echo "deps: no /boot/vmlinuz-* after installing linux-image-amd64" >&2; exit 1; }
