@@ -72,8 +72,11 @@ func probeFAT(r io.ReaderAt, size int64) (FS, bool, error) {
 		return FS{}, false, fmt.Errorf("boot sector: %d sectors cannot hold %d of metadata", sectors, meta)
 	}
 	clusters := (sectors - meta) / spc
-	if (!fat32 && clusters > fat16Max) || clusters > fatMaxClusters {
-		return FS{}, false, fmt.Errorf("boot sector: %d clusters is too many for FAT%s", clusters, map[bool]string{true: "32", false: "12/16"}[fat32])
+	if !fat32 && clusters > fat16Max {
+		return FS{}, false, fmt.Errorf("boot sector: %d clusters is too many for FAT12/16", clusters)
+	}
+	if clusters > fatMaxClusters {
+		return FS{}, false, fmt.Errorf("boot sector: %d clusters is too many for FAT32", clusters)
 	}
 
 	fs := FS{Type: "vfat"}

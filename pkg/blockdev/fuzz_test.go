@@ -38,8 +38,7 @@ func FuzzProbe(f *testing.F) {
 	f.Add(mustRead(f, fat)[:4096])
 	fat32 := sparse(f, dir, "f32.img", 34<<20)
 	run(f, "mkfs.vfat", "-F", "32", "-n", "EFI", fat32)
-	b := mustRead(f, fat32)
-	f.Add(b[:fat32RootEnd(b)])
+	f.Add(shrinkFAT32(mustRead(f, fat32)))
 	iso := mkiso(f, dir+"/i.iso", "-V", "config-2", "-J", "-r")
 	f.Add(mustRead(f, iso)[:20*isoSector])
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -53,10 +52,34 @@ func FuzzProbe(f *testing.F) {
 	})
 }
 
-// fat32RootEnd is where a FAT32 image's first root cluster ends.
-func fat32RootEnd(b []byte) int {
+// shrinkFAT32 cuts a FAT32 image down to its reserved sectors, one
+// sector of each FAT and the root directory's first cluster, with the
+// BPB's FAT length set to match: a small seed with the same structure.
+func shrinkFAT32(b []byte) []byte {
 	le := binary.LittleEndian
 	bps := int(le.Uint16(b[11:]))
-	meta := int(le.Uint16(b[14:])) + int(b[16])*int(le.Uint32(b[36:]))
-	return (meta + int(b[13])) * bps
+	res := int(le.Uint16(b[14:])) * bps
+	fats := int(b[16])
+	fatLen := int(le.Uint32(b[36:])) * bps
+	root := res + fats*fatLen + (int(le.Uint32(b[44:]))-2)*int(b[13])*bps
+	out := append([]byte(nil), b[:res]...)
+	for i := 0; i < fats; i++ {
+		out = append(out, b[res+i*fatLen:res+i*fatLen+bps]...)
+	}
+	out = append(out, b[root:root+int(b[13])*bps]...)
+	le.PutUint32(out[36:], 1)
+	return out
+}
+
+// The cut-down seeds still probe like the images they came from.
+func TestShrunkSeeds(t *testing.T) {
+	dir := t.TempDir()
+	img := sparse(t, dir, "f32.img", 34<<20)
+	run(t, "mkfs.vfat", "-F", "32", "-n", "EFI", img)
+	want := checkBlkid(t, img)
+	b := shrinkFAT32(mustRead(t, img))
+	got, err := Probe(bytesReader(b), int64(len(b)))
+	if err != nil || got != want || len(b) > 64<<10 {
+		t.Errorf("shrunk FAT32 (%d bytes): %+v, %v; want %+v", len(b), got, err, want)
+	}
 }

@@ -64,6 +64,7 @@ func List(sysRoot, devRoot string) ([]Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list block devices: %w", err)
 	}
+	devRoot = strings.TrimSuffix(devRoot, "/")
 	var devs []Device
 	tables := map[string]partTableResult{} // by disk name, read once per listing
 	for _, e := range ents {               // ReadDir sorts by name
@@ -119,11 +120,8 @@ func probePath(path string, size int64) (FS, error) {
 		return FS{}, err
 	}
 	defer f.Close()
-	fs, err := Probe(f, size)
-	if err != nil {
-		return FS{}, fmt.Errorf("probe %s: %w", path, err)
-	}
-	return fs, nil
+	// The error goes with the device's name wherever it is shown.
+	return Probe(f, size)
 }
 
 type partTableResult struct {

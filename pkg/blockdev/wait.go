@@ -6,11 +6,17 @@ import (
 	"time"
 )
 
+// minInterval is the poll interval used when Wait is given none.
+const minInterval = 10 * time.Millisecond
+
 // Wait polls List every interval until match returns true for a device or
 // ctx ends. It returns the matching device and the listing, or the last
 // listing seen and ctx's error (wrapped with the last listing error, if
 // listing itself failed) so the caller can print what was seen.
 func Wait(ctx context.Context, sysRoot, devRoot string, interval time.Duration, match func(Device) bool) (Device, []Device, error) {
+	if interval <= 0 {
+		interval = minInterval
+	}
 	var last []Device
 	var listErr error
 	t := time.NewTicker(interval)
