@@ -1,8 +1,327 @@
 package netcfg
 
-import "errors"
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
 
-// ParseENI parses Debian interfaces(5) text. Not implemented yet.
+// ParseENI parses Debian interfaces(5) text (NoCloud network-interfaces,
+// OpenStack's legacy network_config) as cloud-init's convert_eni_data does:
+// each iface stanza becomes a subnet of its device (eth0:1 is a subnet of
+// eth0), devices come sorted by name, hwaddress gives the MAC, address,
+// netmask (or /prefix; default /24 or /64), gateway and dns-* fill the subnet.
+//
+// Where cloud-init 22.4.2 is wrong this does the right thing: an interface
+// with bridge_ports is a bridge, one with bond-slaves (or named by other
+// interfaces' bond-master) is a bond, one with vlan-raw-device or named
+// <link>.<id> is a VLAN (cloud-init makes all of them physical); "inet6
+// dhcp" is DHCPv6 and "inet6 auto" SLAAC (cloud-init makes both DHCPv4); mtu
+// is kept; a device may have several stanzas (cloud-init refuses a second
+// one); lo is left out, its dns-* options going to the global DNS. source and
+// source-directory lines are ignored (there is no file system to read from);
+// up/down hooks and other options are ignored, as in cloud-init.
 func ParseENI(data []byte) (*Config, error) {
-	return nil, errors.New("network-interfaces: ENI parsing is not implemented yet")
+	c, err := parseENI(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("network-interfaces: %w", err)
+	}
+	return c, nil
+}
+
+type eniDev struct {
+	iface      Interface
+	line       int
+	bridge     bool
+	ports      []string
+	brParams   map[string]string
+	bond       bool
+	bondSlaves []string
+	bondParams map[string]string
+	vlanRaw    string
+}
+
+// eniStanza is one iface stanza, its address kept raw until its end so that
+// netmask may come before or after address.
+type eniStanza struct {
+	name       string
+	line       int
+	dev        *eniDev // nil for lo
+	sub        Subnet
+	addr, mask string
+}
+
+func parseENI(text string) (*Config, error) {
+	devs := map[string]*eniDev{}
+	bondMaster := map[string][]string{} // bond -> slaves naming it
+	var stanzas []*eniStanza
+	var cur *eniStanza
+	inMapping := false
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		lineNo := i + 1
+		line := strings.TrimSpace(lines[i])
+		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		opt, args := f[0], f[1:]
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("line %d: %s", lineNo, fmt.Sprintf(format, a...))
+		}
+		switch {
+		case opt == "auto" || strings.HasPrefix(opt, "allow-") || opt == "source" || opt == "source-directory" || opt == "source-dir" || opt == "no-auto-down" || opt == "no-scripts":
+			cur, inMapping = nil, false
+			continue
+		case opt == "mapping":
+			cur, inMapping = nil, true
+			continue
+		case opt == "iface":
+			inMapping = false
+			if len(args) < 3 {
+				return nil, bad("iface: want name, family and method")
+			}
+			name, family, method := args[0], args[1], args[2]
+			dev, _, _ := strings.Cut(name, ":")
+			if dev == "" {
+				return nil, bad("iface %q: no device name", name)
+			}
+			st, err := eniSubnetType(family, method)
+			if err != nil {
+				return nil, bad("iface %s: %v", name, err)
+			}
+			if (dev == "lo") != (st == "loopback") {
+				return nil, bad("iface %s: the loopback method is for lo, and lo only", name)
+			}
+			cur = &eniStanza{name: name, line: lineNo, sub: Subnet{Type: st}}
+			stanzas = append(stanzas, cur)
+			if dev != "lo" {
+				d := devs[dev]
+				if d == nil {
+					d = &eniDev{iface: Interface{Name: dev, Kind: Physical}, line: lineNo,
+						brParams: map[string]string{}, bondParams: map[string]string{}}
+					devs[dev] = d
+				}
+				cur.dev = d
+			}
+			continue
+		}
+		if cur == nil {
+			if inMapping {
+				continue
+			}
+			return nil, bad("%q outside an iface stanza", opt)
+		}
+		if len(args) == 0 {
+			continue // an option without a value sets nothing we use
+		}
+		d := cur.dev
+		if d == nil && opt != "dns-nameservers" && opt != "dns-search" {
+			continue // lo: only its resolver settings matter
+		}
+		var err error
+		switch opt {
+		case "address":
+			cur.addr = args[0]
+		case "netmask":
+			cur.mask = args[0]
+		case "gateway":
+			if cur.sub.Gateway, err = parseIP(args[0]); err != nil {
+				return nil, bad("iface %s: gateway: %v", cur.name, err)
+			}
+		case "mtu":
+			n, err := strconv.Atoi(args[0])
+			if err != nil || n < 0 {
+				return nil, bad("iface %s: mtu: %q is not an MTU", cur.name, args[0])
+			}
+			d.iface.MTU = n
+		case "hwaddress":
+			v := args[0]
+			if v == "ether" && len(args) > 1 {
+				v = args[1]
+			}
+			if d.iface.MAC, err = parseMAC(v); err != nil {
+				return nil, bad("iface %s: hwaddress: %v", cur.name, err)
+			}
+		case "dns-nameservers":
+			for _, a := range args {
+				ip, err := parseIP(a)
+				if err != nil {
+					return nil, bad("iface %s: dns-nameservers: %v", cur.name, err)
+				}
+				cur.sub.DNS.Nameservers = append(cur.sub.DNS.Nameservers, ip)
+			}
+		case "dns-search":
+			cur.sub.DNS.Search = append(cur.sub.DNS.Search, args...)
+		case "bridge_ports", "bridge-ports":
+			d.bridge = true
+			for _, a := range args {
+				if a != "none" {
+					d.ports = append(d.ports, a)
+				}
+			}
+		case "bond-slaves", "bond_slaves":
+			d.bond = true
+			for _, a := range args {
+				if a != "none" {
+					d.bondSlaves = append(d.bondSlaves, a)
+				}
+			}
+		case "bond-master", "bond_master":
+			bondMaster[args[0]] = append(bondMaster[args[0]], d.iface.Name)
+		case "vlan-raw-device", "vlan_raw_device":
+			d.vlanRaw = args[0]
+		default:
+			if k, ok := strings.CutPrefix(strings.ReplaceAll(opt, "_", "-"), "bond-"); ok {
+				d.bondParams[k] = strings.Join(args, " ")
+			} else if k, ok := strings.CutPrefix(strings.ReplaceAll(opt, "-", "_"), "bridge_"); ok {
+				if err := eniBridgeParam(d.brParams, k, args); err != nil {
+					return nil, bad("iface %s: %s: %v", cur.name, opt, err)
+				}
+			}
+		}
+	}
+
+	c := &Config{Version: 1}
+	for _, st := range stanzas {
+		if st.sub.Type == Static {
+			if st.addr == "" {
+				return nil, fmt.Errorf("line %d: iface %s: static without address", st.line, st.name)
+			}
+			pf, err := parseIPNet(st.addr, st.mask, nil)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: iface %s: address: %v", st.line, st.name, err)
+			}
+			st.sub.Address = pf
+		}
+		if st.dev == nil { // lo
+			c.DNS.Nameservers = append(c.DNS.Nameservers, st.sub.DNS.Nameservers...)
+			c.DNS.Search = append(c.DNS.Search, st.sub.DNS.Search...)
+			continue
+		}
+		st.dev.iface.Subnets = append(st.dev.iface.Subnets, st.sub)
+	}
+
+	names := make([]string, 0, len(devs))
+	for n := range devs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		d := devs[n]
+		iface := d.iface
+		switch {
+		case d.bridge:
+			iface.Kind = Bridge
+			iface.Bridge = &BridgeConfig{Members: d.ports, Params: d.brParams}
+		case d.bond || len(bondMaster[n]) > 0:
+			iface.Kind = Bond
+			slaves := dedup(append(d.bondSlaves, bondMaster[n]...))
+			if len(slaves) == 0 {
+				return nil, fmt.Errorf("line %d: bond %s without slaves", d.line, n)
+			}
+			delete(d.bondParams, "master")
+			iface.Bond = &BondConfig{Members: slaves, Params: d.bondParams}
+		case d.vlanRaw != "" || isVLANName(n):
+			link, idText := d.vlanRaw, ""
+			if i := strings.LastIndex(n, "."); i > 0 {
+				idText = n[i+1:]
+				if link == "" {
+					link = n[:i]
+				}
+			} else {
+				idText = strings.TrimLeft(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_")
+			}
+			id, err := strconv.Atoi(idText)
+			if err != nil || id < 1 || id > 4094 {
+				return nil, fmt.Errorf("line %d: vlan %s: cannot tell a VLAN id (1-4094) from the name", d.line, n)
+			}
+			iface.Kind = VLAN
+			iface.VLAN = &VLANConfig{ID: id, Link: link}
+		}
+		c.Interfaces = append(c.Interfaces, iface)
+	}
+	return c, nil
+}
+
+// isVLANName tells whether n looks like <link>.<id>.
+func isVLANName(n string) bool {
+	i := strings.LastIndex(n, ".")
+	if i <= 0 || i == len(n)-1 {
+		return false
+	}
+	_, err := strconv.Atoi(n[i+1:])
+	return err == nil
+}
+
+func dedup(l []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range l {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// eniBridgeParam stores bridge_<k> in model form.
+func eniBridgeParam(params map[string]string, k string, args []string) error {
+	switch k {
+	case "bridgeprio":
+		k = "priority"
+	case "stp":
+		v, err := stpValue(args[0])
+		if err != nil {
+			return err
+		}
+		params[k] = v
+		return nil
+	case "pathcost", "portprio": // bridge_pathcost <port> <value>, repeated
+		if len(args) != 2 {
+			return fmt.Errorf("want a port and a value")
+		}
+		pair := args[0] + " " + args[1]
+		if params[k] != "" {
+			pair = params[k] + "," + pair
+		}
+		params[k] = pair
+		return nil
+	case "hw", "ports":
+		return nil
+	}
+	params[k] = strings.Join(args, " ")
+	return nil
+}
+
+func eniSubnetType(family, method string) (SubnetType, error) {
+	switch family {
+	case "inet", "inet6":
+	default:
+		return "", fmt.Errorf("unsupported address family %q", family)
+	}
+	switch method {
+	case "static":
+		return Static, nil
+	case "manual":
+		return Manual, nil
+	case "loopback":
+		return "loopback", nil
+	case "dhcp":
+		if family == "inet6" {
+			return DHCP6, nil
+		}
+		return DHCP4, nil
+	case "auto":
+		if family == "inet6" {
+			return SLAAC, nil
+		}
+	}
+	return "", fmt.Errorf("unsupported method %q for %s", method, family)
 }
