@@ -1,0 +1,332 @@
+package instance
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/netip"
+	"strings"
+	"syscall"
+
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+)
+
+// The cache layout in the real root, cloud-init's /var/lib/cloud shape under
+// /var/lib/earlyinit:
+//
+//	/var/lib/earlyinit/
+//	  instance -> instances/<iid>          relative symlink to this boot's instance
+//	  instances/<iid>/                     one per instance ever seen, never deleted;
+//	                                       "/" in the id becomes "_"
+//	    datasource                         DatasourceString(d) + "\n", 0644
+//	    user-data.txt                      raw user-data, byte for byte, 0600
+//	    vendor-data.txt                    raw vendor-data, 0600
+//	    vendor-data2.txt                   raw vendor-data2, 0600
+//	    handlers/ scripts/ sem/            for the late stage, 0755
+//	  data/
+//	    instance-id                        this boot's id + "\n", 0644
+//	    previous-instance-id               the id cached before this boot + "\n",
+//	                                       or NO_PREVIOUS_INSTANCE_ID, 0644
+//	    previous-datasource                the instance's datasource line before
+//	                                       this boot (this boot's if none), 0644
+//
+// and in the run directory (/run/earlyinit; /run moves into the real root at
+// switch_root):
+//
+//	instance-data.json                     0644, secrets redacted (InstanceData)
+//	instance-data-sensitive.json           0600
+//	.instance-id                           this boot's id + "\n", 0644
+//
+// Every file is written atomically through rootfs, so symlinks in the real
+// root cannot redirect a write outside it.
+const (
+	CacheDir     = "/var/lib/earlyinit"
+	InstancesDir = CacheDir + "/instances"
+	InstanceLink = CacheDir + "/instance"
+	DataDir      = CacheDir + "/data"
+	RunDir       = "/run/earlyinit"
+
+	// NoPreviousInstanceID is what previous-instance-id holds on a first
+	// boot, as in cloud-init.
+	NoPreviousInstanceID = "NO_PREVIOUS_INSTANCE_ID"
+)
+
+// Cache is the cache layout of one real root.
+type Cache struct {
+	root *rootfs.Root
+	// cached is the instance id found before this boot wrote anything,
+	// read once so that IsNew and previous-instance-id keep meaning "the
+	// id of the previous boot" after Store (cloud-init's _previous_iid).
+	cached *string
+}
+
+// NewCache returns the cache of real root r.
+func NewCache(r *rootfs.Root) *Cache {
+	return &Cache{root: r}
+}
+
+// CachedID returns the instance id cached by the previous boot, "" if none.
+// It is read once: after Store it still returns the previous boot's id.
+func (c *Cache) CachedID() (string, error) {
+	if c.cached != nil {
+		return *c.cached, nil
+	}
+	b, err := c.root.ReadFile(DataDir + "/instance-id")
+	id := strings.TrimSpace(string(b))
+	if errors.Is(err, fs.ErrNotExist) {
+		id, err = "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	c.cached = &id
+	return id, nil
+}
+
+// IsNew tells whether d is a new instance: no id cached by the previous
+// boot, or a different one.
+func (c *Cache) IsNew(d *Data) (bool, error) {
+	id, err := c.CachedID()
+	if err != nil {
+		return false, err
+	}
+	return id == "" || id != d.InstanceID, nil
+}
+
+// InstanceDirName is the directory name of instance id under instances/:
+// the id with every "/" replaced by "_", as cloud-init does.
+func InstanceDirName(id string) string {
+	return strings.ReplaceAll(id, "/", "_")
+}
+
+// checkID refuses ids that cannot name a directory or a line of a file.
+func checkID(id string) error {
+	switch InstanceDirName(id) {
+	case "":
+		return errors.New("instance-id is empty")
+	case ".", "..":
+		return fmt.Errorf("instance-id %q cannot name a directory", id)
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("instance-id %q has a control character", id)
+		}
+	}
+	if len(id) > 255 {
+		return fmt.Errorf("instance-id %.20q...: longer than 255 bytes", id)
+	}
+	return nil
+}
+
+// StoreOptions says where Store writes what is not in the cache directory.
+type StoreOptions struct {
+	// Run is the tree holding RunDir: the initramfs "/" at boot (its /run
+	// moves into the real root). Nil means the cache's own root.
+	Run *rootfs.Root
+	// RunDir is earlyinit's run directory in Run; "" means RunDir.
+	RunDir string
+	// Sys goes into instance-data.json's v1 keys.
+	Sys SysInfo
+}
+
+// Store writes the cache for d: its instance directory and payloads, the
+// instance symlink, data/ and the instance-data files (see the layout
+// above). It never deletes an old instance's directory. data/instance-id is
+// written last, so a boot interrupted half-way is seen as new again.
+func (c *Cache) Store(d *Data, opts StoreOptions) error {
+	if err := checkID(d.InstanceID); err != nil {
+		return fmt.Errorf("store instance cache: %w", err)
+	}
+	run := opts.Run
+	if run == nil {
+		run = c.root
+	}
+	runDir := opts.RunDir
+	if runDir == "" {
+		runDir = RunDir
+	}
+	prev, err := c.CachedID()
+	if err != nil {
+		return err
+	}
+	if prev == "" {
+		prev = NoPreviousInstanceID
+	}
+	redacted, sensitive, err := InstanceData(d, opts.Sys)
+	if err != nil {
+		return err
+	}
+
+	r := c.root
+	name := InstanceDirName(d.InstanceID)
+	idir := InstancesDir + "/" + name
+	ds := DatasourceString(d) + "\n"
+	prevDS := ds
+	if b, err := r.ReadFile(idir + "/datasource"); err == nil && strings.TrimSpace(string(b)) != "" {
+		prevDS = string(b)
+	}
+	for _, dir := range []string{"handlers", "scripts", "sem"} {
+		if err := r.MkdirAll(idir+"/"+dir, 0o755, 0, 0); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		root *rootfs.Root
+		name string
+		data []byte
+		mode fs.FileMode
+	}{
+		{r, idir + "/user-data.txt", d.UserData, 0o600},
+		{r, idir + "/vendor-data.txt", d.VendorData, 0o600},
+		{r, idir + "/vendor-data2.txt", d.VendorData2, 0o600},
+		{r, idir + "/datasource", []byte(ds), 0o644},
+		{r, DataDir + "/previous-datasource", []byte(prevDS), 0o644},
+		{run, runDir + "/" + InstanceDataSensitiveFile, sensitive, 0o600},
+		{run, runDir + "/" + InstanceDataFile, redacted, 0o644},
+		{run, runDir + "/.instance-id", []byte(d.InstanceID + "\n"), 0o644},
+		{r, DataDir + "/previous-instance-id", []byte(prev + "\n"), 0o644},
+	} {
+		if err := f.root.WriteFile(f.name, f.data, f.mode, 0, 0); err != nil {
+			return err
+		}
+	}
+	if err := r.Symlink("instances/"+name, InstanceLink); err != nil {
+		return err
+	}
+	return r.WriteFile(DataDir+"/instance-id", []byte(d.InstanceID+"\n"), 0o644, 0, 0)
+}
+
+// ApplyNewInstance does what a new instance needs in the real root before
+// its init runs: /etc/hostname gets the short host name (ShortHostname of
+// local-hostname), /etc/hosts gets a "127.0.1.1 <fqdn> <short>" line
+// (UpdateHosts), and OpenStack injected files are written, mode 0644, owned
+// by root, confined to the root. It goes on after a failure and returns all
+// errors joined. Existing /etc/hostname and /etc/hosts keep their mode and
+// owner.
+func ApplyNewInstance(r *rootfs.Root, d *Data) error {
+	var errs []error
+	if d.LocalHostname != "" {
+		errs = append(errs, setHostname(r, d.LocalHostname))
+	}
+	for _, f := range d.Files {
+		if err := r.WriteFile(f.Path, f.Content, 0o644, 0, 0); err != nil {
+			errs = append(errs, fmt.Errorf("injected file: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func setHostname(r *rootfs.Root, name string) error {
+	fqdn, short, err := Hostnames(name)
+	if err != nil {
+		return err
+	}
+	if err := writeKeep(r, "/etc/hostname", []byte(short+"\n")); err != nil {
+		return err
+	}
+	old, err := r.ReadFile("/etc/hosts")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return writeKeep(r, "/etc/hosts", UpdateHosts(old, fqdn, short))
+}
+
+// writeKeep writes name keeping an existing file's mode and owner (0644,
+// root for a new file).
+func writeKeep(r *rootfs.Root, name string, data []byte) error {
+	mode, uid, gid := fs.FileMode(0o644), 0, 0
+	if fi, err := r.Stat(name); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			uid, gid = int(st.Uid), int(st.Gid)
+		}
+	}
+	return r.WriteFile(name, data, mode, uid, gid)
+}
+
+// Hostnames returns the fully qualified and short names for local-hostname
+// name, as cloud-init derives them: the short name is the part before the
+// first dot ("ip-a-b-c-d" for an IPv4 address); the fqdn is name without a
+// trailing dot (the short name when name has no domain). Each label must be
+// 1 to 63 letters, digits, "-" or "_", the whole at most 253 bytes: nothing
+// else may reach /etc/hostname or /etc/hosts.
+func Hostnames(name string) (fqdn, short string, err error) {
+	fqdn = strings.TrimSuffix(name, ".")
+	if ip, err := netip.ParseAddr(fqdn); err == nil && ip.Is4() {
+		fqdn = ShortHostname(fqdn) // an IPv4 address has no domain
+	}
+	short = ShortHostname(fqdn)
+	bad := func(reason string) (string, string, error) {
+		return "", "", fmt.Errorf("local-hostname %q: %s", name, reason)
+	}
+	if len(fqdn) > 253 {
+		return bad("longer than 253 bytes")
+	}
+	for _, label := range strings.Split(fqdn, ".") {
+		if label == "" || len(label) > 63 {
+			return bad("a label is empty or longer than 63 bytes")
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return bad(fmt.Sprintf("invalid character %q", c))
+			}
+		}
+	}
+	return fqdn, short, nil
+}
+
+// UpdateHosts returns /etc/hosts content old with a "127.0.1.1\t<fqdn>
+// <short>" line (just the short name when fqdn is the same): the first
+// 127.0.1.1 line is replaced, any later ones are dropped, and all other lines
+// are kept as they were. Without a 127.0.1.1 line, it is appended; without
+// any content, localhost lines are written first.
+func UpdateHosts(old []byte, fqdn, short string) []byte {
+	names := fqdn
+	if short != fqdn {
+		names += " " + short
+	}
+	line := "127.0.1.1\t" + names
+	if len(old) == 0 {
+		return []byte("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" + line + "\n")
+	}
+	text := string(old)
+	trailing := strings.HasSuffix(text, "\n")
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	var out []string
+	done := false
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == "127.0.1.1" {
+			if !done {
+				out = append(out, line)
+				done = true
+			}
+			continue
+		}
+		out = append(out, l)
+	}
+	if !done {
+		out = append(out, line)
+		trailing = true
+	}
+	s := strings.Join(out, "\n")
+	if trailing {
+		s += "\n"
+	}
+	return []byte(s)
+}
+
+// SeedRandom mixes seed (the datasource's random_seed) into the kernel's
+// entropy pool by writing it to w, which the boot step opens on
+// /dev/urandom. Writing to /dev/urandom mixes without crediting entropy, as
+// cloud-init's seed_random does. An empty seed writes nothing.
+func SeedRandom(w io.Writer, seed []byte) error {
+	if len(seed) == 0 {
+		return nil
+	}
+	if _, err := w.Write(seed); err != nil {
+		return fmt.Errorf("seed random pool with %d bytes: %w", len(seed), err)
+	}
+	return nil
+}
