@@ -25,6 +25,7 @@ import (
 //	    vendor-data2.txt                   raw vendor-data2, 0600
 //	    handlers/ scripts/ sem/            for the late stage, 0755
 //	  data/
+//	    datasource                         DatasourceString(d) + "\n" of this boot, 0644
 //	    instance-id                        this boot's id + "\n", 0644
 //	    previous-instance-id               the id cached before this boot + "\n",
 //	                                       or NO_PREVIOUS_INSTANCE_ID, 0644
@@ -181,6 +182,7 @@ func (c *Cache) Store(d *Data, opts StoreOptions) error {
 		{r, idir + "/vendor-data.txt", d.VendorData, 0o600},
 		{r, idir + "/vendor-data2.txt", d.VendorData2, 0o600},
 		{r, idir + "/datasource", []byte(ds), 0o644},
+		{r, DataDir + "/datasource", []byte(ds), 0o644},
 		{r, DataDir + "/previous-datasource", []byte(prevDS), 0o644},
 		{run, runDir + "/" + InstanceDataSensitiveFile, sensitive, 0o600},
 		{run, runDir + "/" + InstanceDataFile, redacted, 0o644},

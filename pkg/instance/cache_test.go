@@ -131,6 +131,7 @@ func TestStoreFirstBoot(t *testing.T) {
 		{p("var/lib/earlyinit/data/instance-id"), 0o644, []byte(d.InstanceID + "\n")},
 		{p("var/lib/earlyinit/data/previous-instance-id"), 0o644, []byte("NO_PREVIOUS_INSTANCE_ID\n")},
 		{p("var/lib/earlyinit/data/previous-datasource"), 0o644, []byte("DataSourceConfigDrive: config-disk (/dev/sr0)\n")},
+		{p("var/lib/earlyinit/data/datasource"), 0o644, []byte("DataSourceConfigDrive: config-disk (/dev/sr0)\n")},
 		{p("run/earlyinit/instance-data.json"), 0o644, redacted},
 		{p("run/earlyinit/instance-data-sensitive.json"), 0o600, sensitive},
 		{p("run/earlyinit/.instance-id"), 0o644, []byte(d.InstanceID + "\n")},
@@ -188,6 +189,9 @@ func TestBootSequence(t *testing.T) {
 		}
 		if got := readFile(t, p("data/instance-id")); got != boot.d.InstanceID+"\n" {
 			t.Errorf("boot %d: instance-id = %q", i+1, got)
+		}
+		if got := readFile(t, p("data/datasource")); got != DatasourceString(boot.d)+"\n" {
+			t.Errorf("boot %d: datasource = %q", i+1, got)
 		}
 		if got := readFile(t, p("data/previous-datasource")); got != boot.prevDS+"\n" {
 			t.Errorf("boot %d: previous-datasource = %q, want %q", i+1, got, boot.prevDS)
