@@ -206,3 +206,84 @@ func TestProbeFATCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// blkid's UUID is the modification date, or the creation date when the
+// modification date is unset.
+func TestProbeISO9660Dates(t *testing.T) {
+	dir := t.TempDir()
+	img := mkiso(t, filepath.Join(dir, "d.iso"), "-V", "config-2", "-J", "--modification-date=2024010203040500")
+	b := mustRead(t, img)
+	pvd := 16 * isoSector
+	copy(b[pvd+813:], "2011111111111111") // creation date
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte)
+		want string
+	}{
+		{"both", func(b []byte) {}, "2024-01-02-03-04-05-00"},
+		{"no modification date", func(b []byte) { copy(b[pvd+830:], "0000000000000000\x00") }, "2011-11-11-11-11-11-11"},
+		{"neither", func(b []byte) {
+			copy(b[pvd+813:], "0000000000000000\x00")
+			copy(b[pvd+830:], "0000000000000000\x00")
+		}, ""},
+	} {
+		c := append([]byte(nil), b...)
+		tc.edit(c)
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".iso")
+		if err := os.WriteFile(p, c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := checkBlkid(t, p); got.UUID != tc.want {
+			t.Errorf("%s: UUID %q, want %q", tc.name, got.UUID, tc.want)
+		}
+	}
+}
+
+// The label entry is found behind deleted and long-name entries, and a
+// subdirectory or a file is not taken for it.
+func TestProbeFATRootEntries(t *testing.T) {
+	dir := t.TempDir()
+	img := sparse(t, dir, "r.img", 1<<20)
+	run(t, "mkfs.vfat", "-F", "12", "-n", "BOOTLBL", img)
+	b := mustRead(t, img)
+	root := (int(b[14]) + int(b[16])*int(b[22])) * 512
+	label := append([]byte(nil), b[root:root+32]...)
+	entry := func(name string, attr byte) []byte {
+		e := make([]byte, 32)
+		copy(e, name)
+		e[11] = attr
+		return e
+	}
+	for _, tc := range []struct {
+		name    string
+		entries [][]byte
+		want    string
+	}{
+		{"behind others", [][]byte{entry("\xe5OLD       ", 0x08), entry("Aa\x00b\x00c", 0x0F), entry("SUBDIR     ", 0x18), label}, "BOOTLBL"},
+		{"root label differs", [][]byte{entry("ROOTLBL    ", 0x28)}, "ROOTLBL"},
+		{"end before label", [][]byte{entry("", 0), label}, "BOOTLBL"},
+	} {
+		c := append([]byte(nil), b...)
+		for i, e := range tc.entries {
+			copy(c[root+32*i:], e)
+		}
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".img")
+		if err := os.WriteFile(p, c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := blkid(t, p)
+		got, err := probeFile(t, p)
+		if err != nil || got.Label != tc.want {
+			t.Errorf("%s: %+v, %v; want label %q (blkid says %v)", tc.name, got, err, tc.want, want)
+		}
+		// blkid reports the boot sector's label apart, as LABEL_FATBOOT.
+		if bl := want["LABEL"]; bl == "" {
+			bl = want["LABEL_FATBOOT"]
+			if bl != got.Label {
+				t.Errorf("%s: label %q, blkid's LABEL_FATBOOT %q", tc.name, got.Label, bl)
+			}
+		} else if bl != got.Label {
+			t.Errorf("%s: label %q, blkid's %q", tc.name, got.Label, bl)
+		}
+	}
+}
