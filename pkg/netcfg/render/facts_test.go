@@ -172,7 +172,8 @@ func networkdFacts(files map[string]string) (facts, error) {
 			}
 		}
 		if name == "" {
-			return nil, fmt.Errorf("%s: no Name", p)
+			// Matched by MAC or driver only: the file is named after it.
+			name = strings.TrimSuffix(strings.TrimPrefix(path.Base(p), "10-cloud-init-"), path.Ext(p))
 		}
 		for _, s := range secs {
 			var dest, gw, metric string
