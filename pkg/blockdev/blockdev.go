@@ -28,15 +28,20 @@ var ErrUnknown = errors.New("no known filesystem")
 // absent; err is set when the signature is there but the rest is corrupt.
 type prober func(r io.ReaderAt, size int64) (fs FS, ok bool, err error)
 
-// probers in the order they are tried: signatures at fixed places that
-// cannot collide (ext at 1080, iso9660 at 32769) before FAT's boot sector.
-var probers = []struct {
+// probers lists the probes in the order they are tried: signatures at
+// fixed places that cannot collide (iso9660 at 32769, ext at 1080) before
+// FAT's boot sector, which a partition table also ends in 0x55AA.
+func probers() []namedProber {
+	return []namedProber{
+		{"iso9660", probeISO9660},
+		{"ext", probeExt},
+		{"vfat", probeFAT},
+	}
+}
+
+type namedProber struct {
 	name  string
 	probe prober
-}{
-	{"iso9660", probeISO9660},
-	{"ext", probeExt},
-	{"vfat", probeFAT},
 }
 
 // Probe identifies the filesystem on r (size bytes). An unknown or corrupt
@@ -46,7 +51,7 @@ func Probe(r io.ReaderAt, size int64) (FS, error) {
 		return FS{}, fmt.Errorf("negative size %d", size)
 	}
 	var errs []error
-	for _, p := range probers {
+	for _, p := range probers() {
 		fs, ok, err := p.probe(r, size)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
