@@ -623,3 +623,41 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Open(missing) succeeded")
 	}
 }
+
+// FuzzConfined writes through arbitrary names in a root full of hostile
+// symlinks: nothing may ever appear outside the root.
+func FuzzConfined(f *testing.F) {
+	for _, name := range []string{"/up/x", "/abs/x", "/etc/passwd", "/loop/x", "/d/up2/../../x", "/up/../up/abs/y", "/dangling", "x/../../y"} {
+		f.Add(name, false)
+		f.Add(name, true)
+	}
+	f.Fuzz(func(t *testing.T, name string, walkOnly bool) {
+		if strings.ContainsRune(name, 0) || len(name) > 512 {
+			return
+		}
+		dir := filepath.Join(t.TempDir(), "r1", "r2", "r3", "r4", "root")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.walkOnly = walkOnly
+		outside := outsideDir(t, r)
+		mustSymlink(t, "../../../../../..", filepath.Join(dir, "up"))
+		mustSymlink(t, outside, filepath.Join(dir, "abs"))
+		mustSymlink(t, "../../../../..", filepath.Join(dir, "d", "up2"))
+		mustSymlink(t, filepath.Join(outside, "passwd"), filepath.Join(dir, "etc", "passwd"))
+		mustSymlink(t, "loop", filepath.Join(dir, "loop"))
+		mustSymlink(t, "../../../../../../dangling-target", filepath.Join(dir, "dangling"))
+		before := outsideTree(t, r)
+		r.WriteFile(name, []byte("x"), 0o644, 0, 0)
+		r.AppendFile(name+"a", []byte("x"), 0o644, 0, 0)
+		r.MkdirAll(name+"d", 0o755, 0, 0)
+		r.Symlink("/x", name+"s")
+		if after := outsideTree(t, r); !equal(before, after) {
+			t.Fatalf("%q escaped: %v -> %v", name, before, after)
+		}
+	})
+}
