@@ -1,0 +1,74 @@
+package nic
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+// File is a file to write into the real root. Path is absolute within that
+// root.
+type File struct {
+	Path string
+	Data []byte
+	Mode fs.FileMode
+}
+
+// Where the persistence files go in the real root.
+const (
+	LinkDir   = "/etc/systemd/network"
+	UdevRules = "/etc/udev/rules.d/70-persistent-net.rules"
+)
+
+// PersistFiles returns the files that make the names in want (MAC -> name)
+// stick in the real OS. With systemd it is one systemd .link file per entry,
+// LinkDir/10-earlyinit-<name>.link, matching the MAC; without, one classic
+// udev rules file, UdevRules, with a line per entry as cloud-init writes it.
+// Files and lines are sorted by name. Entries with an invalid MAC or name
+// (see ValidName) are left out: they cannot have been applied either.
+func PersistFiles(want map[string]string, systemd bool) []File {
+	type entry struct{ mac, name string }
+	var entries []entry
+	for k, name := range want {
+		mac, err := NormalizeMAC(k)
+		if err != nil || ValidName(name) != nil {
+			continue
+		}
+		entries = append(entries, entry{mac, name})
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].name != entries[j].name {
+			return entries[i].name < entries[j].name
+		}
+		return entries[i].mac < entries[j].mac
+	})
+	if len(entries) == 0 {
+		return nil
+	}
+	if systemd {
+		files := make([]File, 0, len(entries))
+		for _, e := range entries {
+			files = append(files, File{
+				Path: path.Join(LinkDir, "10-earlyinit-"+e.name+".link"),
+				Data: fmt.Appendf(nil, "# Written by earlyinit.\n[Match]\nMACAddress=%s\n\n[Link]\nName=%s\n", e.mac, e.name),
+				Mode: 0o644,
+			})
+		}
+		return files
+	}
+	var b strings.Builder
+	b.WriteString("# Written by earlyinit.\n")
+	for _, e := range entries {
+		fmt.Fprintf(&b, "SUBSYSTEM==\"net\", ACTION==\"add\", DRIVERS==\"?*\", ATTR{address}==\"%s\", NAME=\"%s\"\n", e.mac, e.name)
+	}
+	return []File{{Path: UdevRules, Data: []byte(b.String()), Mode: 0o644}}
+}
+
+// HasSystemdUdevd tells from a root's exists() whether systemd-udevd is
+// present, so .link files are honoured. exists gets absolute paths within
+// the root.
+func HasSystemdUdevd(exists func(string) bool) bool {
+	return exists("/lib/systemd/systemd-udevd") || exists("/usr/lib/systemd/systemd-udevd")
+}

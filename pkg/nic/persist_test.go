@@ -1,0 +1,83 @@
+package nic
+
+import "testing"
+
+func TestPersistFiles(t *testing.T) {
+	want := map[string]string{
+		"52:54:00:00:00:02": "lan1",
+		"52:54:00:AB:CD:EF": "lan0",
+		"zz":                "bad0",     // invalid MAC: left out
+		"52:54:00:00:00:03": "bad/name", // invalid name: left out
+	}
+	for _, tt := range []struct {
+		name    string
+		want    map[string]string
+		systemd bool
+		files   []File
+	}{
+		{
+			name:    "systemd link files",
+			want:    want,
+			systemd: true,
+			files: []File{
+				{
+					Path: "/etc/systemd/network/10-earlyinit-lan0.link",
+					Data: []byte("# Written by earlyinit.\n[Match]\nMACAddress=52:54:00:ab:cd:ef\n\n[Link]\nName=lan0\n"),
+					Mode: 0o644,
+				},
+				{
+					Path: "/etc/systemd/network/10-earlyinit-lan1.link",
+					Data: []byte("# Written by earlyinit.\n[Match]\nMACAddress=52:54:00:00:00:02\n\n[Link]\nName=lan1\n"),
+					Mode: 0o644,
+				},
+			},
+		},
+		{
+			name: "udev rule",
+			want: want,
+			files: []File{{
+				Path: "/etc/udev/rules.d/70-persistent-net.rules",
+				Data: []byte("# Written by earlyinit.\n" +
+					`SUBSYSTEM=="net", ACTION=="add", DRIVERS=="?*", ATTR{address}=="52:54:00:ab:cd:ef", NAME="lan0"` + "\n" +
+					`SUBSYSTEM=="net", ACTION=="add", DRIVERS=="?*", ATTR{address}=="52:54:00:00:00:02", NAME="lan1"` + "\n"),
+				Mode: 0o644,
+			}},
+		},
+		{name: "nothing wanted, systemd", systemd: true},
+		{name: "nothing wanted, udev"},
+		{name: "only invalid entries", want: map[string]string{"zz": "eth0"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := PersistFiles(tt.want, tt.systemd)
+			if len(files) != len(tt.files) {
+				t.Fatalf("got %d files, want %d: %+v", len(files), len(tt.files), files)
+			}
+			for i, f := range files {
+				w := tt.files[i]
+				if f.Path != w.Path || f.Mode != w.Mode || string(f.Data) != string(w.Data) {
+					t.Errorf("file %d:\n got %s %v\n%s\nwant %s %v\n%s", i, f.Path, f.Mode, f.Data, w.Path, w.Mode, w.Data)
+				}
+			}
+		})
+	}
+}
+
+func TestHasSystemdUdevd(t *testing.T) {
+	for _, tt := range []struct {
+		files []string
+		want  bool
+	}{
+		{[]string{"/lib/systemd/systemd-udevd"}, true},
+		{[]string{"/usr/lib/systemd/systemd-udevd"}, true},
+		{[]string{"/sbin/udevd", "/lib/systemd/systemd"}, false},
+		{nil, false},
+	} {
+		set := map[string]bool{}
+		for _, f := range tt.files {
+			set[f] = true
+		}
+		if got := HasSystemdUdevd(func(p string) bool { return set[p] }); got != tt.want {
+			t.Errorf("HasSystemdUdevd(%v) = %v, want %v", tt.files, got, tt.want)
+		}
+	}
+}
