@@ -26,24 +26,18 @@ const (
 // stick in the real OS. With systemd it is one systemd .link file per entry,
 // LinkDir/10-earlyinit-<name>.link, matching the MAC; without, one classic
 // udev rules file, UdevRules, with a line per entry as cloud-init writes it.
-// Files and lines are sorted by name. Entries with an invalid MAC or name
-// (see ValidName) are left out: they cannot have been applied either.
+// Files and lines are sorted by name. Entries Plan rejects whatever the live
+// links (invalid MAC or name, a MAC given two names, a name given to two
+// MACs) are left out; MACs are written in normal form, and a MAC spelt twice
+// with the same name gives one entry.
 func PersistFiles(want map[string]string, systemd bool) []File {
 	type entry struct{ mac, name string }
-	var entries []entry
-	for k, name := range want {
-		mac, err := NormalizeMAC(k)
-		if err != nil || ValidName(name) != nil {
-			continue
-		}
+	names, _ := normalize(want)
+	entries := make([]entry, 0, len(names))
+	for mac, name := range names {
 		entries = append(entries, entry{mac, name})
 	}
-	sort.Slice(entries, func(i, j int) bool {
-		if entries[i].name != entries[j].name {
-			return entries[i].name < entries[j].name
-		}
-		return entries[i].mac < entries[j].mac
-	})
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	if len(entries) == 0 {
 		return nil
 	}

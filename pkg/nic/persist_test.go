@@ -4,10 +4,15 @@ import "testing"
 
 func TestPersistFiles(t *testing.T) {
 	want := map[string]string{
-		"52:54:00:00:00:02": "lan1",
-		"52:54:00:AB:CD:EF": "lan0",
-		"zz":                "bad0",     // invalid MAC: left out
-		"52:54:00:00:00:03": "bad/name", // invalid name: left out
+		"52:54:00:00:00:02":  "lan1",
+		"52:54:00:AB:CD:EF":  "lan0",
+		"zz":                 "bad0",     // invalid MAC: left out
+		"52:54:00:00:00:03":  "bad/name", // invalid name: left out
+		"52-54-00-ab-cd-ef":  "lan0",     // same entry spelt again: one file
+		"52:54:00:00:00:04":  "dup0",     // a name for two MACs: left out
+		"52:54:00:00:00:05":  "dup0",
+		"52:54:00:00:00:06":  "one", // a MAC with two names: left out
+		"52:54:00:00:00:06 ": "other",
 	}
 	for _, tt := range []struct {
 		name    string

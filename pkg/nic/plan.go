@@ -33,58 +33,9 @@ const hvNetvsc = "hv_netvsc"
 //
 // Problems are sorted by MAC, then name.
 func Plan(links []Link, want map[string]string) ([]Step, []Problem) {
-	var problems []Problem
+	names, problems := normalize(want)
 	skip := func(mac, name, format string, args ...any) {
 		problems = append(problems, Problem{MAC: mac, Name: name, Reason: fmt.Sprintf(format, args...)})
-	}
-
-	// Normalise and validate want.
-	raw := make([]string, 0, len(want))
-	for k := range want {
-		raw = append(raw, k)
-	}
-	sort.Strings(raw)
-	names := map[string]string{}   // normal MAC -> name
-	clash := map[string][]string{} // normal MAC -> distinct names, when more than one
-	for _, k := range raw {
-		name := want[k]
-		mac, err := NormalizeMAC(k)
-		if err != nil {
-			skip(k, name, "%v", err)
-			continue
-		}
-		if err := ValidName(name); err != nil {
-			skip(mac, name, "invalid interface name: %v", err)
-			continue
-		}
-		prev, seen := names[mac]
-		switch {
-		case !seen:
-			names[mac] = name
-		case prev != name && len(clash[mac]) == 0:
-			clash[mac] = []string{prev, name}
-		case prev != name && !contains(clash[mac], name):
-			clash[mac] = append(clash[mac], name)
-		}
-	}
-	for mac, list := range clash {
-		for _, name := range list {
-			skip(mac, name, "MAC given more than once with different names")
-		}
-		delete(names, mac)
-	}
-	byTarget := map[string][]string{} // name -> MACs wanting it
-	for mac, name := range names {
-		byTarget[name] = append(byTarget[name], mac)
-	}
-	for name, macs := range byTarget {
-		if len(macs) > 1 {
-			sort.Strings(macs)
-			for _, mac := range macs {
-				skip(mac, name, "name wanted for more than one MAC (%s)", strings.Join(macs, ", "))
-				delete(names, mac)
-			}
-		}
 	}
 
 	// Match live links.
@@ -152,6 +103,65 @@ func Plan(links []Link, want map[string]string) ([]Step, []Problem) {
 		return a.Reason < b.Reason
 	})
 	return steps, problems
+}
+
+// normalize checks want on its own, without the live links: it returns the
+// usable entries by normalised MAC, and Problems for invalid MACs and names,
+// a MAC given with different names, and a name given to several MACs.
+func normalize(want map[string]string) (map[string]string, []Problem) {
+	var problems []Problem
+	skip := func(mac, name, format string, args ...any) {
+		problems = append(problems, Problem{MAC: mac, Name: name, Reason: fmt.Sprintf(format, args...)})
+	}
+	raw := make([]string, 0, len(want))
+	for k := range want {
+		raw = append(raw, k)
+	}
+	sort.Strings(raw)
+	names := map[string]string{}   // normal MAC -> name
+	clash := map[string][]string{} // normal MAC -> distinct names, when more than one
+	for _, k := range raw {
+		name := want[k]
+		mac, err := NormalizeMAC(k)
+		if err != nil {
+			skip(k, name, "%v", err)
+			continue
+		}
+		if err := ValidName(name); err != nil {
+			skip(mac, name, "invalid interface name: %v", err)
+			continue
+		}
+		prev, seen := names[mac]
+		switch {
+		case !seen:
+			names[mac] = name
+		case prev != name && len(clash[mac]) == 0:
+			clash[mac] = []string{prev, name}
+		case prev != name && !contains(clash[mac], name):
+			clash[mac] = append(clash[mac], name)
+		}
+	}
+	for mac, list := range clash {
+		for _, name := range list {
+			skip(mac, name, "MAC given more than once with different names")
+		}
+		delete(names, mac)
+	}
+	byTarget := map[string][]string{} // name -> MACs wanting it
+	for mac, name := range names {
+		byTarget[name] = append(byTarget[name], mac)
+	}
+	for name, macs := range byTarget {
+		if len(macs) > 1 {
+			sort.Strings(macs)
+			for _, mac := range macs {
+				skip(mac, name, "name wanted for more than one MAC (%s)", strings.Join(macs, ", "))
+				delete(names, mac)
+			}
+		}
+	}
+
+	return names, problems
 }
 
 // order turns a conflict-free assignment (distinct targets, each free or
