@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/kmod"
 	"github.com/u-root/u-root/pkg/kmodule"
 	"golang.org/x/sys/unix"
@@ -91,12 +92,32 @@ func (b *Boot) run() error {
 		b.Log.Printf("%s exists in the real root: only switch_root", DisabledFile)
 	}
 	_ = dev
+	if !disabled {
+		b.provision()
+	}
 
 	init, args := b.chooseInit()
 	rec := Record{Version: Version, Init: init, Disabled: disabled}
 	b.Log.Step("handoff", func() error { return b.prepareHandoff(rec) })
 	b.Log.Printf("switch_root to %s after %s", init, round(time.Since(b.start)))
 	return switchRoot(newRoot, init, args, b.Log)
+}
+
+// provision does earlyinit's work in the real root. Nothing here stops the
+// boot: every failure is logged and the handoff follows.
+func (b *Boot) provision() {
+	var d *instance.Data
+	if err := b.Log.Step("datasource", func() error {
+		var err error
+		d, err = b.findDatasource()
+		return err
+	}); err != nil {
+		return
+	}
+	b.Log.Step("instance", func() error {
+		_, err := b.writeInstance(d)
+		return err
+	})
 }
 
 // coldplug loads the modules the hardware asks for, until no new device
@@ -135,7 +156,7 @@ func (b *Boot) loadModule(name string) {
 // FSModules are the modules a filesystem needs beyond its own (vfat needs
 // code pages; the kernel would ask a modprobe we do not have).
 var fsModules = map[string][]string{
-	"vfat":    {"nls_cp437", "nls_iso8859_1", "nls_utf8"},
+	"vfat":    {"nls_cp437", "nls_ascii", "nls_iso8859-1", "nls_utf8"},
 	"iso9660": {"nls_utf8"},
 }
 
@@ -160,13 +181,8 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), b.Cmd.Timeout)
 	defer cancel()
-	poll := func() {
-		if b.cold != nil {
-			b.cold.Scan()
-		}
-	}
 	loaded := b.loadTime()
-	dev, seen, err := findRoot(ctx, req, poll)
+	dev, seen, err := b.pollDevices(ctx, req.Spec.Match)
 	b.deviceWait += time.Since(t0) - (b.loadTime() - loaded)
 	if err != nil {
 		return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: fmt.Errorf("no such device: %w", err)}

@@ -108,16 +108,15 @@ func (e *RootError) Error() string {
 
 func (e *RootError) Unwrap() error { return e.Err }
 
-// findRoot waits for the root device within ctx, calling poll (coldplug) on
-// every round so late devices get their drivers.
-func findRoot(ctx context.Context, req RootRequest, poll func()) (blockdev.Device, []blockdev.Device, error) {
-	match := func(d blockdev.Device) bool { return req.Spec.Match(d) }
-	if poll == nil {
-		return blockdev.Wait(ctx, "/sys", "/dev", 50*time.Millisecond, match)
-	}
+// pollDevices lists block devices until match accepts one or ctx ends,
+// running coldplug on every round so late devices get their drivers. It
+// returns the device matched (if any) and the last listing.
+func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool) (blockdev.Device, []blockdev.Device, error) {
 	var last []blockdev.Device
 	for {
-		poll()
+		if b.cold != nil {
+			b.cold.Scan()
+		}
 		devs, err := blockdev.List("/sys", "/dev")
 		if err == nil {
 			last = devs

@@ -152,7 +152,7 @@ func (c *Coldplug) load(m string) error {
 		c.Load(p)
 	}
 	t0 := time.Now()
-	err := c.prober.Probe(m, "")
+	err := c.prober.Probe(c.ix.FileName(m), "")
 	c.LoadTime += time.Since(t0)
 	if err != nil {
 		c.Failed[m] = err

@@ -32,6 +32,10 @@ type Index struct {
 	aliases  []Alias
 	exact    map[string][]string // patterns without wildcards, for speed
 	softdeps map[string]Softdep
+	// files maps a normalised module name to its file's base name
+	// ("nls_iso8859_1" -> "nls_iso8859-1"): the kernel treats - and _
+	// alike, u-root's kmodule looks files up by name.
+	files map[string]string
 }
 
 // ParseAliases reads modules.alias. Module names are normalised with "_".
@@ -91,7 +95,7 @@ func ParseSoftdeps(r io.Reader) (map[string]Softdep, error) {
 
 // NewIndex builds an index from parsed aliases and softdeps.
 func NewIndex(aliases []Alias, softdeps map[string]Softdep) *Index {
-	ix := &Index{exact: map[string][]string{}, softdeps: softdeps}
+	ix := &Index{exact: map[string][]string{}, softdeps: softdeps, files: map[string]string{}}
 	for _, a := range aliases {
 		if strings.ContainsAny(a.Pattern, "*?[") {
 			ix.aliases = append(ix.aliases, a)
@@ -105,8 +109,9 @@ func NewIndex(aliases []Alias, softdeps map[string]Softdep) *Index {
 	return ix
 }
 
-// ReadIndex reads modules.alias and modules.softdep (optional) from a
-// module directory such as /lib/modules/6.1.0-56-amd64.
+// ReadIndex reads modules.alias, modules.softdep (optional) and the module
+// names of modules.dep (optional) from a module directory such as
+// /lib/modules/6.1.0-56-amd64.
 func ReadIndex(fsys fs.FS, dir string) (*Index, error) {
 	af, err := fsys.Open(path.Join(dir, "modules.alias"))
 	if err != nil {
@@ -124,7 +129,36 @@ func ReadIndex(fsys fs.FS, dir string) (*Index, error) {
 			return nil, err
 		}
 	}
-	return NewIndex(aliases, softdeps), nil
+	ix := NewIndex(aliases, softdeps)
+	if df, err := fsys.Open(path.Join(dir, "modules.dep")); err == nil {
+		defer df.Close()
+		s := bufio.NewScanner(df)
+		s.Buffer(make([]byte, 64*1024), 1024*1024)
+		for s.Scan() {
+			mod, _, ok := strings.Cut(s.Text(), ":")
+			if !ok {
+				continue
+			}
+			base := path.Base(mod)
+			if i := strings.Index(base, ".ko"); i >= 0 {
+				base = base[:i]
+			}
+			ix.files[Normalize(base)] = base
+		}
+		if err := s.Err(); err != nil {
+			return nil, fmt.Errorf("modules.dep: %w", err)
+		}
+	}
+	return ix, nil
+}
+
+// FileName returns the name of module's file (without .ko), which may mix
+// "-" and "_" ("nls_iso8859-1"); the normalised name when unknown.
+func (ix *Index) FileName(module string) string {
+	if f, ok := ix.files[Normalize(module)]; ok {
+		return f
+	}
+	return Normalize(module)
 }
 
 // Lookup returns the modules whose alias patterns match name, which is a

@@ -175,3 +175,31 @@ func TestSettleBounded(t *testing.T) {
 		t.Fatal("Settle ignored a cancelled context")
 	}
 }
+
+func TestReadIndexFileNames(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "modules.alias"), []byte("alias fs-vfat vfat\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "modules.dep"), []byte("kernel/fs/nls/nls_iso8859-1.ko:\nkernel/fs/fat/vfat.ko: kernel/fs/fat/fat.ko\n"), 0o644)
+	ix, err := ReadIndex(os.DirFS(dir), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{"nls_iso8859_1": "nls_iso8859-1", "nls-iso8859-1": "nls_iso8859-1", "vfat": "vfat", "unknown-mod": "unknown_mod"} {
+		if got := ix.FileName(in); got != want {
+			t.Errorf("FileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestColdplugLoadsByFileName(t *testing.T) {
+	ix := NewIndex(nil, nil)
+	ix.files["nls_iso8859_1"] = "nls_iso8859-1"
+	p := &fakeProber{t: t}
+	c := NewColdplug(ix, p, t.TempDir(), nil)
+	if err := c.Load("nls_iso8859_1"); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.loaded) != 1 || p.loaded[0] != "nls_iso8859-1" {
+		t.Errorf("probed %v, want the file's own name", p.loaded)
+	}
+}
