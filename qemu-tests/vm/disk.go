@@ -8,6 +8,8 @@ import (
 	"strings"
 )
 
+var execCommand = exec.Command
+
 // run runs a command and returns its error with its output.
 func run(name string, args ...string) error {
 	out, err := exec.Command(name, args...).CombinedOutput()
@@ -66,7 +68,7 @@ func BusyboxRoot(dir string) error {
 	if _, err := os.Stat(bb); err != nil {
 		return fmt.Errorf("%s missing (apt-get install busybox-static): %w", bb, err)
 	}
-	for _, d := range []string{"bin", "sbin", "etc", "proc", "sys", "dev", "run", "tmp", "seen"} {
+	for _, d := range []string{"bin", "sbin", "etc", "proc", "sys", "dev", "run", "tmp", "seen", "var/lib"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return err
 		}
@@ -79,6 +81,12 @@ func BusyboxRoot(dir string) error {
 		return err
 	}
 	if err := os.Symlink("busybox", filepath.Join(dir, "bin/sh")); err != nil {
+		return err
+	}
+	if err := WriteTree(dir, map[string]string{
+		"etc/hostname": "image-template\n",
+		"etc/hosts":    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n",
+	}); err != nil {
 		return err
 	}
 	for _, name := range []string{"sbin/init", "bin/altinit"} {
@@ -108,6 +116,11 @@ me=$0
   $B ls /sys/class/net 2>&1
 } > /seen/init.txt 2>&1
 [ -f /run/earlyinit/boot.json ] && $B cp /run/earlyinit/boot.json /seen/boot.json
+if [ -d /run/earlyinit ]; then
+  $B rm -rf /seen/run-earlyinit
+  $B cp -a /run/earlyinit /seen/run-earlyinit
+  $B ls -ln /run/earlyinit > /seen/run-earlyinit.ls
+fi
 [ -x /seen/hook ] && /seen/hook
 echo "TESTINIT: $me pid=$$ args=$* uptime=$($B cut -d' ' -f1 /proc/uptime)" > /dev/console
 $B sync
