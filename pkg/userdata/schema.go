@@ -1,0 +1,779 @@
+package userdata
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// SchemaError is one finding of Validate, placed at the YAML node it is
+// about.
+type SchemaError struct {
+	File string
+	// Line and Col are 1-based; Col is 0 when the YAML parser did not say.
+	Line, Col int
+	// Path is the dotted key path, list indexes included
+	// ("users.0.lock_passwd"); empty for the whole document.
+	Path string
+	Msg  string
+	// Warning marks advice rather than an error: deprecated forms, YAML 1.1
+	// quirks, keys cloud-init knows that earlyinit ignores. cloud-init
+	// would accept the config.
+	Warning bool
+}
+
+// Error formats e as "file:line:col: path: message".
+func (e SchemaError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	fmt.Fprintf(&b, ":%d:", e.Line)
+	if e.Col > 0 {
+		fmt.Fprintf(&b, "%d:", e.Col)
+	}
+	b.WriteString(" ")
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Validate checks a cloud-config file as `cloud-init schema --config-file`
+// does: it must start with "#cloud-config" and be a YAML map of known keys
+// with values of the right types. The result is sorted by position; nil
+// means valid. See ValidatePart for parts that need no header.
+//
+// The keys earlyinit acts on are checked in depth (bootcmd, write_files,
+// users, groups, ssh keys and options, chpasswd, password, hostname and
+// fqdn, /etc/hosts, resolv.conf, timezone, mounts and swap, runcmd,
+// final_message, phone_home, power_state, vendor_data, merge_how); network
+// is only checked to be a map. Other keys cloud-init knows (apt, packages,
+// ntp, snap...) are warnings: earlyinit ignores them. Any other key is an
+// error.
+//
+// Values are typed as cloud-init's YAML 1.1 loader types them: `off` is
+// false, `0644` is 420. Where that matters a warning (or the error's
+// message) says so.
+func Validate(file string, data []byte) []SchemaError {
+	trimmed := strings.TrimLeft(string(data), " \t\r\n")
+	if !strings.HasPrefix(trimmed, "#cloud-config") || strings.HasPrefix(trimmed, "#cloud-config-") {
+		return []SchemaError{{File: file, Line: 1, Col: 1, Msg: `a cloud-config file must begin with "#cloud-config"`}}
+	}
+	return validate(file, data)
+}
+
+// ValidatePart validates a TypeCloudConfig part (which, coming from a MIME
+// part so typed, may lack the #cloud-config line) under its filename.
+func ValidatePart(p Part) []SchemaError {
+	return validate(p.Filename, p.Content)
+}
+
+var yamlErrLine = regexp.MustCompile(`line (\d+)`)
+
+func validate(file string, data []byte) []SchemaError {
+	v := &validator{file: file, budget: maxYAMLNodes}
+	root, err := parseYAML(data)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		line := 1
+		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			// yaml.v3 gives its parser's errors ("did not find expected
+			// ...") at the 0-based line where the enclosing collection
+			// starts; its scanner's errors at the 1-based line.
+			if strings.Contains(msg, "did not find expected") {
+				line++
+				msg = strings.Replace(msg, "line "+m[1]+": ", "", 1) + " (in the collection starting here)"
+			} else {
+				msg = strings.Replace(msg, "line "+m[1]+": ", "", 1)
+			}
+		}
+		return []SchemaError{{File: file, Line: line, Msg: "invalid YAML: " + msg}}
+	}
+	if root == nil {
+		return []SchemaError{{File: file, Line: 1, Col: 1, Msg: "empty cloud-config", Warning: true}}
+	}
+	topLevel(v, root, "")
+	sort.SliceStable(v.errs, func(i, j int) bool {
+		a, b := v.errs[i], v.errs[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return v.errs
+}
+
+type validator struct {
+	file   string
+	errs   []SchemaError
+	budget int
+	over   bool
+}
+
+// check validates node n at path.
+type check func(v *validator, n *yaml.Node, path string)
+
+func (v *validator) add(n *yaml.Node, path string, warn bool, format string, args ...any) {
+	v.errs = append(v.errs, SchemaError{File: v.file, Line: n.Line, Col: n.Column, Path: path, Msg: fmt.Sprintf(format, args...), Warning: warn})
+}
+
+func (v *validator) errorf(n *yaml.Node, path, format string, args ...any) {
+	v.add(n, path, false, format, args...)
+}
+
+func (v *validator) warnf(n *yaml.Node, path, format string, args ...any) {
+	v.add(n, path, true, format, args...)
+}
+
+// deref follows aliases.
+func (v *validator) deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// spend charges one node to the budget that bounds alias expansion.
+func (v *validator) spend(n *yaml.Node, path string) bool {
+	v.budget--
+	if v.budget < 0 {
+		if !v.over {
+			v.errorf(n, path, "YAML document expands to more than %d nodes", maxYAMLNodes)
+			v.over = true
+		}
+		return false
+	}
+	return true
+}
+
+// kind is the schema type of a node and, for scalars, its value.
+func (v *validator) kind(n *yaml.Node, path string) (string, any, bool) {
+	n = v.deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "map", nil, true
+	case yaml.SequenceNode:
+		return "list", nil, true
+	case yaml.ScalarNode:
+		val, err := scalarValue(n)
+		if err != nil {
+			v.errorf(n, path, "%v", err)
+			return "", nil, false
+		}
+		return typeName(val), val, true
+	}
+	v.errorf(n, path, "unexpected YAML node")
+	return "", nil, false
+}
+
+var yaml11BoolWords = map[string]bool{"yes": true, "no": true, "on": true, "off": true}
+
+// describe names a value for a message, with a hint when YAML 1.1 typed a
+// plain scalar other than the way it reads.
+func describe(n *yaml.Node, k string, val any) string {
+	switch k {
+	case "map", "list", "null":
+		return k
+	}
+	s := fmt.Sprintf("%s %v", k, val)
+	if k == "string" {
+		s = fmt.Sprintf("string %q", val)
+	}
+	if isPlain(n) {
+		switch {
+		case k == "boolean" && yaml11BoolWords[strings.ToLower(n.Value)]:
+			s += fmt.Sprintf(" (YAML 1.1 reads unquoted %s as a boolean: quote it for a string)", n.Value)
+		case k == "integer" && n.Value != fmt.Sprint(val):
+			s += fmt.Sprintf(" (YAML 1.1 reads unquoted %s as the integer %v: quote it for a string)", n.Value, val)
+		case k != "string":
+			s += " (quote it for a string)"
+		}
+	}
+	return s
+}
+
+func (v *validator) typeError(n *yaml.Node, path string, want []string, k string, val any) {
+	v.errorf(n, path, "expected %s, got %s", strings.Join(want, " or "), describe(v.deref(n), k, val))
+}
+
+// typed accepts nodes of the given kinds ("string", "boolean", "integer",
+// "number", "null", "map", "list"). !!binary counts as a string.
+func typed(kinds ...string) check {
+	return func(v *validator, n *yaml.Node, path string) {
+		k, val, ok := v.kind(n, path)
+		if !ok {
+			return
+		}
+		for _, want := range kinds {
+			if k == want || (want == "number" && k == "integer") || (want == "string" && k == "binary") {
+				if k == "boolean" {
+					boolQuirk(v, n, path)
+				}
+				return
+			}
+		}
+		v.typeError(n, path, kinds, k, val)
+	}
+}
+
+// boolQuirk warns about yes/no/on/off used as booleans.
+func boolQuirk(v *validator, n *yaml.Node, path string) {
+	d := v.deref(n)
+	if isPlain(d) && yaml11BoolWords[strings.ToLower(d.Value)] {
+		val := yaml11Bool[d.Value]
+		v.warnf(n, path, "unquoted %s is the boolean %v in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write %v", d.Value, val, val)
+	}
+}
+
+var (
+	str     = typed("string")
+	boolean = typed("boolean")
+	integer = typed("integer")
+	anyMap  = typed("map")
+	anyList = typed("list")
+)
+
+// oneOf dispatches on the node's kind; a nil check accepts.
+func oneOf(alts map[string]check) check {
+	return func(v *validator, n *yaml.Node, path string) {
+		k, val, ok := v.kind(n, path)
+		if !ok {
+			return
+		}
+		if c, ok := alts[k]; ok {
+			if c != nil {
+				c(v, n, path)
+			}
+			return
+		}
+		want := make([]string, 0, len(alts))
+		for a := range alts {
+			want = append(want, a)
+		}
+		sort.Strings(want)
+		v.typeError(n, path, want, k, val)
+	}
+}
+
+// listOf checks a list and each item; max 0 is no maximum.
+func listOf(item check, min, max int) check {
+	return func(v *validator, n *yaml.Node, path string) {
+		k, val, ok := v.kind(n, path)
+		if !ok {
+			return
+		}
+		if k != "list" {
+			v.typeError(n, path, []string{"list"}, k, val)
+			return
+		}
+		d := v.deref(n)
+		if len(d.Content) < min {
+			v.errorf(n, path, "needs at least %d item(s), has %d", min, len(d.Content))
+		}
+		if max > 0 && len(d.Content) > max {
+			v.errorf(n, path, "takes at most %d items, has %d", max, len(d.Content))
+		}
+		for i, c := range d.Content {
+			if !v.spend(c, path) {
+				return
+			}
+			if item != nil {
+				item(v, c, fmt.Sprintf("%s.%d", path, i))
+			}
+		}
+	}
+}
+
+// enum accepts the given scalar values.
+func enum(vals ...any) check {
+	return func(v *validator, n *yaml.Node, path string) {
+		k, val, ok := v.kind(n, path)
+		if !ok {
+			return
+		}
+		if k != "map" && k != "list" {
+			for _, want := range vals {
+				if val == want {
+					return
+				}
+			}
+		}
+		var names []string
+		for _, w := range vals {
+			names = append(names, fmt.Sprintf("%#v", w))
+		}
+		v.errorf(n, path, "expected one of %s, got %s", strings.Join(names, ", "), describe(v.deref(n), k, val))
+	}
+}
+
+func deprecated(note string, c check) check {
+	return func(v *validator, n *yaml.Node, path string) {
+		v.warnf(n, path, "deprecated: %s", note)
+		if c != nil {
+			c(v, n, path)
+		}
+	}
+}
+
+func pattern(re string, what string) check {
+	rx := regexp.MustCompile(re)
+	return func(v *validator, n *yaml.Node, path string) {
+		k, val, ok := v.kind(n, path)
+		if !ok {
+			return
+		}
+		if k != "string" {
+			v.typeError(n, path, []string{"string"}, k, val)
+			return
+		}
+		if !rx.MatchString(val.(string)) {
+			v.errorf(n, path, "%q is not %s", val, what)
+		}
+	}
+}
+
+// obj describes a map.
+type obj struct {
+	props    map[string]check
+	required []string
+	// keys, when set, admits keys not in props that match it, with values
+	// checked by values. Any other key is an error.
+	keys   *regexp.Regexp
+	values check
+	// oneRequired: at least one of these keys must be present.
+	oneRequired []string
+}
+
+func (o obj) check(v *validator, n *yaml.Node, path string) {
+	k, val, ok := v.kind(n, path)
+	if !ok {
+		return
+	}
+	if k != "map" {
+		v.typeError(n, path, []string{"map"}, k, val)
+		return
+	}
+	d := v.deref(n)
+	seen := map[string]*yaml.Node{}
+	walkMap(v, d, path, func(key, value *yaml.Node) {
+		name := key.Value
+		p := joinPath(path, name)
+		if prev, dup := seen[name]; dup {
+			v.warnf(key, p, "duplicate key (first at line %d): the last one wins", prev.Line)
+		}
+		seen[name] = key
+		if c, ok := o.props[name]; ok {
+			if c != nil {
+				c(v, value, p)
+			}
+			return
+		}
+		if o.keys != nil && o.keys.MatchString(name) {
+			if o.values != nil {
+				o.values(v, value, p)
+			}
+			return
+		}
+		v.errorf(key, p, "unknown key")
+	})
+	for _, r := range o.required {
+		if _, ok := seen[r]; !ok {
+			v.errorf(n, path, "missing required key %q", r)
+		}
+	}
+	if len(o.oneRequired) > 0 {
+		found := false
+		for _, r := range o.oneRequired {
+			if _, ok := seen[r]; ok {
+				found = true
+			}
+		}
+		if !found {
+			v.errorf(n, path, "missing required key %s", quoteAll(o.oneRequired, " or "))
+		}
+	}
+}
+
+// walkMap calls f for each key and value of a map node, merge keys (<<)
+// expanded in place.
+func walkMap(v *validator, m *yaml.Node, path string, f func(key, value *yaml.Node)) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, value := m.Content[i], m.Content[i+1]
+		if !v.spend(key, path) {
+			return
+		}
+		if isMergeKey(key) {
+			src := v.deref(value)
+			var maps []*yaml.Node
+			switch src.Kind {
+			case yaml.MappingNode:
+				maps = []*yaml.Node{src}
+			case yaml.SequenceNode:
+				maps = src.Content
+			}
+			if len(maps) == 0 {
+				v.errorf(value, path, "merge key << needs a mapping or a list of mappings")
+			}
+			for _, mm := range maps {
+				if mm = v.deref(mm); mm.Kind == yaml.MappingNode {
+					walkMap(v, mm, path, f)
+				} else {
+					v.errorf(value, path, "merge key << needs a mapping or a list of mappings")
+				}
+			}
+			continue
+		}
+		key = v.deref(key)
+		if key.Kind != yaml.ScalarNode {
+			v.errorf(key, path, "map key must be a scalar")
+			continue
+		}
+		f(key, value)
+	}
+}
+
+func quoteAll(ss []string, sep string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, sep)
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// permissions checks a write_files mode: cloud-init takes an octal string,
+// or an integer used as the mode's value.
+func permissions(v *validator, n *yaml.Node, path string) {
+	k, val, ok := v.kind(n, path)
+	if !ok {
+		return
+	}
+	switch k {
+	case "string":
+		s := strings.TrimSpace(val.(string))
+		digits := strings.TrimPrefix(strings.TrimPrefix(s, "0o"), "0O")
+		m, err := strconv.ParseUint(digits, 8, 32)
+		switch {
+		case err != nil || digits == "":
+			v.errorf(n, path, "%q is not an octal mode", s)
+		case m > 0o7777:
+			v.errorf(n, path, "mode %q is out of range", s)
+		}
+	case "integer":
+		i := val.(int)
+		if i < 0 || i > 0o7777 {
+			v.errorf(n, path, "mode %d is out of range", i)
+			return
+		}
+		raw := v.deref(n).Value
+		if len(raw) > 1 && raw[0] == '0' && raw[1] != 'x' && raw[1] != 'b' {
+			v.warnf(n, path, "unquoted %s is YAML 1.1 octal for %d, i.e. mode %#o as meant: quote it (\"%s\") so that YAML 1.2 tools agree", raw, i, i, raw)
+		} else {
+			v.warnf(n, path, "unquoted %s is the decimal integer %d, i.e. mode %#o: likely a mistake; for mode %s write \"0%s\"", raw, i, i, raw, raw)
+		}
+	default:
+		v.typeError(n, path, []string{"string"}, k, val)
+	}
+}
+
+func strOrStrList(min int) check {
+	return oneOf(map[string]check{"string": nil, "list": listOf(str, min, 0)})
+}
+
+var anyKey = regexp.MustCompile(`^.+$`)
+
+var userSchema = obj{
+	oneRequired: []string{"name", "snapuser"},
+	props: map[string]check{
+		"name":       str,
+		"expiredate": pattern(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, "a date (YYYY-MM-DD)"),
+		"gecos":      str,
+		"groups": oneOf(map[string]check{
+			"string": nil,
+			"list":   listOf(str, 1, 0),
+			"map":    deprecated("groups as a map; use a list", obj{keys: anyKey, values: typed("null")}.check),
+		}),
+		"homedir":             str,
+		"inactive":            str,
+		"lock-passwd":         deprecated("lock-passwd; use lock_passwd", boolean),
+		"lock_passwd":         boolean,
+		"no_create_home":      boolean,
+		"no_log_init":         boolean,
+		"no_user_group":       boolean,
+		"passwd":              str,
+		"hashed_passwd":       str,
+		"plain_text_passwd":   str,
+		"create_groups":       boolean,
+		"primary_group":       str,
+		"selinux_user":        str,
+		"shell":               str,
+		"snapuser":            str,
+		"ssh_authorized_keys": listOf(str, 1, 0),
+		"ssh_import_id":       listOf(str, 1, 0),
+		"ssh_redirect_user":   boolean,
+		"system":              boolean,
+		"sudo": oneOf(map[string]check{
+			"string":  nil,
+			"null":    nil,
+			"list":    listOf(str, 0, 0),
+			"boolean": deprecated("sudo as a boolean; give a sudoers rule, or null for none", boolean),
+		}),
+		"uid": oneOf(map[string]check{
+			"integer": nil,
+			"string":  deprecated("uid as a string; use an integer", nil),
+		}),
+	},
+}
+
+var groupsByName = obj{keys: anyKey, values: strOrStrList(1)}
+
+const sizeString = `^([0-9]+)?\.?[0-9]+[BKMGT]$`
+
+// chpasswdUser is one chpasswd.users entry: {name, type: RANDOM} or
+// {name, password, type: hash|text}.
+func chpasswdUser(v *validator, n *yaml.Node, path string) {
+	k, val, ok := v.kind(n, path)
+	if !ok {
+		return
+	}
+	if k != "map" {
+		v.typeError(n, path, []string{"map"}, k, val)
+		return
+	}
+	hasPassword := false
+	walkMap(v, v.deref(n), path, func(key, _ *yaml.Node) {
+		if key.Value == "password" {
+			hasPassword = true
+		}
+	})
+	if hasPassword {
+		obj{required: []string{"name", "password"}, props: map[string]check{
+			"name": str, "password": str, "type": enum("hash", "text"),
+		}}.check(v, n, path)
+		return
+	}
+	obj{required: []string{"name", "type"}, props: map[string]check{
+		"name": str, "type": enum("RANDOM"),
+	}}.check(v, n, path)
+}
+
+func unsupported(c check) check {
+	return func(v *validator, n *yaml.Node, path string) {
+		v.warnf(n, path, "not supported by earlyinit: ignored")
+		if c != nil {
+			c(v, n, path)
+		}
+	}
+}
+
+func mergeHow(v *validator, n *yaml.Node, path string) {
+	if !v.spend(n, path) {
+		return
+	}
+	val, err := (&resolver{budget: 10000}).value(v.deref(n))
+	if err != nil {
+		v.errorf(n, path, "%v", err)
+		return
+	}
+	if val == nil {
+		return
+	}
+	specs, err := parseMergeHow(val)
+	if err == nil {
+		_, err = newMerger(specs)
+	}
+	if err != nil {
+		v.errorf(n, path, "%v", err)
+	}
+}
+
+// cloudInitOnly are top-level keys cloud-init 22.4 knows (its schema and its
+// base configuration) that earlyinit does not act on.
+var cloudInitOnly = []string{
+	"cloud_config_modules", "cloud_final_modules", "cloud_init_modules", "autoinstall", "ansible",
+	"apk_repos", "apt_pipelining", "byobu_by_default", "ca-certs", "ca_certs", "chef",
+	"disable_ec2_metadata", "device_aliases", "disk_setup", "fs_setup", "fan", "growpart",
+	"grub-dpkg", "grub_dpkg", "updates", "keyboard", "ssh", "ssh_fp_console_blacklist",
+	"ssh_key_console_blacklist", "landscape", "locale", "locale_configfile", "lxd", "mcollective",
+	"migrate", "puppet", "resize_rootfs", "rh_subscription", "rsyslog", "salt_minion",
+	"random_seed", "snap", "spacewalk", "authkey_hash", "no_ssh_fingerprints", "ssh_import_id",
+	"ubuntu_advantage", "drivers", "wireguard", "yum_repo_dir", "yum_repos", "zypper", "reporting",
+	"datasource", "datasource_list", "def_log_file", "log_cfgs", "output", "syslog_fix_perms",
+	"system_info", "vendor_data2", "manual_cache_clean", "launch-index",
+}
+
+// topSchema is built by newTopSchema: Go forbids the initialisation cycle a
+// package-level literal would make (checks refer to the schema's helpers).
+func newTopSchema() obj {
+	top := obj{props: map[string]check{
+		"bootcmd": listOf(strOrStrList(0), 1, 0),
+		"runcmd":  listOf(oneOf(map[string]check{"string": nil, "list": listOf(str, 0, 0), "null": nil}), 1, 0),
+		"write_files": listOf(obj{required: []string{"path"}, props: map[string]check{
+			"path":        str,
+			"content":     str,
+			"owner":       str,
+			"permissions": permissions,
+			"encoding":    enum("gz", "gzip", "gz+base64", "gzip+base64", "gz+b64", "gzip+b64", "b64", "base64", "text/plain"),
+			"append":      boolean,
+			"defer":       boolean,
+		}}.check, 1, 0),
+		"users": oneOf(map[string]check{
+			"string": nil,
+			"map":    nil,
+			"list": listOf(oneOf(map[string]check{
+				"string": nil,
+				"list":   listOf(str, 0, 0),
+				"map":    userSchema.check,
+			}), 1, 0),
+		}),
+		"user": oneOf(map[string]check{"string": nil, "map": userSchema.check}),
+		"groups": oneOf(map[string]check{
+			"string": nil,
+			"map":    groupsByName.check,
+			"list":   listOf(oneOf(map[string]check{"string": nil, "map": groupsByName.check}), 1, 0),
+		}),
+		"ssh_authorized_keys":   listOf(str, 1, 0),
+		"disable_root":          boolean,
+		"disable_root_opts":     str,
+		"allow_public_ssh_keys": boolean,
+		"ssh_deletekeys":        boolean,
+		"ssh_quiet_keygen":      boolean,
+		"ssh_genkeytypes":       listOf(enum("dsa", "ecdsa", "ed25519", "rsa"), 1, 0),
+		"ssh_keys":              obj{keys: regexp.MustCompile(`^(dsa|ecdsa|ed25519|rsa)_(public|private|certificate)$`), values: str}.check,
+		"ssh_publish_hostkeys": obj{props: map[string]check{
+			"enabled": boolean, "blacklist": listOf(str, 0, 0),
+		}}.check,
+		"ssh_pwauth": oneOf(map[string]check{
+			"boolean": boolean,
+			"string":  deprecated(`ssh_pwauth as a string; use a boolean (or leave it out for "unchanged")`, nil),
+		}),
+		"chpasswd": obj{props: map[string]check{
+			"expire": boolean,
+			"users":  listOf(chpasswdUser, 0, 0),
+			"list": deprecated("chpasswd.list; use chpasswd.users", oneOf(map[string]check{
+				"string": nil,
+				"list":   listOf(pattern(`^.+:.+$`, "a user:password pair"), 1, 0),
+			})),
+		}}.check,
+		"password":                  str,
+		"hostname":                  str,
+		"fqdn":                      str,
+		"prefer_fqdn_over_hostname": boolean,
+		"preserve_hostname":         boolean,
+		"manage_etc_hosts": oneOf(map[string]check{
+			"boolean": boolean,
+			"string": func(v *validator, n *yaml.Node, path string) {
+				if _, val, _ := v.kind(n, path); val == "template" {
+					v.warnf(n, path, `deprecated: "template"; use true`)
+					return
+				}
+				enum("localhost", "template")(v, n, path)
+			},
+		}),
+		"manage_resolv_conf": boolean,
+		"resolv_conf": obj{props: map[string]check{
+			"nameservers": anyList, "searchdomains": anyList, "domain": str, "sortlist": anyList, "options": anyMap,
+		}}.check,
+		"timezone": str,
+		// cloud-init's code takes null mount fields (drop the entry), its
+		// schema does not; we follow the code.
+		"mounts":               listOf(listOf(oneOf(map[string]check{"string": nil, "null": nil}), 1, 6), 1, 0),
+		"mount_default_fields": listOf(oneOf(map[string]check{"string": nil, "null": nil}), 6, 6),
+		"swap": obj{props: map[string]check{
+			"filename": str,
+			"size": oneOf(map[string]check{
+				"integer": nil,
+				"string": func(v *validator, n *yaml.Node, path string) {
+					if _, val, _ := v.kind(n, path); val != "auto" {
+						pattern(sizeString, `"auto" or a size like 512M`)(v, n, path)
+					}
+				},
+			}),
+			"maxsize": oneOf(map[string]check{"integer": nil, "string": pattern(sizeString, "a size like 2G")}),
+		}}.check,
+		"final_message": str,
+		"phone_home": obj{required: []string{"url"}, props: map[string]check{
+			"url": str,
+			"post": oneOf(map[string]check{
+				"string": enum("all"),
+				"list":   listOf(enum("pub_key_dsa", "pub_key_rsa", "pub_key_ecdsa", "pub_key_ed25519", "instance_id", "hostname", "fqdn"), 0, 0),
+			}),
+			"tries": integer,
+		}}.check,
+		"power_state": obj{required: []string{"mode"}, props: map[string]check{
+			"delay": oneOf(map[string]check{
+				"integer": func(v *validator, n *yaml.Node, path string) {
+					if _, val, _ := v.kind(n, path); val.(int) < 0 {
+						v.errorf(n, path, "delay must not be negative")
+					}
+				},
+				"string": func(v *validator, n *yaml.Node, path string) {
+					if _, val, _ := v.kind(n, path); val != "now" {
+						deprecated("delay as a string; use an integer of minutes", pattern(`^\+?[0-9]+$`, `"now" or +minutes`))(v, n, path)
+					}
+				},
+			}),
+			"mode":      enum("poweroff", "reboot", "halt"),
+			"message":   str,
+			"timeout":   integer,
+			"condition": oneOf(map[string]check{"string": nil, "boolean": boolean, "list": nil}),
+		}}.check,
+		"vendor_data": obj{props: map[string]check{
+			"enabled": oneOf(map[string]check{
+				"boolean": boolean,
+				"string":  deprecated("vendor_data.enabled as a string; use a boolean", nil),
+			}),
+			"prefix": oneOf(map[string]check{
+				"string": nil,
+				"list":   listOf(typed("string", "integer"), 0, 0),
+			}),
+			// Read by cloud-init's stages.py though not in its schema.
+			"disabled_handlers": listOf(str, 0, 0),
+		}}.check,
+		"network":    anyMap,
+		"merge_how":  mergeHow,
+		"merge_type": mergeHow,
+		"packages": unsupported(listOf(oneOf(map[string]check{
+			"string": nil, "list": listOf(str, 2, 2),
+		}), 1, 0)),
+		"package_update":             unsupported(boolean),
+		"package_upgrade":            unsupported(boolean),
+		"package_reboot_if_required": unsupported(boolean),
+		"apt_update":                 unsupported(deprecated("apt_update; use package_update", boolean)),
+		"apt_upgrade":                unsupported(deprecated("apt_upgrade; use package_upgrade", boolean)),
+		"apt_reboot_if_required":     unsupported(deprecated("apt_reboot_if_required; use package_reboot_if_required", boolean)),
+		"apt":                        unsupported(anyMap),
+		"ntp":                        unsupported(typed("map", "null")),
+	}}
+	for _, k := range cloudInitOnly {
+		if _, ok := top.props[k]; !ok {
+			top.props[k] = unsupported(nil)
+		}
+	}
+	return top
+}
+
+var topSchema = newTopSchema()
+
+func topLevel(v *validator, n *yaml.Node, path string) {
+	k, val, ok := v.kind(n, path)
+	if !ok {
+		return
+	}
+	if k != "map" {
+		v.errorf(n, path, "cloud-config must be a map of keys, got %s", describe(v.deref(n), k, val))
+		return
+	}
+	topSchema.check(v, n, path)
+}

@@ -1,0 +1,225 @@
+package userdata
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		// want lists Error() strings; a "W " prefix marks a warning.
+		want []string
+	}{
+		{name: "valid", doc: `#cloud-config
+hostname: web-1
+fqdn: web-1.example.com
+preserve_hostname: false
+manage_etc_hosts: localhost
+bootcmd:
+  - echo boot
+  - [sh, -c, "echo $INSTANCE_ID"]
+runcmd:
+  - [ls, -l]
+  - echo hi
+write_files:
+  - path: /etc/motd
+    content: hello
+    permissions: "0644"
+    encoding: text/plain
+    owner: root:root
+    append: true
+    defer: false
+  - path: /etc/bin
+    content: !!binary aGk=
+    encoding: b64
+users:
+  - default
+  - name: bob
+    gecos: Bob
+    groups: [adm, sudo]
+    shell: /bin/bash
+    sudo: "ALL=(ALL) NOPASSWD:ALL"
+    lock_passwd: true
+    ssh_authorized_keys: [ssh-ed25519 AAAA bob]
+    uid: 1001
+    expiredate: "2030-01-01"
+groups: [admins, {cloud-users: [bob]}]
+ssh_authorized_keys: [ssh-rsa AAAA root]
+ssh_keys: {ed25519_private: x, ed25519_public: y}
+ssh_genkeytypes: [ed25519, rsa]
+disable_root: true
+ssh_pwauth: false
+chpasswd:
+  expire: false
+  users:
+    - {name: bob, password: "$6$x", type: hash}
+    - {name: alice, type: RANDOM}
+timezone: Europe/Paris
+mounts:
+  - [/dev/vdb, /mnt, auto, "defaults,nofail", "0", "2"]
+  - [swap, null]
+swap: {filename: /swap.img, size: auto, maxsize: 2G}
+resolv_conf: {nameservers: [1.1.1.1], domain: example.com}
+manage_resolv_conf: true
+final_message: done after $UPTIME
+phone_home: {url: "http://example.com/$INSTANCE_ID/", post: all, tries: 3}
+power_state: {mode: reboot, delay: 5, timeout: 30, condition: true}
+vendor_data: {enabled: true, prefix: [/usr/bin/ltrace]}
+network: {config: disabled}
+merge_how: list(append)+dict(recurse_array)+str()
+`},
+		{name: "no header", doc: "hostname: x\n", want: []string{`f:1:1: a cloud-config file must begin with "#cloud-config"`}},
+		{name: "archive header", doc: "#cloud-config-archive\n- a\n", want: []string{`f:1:1: a cloud-config file must begin with "#cloud-config"`}},
+		{name: "bad YAML: unclosed flow list", doc: "#cloud-config\na: [\n  b\nc: d\n", want: []string{"f:2: invalid YAML: did not find expected ',' or ']' (in the collection starting here)"}},
+		{name: "bad YAML: scanner", doc: "#cloud-config\n\n\na: b: c\n", want: []string{"f:4: invalid YAML: mapping values are not allowed in this context"}},
+		{name: "bad YAML: tab", doc: "#cloud-config\nx: 1\na:\n\t- b\n", want: []string{"f:4: invalid YAML: found character that cannot start any token"}},
+		{name: "two documents", doc: "#cloud-config\na: 1\n---\nb: 2\n", want: []string{"f:3: invalid YAML: expected a single YAML document, found another at line 3"}},
+		{name: "not a map", doc: "#cloud-config\n- a\n", want: []string{"f:2:1: cloud-config must be a map of keys, got list"}},
+		{name: "empty", doc: "#cloud-config\n", want: []string{"W f:1:1: empty cloud-config"}},
+		{name: "unknown keys", doc: "#cloud-config\nhostname: a\nhostnme: b\nusers:\n  - name: x\n    shel: /bin/sh\n", want: []string{
+			"f:3:1: hostnme: unknown key",
+			"f:6:5: users.0.shel: unknown key",
+		}},
+		{name: "wrong types", doc: `#cloud-config
+hostname: 42
+ssh_pwauth: [x]
+runcmd: echo hi
+bootcmd: []
+write_files:
+  - path: /x
+    encoding: zip
+    append: "yes"
+users:
+  - name: bob
+    groups: 7
+ssh_genkeytypes: [rsa, dss]
+power_state: {mode: sleep}
+`, want: []string{
+			"f:2:11: hostname: expected string, got integer 42 (quote it for a string)",
+			"f:3:13: ssh_pwauth: expected boolean or string, got list",
+			"f:4:9: runcmd: expected list, got string \"echo hi\"",
+			"f:5:10: bootcmd: needs at least 1 item(s), has 0",
+			`f:8:15: write_files.0.encoding: expected one of "gz", "gzip", "gz+base64", "gzip+base64", "gz+b64", "gzip+b64", "b64", "base64", "text/plain", got string "zip"`,
+			`f:9:13: write_files.0.append: expected boolean, got string "yes"`,
+			"f:12:13: users.0.groups: expected list or map or string, got integer 7 (quote it for a string)",
+			`f:13:24: ssh_genkeytypes.1: expected one of "dsa", "ecdsa", "ed25519", "rsa", got string "dss"`,
+			`f:14:21: power_state.mode: expected one of "poweroff", "reboot", "halt", got string "sleep"`,
+		}},
+		{name: "YAML 1.1 booleans", doc: "#cloud-config\nssh_pwauth: off\ndisable_root: no\npackage_update: yes\nusers:\n  - name: a\n    lock_passwd: On\nhostname: off\ntimezone: 'no'\n", want: []string{
+			"W f:2:13: ssh_pwauth: unquoted off is the boolean false in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write false",
+			"W f:3:15: disable_root: unquoted no is the boolean false in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write false",
+			"W f:4:17: package_update: not supported by earlyinit: ignored",
+			"W f:4:17: package_update: unquoted yes is the boolean true in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write true",
+			"W f:7:18: users.0.lock_passwd: unquoted On is the boolean true in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write true",
+			"f:8:11: hostname: expected string, got boolean false (YAML 1.1 reads unquoted off as a boolean: quote it for a string)",
+		}},
+		{name: "permissions", doc: `#cloud-config
+write_files:
+  - {path: /a, permissions: 0644}
+  - {path: /b, permissions: 644}
+  - {path: /c, permissions: "0o600"}
+  - {path: /d, permissions: "rw-r--r--"}
+  - {path: /e, permissions: 0x1ff}
+  - {path: /f, permissions: 99999}
+  - {path: /g, permissions: "0755"}
+`, want: []string{
+			`W f:3:29: write_files.0.permissions: unquoted 0644 is YAML 1.1 octal for 420, i.e. mode 0644 as meant: quote it ("0644") so that YAML 1.2 tools agree`,
+			`W f:4:29: write_files.1.permissions: unquoted 644 is the decimal integer 644, i.e. mode 01204: likely a mistake; for mode 644 write "0644"`,
+			`f:6:29: write_files.3.permissions: "rw-r--r--" is not an octal mode`,
+			`W f:7:29: write_files.4.permissions: unquoted 0x1ff is the decimal integer 511, i.e. mode 0777: likely a mistake; for mode 0x1ff write "00x1ff"`,
+			"f:8:29: write_files.5.permissions: mode 99999 is out of range",
+		}},
+		{name: "cloud-init keys earlyinit ignores, deprecations", doc: "#cloud-config\napt: {preserve_sources_list: true}\nsnap: {commands: [a]}\nntp: {enabled: true}\nchpasswd: {list: \"a:b\"}\nuser: {name: x, lock-passwd: true}\nmanage_etc_hosts: template\nvendor_data: {enabled: \"false\"}\n", want: []string{
+			"W f:2:6: apt: not supported by earlyinit: ignored",
+			"W f:3:7: snap: not supported by earlyinit: ignored",
+			"W f:4:6: ntp: not supported by earlyinit: ignored",
+			"W f:5:18: chpasswd.list: deprecated: chpasswd.list; use chpasswd.users",
+			"W f:6:30: user.lock-passwd: deprecated: lock-passwd; use lock_passwd",
+			`W f:7:19: manage_etc_hosts: deprecated: "template"; use true`,
+			"W f:8:24: vendor_data.enabled: deprecated: vendor_data.enabled as a string; use a boolean",
+		}},
+		{name: "duplicates, anchors, merge keys", doc: "#cloud-config\nhostname: a\nhostname: b\nx-base: &u {name: a, shel: x}\n", want: []string{
+			"W f:3:1: hostname: duplicate key (first at line 2): the last one wins",
+			"f:4:1: x-base: unknown key",
+		}},
+		{name: "merge key expands into the checked map", doc: "#cloud-config\nusers:\n  - &u {name: a, shell: /bin/sh}\n  - <<: *u\n    name: b\n    shel: x\n", want: []string{
+			"W f:5:5: users.1.name: duplicate key (first at line 3): the last one wins",
+			"f:6:5: users.1.shel: unknown key",
+		}},
+		{name: "bad merge_how", doc: "#cloud-config\nmerge_how: dict(replace)+frob()\nmerge_type: 3\n", want: []string{
+			`f:2:12: merge_how: unknown merger "frob" (known: dict, list, str)`,
+			"f:3:13: merge_type: merge_how must be a string or a list, not integer",
+		}},
+		{name: "chpasswd users", doc: "#cloud-config\nchpasswd:\n  users:\n    - {name: a}\n    - {name: b, password: c, type: RANDOM}\n    - x\n", want: []string{
+			`f:4:7: chpasswd.users.0: missing required key "type"`,
+			`f:5:36: chpasswd.users.1.type: expected one of "hash", "text", got string "RANDOM"`,
+			`f:6:7: chpasswd.users.2: expected map, got string "x"`,
+		}},
+		{name: "ssh_keys and sizes", doc: "#cloud-config\nssh_keys: {rsa_private: k, ed448_public: p}\nswap: {size: 10X}\nusers:\n  - {name: a, expiredate: 2030-1-1}\n", want: []string{
+			"f:2:28: ssh_keys.ed448_public: unknown key",
+			`f:3:14: swap.size: "10X" is not "auto" or a size like 512M`,
+			`f:5:27: users.0.expiredate: "2030-1-1" is not a date (YYYY-MM-DD)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range Validate("f", []byte(tt.doc)) {
+				s := e.Error()
+				if e.Warning {
+					s = "W " + s
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Validate:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestValidatePart(t *testing.T) {
+	p := Part{Type: TypeCloudConfig, Filename: "part-002", Content: []byte("hostname: 1\n")}
+	errs := ValidatePart(p)
+	if len(errs) != 1 || errs[0].Error() != "part-002:1:11: hostname: expected string, got integer 1 (quote it for a string)" {
+		t.Errorf("ValidatePart: %v", errs)
+	}
+}
+
+func TestSchemaErrorFormat(t *testing.T) {
+	for _, tt := range []struct {
+		e    SchemaError
+		want string
+	}{
+		{SchemaError{File: "u", Line: 3, Col: 5, Path: "a.0", Msg: "m"}, "u:3:5: a.0: m"},
+		{SchemaError{File: "u", Line: 3, Msg: "m"}, "u:3: m"},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestAliasBomb(t *testing.T) {
+	// 10^8 nodes once expanded, 1 KiB as written.
+	var b strings.Builder
+	b.WriteString("#cloud-config\nnetwork:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "  a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	doc := []byte(b.String())
+	if _, err := loadYAML(doc); err == nil || !strings.Contains(err.Error(), "expands to more than") {
+		t.Errorf("loadYAML: %v", err)
+	}
+	cfg, warns := MergeParts([]Part{ccPart("bomb", string(doc), "")})
+	if len(cfg) != 0 || !hasWarning(warns, "expands to more than") {
+		t.Errorf("MergeParts: %d keys, warnings %q", len(cfg), warns)
+	}
+	// The schema only walks as deep as it knows keys, so it stays small.
+	if errs := Validate("f", doc); len(errs) != 0 {
+		t.Errorf("Validate: %v", errs)
+	}
+}
