@@ -1,0 +1,94 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+)
+
+// capture runs the CLI with args and returns its exit code and stdout.
+func capture(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	code := run(args)
+	os.Stdout = old
+	w.Close()
+	out, _ := io.ReadAll(r)
+	return code, string(out)
+}
+
+func TestNetConvert(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "nd.json")
+	os.WriteFile(in, []byte(`{"links": [{"id": "l0", "type": "phy", "ethernet_mac_address": "FA:16:3E:00:00:0A", "mtu": 1450}],
+ "networks": [{"id": "n0", "link": "l0", "type": "ipv4", "ip_address": "10.0.0.5", "netmask": "255.255.255.0",
+   "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "10.0.0.1"}]}],
+ "services": [{"type": "dns", "address": "10.0.0.2"}]}`), 0o644)
+	dir := t.TempDir()
+	code, _ := capture(t, "net-convert", "-p", in, "-k", "network_data.json", "-d", dir, "-D", "debian", "-O", "eni", "-m", "ens3,fa:16:3e:00:00:0a")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "etc/network/interfaces.d/50-earlyinit.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"iface ens3 inet static", "address 10.0.0.5/24", "mtu 1450", "10.0.0.1", "dns-nameservers 10.0.0.2"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("ENI output lacks %q:\n%s", want, b)
+		}
+	}
+	for _, bad := range [][]string{
+		{"net-convert", "-p", in, "-k", "network_data.json", "-O", "eni"},                 // no -d
+		{"net-convert", "-p", in, "-k", "network_data.json", "-d", dir, "-O", "bogus"},    // bad renderer
+		{"net-convert", "-p", in + ".missing", "-k", "yaml", "-d", dir, "-O", "networkd"}, // no input
+		{"net-convert", "-p", in, "-k", "network_data.json", "-d", dir, "-O", "eni", "-m", "nocomma"},
+	} {
+		if code, _ := capture(t, bad...); code == 0 {
+			t.Errorf("%v: exit 0", bad)
+		}
+	}
+}
+
+func TestQuery(t *testing.T) {
+	dir := t.TempDir()
+	root, err := rootfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &instance.Data{Datasource: "nocloud", CloudName: "nocloud", Platform: "nocloud", Subplatform: "seed-dir (/x)",
+		InstanceID: "iid-q", LocalHostname: "qhost", UserData: []byte("#cloud-config\n"), AdminPass: "pw", Meta: map[string]any{"instance-id": "iid-q"}}
+	if err := instance.NewCache(root).Store(d, instance.StoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"query", "--root", dir, "v1.instance_id"}, "iid-q\n", 0},
+		{[]string{"query", "--root", dir, "local_hostname"}, "qhost\n", 0},
+		{[]string{"query", "--root", dir, "userdata"}, "#cloud-config\n\n", 0},
+		{[]string{"query", "--root", dir, "no.such.key"}, "", 1},
+		{[]string{"query", "--root", dir}, "", 2},
+		{[]string{"query", "--root", t.TempDir(), "v1"}, "", 1},
+	} {
+		code, out := capture(t, tt.args...)
+		if code != tt.code || (tt.want != "" && out != tt.want) {
+			t.Errorf("%v: exit %d, %q; want %d, %q", tt.args, code, out, tt.code, tt.want)
+		}
+	}
+	code, out := capture(t, "query", "--root", dir, "--list-keys")
+	if code != 0 || !strings.Contains(out, "v1\n") || !strings.Contains(out, "ds\n") {
+		t.Errorf("--list-keys: %d %q", code, out)
+	}
+}
