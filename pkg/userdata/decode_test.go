@@ -312,6 +312,14 @@ func TestDecodeGzipBomb(t *testing.T) {
 	if _, _, err := decode(two, limit); !errors.Is(err, ErrTooBig) {
 		t.Errorf("two parts of 3/4 the limit: err = %v, want ErrTooBig", err)
 	}
+	// Archive entries count too: aliases cannot repeat a string past it.
+	archive := "#cloud-config-archive\n- &big \"#!/bin/sh " + strings.Repeat("x", 1000) + "\"\n" + strings.Repeat("- *big\n", 5)
+	if _, _, err := decode([]byte(archive), limit); !errors.Is(err, ErrTooBig) {
+		t.Errorf("archive of aliases: err = %v, want ErrTooBig", err)
+	}
+	if parts, _, err := decode([]byte(archive), 8*limit); err != nil || len(parts) != 6 {
+		t.Errorf("archive of aliases under a larger limit: %d parts, err %v", len(parts), err)
+	}
 	// A gzipped message holding a gzipped part inflates twice, within the limit.
 	if _, _, err := decode(gz(t, one), limit); err != nil {
 		t.Errorf("gzipped message with one part: %v", err)

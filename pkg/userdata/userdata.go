@@ -243,8 +243,7 @@ func (d *decoder) leaf(ctype, filename, mergeType string, payload []byte) error 
 		d.parts = append(d.parts, Part{Type: TypeInclude, Filename: filename, Content: payload})
 		return nil
 	case typeArchive:
-		d.archive(filename, payload)
-		return nil
+		return d.archive(filename, payload)
 	}
 	d.attach(ctype, filename, mergeType, payload)
 	return nil
@@ -304,19 +303,22 @@ func firstLine(b []byte, n int) string {
 // Unlike cloud-init, an entry typed (or starting) #include is kept as an
 // include, so FetchIncludes expands it; cloud-init would drop it as an
 // unhandled type.
-func (d *decoder) archive(filename string, payload []byte) {
+//
+// The entries' content counts against the size limit: YAML aliases could
+// otherwise repeat one big string without end.
+func (d *decoder) archive(filename string, payload []byte) error {
 	v, err := loadYAML(payload)
 	if err != nil {
 		d.warnf("part %s: #cloud-config-archive: %v: skipped", partName(filename), err)
-		return
+		return nil
 	}
 	if v == nil {
-		return
+		return nil
 	}
 	entries, ok := v.([]any)
 	if !ok {
 		d.warnf("part %s: #cloud-config-archive must be a YAML list, not %s: skipped", partName(filename), typeName(v))
-		return
+		return nil
 	}
 	for i, e := range entries {
 		where := fmt.Sprintf("part %s: #cloud-config-archive entry %d", partName(filename), i)
@@ -340,6 +342,10 @@ func (d *decoder) archive(filename string, payload []byte) {
 			d.warnf("%s: content is a %s, not a string: skipped", where, typeName(c))
 			continue
 		}
+		if len(content) > d.budget {
+			return fmt.Errorf("%w: #cloud-config-archive entries add up to more than %d bytes", ErrTooBig, d.limit)
+		}
+		d.budget -= len(content)
 		ctype := ""
 		if t, ok := m["type"]; ok && t != nil {
 			s, ok := t.(string)
@@ -380,6 +386,7 @@ func (d *decoder) archive(filename string, payload []byte) {
 			d.attach(ctype, fn, mergeType, content)
 		}
 	}
+	return nil
 }
 
 func typeName(v any) string {
