@@ -114,10 +114,15 @@ func (b *Boot) provision() {
 	}); err != nil {
 		return
 	}
-	b.Log.Step("instance", func() error {
-		_, err := b.writeInstance(d)
+	isNew := false
+	if err := b.Log.Step("instance", func() error {
+		var err error
+		isNew, err = b.writeInstance(d)
 		return err
-	})
+	}); err != nil {
+		return
+	}
+	b.Log.Step("network", func() error { return b.network(d, isNew) })
 }
 
 // coldplug loads the modules the hardware asks for, until no new device

@@ -112,8 +112,8 @@ me=$0
   $B ls -a /
   echo "--- run"
   $B ls -a /run /run/earlyinit 2>&1
-  echo "--- links"
-  $B ls /sys/class/net 2>&1
+  echo "--- nics"
+  for n in /sys/class/net/*; do echo "nic $($B basename $n) $($B cat $n/address)"; done
 } > /seen/init.txt 2>&1
 [ -f /run/earlyinit/boot.json ] && $B cp /run/earlyinit/boot.json /seen/boot.json
 if [ -d /run/earlyinit ]; then

@@ -128,9 +128,8 @@ func (c Config) Args() []string {
 			args = append(args, "-device", fmt.Sprintf("nvme,serial=nvme%d,drive=%s", i, id))
 		}
 	}
-	if len(c.NICs) == 0 {
-		args = append(args, "-nic", "none")
-	}
+	// No default NIC: only the cards the test asks for.
+	args = append(args, "-nic", "none")
 	for i, n := range c.NICs {
 		model := n.Model
 		if model == "" {
