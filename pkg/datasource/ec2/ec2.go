@@ -55,11 +55,12 @@ const (
 	TokenTTL       = "21600"
 )
 
-// MinVersion and ExtendedVersions are cloud-init's min_metadata_version and
-// extended_metadata_versions (most wanted first): 2016-09-02 brought IPv6,
-// 2021-03-23 tags.
+// MinVersion is cloud-init's min_metadata_version: the API version used
+// when the list has none of ExtendedVersions.
 const MinVersion = "2009-04-04"
 
+// ExtendedVersions are cloud-init's extended_metadata_versions, most wanted
+// first: 2016-09-02 brought IPv6, 2021-03-23 tags.
 func ExtendedVersions() []string { return []string{"2021-03-23", "2018-09-24", "2016-09-02"} }
 
 // Client reads an EC2-style metadata service. The zero value reads

@@ -18,18 +18,18 @@ func FuzzParseListing(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, blob string) {
-		leaves, children := ParseListing(blob)
+		leaves, children := parseListing(blob)
 		seen := map[string]bool{}
 		for _, c := range children {
 			if c == "" || c == "security-credentials" || strings.HasSuffix(c, "/") || seen[c] {
-				t.Fatalf("ParseListing(%q): child %q", blob, c)
+				t.Fatalf("parseListing(%q): child %q", blob, c)
 			}
 			seen[c] = true
 		}
 		fields := map[string]bool{}
 		for _, l := range leaves {
 			if l.Resource == "" || fields[l.Field] || l.Field == "security-credentials" {
-				t.Fatalf("ParseListing(%q): leaf %+v", blob, l)
+				t.Fatalf("parseListing(%q): leaf %+v", blob, l)
 			}
 			fields[l.Field] = true
 		}
@@ -41,9 +41,9 @@ func FuzzDecodeLeaf(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v := DecodeLeaf(b)
+		v := decodeLeaf(b)
 		if _, err := json.Marshal(v); err != nil {
-			t.Fatalf("DecodeLeaf(%q) = %#v: not JSON: %v", b, v, err)
+			t.Fatalf("decodeLeaf(%q) = %#v: not JSON: %v", b, v, err)
 		}
 	})
 }

@@ -26,14 +26,14 @@ type entry struct {
 	Field, Resource string
 }
 
-// ParseListing splits a meta-data directory listing as cloud-init's
+// parseListing splits a meta-data directory listing as cloud-init's
 // MetadataMaterializer does: one entry per line, trimmed; "name/" is a
 // subdirectory; "N=name" (N an integer, as public-keys/ lists keys) is a
 // leaf "name" whose value is at "N/openssh-key"; anything else is a leaf
 // of that name. security-credentials is never listed, so never fetched.
 // Subdirectories are returned in listing order without repeats; a leaf
 // listed twice keeps its first place and its last resource.
-func ParseListing(blob string) (leaves []entry, children []string) {
+func parseListing(blob string) (leaves []entry, children []string) {
 	at := map[string]int{}
 	for _, line := range splitLines(blob) {
 		line = strings.TrimSpace(line)
@@ -103,12 +103,12 @@ func splitLines(s string) []string {
 	return out
 }
 
-// DecodeLeaf turns a leaf's body into a JSON value as cloud-init's
+// decodeLeaf turns a leaf's body into a JSON value as cloud-init's
 // MetadataLeafDecoder does: "" when empty; the decoded value when it looks
 // like a JSON object ({...}) and is one; a list of lines when it holds a
 // newline; else the string. Bytes that are not UTF-8 are kept as a string
 // (cloud-init keeps them as bytes).
-func DecodeLeaf(b []byte) any {
+func decodeLeaf(b []byte) any {
 	if len(b) == 0 {
 		return ""
 	}
@@ -172,7 +172,7 @@ func (w *walker) dir(ctx context.Context, u string, depth int) (map[string]any, 
 	if err != nil {
 		return nil, err
 	}
-	leaves, children := ParseListing(string(blob))
+	leaves, children := parseListing(string(blob))
 	out := map[string]any{}
 	for _, c := range children {
 		rel, ok := escapePath(c)
@@ -206,7 +206,7 @@ func (w *walker) dir(ctx context.Context, u string, depth int) (map[string]any, 
 		if err != nil {
 			return nil, err
 		}
-		out[l.Field] = DecodeLeaf(b)
+		out[l.Field] = decodeLeaf(b)
 	}
 	return out, nil
 }
