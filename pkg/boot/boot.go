@@ -41,6 +41,8 @@ type Boot struct {
 	// private mounts (config drives...) to undo before switch_root,
 	// innermost last.
 	private []string
+	// rejected counts datasources that were found but could not be used.
+	rejected int
 	// deviceWait adds up the time spent polling for devices.
 	deviceWait time.Duration
 }
@@ -111,7 +113,7 @@ func (b *Boot) provision() {
 		var err error
 		d, err = b.findDatasource()
 		return err
-	}); err != nil {
+	}); err != nil || d == nil {
 		return
 	}
 	isNew := false

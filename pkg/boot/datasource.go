@@ -102,6 +102,7 @@ func (b *Boot) findDatasource() (*instance.Data, error) {
 	if nc != nil && nc.Seed != "" {
 		if d, err := b.readCmdlineSeed(*nc); err != nil {
 			b.Log.Errorf("datasource nocloud (ds=nocloud;s=%s) rejected: %v", nc.Seed, err)
+			b.rejected++
 		} else {
 			return d, nil
 		}
@@ -117,6 +118,7 @@ func (b *Boot) findDatasource() (*instance.Data, error) {
 			d, err := readers[name](os.DirFS(full))
 			if err != nil {
 				b.Log.Errorf("datasource %s: seed %s rejected: %v", name, dir, err)
+				b.rejected++
 				continue
 			}
 			d.Subplatform = "seed-dir (" + dir + ")"
@@ -133,6 +135,7 @@ func (b *Boot) findDatasource() (*instance.Data, error) {
 			d, err := b.readDrive(name, dev)
 			if err != nil {
 				b.Log.Errorf("datasource %s: drive %s rejected: %v", name, dev, err)
+				b.rejected++
 				continue
 			}
 			d.Subplatform = "config-disk (" + dev.Path + ")"
@@ -143,7 +146,14 @@ func (b *Boot) findDatasource() (*instance.Data, error) {
 	for _, d := range devs {
 		seen = append(seen, d.String())
 	}
-	return nil, fmt.Errorf("no datasource found (tried %s; block devices: %s)", strings.Join(order, ", "), strings.Join(seen, "; "))
+	msg := fmt.Sprintf("no datasource found (tried %s; block devices: %s)", strings.Join(order, ", "), strings.Join(seen, "; "))
+	if b.rejected > 0 {
+		// Something was there and was bad: that is an error to see.
+		return nil, fmt.Errorf("%s; %d rejected", msg, b.rejected)
+	}
+	// Nothing there at all is a normal state, not a failure.
+	b.Log.Printf("%s", msg)
+	return nil, nil
 }
 
 func (b *Boot) finish(d *instance.Data, name string, nc *nocloud.Cmdline) *instance.Data {
