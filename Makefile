@@ -51,6 +51,7 @@ demo: deps build initramfs
 
 bench: build initramfs
 	./bench/size.sh
+	./bench/net-convert.sh build/earlyinit 5
 
 clean:
 	rm -rf $(BUILD)

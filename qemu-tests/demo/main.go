@@ -36,13 +36,27 @@ func main() {
 	if err := vm.BusyboxRoot(root); err != nil {
 		log.Fatal(err)
 	}
+	// A root that looks like a systemd distro to renderer detection.
+	if err := vm.WriteTree(root, map[string]string{"usr/sbin/ip": "", "bin/systemctl": "", "usr/lib/systemd/systemd-udevd": ""}); err != nil {
+		log.Fatal(err)
+	}
 	if err := vm.Ext4(img, root, "demo-root", "", 32); err != nil {
+		log.Fatal(err)
+	}
+	// An OpenStack config drive, as nova writes it.
+	seed := filepath.Join(tmp, "seed")
+	iso := filepath.Join(tmp, "config-2.iso")
+	if err := vm.WriteTree(seed, demoDrive); err != nil {
+		log.Fatal(err)
+	}
+	if err := vm.ISO(iso, seed, "config-2"); err != nil {
 		log.Fatal(err)
 	}
 	cfg := vm.Config{
 		Kernel: *kernel, Initrd: *initrd,
 		Append:  "console=ttyS0 panic=-1 root=LABEL=demo-root rw quiet",
-		Disks:   []vm.Disk{{Path: img}},
+		Disks:   []vm.Disk{{Path: img}, {Path: iso, If: "ide-cd"}},
+		NICs:    []vm.NIC{{MAC: "fa:16:3e:00:00:0b"}, {MAC: "fa:16:3e:00:00:0a"}},
 		RNG:     true,
 		Console: os.Stdout,
 		Timeout: 5 * time.Minute,
@@ -53,11 +67,43 @@ func main() {
 		log.Fatalf("demo: %v", err)
 	}
 	fmt.Print(summary(res.Console))
-	if s, err := vm.Cat(img, "/seen/init.txt"); err == nil {
-		fmt.Printf("\nWhat the real init saw (from the root disk after power-off):\n%s", indent(s))
-	} else {
+	fmt.Printf("\nWhat earlyinit left in the root disk (read after power-off):\n")
+	for _, f := range []string{"/var/lib/earlyinit/data/instance-id", "/etc/hostname", "/etc/hosts",
+		"/etc/systemd/network/10-cloud-init-eth0.network", "/etc/systemd/network/10-cloud-init-eth1.network"} {
+		s, err := vm.Cat(img, f)
+		if err != nil || s == "" {
+			fmt.Printf("%s: missing\n", f)
+			continue
+		}
+		fmt.Printf("%s:\n%s", f, indent(s))
+	}
+	s, err := vm.Cat(img, "/seen/init.txt")
+	if err != nil || s == "" {
 		log.Fatalf("demo: the real init left no record: %v", err)
 	}
+	var nics []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "nic ") {
+			nics = append(nics, strings.TrimPrefix(l, "nic "))
+		}
+	}
+	fmt.Printf("NICs the real init saw (name MAC): %s\n", strings.Join(nics, "; "))
+}
+
+// demoDrive is the sample config drive: a static address on one NIC and
+// DHCP on the other, named (network_data.json has no names) after the NICs
+// the kernel found, as cloud-init does.
+var demoDrive = map[string]string{
+	"openstack/latest/meta_data.json": `{"uuid": "d3m0d3m0-0000-4000-8000-000000000001", "hostname": "demo-vm.example.org",
+ "name": "demo-vm", "availability_zone": "nova", "public_keys": {"demo": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDemoKeyOnly demo@earlyinit"}}`,
+	"openstack/latest/user_data": "#cloud-config\nruncmd: [echo hello]\n",
+	"openstack/latest/network_data.json": `{
+ "links": [{"id": "tap0", "type": "ovs", "ethernet_mac_address": "fa:16:3e:00:00:0a", "mtu": 1450},
+           {"id": "tap1", "type": "ovs", "ethernet_mac_address": "fa:16:3e:00:00:0b"}],
+ "networks": [{"id": "n0", "link": "tap0", "type": "ipv4", "ip_address": "10.0.0.5", "netmask": "255.255.255.0",
+               "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "10.0.0.1"}]},
+              {"id": "n1", "link": "tap1", "type": "ipv4_dhcp"}],
+ "services": [{"type": "dns", "address": "10.0.0.2"}]}`,
 }
 
 var (
