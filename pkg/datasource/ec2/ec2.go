@@ -32,7 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
-	"github.com/earlyinit/earlyinit/pkg/datasource/openstack/httpget"
+	"github.com/earlyinit/earlyinit/pkg/datasource/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource/openstack/httpget"
+	"github.com/earlyinit/earlyinit/pkg/datasource/httpget"
 )
 
 func FuzzParseListing(f *testing.F) {

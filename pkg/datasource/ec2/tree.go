@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
-	"github.com/earlyinit/earlyinit/pkg/datasource/openstack/httpget"
+	"github.com/earlyinit/earlyinit/pkg/datasource/httpget"
 )
 
 // Bounds on the meta-data tree, which a server could make endless. AWS's
