@@ -20,13 +20,27 @@ type NIC struct {
 const defaultPrimary = "eth0"
 
 // Fallback is cloud-init's fallback network config (find_fallback_nic and
-// generate_fallback_config): DHCPv4 on one NIC, matched by MAC and named as it
-// is now. Candidates skip lo, NICs without a MAC, veth*, bridges, bonds and
-// virtual devices. NICs with carrier come first, then the others (in the
-// initramfs, links are usually down, which cloud-init counts as "possibly
-// connected"); within each group eth0 comes first, then natural order
-// ("eth2" < "eth10"). It returns an error when no NIC qualifies.
+// generate_fallback_config): DHCPv4 on one NIC, the first of FallbackOrder,
+// matched by MAC and named as it is now. It returns an error when no NIC
+// qualifies.
 func Fallback(nics []NIC) (*Config, error) {
+	order := FallbackOrder(nics)
+	if len(order) == 0 {
+		return nil, errors.New("fallback network config: no candidate NIC")
+	}
+	n := order[0]
+	return &Config{Version: 2, Interfaces: []Interface{{
+		Name: n.Name, Kind: Physical, MAC: n.MAC, Subnets: []Subnet{{Type: DHCP4}},
+	}}}, nil
+}
+
+// FallbackOrder returns the NICs cloud-init's fallback rule considers, best
+// first, with normalised MACs. Candidates skip lo, NICs without a MAC, veth*,
+// bridges, bonds and virtual devices. NICs with carrier come first, then the
+// others (in the initramfs, links are usually down, which cloud-init counts
+// as "possibly connected"); within each group eth0 comes first, then natural
+// order ("eth2" < "eth10").
+func FallbackOrder(nics []NIC) []NIC {
 	var connected, possible []NIC
 	for _, n := range nics {
 		if n.Loopback || n.Name == "lo" || n.Name == "" || n.Virtual || n.Bridge || n.Bond ||
@@ -45,9 +59,6 @@ func Fallback(nics []NIC) (*Config, error) {
 		}
 	}
 	for _, group := range [][]NIC{connected, possible} {
-		if len(group) == 0 {
-			continue
-		}
 		sort.SliceStable(group, func(i, j int) bool {
 			a, b := group[i].Name, group[j].Name
 			if (a == defaultPrimary) != (b == defaultPrimary) {
@@ -55,10 +66,6 @@ func Fallback(nics []NIC) (*Config, error) {
 			}
 			return naturalLess(a, b)
 		})
-		n := group[0]
-		return &Config{Version: 2, Interfaces: []Interface{{
-			Name: n.Name, Kind: Physical, MAC: n.MAC, Subnets: []Subnet{{Type: DHCP4}},
-		}}}, nil
 	}
-	return nil, errors.New("fallback network config: no candidate NIC")
+	return append(connected, possible...)
 }

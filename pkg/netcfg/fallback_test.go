@@ -1,6 +1,9 @@
 package netcfg
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFallback(t *testing.T) {
 	dhcp := func(name, mac string) *Config {
@@ -53,5 +56,29 @@ func TestNaturalLess(t *testing.T) {
 				t.Errorf("naturalLess(%q, %q) = %v, want %v", sorted[i], sorted[j], got, want)
 			}
 		}
+	}
+}
+
+func TestFallbackOrder(t *testing.T) {
+	nics := []NIC{
+		{Name: "eth10", MAC: "52:54:00:00:00:0a"},
+		{Name: "lo", MAC: "00:00:00:00:00:00", Loopback: true},
+		{Name: "eth2", MAC: "52:54:00:00:00:02"},
+		{Name: "ens3", MAC: "52:54:00:00:00:03", Carrier: true},
+		{Name: "eth0", MAC: "52:54:00:00:00:00"},
+		{Name: "br0", MAC: "52:54:00:00:00:0b", Bridge: true},
+		{Name: "veth1", MAC: "52:54:00:00:00:0c"},
+		{Name: "eth3", MAC: "not-a-mac"},
+	}
+	var got []string
+	for _, n := range FallbackOrder(nics) {
+		got = append(got, n.Name)
+	}
+	want := []string{"ens3", "eth0", "eth2", "eth10"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("FallbackOrder = %v, want %v", got, want)
+	}
+	if len(FallbackOrder(nil)) != 0 {
+		t.Errorf("FallbackOrder(nil) not empty")
 	}
 }
