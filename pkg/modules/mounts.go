@@ -1,0 +1,169 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+)
+
+// MountComment marks the fstab entries earlyinit owns (cloud-init's
+// "comment=cloudconfig"): they are rewritten on every run, others are
+// never touched.
+const MountComment = "comment=earlyinit"
+
+// defaultMountFields is cloud-init's mount_default_fields with systemd,
+// without its x-systemd.requires=cloud-init.service and _netdev.
+var defaultMountFields = []any{nil, nil, "auto", "defaults,nofail", "0", "2"}
+
+var shortDevRE = regexp.MustCompile(`^(x?[shv]d[a-z][0-9]*|sr[0-9]+|nvme[0-9]+n[0-9]+(p[0-9]+)?|vd[a-z]+[0-9]*)$`)
+
+// sanitizeDev is cloud-init's sanitize_devname, without the datasource's
+// device mapping: a short kernel name gets /dev/, paths and LABEL=,
+// UUID=, PARTUUID=... (and network sources like host:/export) are kept;
+// ephemeralN and swap, which only a datasource's block-device mapping
+// could name, are "" (skipped).
+func sanitizeDev(s string) string {
+	switch {
+	case strings.HasPrefix(s, "/"), strings.Contains(s, "="), strings.Contains(s, ":"):
+		return s
+	case shortDevRE.MatchString(s):
+		return "/dev/" + s
+	case strings.HasPrefix(s, "ephemeral"), s == "swap":
+		return ""
+	}
+	return s
+}
+
+// mounts is cc_mounts: each mounts entry [dev, dir, type, opts, freq,
+// passno] is completed from mount_default_fields, made "nofail" (a missing
+// disk must not stop the boot), tagged MountComment and written to
+// /etc/fstab, replacing earlyinit's entries of an earlier run; a device
+// already in fstab by another entry is left to it; an entry whose mount
+// point is null is dropped. Mount points are created. Nothing is mounted
+// here unless the fstab changed: then, as cloud-init, `mount -a` runs
+// (through Exec; a failure is logged, not fatal, since nofail entries may
+// legitimately be absent).
+func mounts(ctx context.Context, e *Env) error {
+	defs := defaultMountFields
+	if d, ok := e.Cfg["mount_default_fields"]; ok && d != nil {
+		l, ok := d.([]any)
+		if !ok || len(l) != 6 {
+			return fmt.Errorf("mount_default_fields: want a list of 6 fields")
+		}
+		defs = l
+	}
+	old, err := e.Root.ReadFile("/etc/fstab")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var kept []string
+	devs := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(old), "\n"), "\n") {
+		if strings.Contains(line, MountComment) || strings.Contains(line, "comment=cloudconfig") {
+			continue
+		}
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			devs[f[0]] = true
+		}
+		if line != "" || len(kept) > 0 {
+			kept = append(kept, line)
+		}
+	}
+	raw, _ := e.Cfg["mounts"].([]any)
+	if _, ok := e.Cfg["mounts"]; ok && raw == nil && e.Cfg["mounts"] != nil {
+		return fmt.Errorf("mounts: want a list, got %s", kind(e.Cfg["mounts"]))
+	}
+	var entries [][]string
+	for i, it := range raw {
+		l, ok := it.([]any)
+		if !ok {
+			e.logf("mounts.%d: not a list (%s): skipped", i, kind(it))
+			continue
+		}
+		if len(l) == 0 || l[0] == nil {
+			continue
+		}
+		f := make([]any, 6)
+		copy(f, l)
+		for j := range f {
+			if j >= len(l) || f[j] == nil {
+				f[j] = defs[j]
+			}
+		}
+		dev := sanitizeDev(scalarString(f[0]))
+		if dev == "" {
+			e.logf("mounts.%d: %v needs a datasource device mapping earlyinit does not have: skipped", i, f[0])
+			continue
+		}
+		if devs[dev] {
+			e.logf("mounts.%d: %s is already in /etc/fstab: skipped", i, dev)
+			continue
+		}
+		if f[1] == nil {
+			// A null mount point removes the device (cloud-init drops the
+			// entry and any earlier one for it).
+			out := entries[:0]
+			for _, x := range entries {
+				if x[0] != dev {
+					out = append(out, x)
+				}
+			}
+			entries = out
+			continue
+		}
+		s := make([]string, 6)
+		for j, x := range f {
+			if x == nil {
+				return fmt.Errorf("mounts.%d: field %d is empty and has no default", i, j)
+			}
+			s[j] = scalarString(x)
+			if s[j] == "" || strings.ContainsAny(s[j], " \t\n#") {
+				return fmt.Errorf("mounts.%d: field %d %q: empty or has blanks", i, j, s[j])
+			}
+		}
+		s[0] = dev
+		if !hasOpt(s[3], "nofail") {
+			s[3] += ",nofail"
+		}
+		s[3] += "," + MountComment
+		entries = append(entries, s)
+	}
+	var lines []string
+	for _, s := range entries {
+		lines = append(lines, strings.Join(s, "\t"))
+		if strings.HasPrefix(s[1], "/") && s[2] != "swap" {
+			if err := e.Root.MkdirAll(s[1], 0o755, 0, 0); err != nil {
+				return err
+			}
+		}
+	}
+	all := append(kept, lines...)
+	content := strings.Join(all, "\n")
+	if content != "" {
+		content += "\n"
+	}
+	if content == string(old) {
+		return nil
+	}
+	if err := e.keepWrite("/etc/fstab", []byte(content)); err != nil {
+		return err
+	}
+	if len(lines) > 0 {
+		if _, err := e.run(ctx, Cmd{Name: "mount", Args: []string{"-a"}, Output: e.output()}); err != nil {
+			e.logf("mounts: %v", err)
+		}
+	}
+	return nil
+}
+
+func hasOpt(opts, o string) bool {
+	for _, x := range strings.Split(opts, ",") {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}

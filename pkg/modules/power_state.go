@@ -1,0 +1,113 @@
+package modules
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// shutdownOpts is cloud-init's shutdown_options_map.
+var shutdownOpts = map[string]string{"halt": "-H", "poweroff": "-P", "reboot": "-r"}
+
+// powerState is cc_power_state_change: it only decides. The command,
+// shutdown -P|-r|-H now|+MINUTES [message] as cloud-init's
+// distro.shutdown_command, goes into e.Power; the runner runs it after
+// everything else, when the condition (true by default; false; a command,
+// a string for sh -c or a list as argv, exit 0 meaning go) holds, the
+// condition bounded by timeout seconds (default 30).
+func powerState(_ context.Context, e *Env) error {
+	req, err := ParsePowerState(e.Cfg["power_state"])
+	if err != nil || req == nil {
+		return err
+	}
+	e.Power = req
+	e.logf("power_state: will run %s at the end", strings.Join(req.Argv, " "))
+	return nil
+}
+
+// ParsePowerState reads a power_state map; nil for none.
+func ParsePowerState(v any) (*PowerRequest, error) {
+	if v == nil {
+		return nil, nil
+	}
+	ps, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("power_state: want a map, got %s", kind(v))
+	}
+	mode := cfgString(ps, "mode", "")
+	opt, ok := shutdownOpts[mode]
+	if !ok {
+		return nil, fmt.Errorf("power_state.mode %q: want poweroff, reboot or halt", mode)
+	}
+	delay := "now"
+	if d, ok := ps["delay"]; ok && d != nil {
+		s := strings.TrimSpace(scalarString(d))
+		if s != "now" {
+			n, err := strconv.Atoi(strings.TrimPrefix(s, "+"))
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("power_state.delay %q: want \"now\" or +minutes", s)
+			}
+			delay = "+" + strconv.Itoa(n)
+		}
+	}
+	argv := []string{"shutdown", opt, delay}
+	if m := cfgString(ps, "message", ""); m != "" {
+		argv = append(argv, m)
+	}
+	timeout := 30.0
+	if t, ok := ps["timeout"]; ok && t != nil {
+		f, err := strconv.ParseFloat(strings.TrimSpace(scalarString(t)), 64)
+		if err != nil || f < 0 {
+			return nil, fmt.Errorf("power_state.timeout %v: want seconds", t)
+		}
+		timeout = f
+	}
+	cond := ps["condition"]
+	switch cond.(type) {
+	case nil, bool, string, []any:
+	default:
+		return nil, fmt.Errorf("power_state.condition: want a boolean, a string or a list, got %s", kind(cond))
+	}
+	return &PowerRequest{Argv: argv, Condition: cond, Timeout: time.Duration(timeout * float64(time.Second))}, nil
+}
+
+// Go checks the request's condition through x: true unless the condition
+// is false or its command exits non-zero (or does not finish within the
+// timeout).
+func (p *PowerRequest) Go(ctx context.Context, x Exec) (bool, error) {
+	var c Cmd
+	switch t := p.Condition.(type) {
+	case nil:
+		return true, nil
+	case bool:
+		return t, nil
+	case string:
+		c = Cmd{Name: "/bin/sh", Args: []string{"-c", t}}
+	case []any:
+		if len(t) == 0 {
+			return false, fmt.Errorf("power_state.condition: empty command")
+		}
+		argv := make([]string, len(t))
+		for i, a := range t {
+			argv[i] = scalarString(a)
+		}
+		c = Cmd{Name: argv[0], Args: argv[1:]}
+	default:
+		return false, fmt.Errorf("power_state.condition: want a boolean, a string or a list")
+	}
+	if p.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
+		defer cancel()
+	}
+	_, err := x.Run(ctx, c)
+	if err == nil {
+		return true, nil
+	}
+	if code, ok := ExitCode(err); ok && code == 1 {
+		return false, nil
+	}
+	return false, fmt.Errorf("power_state.condition %s: %w", c.String(), err)
+}

@@ -1,0 +1,105 @@
+package modules
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// resolvConf is cc_resolv_conf: with manage_resolv_conf true, /etc/resolv.conf
+// is rendered from resolv_conf (nameservers, searchdomains, domain,
+// sortlist, options: true values become flags, false ones are dropped,
+// others key:value), as cloud-init's template. A symlink at
+// /etc/resolv.conf (systemd-resolved's stub) is replaced by the file: the
+// user asked for this content.
+func resolvConf(_ context.Context, e *Env) error {
+	if !cfgBool(e.Cfg, "manage_resolv_conf", false) {
+		return nil
+	}
+	rc, ok := e.Cfg["resolv_conf"].(map[string]any)
+	if !ok {
+		e.logf("manage_resolv_conf is set but resolv_conf is %s: nothing written", kind(e.Cfg["resolv_conf"]))
+		return nil
+	}
+	content, err := RenderResolvConf(rc)
+	if err != nil {
+		return err
+	}
+	if fi, err := e.Root.Stat("/etc/resolv.conf"); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if err := e.Root.Remove("/etc/resolv.conf"); err != nil {
+			return err
+		}
+	}
+	return e.Root.WriteFile("/etc/resolv.conf", []byte(content), 0o644, 0, 0)
+}
+
+// RenderResolvConf renders resolv.conf(5) from a resolv_conf map.
+func RenderResolvConf(rc map[string]any) (string, error) {
+	var b strings.Builder
+	b.WriteString("# Written by earlyinit from cloud-config's resolv_conf (manage_resolv_conf: true).\n")
+	ns, err := cfgStrings(rc, "nameservers", false)
+	if err != nil {
+		return "", fmt.Errorf("resolv_conf.%w", err)
+	}
+	for _, n := range ns {
+		fmt.Fprintf(&b, "nameserver %s\n", n)
+	}
+	search, err := cfgStrings(rc, "searchdomains", false)
+	if err != nil {
+		return "", fmt.Errorf("resolv_conf.%w", err)
+	}
+	if len(search) > 0 {
+		fmt.Fprintf(&b, "search %s\n", strings.Join(search, " "))
+	}
+	if d := cfgString(rc, "domain", ""); d != "" {
+		fmt.Fprintf(&b, "domain %s\n", d)
+	}
+	sl, err := cfgStrings(rc, "sortlist", false)
+	if err != nil {
+		return "", fmt.Errorf("resolv_conf.%w", err)
+	}
+	if len(sl) > 0 {
+		fmt.Fprintf(&b, "sortlist %s\n", strings.Join(sl, " "))
+	}
+	if o, ok := rc["options"]; ok && o != nil {
+		opts, ok := o.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("resolv_conf.options: want a map, got %s", kind(o))
+		}
+		keys := make([]string, 0, len(opts))
+		for k := range opts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var flags, kv []string
+		for _, k := range keys {
+			switch v := opts[k].(type) {
+			case bool:
+				if v {
+					flags = append(flags, k)
+				}
+			default:
+				kv = append(kv, k+":"+scalarString(v))
+			}
+		}
+		if all := append(flags, kv...); len(all) > 0 {
+			fmt.Fprintf(&b, "options %s\n", strings.Join(all, " "))
+		}
+	}
+	out := b.String()
+	// A value with a line break would smuggle in other directives.
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		k, _, _ := strings.Cut(l, " ")
+		switch k {
+		case "#", "nameserver", "search", "domain", "sortlist", "options":
+		default:
+			return "", fmt.Errorf("resolv_conf: a value has a line break (%q)", l)
+		}
+		if strings.Contains(l, "\r") {
+			return "", fmt.Errorf("resolv_conf: a value has a carriage return")
+		}
+	}
+	return out, nil
+}

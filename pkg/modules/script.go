@@ -1,0 +1,138 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Script exit codes with a meaning, as cloudbase-init's:
+const (
+	// ExitRebootRerun: reboot now, and run this script again at the next
+	// boot. The rest of the stage does not run before the reboot.
+	ExitRebootRerun = 1001
+	// ExitRerun: do not reboot, run this script again at the next boot.
+	// The module goes on with its other scripts.
+	ExitRerun = 1002
+	// ExitRebootDone: reboot now; this script is done and does not run
+	// again.
+	ExitRebootDone = 1003
+)
+
+// runParts runs the executable regular files of directory dir (in the
+// root), sorted by name, as cloud-init's subp.runparts. A missing
+// directory runs nothing.
+func (e *Env) runParts(ctx context.Context, dir string) error {
+	names, err := e.listExecutables(dir)
+	if err != nil {
+		return err
+	}
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = dir + "/" + n
+	}
+	return e.runScripts(ctx, paths)
+}
+
+// listExecutables lists the executable regular files of dir in the root,
+// sorted. The listing reads the directory through the caller's file
+// system (rootfs has no ReadDir); each entry is then checked with
+// Root.Stat, which is confined.
+func (e *Env) listExecutables(dir string) ([]string, error) {
+	fi, err := e.Root.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	ents, err := os.ReadDir(e.Root.Path(dir))
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	var out []string
+	for _, ent := range ents {
+		if strings.HasPrefix(ent.Name(), ".") && strings.Contains(ent.Name(), ".earlyinit-") {
+			continue // a temporary file of an atomic write
+		}
+		st, err := e.Root.Stat(dir + "/" + ent.Name())
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			continue
+		}
+		out = append(out, ent.Name())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// runScripts runs scripts (paths in the root) in order, output to
+// e.Output, and interprets their exit codes (see ExitRebootRerun...).
+// With e.StateDir set, a script that finished is marked there and skipped
+// at a later run of the same module, so that a module run again (after a
+// failure, or a 1002) runs only what did not finish.
+//
+// A script that fails does not stop the others; the error lists every
+// failure. 1001 and 1003 stop the module and return an *Incomplete asking
+// for a reboot.
+func (e *Env) runScripts(ctx context.Context, paths []string) error {
+	var failed []string
+	rerun := false
+	for i, p := range paths {
+		name := p[strings.LastIndex(p, "/")+1:]
+		marker := ""
+		if e.StateDir != "" {
+			marker = e.StateDir + "/" + name
+			if e.Root.Exists(marker) {
+				e.logf("script %s: already run, skipped", p)
+				continue
+			}
+		}
+		e.logf("running script %s", p)
+		_, err := e.run(ctx, Cmd{Name: e.Root.Path(p), Output: e.output()})
+		code, isExit := ExitCode(err)
+		switch {
+		case err == nil, isExit && code == ExitRebootDone:
+			if marker != "" {
+				if merr := e.Root.WriteFile(marker, nil, 0o644, 0, 0); merr != nil {
+					return merr
+				}
+			}
+			if err != nil {
+				e.logf("script %s: exit %d: done, reboot requested", p, code)
+				return e.incomplete(true, i+1 < len(paths), failed, fmt.Sprintf("script %s asked for a reboot (exit %d)", p, code))
+			}
+		case isExit && code == ExitRebootRerun:
+			e.logf("script %s: exit %d: reboot requested, will run again", p, code)
+			return e.incomplete(true, true, failed, fmt.Sprintf("script %s asked for a reboot and to run again (exit %d)", p, code))
+		case isExit && code == ExitRerun:
+			e.logf("script %s: exit %d: will run again at next boot", p, code)
+			rerun = true
+		default:
+			e.logf("script %s failed: %v", p, err)
+			failed = append(failed, fmt.Sprintf("%s (%v)", p, err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d script(s) failed: %s", len(failed), strings.Join(failed, "; "))
+	}
+	if rerun {
+		return &Incomplete{Rerun: true, Reason: "a script asked to run again at next boot (exit 1002)"}
+	}
+	return nil
+}
+
+func (e *Env) incomplete(reboot, rerun bool, failed []string, reason string) error {
+	inc := &Incomplete{Reboot: reboot, Rerun: rerun, Reason: reason}
+	if len(failed) > 0 {
+		inc.Err = fmt.Errorf("%d script(s) failed: %s", len(failed), strings.Join(failed, "; "))
+		inc.Rerun = true
+	}
+	return inc
+}

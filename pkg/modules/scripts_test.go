@@ -1,0 +1,182 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestBootcmd(t *testing.T) {
+	te := newEnv(t, `bootcmd:
+  - echo hello > /tmp/x
+  - [cloud-init-per, once, "it's", "a b"]
+  -
+`)
+	var got Cmd
+	te.exec.handlers["sh"] = func(c Cmd) ([]byte, error) { got = c; return nil, nil }
+	if err := te.runModule("bootcmd"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls("/bin/sh /run/earlyinit/bootcmd")
+	if strings.Join(got.Env, " ") != "INSTANCE_ID=iid-1" {
+		t.Errorf("env %q", got.Env)
+	}
+	te.wantFile("/run/earlyinit/bootcmd", "#!/bin/sh\necho hello > /tmp/x\n'cloud-init-per' 'once' 'it'\\''s' 'a b'\n", 0o700, 0, 0)
+
+	te.exec.handlers["sh"] = func(Cmd) ([]byte, error) { return nil, exitErr(3) }
+	if err := te.runModule("bootcmd"); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("failing bootcmd: %v", err)
+	}
+}
+
+func TestShellifyErrors(t *testing.T) {
+	for _, cfg := range []string{"bootcmd: echo", "bootcmd: [{a: b}]", "bootcmd: [[a, [b]]]"} {
+		te := newEnv(t, cfg)
+		if err := te.runModule("bootcmd"); err == nil {
+			t.Errorf("%s: no error", cfg)
+		}
+		te.wantCalls()
+	}
+}
+
+func TestRuncmdAndScriptsUser(t *testing.T) {
+	te := newEnv(t, `runcmd:
+  - [ls, -l, /]
+  - echo "$HOME"
+`)
+	if err := te.runModule("runcmd"); err != nil {
+		t.Fatal(err)
+	}
+	dir := ScriptsDir("iid-1")
+	te.wantFile(dir+"/runcmd", "#!/bin/sh\n'ls' '-l' '/'\necho \"$HOME\"\n", 0o700, 0, 0)
+	te.wantCalls() // runcmd only writes
+
+	te.write(dir+"/part-001", "#!/bin/sh\n", 0o700)
+	te.write(dir+"/notexec", "#!/bin/sh\n", 0o644)
+	if err := te.runModule("scripts_user"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls(dir+"/part-001", dir+"/runcmd")
+}
+
+func TestScriptsExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		codes    map[string]int // script -> exit
+		wantRun  []string
+		wantErr  string
+		reboot   bool
+		rerun    bool
+		marked   []string
+		unmarked []string
+	}{
+		{name: "all ok", codes: map[string]int{}, wantRun: []string{"a", "b", "c"}, marked: []string{"a", "b", "c"}},
+		{name: "failure goes on", codes: map[string]int{"b": 2}, wantRun: []string{"a", "b", "c"}, wantErr: "1 script(s) failed", marked: []string{"a", "c"}, unmarked: []string{"b"}},
+		{name: "1001 reboots and reruns", codes: map[string]int{"b": 1001}, wantRun: []string{"a", "b"}, reboot: true, rerun: true, marked: []string{"a"}, unmarked: []string{"b", "c"}},
+		{name: "1002 reruns without reboot", codes: map[string]int{"a": 1002}, wantRun: []string{"a", "b", "c"}, rerun: true, marked: []string{"b", "c"}, unmarked: []string{"a"}},
+		{name: "1003 reboots, done", codes: map[string]int{"b": 1003}, wantRun: []string{"a", "b"}, reboot: true, rerun: true, marked: []string{"a", "b"}, unmarked: []string{"c"}},
+		{name: "1003 last script", codes: map[string]int{"c": 1003}, wantRun: []string{"a", "b", "c"}, reboot: true, rerun: false, marked: []string{"a", "b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			te := newEnv(t, "")
+			te.StateDir = "/var/lib/earlyinit/sem/scripts_per_once.d"
+			for _, n := range []string{"a", "b", "c"} {
+				te.write(ScriptsPerOnceDir+"/"+n, "#!/bin/sh\n", 0o755)
+				code := tc.codes[n]
+				te.exec.handlers[n] = func(Cmd) ([]byte, error) {
+					if code != 0 {
+						return nil, exitErr(code)
+					}
+					return nil, nil
+				}
+			}
+			err := te.runModule("scripts_per_once")
+			var inc *Incomplete
+			isInc := errors.As(err, &inc)
+			switch {
+			case tc.reboot || tc.rerun:
+				if !isInc || inc.Reboot != tc.reboot || inc.Rerun != tc.rerun {
+					t.Errorf("err %v (%#v), want reboot %v rerun %v", err, inc, tc.reboot, tc.rerun)
+				}
+			case tc.wantErr != "":
+				if err == nil || isInc || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err %v, want %q", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Errorf("err %v", err)
+			}
+			var want []string
+			for _, n := range tc.wantRun {
+				want = append(want, ScriptsPerOnceDir+"/"+n)
+			}
+			te.wantCalls(want...)
+			for _, n := range tc.marked {
+				if !te.Root.Exists(te.StateDir + "/" + n) {
+					t.Errorf("%s not marked done", n)
+				}
+			}
+			for _, n := range tc.unmarked {
+				if te.Root.Exists(te.StateDir + "/" + n) {
+					t.Errorf("%s marked done", n)
+				}
+			}
+			// A second run runs only what is not marked.
+			te.exec.calls = nil
+			for _, n := range []string{"a", "b", "c"} {
+				te.exec.handlers[n] = nil
+			}
+			if err := te.runModule("scripts_per_once"); err != nil {
+				t.Fatal(err)
+			}
+			want = nil
+			for _, n := range []string{"a", "b", "c"} {
+				if !contains(tc.marked, n) {
+					want = append(want, ScriptsPerOnceDir+"/"+n)
+				}
+			}
+			te.wantCalls(want...)
+		})
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestScriptsPerBootNoMarkers(t *testing.T) {
+	te := newEnv(t, "")
+	te.write(ScriptsPerBootDir+"/10-x", "#!/bin/sh\n", 0o755)
+	for range 2 {
+		if err := te.runModule("scripts_per_boot"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	te.wantCalls(ScriptsPerBootDir+"/10-x", ScriptsPerBootDir+"/10-x")
+	// No directory: nothing to do.
+	te2 := newEnv(t, "")
+	if err := te2.runModule("scripts_per_instance"); err != nil {
+		t.Fatal(err)
+	}
+	te2.wantCalls()
+}
+
+func TestScriptOutput(t *testing.T) {
+	te := newEnv(t, "")
+	te.write(ScriptsPerBootDir+"/x", "#!/bin/sh\n", 0o755)
+	te.exec.handlers["x"] = func(c Cmd) ([]byte, error) {
+		c.Output.Write([]byte("hello from x\n"))
+		return nil, nil
+	}
+	if err := scriptsPerBoot(context.Background(), te.Env); err != nil {
+		t.Fatal(err)
+	}
+	if te.out.String() != "hello from x\n" {
+		t.Errorf("output %q", te.out.String())
+	}
+}

@@ -1,0 +1,187 @@
+package modules
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+)
+
+// PwauthDropIn is the sshd_config.d drop-in ssh_pwauth writes.
+const PwauthDropIn = "50-earlyinit-pwauth.conf"
+
+var hashedRE = regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`)
+
+// setPasswords is cc_set_passwords:
+//
+//   - chpasswd.users: {name, password, type: text|hash|RANDOM};
+//     chpasswd.list (deprecated): "name:password" lines, a password that
+//     looks like a crypt hash being a hash, R or RANDOM a random one;
+//     password: the default user's password when neither is given;
+//   - text passwords go to chpasswd, hashes to chpasswd -e, both on stdin;
+//   - chpasswd.expire (default true): passwd --expire for each user set;
+//   - random passwords are printed to the output log (as cloud-init prints
+//     them to the console), never to the runner's log;
+//   - ssh_pwauth true/false: PasswordAuthentication yes/no in
+//     /etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf; "unchanged" or
+//     missing leaves sshd alone.
+//
+// Passwords never reach the log or an error message.
+func setPasswords(ctx context.Context, e *Env) error {
+	var errs []error
+	var text, hashed [][2]string
+	var random []string
+	expire := true
+	if c, ok := e.Cfg["chpasswd"]; ok && c != nil {
+		ch, ok := c.(map[string]any)
+		if !ok {
+			return fmt.Errorf("chpasswd: want a map, got %s", kind(c))
+		}
+		expire = cfgBool(ch, "expire", true)
+		if u, ok := ch["users"]; ok && u != nil {
+			list, ok := u.([]any)
+			if !ok {
+				return fmt.Errorf("chpasswd.users: want a list, got %s", kind(u))
+			}
+			for i, it := range list {
+				m, ok := it.(map[string]any)
+				if !ok {
+					return fmt.Errorf("chpasswd.users.%d: want a map, got %s", i, kind(it))
+				}
+				name := cfgString(m, "name", "")
+				if name == "" || strings.ContainsAny(name, ":\n") {
+					return fmt.Errorf("chpasswd.users.%d: bad or missing name", i)
+				}
+				typ := cfgString(m, "type", "hash")
+				pw := cfgString(m, "password", "")
+				switch {
+				case typ == "RANDOM" || (typ != "text" && typ != "hash"):
+					if typ != "RANDOM" {
+						return fmt.Errorf("chpasswd.users.%d: type %q: want text, hash or RANDOM", i, typ)
+					}
+					p, err := randomPassword()
+					if err != nil {
+						return err
+					}
+					text = append(text, [2]string{name, p})
+					random = append(random, name+":"+p)
+				case pw == "":
+					return fmt.Errorf("chpasswd.users.%d: password is missing", i)
+				case typ == "text":
+					text = append(text, [2]string{name, pw})
+				default:
+					hashed = append(hashed, [2]string{name, pw})
+				}
+			}
+		}
+		var lines []string
+		switch l := ch["list"].(type) {
+		case nil:
+		case string:
+			e.logf("chpasswd.list as a multi-line string is deprecated: use chpasswd.users")
+			lines = strings.Split(l, "\n")
+		case []any:
+			e.logf("chpasswd.list is deprecated: use chpasswd.users")
+			for _, x := range l {
+				lines = append(lines, scalarString(x))
+			}
+		default:
+			return fmt.Errorf("chpasswd.list: want a list, got %s", kind(l))
+		}
+		for i, line := range lines {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			u, p, ok := strings.Cut(line, ":")
+			if !ok || u == "" {
+				return fmt.Errorf("chpasswd.list.%d: want name:password", i)
+			}
+			switch {
+			case hashedRE.MatchString(p) && !strings.Contains(p, ":"):
+				hashed = append(hashed, [2]string{u, p})
+			case p == "R" || p == "RANDOM":
+				rp, err := randomPassword()
+				if err != nil {
+					return err
+				}
+				text = append(text, [2]string{u, rp})
+				random = append(random, u+":"+rp)
+			default:
+				text = append(text, [2]string{u, p})
+			}
+		}
+	}
+	if len(text) == 0 && len(hashed) == 0 {
+		if pw := cfgString(e.Cfg, "password", ""); pw != "" {
+			if u := e.defaultUserName(); u != "" {
+				text = append(text, [2]string{u, pw})
+			} else {
+				e.logf("password: no default user to set it for")
+			}
+		}
+	}
+	pairs := func(ps [][2]string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p[0] + ":" + p[1]
+		}
+		return out
+	}
+	if len(text) > 0 {
+		errs = append(errs, e.chpasswd(ctx, pairs(text), false))
+	}
+	if len(hashed) > 0 {
+		errs = append(errs, e.chpasswd(ctx, pairs(hashed), true))
+	}
+	if len(random) > 0 {
+		fmt.Fprintf(e.output(), "Set the following 'random' passwords\n%s\n", strings.Join(random, "\n"))
+	}
+	if expire {
+		for _, p := range append(text, hashed...) {
+			errs = append(errs, func() error {
+				_, err := e.run(ctx, Cmd{Name: "passwd", Args: []string{"--expire", p[0]}})
+				return err
+			}())
+		}
+	}
+	errs = append(errs, e.sshPwauth())
+	return errors.Join(errs...)
+}
+
+func (e *Env) sshPwauth() error {
+	v, ok := e.Cfg["ssh_pwauth"]
+	if !ok || v == nil {
+		return nil
+	}
+	val := ""
+	switch {
+	case isTrue(v):
+		val = "yes"
+	case isFalse(v):
+		val = "no"
+	default:
+		if s, ok := v.(string); !ok || !strings.EqualFold(s, "unchanged") {
+			e.logf("ssh_pwauth: unrecognized value %v: sshd left alone", v)
+		}
+		return nil
+	}
+	return e.sshdDropIn(PwauthDropIn, "# Written by earlyinit from cloud-config's ssh_pwauth.\nPasswordAuthentication "+val+"\n")
+}
+
+// pwChars is cloud-init's PW_SET: letters and digits without l, I, O, 0, 1.
+const pwChars = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+func randomPassword() (string, error) {
+	b := make([]byte, 20)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(pwChars))))
+		if err != nil {
+			return "", fmt.Errorf("random password: %w", err)
+		}
+		b[i] = pwChars[n.Int64()]
+	}
+	return string(b), nil
+}

@@ -1,0 +1,38 @@
+package modules
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// timezone is cc_timezone with Debian's set_timezone: /etc/timezone gets
+// the zone name, and /etc/localtime becomes a symlink to
+// /usr/share/zoneinfo/<zone> when it is a symlink or missing, or a copy of
+// it when it is a regular file. The zone must exist in the root.
+func timezone(_ context.Context, e *Env) error {
+	tz := strings.TrimSpace(cfgString(e.Cfg, "timezone", ""))
+	if tz == "" {
+		return nil
+	}
+	if strings.HasPrefix(tz, "/") || strings.Contains(tz, "..") || strings.ContainsAny(tz, " \t\n") {
+		return fmt.Errorf("timezone %q: not a zone name", tz)
+	}
+	zf := "/usr/share/zoneinfo/" + tz
+	fi, err := e.Root.Stat(zf)
+	if err != nil || fi.IsDir() {
+		return fmt.Errorf("timezone %q: no such zone in /usr/share/zoneinfo", tz)
+	}
+	if err := e.Root.WriteFile("/etc/timezone", []byte(tz+"\n"), 0o644, 0, 0); err != nil {
+		return err
+	}
+	if lt, err := e.Root.Stat("/etc/localtime"); err == nil && lt.Mode().IsRegular() {
+		b, err := e.Root.ReadFile(zf)
+		if err != nil {
+			return err
+		}
+		return e.Root.WriteFile("/etc/localtime", b, 0o644, 0, 0)
+	}
+	e.logf("timezone: %s", tz)
+	return e.Root.Symlink(zf, "/etc/localtime")
+}

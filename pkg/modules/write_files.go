@@ -1,0 +1,192 @@
+package modules
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// maxFileSize bounds a write_files entry's decoded content.
+const maxFileSize = 64 << 20
+
+// writeFiles is cc_write_files: the entries without defer: true.
+func writeFiles(_ context.Context, e *Env) error {
+	return e.writeFilesEntries(false)
+}
+
+// writeFilesDeferred is cc_write_files_deferred: the entries with defer:
+// true, in the final stage, once users exist.
+func writeFilesDeferred(_ context.Context, e *Env) error {
+	return e.writeFilesEntries(true)
+}
+
+func (e *Env) writeFilesEntries(deferred bool) error {
+	v := e.Cfg["write_files"]
+	if v == nil {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("write_files: want a list, got %s", kind(v))
+	}
+	var errs []error
+	for i, it := range list {
+		f, ok := it.(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("write_files.%d: want a map, got %s", i, kind(it)))
+			continue
+		}
+		if cfgBool(f, "defer", false) != deferred {
+			continue
+		}
+		if err := e.writeFile(f); err != nil {
+			errs = append(errs, fmt.Errorf("write_files.%d: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WriteFilesEncoding decodes content per a write_files encoding, as
+// cloud-init's canonicalize_extraction and extract_contents: gz/gzip,
+// gz+base64 (gzip+base64, gz+b64, gzip+b64), b64/base64, text/plain or
+// empty as is. Unlike cloud-init, an unknown encoding is an error rather
+// than plain text with a warning: writing base64 text where a binary was
+// meant helps nobody.
+func WriteFilesEncoding(encoding string, content []byte) ([]byte, error) {
+	enc := strings.ToLower(strings.TrimSpace(encoding))
+	var steps []string
+	switch enc {
+	case "", "text/plain":
+	case "gz", "gzip":
+		steps = []string{"gzip"}
+	case "gz+base64", "gzip+base64", "gz+b64", "gzip+b64":
+		steps = []string{"base64", "gzip"}
+	case "b64", "base64":
+		steps = []string{"base64"}
+	default:
+		return nil, fmt.Errorf("encoding %q: want b64, gzip, gz+b64 or text/plain", encoding)
+	}
+	out := content
+	for _, s := range steps {
+		switch s {
+		case "base64":
+			// Python's b64decode drops characters outside the alphabet
+			// (newlines from YAML block scalars, spaces).
+			clean := strings.Map(func(r rune) rune {
+				if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '=' {
+					return r
+				}
+				return -1
+			}, string(out))
+			b, err := base64.StdEncoding.DecodeString(clean)
+			if err != nil {
+				return nil, fmt.Errorf("encoding %s: bad base64: %w", encoding, err)
+			}
+			out = b
+		case "gzip":
+			zr, err := gzip.NewReader(bytes.NewReader(out))
+			if err != nil {
+				return nil, fmt.Errorf("encoding %s: bad gzip: %w", encoding, err)
+			}
+			b, err := io.ReadAll(io.LimitReader(zr, maxFileSize+1))
+			if err != nil {
+				return nil, fmt.Errorf("encoding %s: bad gzip: %w", encoding, err)
+			}
+			if len(b) > maxFileSize {
+				return nil, fmt.Errorf("encoding %s: inflates past %d bytes", encoding, maxFileSize)
+			}
+			out = b
+		}
+	}
+	return out, nil
+}
+
+// ParsePermissions is cloud-init's decode_perms: an integer as it is (YAML
+// 1.1 already read 0644 as octal), a string as octal ("0644", "644",
+// "0o644"). def when missing.
+func ParsePermissions(v any, def fs.FileMode) (fs.FileMode, error) {
+	var n int64
+	switch t := v.(type) {
+	case nil:
+		return def, nil
+	case int:
+		n = int64(t)
+	case float64:
+		n = int64(t)
+	case string:
+		s := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(t), "0o"), "0O")
+		var err error
+		n, err = strconv.ParseInt(s, 8, 32)
+		if err != nil {
+			return 0, fmt.Errorf("permissions %q: not an octal mode", t)
+		}
+	default:
+		return 0, fmt.Errorf("permissions: want an octal string or an integer, got %s", kind(v))
+	}
+	if n < 0 || n > 0o7777 {
+		return 0, fmt.Errorf("permissions %#o: out of range", n)
+	}
+	m := fs.FileMode(n & 0o777)
+	if n&0o4000 != 0 {
+		m |= fs.ModeSetuid
+	}
+	if n&0o2000 != 0 {
+		m |= fs.ModeSetgid
+	}
+	if n&0o1000 != 0 {
+		m |= fs.ModeSticky
+	}
+	return m, nil
+}
+
+func (e *Env) writeFile(f map[string]any) error {
+	p := cfgString(f, "path", "")
+	if p == "" {
+		return errors.New("path is missing")
+	}
+	if !path.IsAbs(p) {
+		// cloud-init's os.path.abspath: relative to its working
+		// directory, "/" under systemd.
+		p = "/" + p
+	}
+	p = path.Clean(p)
+	var content []byte
+	switch c := f["content"].(type) {
+	case nil:
+	case string:
+		content = []byte(c)
+	case []byte:
+		content = c
+	default:
+		content = []byte(scalarString(c))
+	}
+	data, err := WriteFilesEncoding(cfgString(f, "encoding", ""), content)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	mode, err := ParsePermissions(f["permissions"], 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	uid, gid, err := ResolveOwner(e.Root, cfgString(f, "owner", "root:root"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if cfgBool(f, "append", false) {
+		old, err := e.Root.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		data = append(old, data...)
+	}
+	e.logf("write_files: %s (%d bytes, mode %#o, owner %d:%d)", p, len(data), mode.Perm(), uid, gid)
+	return e.Root.WriteFile(p, data, mode, uid, gid)
+}
