@@ -1,0 +1,433 @@
+// Package late is earlyinit's late-stage runner: after switch_root, in
+// the real system, it applies user-data with the config modules of
+// pkg/modules, in two stages:
+//
+//   - boot (earlyinit-boot.service, before network-pre.target): user-data
+//     decoded and its scripts written, boothooks run, then bootcmd,
+//     write_files, mounts, hostname, /etc/hosts, users and groups, SSH,
+//     passwords, resolv.conf, timezone;
+//   - final (earlyinit-final.service, after network-online.target):
+//     #include URLs fetched, then runcmd, deferred write_files, the
+//     per-once/boot/instance scripts, user scripts, phone_home,
+//     final_message, and at the very end the power_state action.
+//
+// Each module runs at its frequency, with semaphores in the instance
+// cache (see SemPath); a module that fails writes none, so it runs again
+// next time. Each module's result goes into /run/earlyinit/status.json
+// (cloud-init's status.json shape), and /run/earlyinit/result.json marks
+// the end of the final stage. The runner's log is /var/log/earlyinit.log;
+// scripts' and commands' output is /var/log/earlyinit-output.log.
+//
+// Handoff: before switch_root the boot step copies the earlyinit binary
+// to /run/earlyinit/earlyinit and writes Units into /run/systemd/system
+// (InstallUnits); /run moves into the real root, so nothing in the image
+// changes. Roots without systemd are entered through `earlyinit late
+// --exec <init>`: boot stage, final stage in the background, exec init.
+package late
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/pkg/userdata"
+)
+
+// Options are what Run and RunSingle work with. Only Root is required.
+type Options struct {
+	// Root is the real root: "/" once switched.
+	Root *rootfs.Root
+	// Exec runs commands; nil means modules.SystemExec.
+	Exec modules.Exec
+	// DefaultUser; nil means Debian's (modules.DebianDefaultUser).
+	DefaultUser *modules.User
+	// Version is earlyinit's, for final_message.
+	Version string
+	// Include fetches #include URLs in the final stage; nil drops them.
+	Include userdata.Getter
+	// HTTP posts phone_home; nil means a default bounded client.
+	HTTP *http.Client
+	// Now and Uptime are the clocks; nil means the real ones.
+	Now    func() time.Time
+	Uptime func() float64
+	// Action runs the power_state command or, for a script's 1001/1003,
+	// the reboot ([shutdown -r now]); nil runs it through Exec.
+	Action func(ctx context.Context, argv []string) error
+	// Console, if set, gets a copy of the log (the journal, a console).
+	Console io.Writer
+	// Modules replaces modules.All() (tests).
+	Modules []modules.Module
+}
+
+// RebootArgv is what a script's 1001/1003 runs.
+var rebootArgv = []string{"shutdown", "-r", "now"}
+
+// Result is how a stage went.
+type Result struct {
+	Stage      modules.Stage
+	InstanceID string
+	Modules    []ModuleResult
+	Errors     []string
+	Warnings   []string
+	// Disabled: DisabledFile exists; nothing ran.
+	Disabled bool
+	// Reboot: a script asked for a reboot; the runner did it.
+	Reboot bool
+	// Power is the power_state request, if one was made and its
+	// condition held; the runner ran it.
+	Power *modules.PowerRequest
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) exec() modules.Exec {
+	if o.Exec != nil {
+		return o.Exec
+	}
+	return modules.SystemExec{}
+}
+
+func (o *Options) modules() []modules.Module {
+	if o.Modules != nil {
+		return o.Modules
+	}
+	return modules.All()
+}
+
+func (o *Options) action(ctx context.Context, argv []string) error {
+	if o.Action != nil {
+		return o.Action(ctx, argv)
+	}
+	_, err := o.exec().Run(ctx, modules.Cmd{Name: argv[0], Args: argv[1:]})
+	return err
+}
+
+func epoch(t time.Time) *float64 {
+	f := float64(t.UnixNano()) / 1e9
+	return &f
+}
+
+// session is one run's logs and environment.
+type session struct {
+	opts   *Options
+	log    *fileLog
+	out    *fileLog
+	lg     *logger
+	env    *modules.Env
+	data   *instance.Data
+	proc   *processed
+	result *Result
+}
+
+func newSession(opts *Options, stage string) *session {
+	s := &session{opts: opts}
+	s.log = &fileLog{root: opts.Root, name: LogFile, tee: opts.Console}
+	s.out = &fileLog{root: opts.Root, name: OutputLogFile}
+	s.lg = &logger{w: s.log, stage: stage, now: opts.now}
+	return s
+}
+
+func (s *session) logf(format string, args ...any) { s.lg.logf(format, args...) }
+
+func (s *session) flush() error {
+	return errors.Join(s.log.Flush(), s.out.Flush())
+}
+
+// load reads the instance and user-data and builds the modules' Env.
+func (s *session) load(ctx context.Context, get userdata.Getter) error {
+	d, err := loadInstance(s.opts.Root)
+	if err != nil {
+		return err
+	}
+	s.data = d
+	s.proc = processUserData(ctx, d, get, s.logf)
+	du := modules.DebianDefaultUser()
+	if s.opts.DefaultUser != nil {
+		du = *s.opts.DefaultUser
+	}
+	s.env = &modules.Env{
+		Root: s.opts.Root, Cfg: s.proc.cfg, InstanceID: d.InstanceID, Data: d,
+		Exec: s.opts.exec(), Log: s.logf, Output: s.out, DefaultUser: du,
+		HTTP: s.opts.HTTP, Now: s.opts.Now, Uptime: s.opts.Uptime, Version: s.opts.Version,
+	}
+	return nil
+}
+
+// runModule runs m (unless inactive or, with force false, its semaphore
+// says it ran) and records the result.
+func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.Frequency, force bool) (res ModuleResult, inc *modules.Incomplete) {
+	r := s.opts.Root
+	iid := s.env.InstanceID
+	start := s.opts.now()
+	res = ModuleResult{Name: m.Name, Frequency: string(freq), Start: *epoch(start)}
+	if !m.Active(s.env.Cfg) {
+		res.Status, res.Reason = ModuleSkipped, "no configuration for it"
+		return res, nil
+	}
+	if !force && HasRun(r, iid, m.Name, freq) {
+		res.Status, res.Reason = ModuleSkipped, "already ran ("+string(freq)+")"
+		s.logf("module %s: already ran (%s)", m.Name, freq)
+		return res, nil
+	}
+	s.env.StateDir = stateDir(iid, m.Name, freq)
+	s.logf("module %s: running (%s)", m.Name, freq)
+	err := safeRun(ctx, m, s.env)
+	res.Duration = s.opts.now().Sub(start).Seconds()
+	done := err == nil
+	switch {
+	case err == nil:
+		res.Status = ModuleOK
+	case errors.As(err, &inc):
+		res.Status, res.Reason = ModuleIncomplete, inc.Reason
+		if inc.Err != nil {
+			res.Status, res.Error = ModuleError, inc.Err.Error()
+		}
+		done = !inc.Rerun && inc.Err == nil
+	default:
+		res.Status, res.Error = ModuleError, err.Error()
+	}
+	if done {
+		if err := markRun(r, iid, m.Name, freq, s.opts.now()); err != nil {
+			res.Status, res.Error = ModuleError, err.Error()
+		}
+	}
+	if res.Error != "" {
+		s.logf("module %s: FAILED after %.3fs: %s", m.Name, res.Duration, res.Error)
+	} else {
+		s.logf("module %s: %s in %.3fs %s", m.Name, res.Status, res.Duration, res.Reason)
+	}
+	if err := s.flush(); err != nil && res.Error == "" {
+		res.Status, res.Error = ModuleError, "write logs: "+err.Error()
+	}
+	return res, inc
+}
+
+// safeRun runs a module, turning a panic into an error: one bad module
+// must not stop the others.
+func safeRun(ctx context.Context, m modules.Module, e *modules.Env) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return m.Run(ctx, e)
+}
+
+// Run runs stage: at boot it starts status.json afresh (a new boot), at
+// final it continues it. Module errors do not stop the stage; they are in
+// the Result and status.json. The error is for what stops the stage
+// itself: no cached instance, status or log files that cannot be written.
+// After the final stage, a power_state request whose condition holds is
+// carried out; after any stage, a script's reboot request is.
+func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error) {
+	if _, err := modules.ParseStage(string(stage)); err != nil {
+		return nil, err
+	}
+	if opts.Root == nil {
+		return nil, errors.New("late: no root")
+	}
+	r := opts.Root
+	res := &Result{Stage: stage}
+	s := newSession(&opts, string(stage))
+	if r.Exists(DisabledFile) {
+		res.Disabled = true
+		s.logf("%s exists: earlyinit is disabled", DisabledFile)
+		return res, s.flush()
+	}
+	if stage == modules.StageBoot {
+		if b, err := r.ReadFile(InitramfsLogFile); err == nil && len(b) > 0 {
+			s.log.Write(b)
+		}
+	}
+	s.logf("earlyinit %s: stage %s starting", opts.Version, stage)
+
+	// status.json: a fresh one at boot; result.json of an earlier boot gone.
+	st, err := readStatus(r)
+	if err != nil {
+		s.logf("WARNING: %v: starting a new status", err)
+	}
+	if stage == modules.StageBoot || st == nil {
+		st = &statusFile{V1: statusV1{Boot: newStage(), Final: newStage()}}
+		if err := r.Remove(ResultFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	cur := newStage()
+	cur.Start = epoch(opts.now())
+	name := string(stage)
+	st.V1.Stage = &name
+	setStage(st, stage, cur)
+	if err := writeJSON(r, StatusFile, st); err != nil {
+		return nil, err
+	}
+	finish := func() error {
+		cur.Finished = epoch(opts.now())
+		st.V1.Stage = nil
+		cur.Errors = append(cur.Errors, res.Errors...)
+		if len(res.Warnings) > 0 {
+			cur.RecoverableErrors["WARNING"] = append(cur.RecoverableErrors["WARNING"], res.Warnings...)
+		}
+		cur.Modules = append(cur.Modules, res.Modules...)
+		err := writeJSON(r, StatusFile, st)
+		if stage == modules.StageFinal {
+			var rf resultFile
+			rf.V1.Datasource = st.V1.Datasource
+			rf.V1.Errors = append(append([]string{}, st.V1.Boot.Errors...), st.V1.Final.Errors...)
+			err = errors.Join(err, writeJSON(r, ResultFile, rf))
+		}
+		s.logf("stage %s finished: %d module(s), %d error(s), %d warning(s)", stage, len(res.Modules), len(res.Errors), len(res.Warnings))
+		return errors.Join(err, s.flush())
+	}
+
+	var get userdata.Getter
+	if stage == modules.StageFinal {
+		get = opts.Include
+	}
+	if err := s.load(ctx, get); err != nil {
+		res.Errors = append(res.Errors, err.Error())
+		s.logf("ERROR: %v", err)
+		return res, errors.Join(err, finish())
+	}
+	res.InstanceID = s.data.InstanceID
+	// Decoding and schema warnings are recorded once per boot, at boot;
+	// the final stage adds only what fetching #include URLs found.
+	if stage == modules.StageBoot {
+		res.Warnings = append(res.Warnings, s.proc.warnings...)
+	} else {
+		res.Warnings = append(res.Warnings, s.proc.includeWarnings...)
+	}
+	if s.data.Datasource != "" {
+		ds := instance.DatasourceString(s.data)
+		st.V1.Datasource = &ds
+	}
+
+	hooks, err := writeScripts(r, s.data.InstanceID, s.proc.parts)
+	if err != nil {
+		res.Errors = append(res.Errors, "user-data scripts: "+err.Error())
+		s.logf("ERROR: user-data scripts: %v", err)
+	}
+	if stage == modules.StageBoot {
+		for _, h := range hooks {
+			s.logf("running boothook %s", h)
+			c := modules.Cmd{Name: r.Path(h), Env: []string{"INSTANCE_ID=" + s.data.InstanceID}, Output: s.out}
+			if _, err := s.env.Exec.Run(ctx, c); err != nil {
+				msg := fmt.Sprintf("boothook %s: %v", h, err)
+				res.Warnings = append(res.Warnings, msg)
+				s.logf("WARNING: %s", msg)
+			}
+		}
+	}
+
+	for _, m := range s.opts.modules() {
+		if m.Stage != stage {
+			continue
+		}
+		if res.Reboot {
+			res.Modules = append(res.Modules, ModuleResult{Name: m.Name, Frequency: string(m.Frequency), Status: ModuleSkipped, Reason: "reboot requested"})
+			continue
+		}
+		mr, inc := s.runModule(ctx, m, m.Frequency, false)
+		res.Modules = append(res.Modules, mr)
+		if mr.Error != "" {
+			res.Errors = append(res.Errors, fmt.Sprintf("module %s: %s", m.Name, mr.Error))
+		}
+		if inc != nil && inc.Reboot {
+			res.Reboot = true
+		}
+	}
+
+	// What happens last: a reboot a script asked for, else power_state.
+	var argv []string
+	if res.Reboot {
+		argv = rebootArgv
+	} else if stage == modules.StageFinal && s.env.Power != nil {
+		ok, err := s.env.Power.Go(ctx, s.env.Exec)
+		switch {
+		case err != nil:
+			res.Errors = append(res.Errors, err.Error())
+		case !ok:
+			s.logf("power_state: condition not met: nothing done")
+		default:
+			res.Power = s.env.Power
+			argv = s.env.Power.Argv
+		}
+	}
+	ferr := finish()
+	if argv != nil {
+		s.logf("running %v", argv)
+		s.flush()
+		if err := opts.action(ctx, argv); err != nil {
+			s.logf("ERROR: %v: %v", argv, err)
+			s.flush()
+			return res, errors.Join(ferr, fmt.Errorf("%v: %w", argv, err))
+		}
+	}
+	return res, ferr
+}
+
+func setStage(st *statusFile, stage modules.Stage, cur *StageStatus) {
+	if stage == modules.StageBoot {
+		st.V1.Boot = cur
+	} else {
+		st.V1.Final = cur
+		if st.V1.Boot == nil {
+			st.V1.Boot = newStage()
+		}
+	}
+}
+
+// RunSingle is `earlyinit single --name MOD [--frequency F]`: it runs one
+// module with the cached instance's config, at its own frequency (its
+// semaphore respected and written) or at freq; "always" forces a run.
+// status.json is not touched; the log is.
+func RunSingle(ctx context.Context, name string, freq modules.Frequency, opts Options) (ModuleResult, error) {
+	m, ok := modules.Lookup(name)
+	if opts.Modules != nil {
+		ok = false
+		for _, x := range opts.Modules {
+			if x.Name == name {
+				m, ok = x, true
+			}
+		}
+	}
+	if !ok {
+		return ModuleResult{}, fmt.Errorf("single: no module %q", name)
+	}
+	if opts.Root == nil {
+		return ModuleResult{}, errors.New("late: no root")
+	}
+	if freq == "" {
+		freq = m.Frequency
+	}
+	s := newSession(&opts, "single")
+	var get userdata.Getter
+	if m.Stage == modules.StageFinal {
+		get = opts.Include
+	}
+	if err := s.load(ctx, get); err != nil {
+		s.logf("ERROR: %v", err)
+		return ModuleResult{}, errors.Join(err, s.flush())
+	}
+	res, inc := s.runModule(ctx, m, freq, freq == modules.Always)
+	var err error
+	if res.Error != "" {
+		err = fmt.Errorf("module %s: %s", m.Name, res.Error)
+	}
+	if s.env.Power != nil || (inc != nil && inc.Reboot) {
+		s.logf("single: %s asked for a power action; not done by single", m.Name)
+	}
+	return res, errors.Join(err, s.flush())
+}

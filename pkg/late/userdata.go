@@ -1,0 +1,228 @@
+package late
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/pkg/userdata"
+)
+
+// maxIncludeDepth bounds #include nesting in the final stage.
+const maxIncludeDepth = 5
+
+// loadInstance reads the instance the boot step cached: its id
+// (data/instance-id), user-data and vendor-data (instances/<iid>/), the
+// datasource line, and from instance-data.json the public keys and host
+// name.
+func loadInstance(r *rootfs.Root) (*instance.Data, error) {
+	b, err := r.ReadFile(instance.DataDir + "/instance-id")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no cached instance (%s/instance-id): the boot step did not find a datasource", instance.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &instance.Data{InstanceID: strings.TrimSpace(string(b))}
+	if d.InstanceID == "" {
+		return nil, fmt.Errorf("%s/instance-id is empty", instance.DataDir)
+	}
+	idir := instance.InstancesDir + "/" + instance.InstanceDirName(d.InstanceID)
+	read := func(name string) ([]byte, error) {
+		b, err := r.ReadFile(idir + "/" + name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return b, err
+	}
+	if d.UserData, err = read("user-data.txt"); err != nil {
+		return nil, err
+	}
+	if d.VendorData, err = read("vendor-data.txt"); err != nil {
+		return nil, err
+	}
+	if ds, _ := read("datasource"); len(ds) > 0 {
+		name, sub, _ := strings.Cut(strings.TrimSpace(string(ds)), ": ")
+		d.Datasource = strings.ToLower(strings.TrimPrefix(name, "DataSource"))
+		d.Subplatform = sub
+	}
+	if b, err := r.ReadFile(instance.RunDir + "/" + instance.InstanceDataFile); err == nil {
+		var id struct {
+			V1 struct {
+				PublicSSHKeys []string `json:"public_ssh_keys"`
+				LocalHostname *string  `json:"local_hostname"`
+				Platform      string   `json:"platform"`
+				InstanceID    string   `json:"instance_id"`
+			} `json:"v1"`
+			DS struct {
+				MetaData map[string]any `json:"meta_data"`
+			} `json:"ds"`
+		}
+		if err := json.Unmarshal(b, &id); err != nil {
+			return nil, fmt.Errorf("parse %s/%s: %w", instance.RunDir, instance.InstanceDataFile, err)
+		}
+		if id.V1.InstanceID == d.InstanceID {
+			d.PublicKeys = id.V1.PublicSSHKeys
+			d.Platform = id.V1.Platform
+			// The metadata keeps the fully qualified name v1 shortens.
+			for _, k := range []string{"local-hostname", "local_hostname", "hostname"} {
+				if s, ok := id.DS.MetaData[k].(string); ok && s != "" {
+					d.LocalHostname = s
+					break
+				}
+			}
+			if d.LocalHostname == "" && id.V1.LocalHostname != nil {
+				d.LocalHostname = *id.V1.LocalHostname
+			}
+		}
+	}
+	return d, nil
+}
+
+// processed is user-data made ready for the modules.
+type processed struct {
+	cfg      map[string]any
+	parts    []userdata.Part
+	warnings []string
+	// includeWarnings are the warnings of fetching #include URLs.
+	includeWarnings []string
+}
+
+// processUserData decodes user-data and vendor-data, fetches #include
+// URLs (final stage only, with get; without it they are dropped), merges
+// the cloud-config (vendor under user, then modules.BaseConfig under
+// both) and validates each cloud-config part. Every problem is a warning.
+func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter, logf func(string, ...any)) *processed {
+	p := &processed{}
+	warn := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		p.warnings = append(p.warnings, msg)
+		logf("WARNING: %s", msg)
+	}
+	decode := func(what string, raw []byte) []userdata.Part {
+		parts, ws, err := userdata.Decode(raw)
+		for _, w := range ws {
+			warn("%s: %s", what, w)
+		}
+		if err != nil {
+			warn("%s: %v: ignored", what, err)
+			return nil
+		}
+		if hasInclude(parts) {
+			if get == nil {
+				logf("%s: #include URLs are fetched in the final stage", what)
+				kept := parts[:0]
+				for _, p := range parts {
+					if p.Type != userdata.TypeInclude {
+						kept = append(kept, p)
+					}
+				}
+				parts = kept
+			} else {
+				var fws []userdata.Warning
+				parts, fws = userdata.FetchIncludes(ctx, parts, get, maxIncludeDepth)
+				for _, w := range fws {
+					warn("%s: %s", what, w)
+					p.includeWarnings = append(p.includeWarnings, fmt.Sprintf("%s: %s", what, w))
+				}
+			}
+		}
+		for _, part := range parts {
+			if part.Type != userdata.TypeCloudConfig {
+				continue
+			}
+			for _, se := range userdata.ValidatePart(part) {
+				if se.Warning {
+					logf("%s: schema: %s", what, se.Error())
+				} else {
+					warn("%s: schema: %s", what, se.Error())
+				}
+			}
+		}
+		return parts
+	}
+	user := decode("user-data", d.UserData)
+	vendor := decode("vendor-data", d.VendorData)
+	cfg, ws := userdata.Merge(user, vendor)
+	for _, w := range ws {
+		warn("merge: %s", w)
+	}
+	vparts, _ := userdata.VendorParts(cfg, vendor)
+	p.parts = append(user, vparts...)
+	cfg, ws = userdata.MergeConfigs(cfg, modules.BaseConfig())
+	for _, w := range ws {
+		warn("merge: %s", w)
+	}
+	p.cfg = cfg
+	return p
+}
+
+func hasInclude(parts []userdata.Part) bool {
+	for _, p := range parts {
+		if p.Type == userdata.TypeInclude {
+			return true
+		}
+	}
+	return false
+}
+
+// partName is a part's file name, made safe: its base name, no leading
+// dots.
+func partName(p userdata.Part) string {
+	n := strings.TrimLeft(path.Base("/"+p.Filename), ".")
+	if n == "" || n == "/" {
+		n = "part"
+	}
+	return n
+}
+
+// writeScripts writes the shell-script parts where the script modules
+// find them: #! parts into instances/<iid>/scripts/ (scripts_user),
+// per-boot/instance/once parts into /var/lib/earlyinit/scripts/per-*/, all
+// 0700. It returns the boothooks, written to instances/<iid>/boothooks/
+// without their #cloud-boothook line.
+func writeScripts(r *rootfs.Root, iid string, parts []userdata.Part) ([]string, error) {
+	idir := instance.InstancesDir + "/" + instance.InstanceDirName(iid)
+	var hooks []string
+	var errs []error
+	for _, p := range parts {
+		dir := ""
+		content := p.Content
+		switch p.Type {
+		case userdata.TypeShellScript:
+			dir = modules.ScriptsDir(iid)
+		case userdata.TypeShellScriptPerBoot:
+			dir = modules.ScriptsPerBootDir
+		case userdata.TypeShellScriptPerInst:
+			dir = modules.ScriptsPerInstanceDir
+		case userdata.TypeShellScriptPerOnce:
+			dir = modules.ScriptsPerOnceDir
+		case userdata.TypeBoothook:
+			dir = idir + "/boothooks"
+			s := strings.ReplaceAll(string(content), "\r\n", "\n")
+			if t := strings.TrimLeft(s, " \t\r\n"); strings.HasPrefix(strings.ToLower(t), "#cloud-boothook") {
+				s = t[len("#cloud-boothook"):]
+				s = strings.TrimPrefix(s, "\n")
+			}
+			content = []byte(s)
+		default:
+			continue
+		}
+		name := dir + "/" + partName(p)
+		if err := r.WriteFile(name, content, 0o700, 0, 0); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if p.Type == userdata.TypeBoothook {
+			hooks = append(hooks, name)
+		}
+	}
+	return hooks, errors.Join(errs...)
+}
