@@ -179,8 +179,11 @@ func dora(ctx context.Context, c *nclient4.Client, hw net.HardwareAddr) (*dhcpv4
 }
 
 func naksToo(err error, naks int) error {
-	if naks == 0 {
+	switch naks {
+	case 0:
 		return err
+	case 1:
+		return fmt.Errorf("%w (after a NAK)", err)
 	}
 	return fmt.Errorf("%w (after %d NAKs)", err, naks)
 }

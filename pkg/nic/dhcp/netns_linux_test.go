@@ -389,6 +389,7 @@ func TestRequestLeaseNoServer(t *testing.T) {
 		{"no carrier", false, "dhcp on eth0: no carrier: context deadline exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // it mostly waits
 			inFreshNetns(t, func() {
 				// The veth goes with the namespace.
 				if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth0"}, PeerName: "peer0"}); err != nil {
