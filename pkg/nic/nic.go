@@ -7,6 +7,10 @@
 // going through temporary names ("eirtmp0", ...) only to break cycles such as
 // a swap of eth0 and eth1, which cloud-init cannot do. Apply carries out a
 // plan over a small Netlinker interface, undoing what it did on error.
+//
+// Up applies a temporary DHCPv4 lease (see package nic/dhcp) so that the
+// initramfs can reach the metadata service, and its Ephemeral's Down takes
+// exactly that away again before switch_root; LinkLocal is the IPv6 path.
 package nic
 
 import (
