@@ -53,17 +53,13 @@ func updateEtcHosts(_ context.Context, e *Env) error {
 	if mode == "" {
 		return nil
 	}
-	_, fqdn, ok, err := e.hostnames()
+	short, fqdn, ok, err := e.hostnamePair()
 	if err != nil {
 		return err
 	}
 	if !ok {
 		e.logf("manage_etc_hosts: no host name known: /etc/hosts left alone")
 		return nil
-	}
-	short, _, _ := cutDot(fqdn)
-	if h := cfgString(e.Cfg, "hostname", ""); h != "" && cfgString(e.Cfg, "fqdn", "") != "" {
-		short = h
 	}
 	if mode == "template" {
 		return e.keepWrite("/etc/hosts", []byte(fmt.Sprintf(hostsTemplate, fqdn, short)))
@@ -73,13 +69,4 @@ func updateEtcHosts(_ context.Context, e *Env) error {
 		return err
 	}
 	return e.keepWrite("/etc/hosts", instance.UpdateHosts(old, fqdn, short))
-}
-
-func cutDot(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }

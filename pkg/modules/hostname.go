@@ -16,12 +16,23 @@ import (
 // data/previous-hostname).
 const PreviousHostnameFile = instance.DataDir + "/previous-hostname"
 
-// hostnames is cloud-init's util.get_hostname_fqdn with
-// prefer_fqdn_over_hostname applied: fqdn wins, then a dotted hostname,
-// then the datasource's local-hostname, overridden by a plain hostname.
-// ok is false when nothing names the host.
+// hostnames is cloud-init's util.get_hostname_fqdn: fqdn wins, then a
+// dotted hostname, then the datasource's local-hostname, overridden by a
+// plain hostname. name is the short name, or the fqdn with
+// prefer_fqdn_over_hostname. ok is false when nothing names the host.
 func (e *Env) hostnames() (name, fqdn string, ok bool, err error) {
-	var short string
+	short, fqdn, ok, err := e.hostnamePair()
+	if !ok || err != nil {
+		return "", "", ok, err
+	}
+	if cfgBool(e.Cfg, "prefer_fqdn_over_hostname", false) {
+		return fqdn, fqdn, true, nil
+	}
+	return short, fqdn, true, nil
+}
+
+// hostnamePair is the short name and fqdn, see hostnames.
+func (e *Env) hostnamePair() (short, fqdn string, ok bool, err error) {
 	if f := cfgString(e.Cfg, "fqdn", ""); f != "" {
 		fqdn = f
 		short = cfgString(e.Cfg, "hostname", strings.SplitN(f, ".", 2)[0])
@@ -50,11 +61,7 @@ func (e *Env) hostnames() (name, fqdn string, ok bool, err error) {
 	if _, _, err := instance.Hostnames(short); err != nil || strings.Contains(short, ".") && short != fqdn {
 		return "", "", false, fmt.Errorf("hostname %q: not a valid host name", short)
 	}
-	name = short
-	if cfgBool(e.Cfg, "prefer_fqdn_over_hostname", false) {
-		name = fqdn
-	}
-	return name, strings.TrimSuffix(fqdn, "."), true, nil
+	return short, strings.TrimSuffix(fqdn, "."), true, nil
 }
 
 // setHostname is cc_set_hostname, per instance: /etc/hostname gets the

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
@@ -156,40 +155,6 @@ func canonName(s string) string {
 		s = s[3:]
 	}
 	return s
-}
-
-// KnownKeys are the top-level keys earlyinit reads, the runner's own
-// (vendor_data, merge_how...) included.
-func KnownKeys() map[string]bool {
-	known := map[string]bool{
-		"vendor_data": true, "merge_how": true, "merge_type": true, "network": true,
-		"users": true, "user": true, "groups": true, "ssh_authorized_keys": true, "disable_root": true,
-		"disable_root_opts": true, "ssh_deletekeys": true, "ssh_genkeytypes": true, "ssh_keys": true,
-		"ssh_quiet_keygen": true, "allow_public_ssh_keys": true,
-		"chpasswd": true, "password": true, "ssh_pwauth": true,
-		"hostname": true, "fqdn": true, "prefer_fqdn_over_hostname": true, "preserve_hostname": true,
-		"resolv_conf": true,
-	}
-	for _, m := range All() {
-		for _, k := range m.Keys {
-			known[k] = true
-		}
-	}
-	return known
-}
-
-// UnknownKeys lists the top-level keys of cfg earlyinit does nothing with,
-// sorted. The runner logs them as warnings; they never fail a boot.
-func UnknownKeys(cfg map[string]any) []string {
-	known := KnownKeys()
-	var out []string
-	for k := range cfg {
-		if !known[k] {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // User is a user to create, as a cloud-config users entry.

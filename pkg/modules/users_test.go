@@ -1,0 +1,221 @@
+package modules
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUsersGroups(t *testing.T) {
+	te := newEnv(t, `groups:
+  - admins: [root]
+  - devs
+users:
+  - default
+  - name: alice
+    gecos: Alice A
+    groups: [devs, wheel]
+    shell: /bin/zsh
+    sudo: ALL=(ALL) ALL
+    lock_passwd: false
+    hashed_passwd: $6$salt$hash
+    ssh_authorized_keys: [ssh-ed25519 AAAAalice alice@x]
+    uid: 1500
+  - name: svc
+    system: true
+    no_create_home: true
+`)
+	te.write("/usr/sbin/visudo", "", 0o755)
+	var chpasswdIn string
+	te.exec.handlers["chpasswd"] = func(c Cmd) ([]byte, error) { chpasswdIn = string(c.Stdin); return nil, nil }
+	if err := te.runModule("users_groups"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls(
+		"groupadd admins",
+		"usermod -a -G admins root",
+		"groupadd devs",
+		"groupadd audio", "groupadd cdrom", "groupadd dialout", "groupadd dip", "groupadd floppy", "groupadd netdev", "groupadd plugdev", "groupadd video",
+		"useradd debian --comment Debian --groups adm,audio,cdrom,dialout,dip,floppy,netdev,plugdev,sudo,video --shell /bin/bash -m",
+		"passwd -l debian",
+		"groupadd wheel",
+		"useradd alice --comment Alice A --groups devs,wheel --shell /bin/zsh --uid 1500 -m",
+		"chpasswd -e",
+		"useradd svc --system -M",
+		"passwd -l svc",
+		"visudo -cf /etc/sudoers.d/90-earlyinit-users.check",
+	)
+	if chpasswdIn != "alice:$6$salt$hash\n" {
+		t.Errorf("chpasswd stdin %q", chpasswdIn)
+	}
+	if strings.Contains(te.log.String(), "$6$salt") {
+		t.Error("password hash in the log")
+	}
+	te.wantFile(SudoersFile, "# Created by earlyinit from cloud-config users entries.\n\ndebian ALL=(ALL) NOPASSWD:ALL\nalice ALL=(ALL) ALL\n", 0o440, 0, 0)
+	if te.Root.Exists(SudoersFile + ".check") {
+		t.Error("candidate sudoers file left")
+	}
+	if !strings.Contains(te.read("/etc/sudoers"), "#includedir /etc/sudoers.d") {
+		t.Error("/etc/sudoers lacks the includedir")
+	}
+	te.wantFile("/home/alice/.ssh/authorized_keys", "ssh-ed25519 AAAAalice alice@x\n", 0o600, 1500, 1500)
+	te.wantMode("/home/alice/.ssh", 0o700, 1500, 1500)
+
+	// Again: users exist, nothing is created; keys are not duplicated.
+	te.exec.calls = nil
+	if err := te.runModule("users_groups"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range te.calls() {
+		if strings.HasPrefix(c, "useradd") || strings.HasPrefix(c, "groupadd") {
+			t.Errorf("second run: %s", c)
+		}
+	}
+	te.wantFile("/home/alice/.ssh/authorized_keys", "ssh-ed25519 AAAAalice alice@x\n", 0o600, 1500, 1500)
+}
+
+func TestUsersVisudoRefuses(t *testing.T) {
+	te := newEnv(t, "users: [{name: bob, sudo: 'nonsense rule'}]")
+	te.write("/usr/sbin/visudo", "", 0o755)
+	te.exec.handlers["visudo"] = func(Cmd) ([]byte, error) { return []byte("syntax error"), exitErr(1) }
+	err := te.runModule("users_groups")
+	if err == nil || !strings.Contains(err.Error(), "refused by visudo") {
+		t.Fatalf("err %v", err)
+	}
+	if te.Root.Exists(SudoersFile) || te.Root.Exists(SudoersFile+".check") {
+		t.Error("refused sudoers written")
+	}
+}
+
+func TestUsersBusybox(t *testing.T) {
+	te := newEnv(t, "users: [{name: bob, groups: wheel, shell: /bin/ash, lock_passwd: false}]")
+	te.Root.Remove("/usr/sbin/useradd")
+	te.write("/bin/busybox", "", 0o755)
+	te.exec.handlers["adduser"] = func(c Cmd) ([]byte, error) {
+		return nil, te.Root.AppendFile("/etc/passwd", []byte("bob:x:1000:1000::/home/bob:/bin/ash\n"), 0o644, 0, 0)
+	}
+	if err := te.runModule("users_groups"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls("addgroup wheel", "adduser -D -s /bin/ash bob", "addgroup bob wheel")
+}
+
+func TestUsersDefaultRenamedAndErrors(t *testing.T) {
+	te := newEnv(t, "user: {name: admin, sudo: null}\n")
+	if err := te.runModule("users_groups"); err != nil {
+		t.Fatal(err)
+	}
+	if c := te.calls(); len(c) < 2 || !strings.HasPrefix(c[len(c)-2], "useradd admin --comment Debian") {
+		t.Errorf("calls %q", c)
+	}
+	if te.Root.Exists(SudoersFile) {
+		t.Error("sudo: null wrote rules")
+	}
+	for _, cfg := range []string{"users: [{gecos: x}]", "users: [{name: '-rf'}]", "users: 42", "users: [{name: x, uid: abc}]"} {
+		te := newEnv(t, cfg)
+		if err := te.runModule("users_groups"); err == nil {
+			t.Errorf("%s: no error", cfg)
+		}
+	}
+}
+
+func TestSSH(t *testing.T) {
+	te := newEnv(t, `users: [default]
+ssh_authorized_keys: [ssh-rsa AAAAcfg cfg@key]
+ssh_genkeytypes: [ed25519, rsa]
+`)
+	te.Data = nil
+	te.write("/etc/ssh/ssh_host_rsa_key", "old", 0o600)
+	te.write("/etc/ssh/ssh_host_rsa_key.pub", "old", 0o644)
+	te.write("/etc/ssh/sshd_config", "keep", 0o644)
+	te.write("/etc/passwd", basePasswd+"debian:x:1000:1000::/home/debian:/bin/bash\n", 0o644)
+	te.write("/root/.ssh/authorized_keys", "# mine\nssh-rsa AAAAcfg old-comment\n", 0o600)
+	if err := te.runModule("ssh"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls("ssh-keygen -t ed25519 -N  -f /etc/ssh/ssh_host_ed25519_key", "ssh-keygen -t rsa -N  -f /etc/ssh/ssh_host_rsa_key")
+	if te.Root.Exists("/etc/ssh/ssh_host_rsa_key") || !te.Root.Exists("/etc/ssh/sshd_config") {
+		t.Error("old host key kept or sshd_config removed")
+	}
+	te.wantFile("/home/debian/.ssh/authorized_keys", "ssh-rsa AAAAcfg cfg@key\n", 0o600, 1000, 1000)
+	prefix := strings.ReplaceAll(strings.ReplaceAll(DisableRootOpts, "$USER", "debian"), "$DISABLE_USER", "root")
+	te.wantFile("/root/.ssh/authorized_keys", "# mine\n"+prefix+" ssh-rsa AAAAcfg cfg@key\n", 0o600, 0, 0)
+}
+
+func TestSSHKeysGiven(t *testing.T) {
+	te := newEnv(t, `users: []
+disable_root: false
+ssh_deletekeys: false
+ssh_keys:
+  rsa_private: PRIV
+  rsa_public: PUB
+  ed25519_private: EDPRIV
+  ed25519_certificate: CERT
+`)
+	te.exec.handlers["ssh-keygen"] = func(Cmd) ([]byte, error) { return []byte("ssh-ed25519 AAAAderived\n"), nil }
+	if err := te.runModule("ssh"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls("ssh-keygen -yf /etc/ssh/ssh_host_ed25519_key")
+	te.wantFile("/etc/ssh/ssh_host_rsa_key", "PRIV", 0o600, 0, 0)
+	te.wantFile("/etc/ssh/ssh_host_rsa_key.pub", "PUB", 0o644, 0, 0)
+	te.wantFile("/etc/ssh/ssh_host_ed25519_key.pub", "ssh-ed25519 AAAAderived root@localhost\n", 0o644, 0, 0)
+	te.wantFile("/etc/ssh/ssh_host_ed25519_key-cert.pub", "CERT", 0o644, 0, 0)
+	te.wantFile("/etc/ssh/sshd_config.d/50-earlyinit-hostcert-ed25519.conf", "HostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\n", 0o644, 0, 0)
+	if te.Root.Exists("/root/.ssh/authorized_keys") {
+		t.Error("root keys written with no keys")
+	}
+}
+
+func TestSetPasswords(t *testing.T) {
+	te := newEnv(t, `chpasswd:
+  users:
+    - {name: alice, password: s3cret, type: text}
+    - {name: bob, password: $6$x$y}
+    - {name: carol, type: RANDOM}
+  list: ["dave:plainpw", "erin:$5$a$b"]
+ssh_pwauth: true
+`)
+	var stdins []string
+	te.exec.handlers["chpasswd"] = func(c Cmd) ([]byte, error) { stdins = append(stdins, strings.Join(c.Args, " ")+"|"+string(c.Stdin)); return nil, nil }
+	if err := te.runModule("set_passwords"); err != nil {
+		t.Fatal(err)
+	}
+	if len(stdins) != 2 || !strings.HasPrefix(stdins[0], "|alice:s3cret\ncarol:") || !strings.HasSuffix(stdins[0], "\ndave:plainpw\n") || stdins[1] != "-e|bob:$6$x$y\nerin:$5$a$b\n" {
+		t.Errorf("chpasswd %q", stdins)
+	}
+	c := te.calls()
+	want := []string{"chpasswd", "chpasswd -e", "passwd --expire alice", "passwd --expire carol", "passwd --expire dave", "passwd --expire bob", "passwd --expire erin"}
+	if strings.Join(c, ";") != strings.Join(want, ";") {
+		t.Errorf("calls %q", c)
+	}
+	for _, secret := range []string{"s3cret", "plainpw", "$6$x$y", "$5$a$b"} {
+		if strings.Contains(te.log.String(), secret) {
+			t.Errorf("log has %q:\n%s", secret, te.log.String())
+		}
+	}
+	if !strings.Contains(te.out.String(), "carol:") {
+		t.Error("random password not shown in the output log")
+	}
+	te.wantFile("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf", "# Written by earlyinit from cloud-config's ssh_pwauth.\nPasswordAuthentication yes\n", 0o644, 0, 0)
+
+	te2 := newEnv(t, "users: [default]\npassword: pw\nchpasswd: {expire: false}\nssh_pwauth: false\n")
+	stdins = nil
+	te2.exec.handlers["chpasswd"] = te.exec.handlers["chpasswd"]
+	if err := te2.runModule("set_passwords"); err != nil {
+		t.Fatal(err)
+	}
+	if len(stdins) != 1 || stdins[0] != "|debian:pw\n" {
+		t.Errorf("password: %q", stdins)
+	}
+	te2.wantCalls("chpasswd")
+	if !strings.Contains(te2.read("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf"), "PasswordAuthentication no") {
+		t.Error("ssh_pwauth false")
+	}
+
+	te3 := newEnv(t, "chpasswd: {users: [{name: a, password: p, type: text}]}\n")
+	te3.exec.handlers["chpasswd"] = func(Cmd) ([]byte, error) { return []byte("a:p failed"), exitErr(1) }
+	err := te3.runModule("set_passwords")
+	if err == nil || strings.Contains(err.Error(), "a:p") {
+		t.Errorf("failure error %v", err)
+	}
+}
