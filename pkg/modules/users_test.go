@@ -176,7 +176,10 @@ func TestSetPasswords(t *testing.T) {
 ssh_pwauth: true
 `)
 	var stdins []string
-	te.exec.handlers["chpasswd"] = func(c Cmd) ([]byte, error) { stdins = append(stdins, strings.Join(c.Args, " ")+"|"+string(c.Stdin)); return nil, nil }
+	te.exec.handlers["chpasswd"] = func(c Cmd) ([]byte, error) {
+		stdins = append(stdins, strings.Join(c.Args, " ")+"|"+string(c.Stdin))
+		return nil, nil
+	}
 	if err := te.runModule("set_passwords"); err != nil {
 		t.Fatal(err)
 	}
