@@ -48,7 +48,7 @@ func requestedOptions() []dhcpv4.OptionCode {
 }
 
 // RequestLease gets a DHCPv4 lease on iface: it sets the link up if it is
-// down, waits for carrier, and runs Discover-Offer-Request-Ack with
+// down, waits for carrier (the link running), and runs Discover-Offer-Request-Ack with
 // nclient4, resending each message after 1, 2, 4, 4, ... seconds and
 // starting over after a NAK, until ctx is done (or DefaultTimeout passes,
 // when ctx has no deadline). It applies nothing: see nic.Up.
@@ -115,14 +115,17 @@ func RequestLease(ctx context.Context, iface string) (l nic.Lease, err error) {
 	return l, nil
 }
 
-// waitCarrier polls the link until the kernel says it has carrier.
+// waitCarrier polls the link until it is running: IFF_RUNNING, which the
+// kernel sets once it has processed the carrier change and activated the
+// link's queue. IFF_LOWER_UP comes a moment earlier, when a packet sent
+// can still be dropped without an error.
 func waitCarrier(ctx context.Context, index int) error {
 	for {
 		link, err := netlink.LinkByIndex(index)
 		if err != nil {
 			return err
 		}
-		if link.Attrs().RawFlags&unix.IFF_LOWER_UP != 0 {
+		if link.Attrs().RawFlags&unix.IFF_RUNNING != 0 {
 			return nil
 		}
 		select {

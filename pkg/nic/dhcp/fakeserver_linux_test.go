@@ -14,6 +14,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // fakeServer answers DHCP on its own network namespace's end of a veth
@@ -114,12 +115,42 @@ func withFakeServer(t *testing.T, s *fakeServer, f func()) {
 				t.Fatal(err)
 			}
 		})
+		// Both ends running before the exchange, so that no message is
+		// lost while the kernel activates the server end's queue and
+		// the counts below are exact.
+		eth0, err := netlink.LinkByName("eth0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := netlink.LinkSetUp(eth0); err != nil {
+			t.Fatal(err)
+		}
+		waitRunning(t, "eth0")
+		inNetnsHandle(t, srv, func() { waitRunning(t, "srv0") })
 		s.seen = map[dhcpv4.MessageType]int{}
 		done := make(chan struct{})
 		go func() { s.serve(conn); close(done) }()
 		defer func() { conn.Close(); <-done }()
 		f()
 	})
+}
+
+func waitRunning(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(cmdTimeout)
+	for {
+		l, err := netlink.LinkByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Attrs().RawFlags&unix.IFF_RUNNING != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not running after %v", name, cmdTimeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func TestRequestLeaseRetransmits(t *testing.T) {
