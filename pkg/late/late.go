@@ -33,6 +33,7 @@ import (
 	"io/fs"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
@@ -323,6 +324,9 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error
 		for _, h := range hooks {
 			s.logf("running boothook %s", h)
 			c := modules.Cmd{Name: r.Path(h), Env: []string{"INSTANCE_ID=" + s.data.InstanceID}, Output: s.out}
+			if b, err := r.ReadFile(h); err == nil && !strings.HasPrefix(string(b), "#!") {
+				c.Name, c.Args = "/bin/sh", []string{r.Path(h)} // no interpreter line
+			}
 			if _, err := s.env.Exec.Run(ctx, c); err != nil {
 				msg := fmt.Sprintf("boothook %s: %v", h, err)
 				res.Warnings = append(res.Warnings, msg)

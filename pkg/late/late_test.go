@@ -344,6 +344,11 @@ Content-Type: text/cloud-boothook
 #cloud-boothook
 #!/bin/sh
 echo hook
+--B
+Content-Type: text/cloud-boothook
+
+#cloud-boothook
+echo no interpreter line
 --B--
 `
 	f.store("iid-1", ud)
@@ -354,6 +359,7 @@ echo hook
 	idir := "/var/lib/earlyinit/instances/iid-1"
 	wantBoot := []string{
 		idir + "/boothooks/part-003",
+		"/bin/sh " + idir + "/boothooks/part-004",
 		"/bin/sh /run/earlyinit/bootcmd",
 		"hostname host1",
 		"ssh-keygen -t rsa -N  -f /etc/ssh/ssh_host_rsa_key",
@@ -398,7 +404,7 @@ echo hook
 	f.exec.calls, f.actions = nil, nil
 	f.run(modules.StageBoot, nil)
 	f.run(modules.StageFinal, nil)
-	want := []string{idir + "/boothooks/part-003", "/bin/sh /run/earlyinit/bootcmd"}
+	want := []string{idir + "/boothooks/part-003", "/bin/sh " + idir + "/boothooks/part-004", "/bin/sh /run/earlyinit/bootcmd"}
 	if !reflect.DeepEqual(f.exec.calls, want) {
 		t.Errorf("second boot commands:\n got %q\nwant %q", f.exec.calls, want)
 	}
