@@ -52,6 +52,7 @@ demo: deps build initramfs
 bench: build initramfs
 	./bench/size.sh
 	./bench/net-convert.sh build/earlyinit 5
+	./bench/boot.sh 3
 
 clean:
 	rm -rf $(BUILD)

@@ -43,6 +43,13 @@ type Boot struct {
 	private []string
 	// rejected counts datasources that were found but could not be used.
 	rejected int
+	// wasDown holds the links the metadata step brought up, by name.
+	wasDown map[string]int
+	// keptIface has the lease earlyinit.keepnet keeps.
+	keptIface string
+	// netWait adds up the time spent on the metadata service: DHCP,
+	// carrier and HTTP waits.
+	netWait time.Duration
 	// deviceWait adds up the time spent polling for devices.
 	deviceWait time.Duration
 }
@@ -288,9 +295,11 @@ func (b *Boot) prepareHandoff(rec Record) error {
 	rec.Steps = b.Log.Steps()
 	rec.Total = time.Since(b.start)
 	rec.DeviceWait = b.deviceWait
+	rec.NetworkWait = b.netWait
 	rec.ModuleLoad = b.loadTime()
-	b.Log.Printf("time: total %s, module loading %s, device waits %s, earlyinit's own %s",
-		round(rec.Total), round(rec.ModuleLoad), round(rec.DeviceWait), round(rec.Total-rec.ModuleLoad-rec.DeviceWait))
+	b.Log.Printf("time: total %s, module loading %s, device waits %s, metadata service %s, earlyinit's own %s",
+		round(rec.Total), round(rec.ModuleLoad), round(rec.DeviceWait), round(rec.NetworkWait),
+		round(rec.Total-rec.ModuleLoad-rec.DeviceWait-rec.NetworkWait))
 	if err := os.MkdirAll(RunDir, 0o755); err == nil {
 		if err := os.WriteFile(filepath.Join(RunDir, "boot.json"), rec.Marshal(), 0o644); err != nil {
 			errs = append(errs, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/nic"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,10 +24,13 @@ const (
 )
 
 // DefaultDatasources is the order tried without earlyinit.ds=.
-var DefaultDatasources = []string{DSConfigDrive, DSNoCloud}
+var DefaultDatasources = []string{DSConfigDrive, DSNoCloud, DSOpenStack, DSEC2}
 
 // knownDatasources are the names earlyinit.ds= accepts.
-var knownDatasources = map[string]bool{DSConfigDrive: true, DSNoCloud: true}
+var knownDatasources = map[string]bool{DSConfigDrive: true, DSNoCloud: true, DSOpenStack: true, DSEC2: true}
+
+// isMetadata tells the sources read over the network.
+func isMetadata(name string) bool { return name == DSOpenStack || name == DSEC2 }
 
 // driveLabels are the filesystem labels each drive datasource accepts,
 // compared exactly: vfat labels are often upper-cased.
@@ -64,7 +68,7 @@ func DatasourceOrder(c Cmdline) (order []string, explicit bool, errs []error) {
 		case knownDatasources[n]:
 			order = append(order, n)
 		default:
-			errs = append(errs, fmt.Errorf("earlyinit.ds=%s: unknown datasource %q (known: configdrive, nocloud)", v, n))
+			errs = append(errs, fmt.Errorf("earlyinit.ds=%s: unknown datasource %q (known: configdrive, nocloud, openstack, ec2)", v, n))
 		}
 	}
 	return order, true, errs
@@ -107,9 +111,37 @@ func (b *Boot) findDatasource() (*instance.Data, error) {
 			return d, nil
 		}
 	}
+	for _, n := range order {
+		if isMetadata(n) {
+			b.raiseLinks(nic.System())
+			// Links raised for the metadata service go down again, used
+			// or not, but for a lease kept with earlyinit.keepnet.
+			defer func() { b.lowerLinks(nic.System(), b.keptIface) }()
+			break
+		}
+	}
 	var devs []blockdev.Device
-	listed := false
+	listed, triedMetadata := false, false
 	for _, name := range order {
+		if isMetadata(name) {
+			// All metadata sources share one temporary lease.
+			if triedMetadata {
+				continue
+			}
+			triedMetadata = true
+			var names []string
+			for _, n := range order {
+				if isMetadata(n) {
+					names = append(names, n)
+				}
+			}
+			d, err := b.metadataSources(names)
+			if err != nil {
+				b.Log.Printf("metadata service: %v", err)
+				continue
+			}
+			return d, nil
+		}
 		for _, dir := range seedDirs[name] {
 			full := filepath.Join(newRoot, dir)
 			if fi, err := os.Stat(full); err != nil || !fi.IsDir() {
@@ -200,6 +232,9 @@ func (b *Boot) listDrives(order []string, explicit bool) []blockdev.Device {
 	loaded := b.loadTime()
 	match := func(d blockdev.Device) bool {
 		for _, n := range order {
+			if isMetadata(n) {
+				continue
+			}
 			if isDrive(n, d) {
 				return true
 			}

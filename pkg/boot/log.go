@@ -105,8 +105,10 @@ type Record struct {
 	// time spent polling for devices; Total less both is earlyinit's own.
 	ModuleLoad time.Duration `json:"module_load_ns"`
 	DeviceWait time.Duration `json:"device_wait_ns"`
-	Init       string        `json:"init"`
-	Disabled   bool          `json:"disabled"`
+	// NetworkWait is the time spent reaching the metadata service.
+	NetworkWait time.Duration `json:"network_wait_ns"`
+	Init        string        `json:"init"`
+	Disabled    bool          `json:"disabled"`
 }
 
 // Marshal returns the record as indented JSON.

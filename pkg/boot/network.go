@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource/ec2"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
@@ -108,16 +109,19 @@ func (b *Boot) network(d *instance.Data, isNew bool) error {
 // or it is unusable.
 func (b *Boot) networkConfig(d *instance.Data, links []nic.Link) (*netcfg.Config, error) {
 	live := map[string]string{}
-	var nics []netcfg.NIC
 	for _, l := range links {
 		if l.MAC != "" && l.Kind == "device" {
 			live[l.MAC] = l.Name
 		}
-		nics = append(nics, netcfg.NIC{Name: l.Name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
-			Virtual: l.Kind != "device" && l.Kind != "loopback", Bridge: l.Kind == "bridge", Bond: l.Kind == "bond", Loopback: l.Kind == "loopback"})
 	}
-	if d != nil && len(d.Network) > 0 && d.NetworkFormat != instance.NetworkEC2Metadata {
-		cfg, err := netcfg.Parse(string(d.NetworkFormat), d.Network, live)
+	if d != nil && len(d.Network) > 0 {
+		var cfg *netcfg.Config
+		var err error
+		if d.NetworkFormat == instance.NetworkEC2Metadata {
+			cfg, err = ec2.ParseNetwork(d.Network, live)
+		} else {
+			cfg, err = netcfg.Parse(string(d.NetworkFormat), d.Network, live)
+		}
 		if err == nil {
 			err = cfg.Validate()
 		}
@@ -127,12 +131,22 @@ func (b *Boot) networkConfig(d *instance.Data, links []nic.Link) (*netcfg.Config
 		}
 		b.Log.Errorf("network: %v; using the fallback config instead", err)
 	}
-	cfg, err := netcfg.Fallback(nics)
+	cfg, err := netcfg.Fallback(liveNICs(links))
 	if err != nil {
 		return nil, fmt.Errorf("fallback network config: %w", err)
 	}
 	b.Log.Printf("network: fallback config, DHCP on %s", cfg.Interfaces[0].Name)
 	return cfg, nil
+}
+
+// liveNICs describes live links for cloud-init's fallback rule.
+func liveNICs(links []nic.Link) []netcfg.NIC {
+	var nics []netcfg.NIC
+	for _, l := range links {
+		nics = append(nics, netcfg.NIC{Name: l.Name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
+			Virtual: l.Kind != "device" && l.Kind != "loopback", Bridge: l.Kind == "bridge", Bond: l.Kind == "bond", Loopback: l.Kind == "loopback"})
+	}
+	return nics
 }
 
 // renderNetwork returns the files to write: the renderer's, the persistent

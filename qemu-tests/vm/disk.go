@@ -114,6 +114,11 @@ me=$0
   $B ls -a /run /run/earlyinit 2>&1
   echo "--- nics"
   for n in /sys/class/net/*; do echo "nic $($B basename $n) $($B cat $n/address)"; done
+  echo "--- addresses"
+  $B ip -4 addr 2>&1
+  echo "--- routes"
+  $B ip route 2>&1
+  echo "--- end"
 } > /seen/init.txt 2>&1
 [ -f /run/earlyinit/boot.json ] && $B cp /run/earlyinit/boot.json /seen/boot.json
 if [ -d /run/earlyinit ]; then

@@ -1,0 +1,142 @@
+package vm
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/vishvananda/netns"
+)
+
+// NetNS is a network namespace with a tap device for a VM, set up like
+// Neutron's qdhcp namespace: the tap holds the namespace's address
+// (RouterIP), 169.254.169.254 is a local address there, and an optional
+// dnsmasq serves DHCP with option 121 routing the metadata address via
+// RouterIP. Nothing crosses into the host's network.
+type NetNS struct {
+	Name, Tap string
+	dir       string
+	dnsmasq   *exec.Cmd
+	servers   []*http.Server
+}
+
+const (
+	// RouterIP is the namespace's address on the VM's link.
+	RouterIP = "10.77.0.1"
+	// MetadataIP is where the metadata service listens.
+	MetadataIP = "169.254.169.254"
+)
+
+func ipCmd(args ...string) error { return run("ip", args...) }
+
+// NewNetNS creates a namespace named name with a tap device for QEMU.
+// With dhcp, dnsmasq serves leases from 10.77.0.50-99 with option 121
+// (169.254.169.254/32 via RouterIP, and a default route) and MTU 1400.
+func NewNetNS(name string, dhcp bool) (*NetNS, error) {
+	n := &NetNS{Name: name, Tap: "eitap0"}
+	var err error
+	if n.dir, err = os.MkdirTemp("", "netns-"+name); err != nil {
+		return nil, err
+	}
+	steps := [][]string{
+		{"netns", "add", name},
+		{"-n", name, "link", "set", "lo", "up"},
+		{"-n", name, "tuntap", "add", "dev", n.Tap, "mode", "tap"},
+		{"-n", name, "addr", "add", RouterIP + "/24", "dev", n.Tap},
+		{"-n", name, "addr", "add", MetadataIP + "/32", "dev", "lo"},
+		{"-n", name, "link", "set", n.Tap, "up"},
+	}
+	for _, s := range steps {
+		if err := ipCmd(s...); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
+	if dhcp {
+		n.dnsmasq = exec.Command("ip", "netns", "exec", name, "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null",
+			"--port=0", "--interface="+n.Tap, "--bind-interfaces", "--dhcp-authoritative",
+			"--dhcp-range=10.77.0.50,10.77.0.99,255.255.255.0,1h",
+			"--dhcp-option=121,"+MetadataIP+"/32,"+RouterIP+",0.0.0.0/0,"+RouterIP,
+			"--dhcp-option=26,1400",
+			"--dhcp-leasefile="+filepath.Join(n.dir, "leases"), "--pid-file="+filepath.Join(n.dir, "pid"),
+			"--log-dhcp", "--log-facility="+filepath.Join(n.dir, "dnsmasq.log"))
+		if err := n.dnsmasq.Start(); err != nil {
+			n.Close()
+			return nil, fmt.Errorf("dnsmasq (apt-get install dnsmasq-base): %w", err)
+		}
+	}
+	return n, nil
+}
+
+// Serve serves h on MetadataIP:80 inside the namespace.
+func (n *NetNS) Serve(h http.Handler) error {
+	l, err := n.listen("tcp", MetadataIP+":80")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	n.servers = append(n.servers, srv)
+	go srv.Serve(l)
+	return nil
+}
+
+// listen opens a listener inside the namespace: a socket belongs to the
+// namespace its thread was in when it was made.
+func (n *NetNS) listen(network, addr string) (net.Listener, error) {
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		// This thread never goes back: it ends locked, and the runtime
+		// discards it.
+		h, err := netns.GetFromName(n.Name)
+		if err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		defer h.Close()
+		if err := netns.Set(h); err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		l, err := net.Listen(network, addr)
+		ch <- result{l, err}
+	}()
+	r := <-ch
+	return r.l, r.err
+}
+
+// Wrap is the command prefix that runs QEMU inside the namespace.
+func (n *NetNS) Wrap() []string { return []string{"ip", "netns", "exec", n.Name} }
+
+// DHCPLog returns dnsmasq's log.
+func (n *NetNS) DHCPLog() string {
+	b, _ := os.ReadFile(filepath.Join(n.dir, "dnsmasq.log"))
+	return string(b)
+}
+
+// Close stops the servers and dnsmasq and deletes the namespace.
+func (n *NetNS) Close() error {
+	for _, s := range n.servers {
+		s.Close()
+	}
+	if n.dnsmasq != nil && n.dnsmasq.Process != nil {
+		n.dnsmasq.Process.Kill()
+		n.dnsmasq.Wait()
+	}
+	if b, err := os.ReadFile(filepath.Join(n.dir, "pid")); err == nil {
+		exec.Command("kill", strings.TrimSpace(string(b))).Run()
+	}
+	err := ipCmd("netns", "del", n.Name)
+	os.RemoveAll(n.dir)
+	return err
+}
