@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,9 +67,6 @@ func ExtendedVersions() []string { return []string{"2021-03-23", "2018-09-24", "
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP is the client to use; nil means one without proxies, made for
-	// this Read and closed after it.
-	HTTP *http.Client
 	// RequestTimeout bounds each try of each request; 0 means 2 s. The
 	// token PUT is tried once when it times out.
 	RequestTimeout time.Duration
@@ -93,7 +89,7 @@ type Client struct {
 type fetcher struct {
 	g       *httpget.Getter
 	base    string
-	header  http.Header
+	header  map[string]string
 	maxBody int64
 	maxMeta int64
 	logf    func(string, ...any)
@@ -117,21 +113,15 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = httpget.NewClient()
-		defer hc.CloseIdleConnections()
-	}
 	f := &fetcher{
 		g: &httpget.Getter{
-			HTTP:           hc,
 			RequestTimeout: c.RequestTimeout,
 			Retries:        c.Retries,
 			Backoff:        c.Backoff,
 			Logf:           c.Logf,
 		},
 		base:    base,
-		header:  http.Header{},
+		header:  map[string]string{},
 		maxBody: c.MaxBody,
 		logf:    c.Logf,
 	}
@@ -145,7 +135,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		return nil, err
 	}
 	if token != "" {
-		f.header.Set(TokenHeader, token)
+		f.header[TokenHeader] = token
 	}
 	version, err := f.version(ctx)
 	if err != nil {
@@ -189,9 +179,9 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 func (f *fetcher) token(ctx context.Context) (string, error) {
 	u := f.base + "/" + TokenPath
 	b, err := f.g.Get(ctx, httpget.Request{
-		Method:           http.MethodPut,
+		Method:           "PUT",
 		URL:              u,
-		Header:           http.Header{TokenTTLHeader: {TokenTTL}},
+		Header:           map[string]string{TokenTTLHeader: TokenTTL},
 		Limit:            f.maxMeta,
 		NoRetryOnTimeout: true,
 	})

@@ -1,21 +1,23 @@
-// Package httpget fetches metadata documents over HTTP for the metadata
-// service clients (pkg/datasource/openstack, pkg/datasource/ec2): one request
-// at a time, each with its own timeout, retried with backoff on connection
+// Package httpget fetches metadata documents over plain HTTP for the
+// metadata service clients (pkg/datasource/openstack, pkg/datasource/ec2)
+// and posts small forms (phone_home): one request at a time, each on its
+// own connection with its own timeout, retried with backoff on connection
 // errors, timeouts and 5xx answers, its body read through a limit.
 //
-// It lives under openstack/ only because that is where its first user is;
-// it has no OpenStack knowledge and would sit as well in pkg/datasource.
+// It speaks HTTP/1.1 itself, over net.Dialer, rather than with net/http:
+// net/http brings crypto/tls, x509 and HTTP/2 along, about 4 MB of a
+// static initramfs binary, and a link-local metadata service needs none
+// of it. So: http URLs only (https is an error), no proxies, no
+// keep-alive ("Connection: close"), no compression, and redirects are not
+// followed (a 3xx answer is a *StatusError).
 package httpget
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	"net/url"
+	"net/netip"
 	"time"
 )
 
@@ -26,10 +28,8 @@ const (
 	DefaultBackoff        = 200 * time.Millisecond
 )
 
-// Getter fetches URLs. The zero value is usable except for HTTP, which must
-// be set (NewClient makes one).
+// Getter fetches URLs. The zero value is usable.
 type Getter struct {
-	HTTP *http.Client
 	// RequestTimeout bounds one try, from dialing to the end of the body.
 	// 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -41,27 +41,24 @@ type Getter struct {
 	Backoff time.Duration
 	// Logf, if set, is told of each retry.
 	Logf func(format string, args ...any)
-}
-
-// NewClient returns an HTTP client for link-local metadata services: no
-// proxy (whatever the environment says) and no overall timeout, since
-// Getter bounds each try itself. Call CloseIdleConnections when done.
-func NewClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{KeepAlive: -1}).DialContext,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       10 * time.Second,
-		ResponseHeaderTimeout: 0,
-		DisableCompression:    true,
-	}}
+	// Resolve, if set, finds the addresses of a URL's host name, as
+	// net.DefaultResolver.LookupNetIP(ctx, "ip", host) does. Without it
+	// hosts must be IP addresses: a metadata service is one, and leaving
+	// the resolver out keeps the binary some 200 KB smaller.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Request is one fetch.
 type Request struct {
 	Method string // "" means GET
-	URL    string
-	Header http.Header
+	URL    string // http://host[:port]/path?query
+	// Header holds extra header fields. Host, Connection, Content-Length
+	// and Transfer-Encoding are the client's; User-Agent is "earlyinit"
+	// unless set here.
+	Header map[string]string
+	// Body is sent with a Content-Length (which PUT, POST and PATCH always
+	// get, 0 without a body).
+	Body []byte
 	// Limit is the most body bytes taken; a longer body is an error. It
 	// must be positive.
 	Limit int64
@@ -75,10 +72,20 @@ type StatusError struct {
 	Method, URL string
 	Code        int
 	Tries       int
+	// Location is a redirect's target (the Location field), which is not
+	// followed.
+	Location string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("%s %s: HTTP %d %s%s", e.Method, e.URL, e.Code, http.StatusText(e.Code), tries(e.Tries))
+	s := fmt.Sprintf("%s %s: HTTP %d", e.Method, e.URL, e.Code)
+	if t := statusText(e.Code); t != "" {
+		s += " " + t
+	}
+	if e.Location != "" {
+		s += fmt.Sprintf(" (redirect to %s not followed)", e.Location)
+	}
+	return s + tries(e.Tries)
 }
 
 // TimeoutError is a try that got no complete answer within the request
@@ -124,14 +131,14 @@ func Status(err error) int {
 }
 
 // NotFound tells whether err is an HTTP 404 answer.
-func NotFound(err error) bool { return Status(err) == http.StatusNotFound }
+func NotFound(err error) bool { return Status(err) == 404 }
 
 // Get fetches r.URL and returns its body. ctx bounds the whole fetch,
 // retries included: once it is done, Get returns an error wrapping
 // ctx.Err() that names the URL. 4xx answers are never retried.
 func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 	if r.Method == "" {
-		r.Method = http.MethodGet
+		r.Method = "GET"
 	}
 	if r.Limit <= 0 {
 		return nil, fmt.Errorf("%s %s: no body limit", r.Method, r.URL)
@@ -188,51 +195,56 @@ func (g *Getter) try(ctx context.Context, r Request, try int) (body []byte, agai
 	defer cancel()
 	// failed classifies a transport or body read error.
 	failed := func(err error) ([]byte, bool, error) {
+		if dl, ok := tctx.Deadline(); ok && !time.Now().Before(dl) {
+			// The connection's deadline is tctx's, but its timer may
+			// not have fired yet: let it, to tell whose deadline it was.
+			<-tctx.Done()
+		}
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, cerr)
 		}
 		if tctx.Err() != nil || isTimeout(err) {
 			return nil, !r.NoRetryOnTimeout, &TimeoutError{Method: r.Method, URL: r.URL, After: timeout, Tries: try}
 		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			// It repeats method and URL; keep its cause.
-			err = ue.Err
-		}
 		return nil, true, fmt.Errorf("%s %s: %w%s", r.Method, r.URL, err, tries(try))
 	}
 
-	req, err := http.NewRequestWithContext(tctx, r.Method, r.URL, nil)
+	t, err := parseURL(r.URL)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
 	}
-	for k, vs := range r.Header {
-		req.Header[k] = vs
+	msg, err := buildRequest(r, t)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
 	}
-	resp, err := g.HTTP.Do(req)
+	resp, err := g.roundTrip(tctx, t, msg, r.Method, r.Limit)
+	if errors.Is(err, errTooBig) {
+		return nil, false, &TooBigError{Method: r.Method, URL: r.URL, Limit: r.Limit}
+	}
 	if err != nil {
 		return failed(err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		// Drain a little so the connection can be reused.
-		io.CopyN(io.Discard, resp.Body, 4096)
-		return nil, resp.StatusCode >= 500, &StatusError{Method: r.Method, URL: r.URL, Code: resp.StatusCode, Tries: try}
+	if resp.code < 200 || resp.code > 299 {
+		se := &StatusError{Method: r.Method, URL: r.URL, Code: resp.code, Tries: try}
+		if resp.code >= 300 && resp.code <= 399 {
+			se.Location = resp.header.Get("Location")
+		}
+		return nil, resp.code >= 500, se
 	}
-	if resp.ContentLength > r.Limit {
-		return nil, false, &TooBigError{Method: r.Method, URL: r.URL, Limit: r.Limit}
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, r.Limit+1))
-	if err != nil {
-		return failed(err)
-	}
-	if int64(len(b)) > r.Limit {
-		return nil, false, &TooBigError{Method: r.Method, URL: r.URL, Limit: r.Limit}
-	}
-	return b, false, nil
+	return resp.body, false, nil
 }
 
 func isTimeout(err error) bool {
 	var te interface{ Timeout() bool }
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &te) && te.Timeout())
+}
+
+// Post sends body, of type contentType, to url and returns the answer's
+// body, at most limit bytes. It is retried as Get retries, so the server
+// may see it more than once.
+func (g *Getter) Post(ctx context.Context, url, contentType string, body []byte, limit int64) ([]byte, error) {
+	if body == nil {
+		body = []byte{}
+	}
+	return g.Get(ctx, Request{Method: "POST", URL: url, Header: map[string]string{"Content-Type": contentType}, Body: body, Limit: limit})
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func getter() *Getter {
-	return &Getter{HTTP: NewClient(), RequestTimeout: 50 * time.Millisecond, Backoff: time.Millisecond}
+	return &Getter{RequestTimeout: 50 * time.Millisecond, Backoff: time.Millisecond}
 }
 
 func TestGet(t *testing.T) {
@@ -90,7 +90,7 @@ func TestGet(t *testing.T) {
 	} {
 		calls.Store(0)
 		url := srv.URL + tt.path
-		b, err := getter().Get(context.Background(), Request{URL: url, Header: http.Header{"X-Test": {"yes"}}, Limit: 10, NoRetryOnTimeout: tt.noRetryOnTimeout})
+		b, err := getter().Get(context.Background(), Request{URL: url, Header: map[string]string{"X-Test": "yes"}, Limit: 10, NoRetryOnTimeout: tt.noRetryOnTimeout})
 		if tt.check == nil {
 			if err != nil || string(b) != tt.want {
 				t.Errorf("%s: got %q, %v; want %q", tt.path, b, err, tt.want)

@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"net/url"
 	"path"
 	"slices"
@@ -51,9 +50,6 @@ const maxContentFiles = 100
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP is the client to use; nil means one without proxies, made for
-	// this Read and closed after it.
-	HTTP *http.Client
 	// RequestTimeout bounds each try of each request; 0 means 2 s.
 	RequestTimeout time.Duration
 	// Retries is how many times a request that failed with a connection
@@ -111,14 +107,8 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = httpget.NewClient()
-		defer hc.CloseIdleConnections()
-	}
 	f := &fetcher{
 		g: &httpget.Getter{
-			HTTP:           hc,
 			RequestTimeout: c.RequestTimeout,
 			Retries:        c.Retries,
 			Backoff:        c.Backoff,

@@ -1,0 +1,192 @@
+package httpget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// userAgent is sent unless the request's Header sets User-Agent.
+const userAgent = "earlyinit"
+
+// errHTTPS rejects https URLs: the client has no TLS, to keep crypto/tls
+// and x509 out of the binary.
+var errHTTPS = errors.New("https is not supported (earlyinit's metadata client speaks plain HTTP only)")
+
+// target is where a request goes.
+type target struct {
+	hostname string // to dial: a name or an IP address, an IPv6 zone kept
+	port     uint16
+	host     string // the Host header: no zone (RFC 9110, 7.2; RFC 6874, 4)
+	uri      string // the request-target: path and query
+}
+
+// parseURL checks that raw is an absolute http URL and splits it for
+// dialing and the request line. An IPv6 literal's zone is percent-encoded
+// in a URL: http://[fe80::a9fe:a9fe%25eth0]/x dials [fe80::a9fe:a9fe%eth0]:80.
+func parseURL(raw string) (target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return target{}, fmt.Errorf("bad URL: %w", err)
+	}
+	switch {
+	case u.Scheme == "https":
+		return target{}, errHTTPS
+	case u.Scheme != "http":
+		return target{}, fmt.Errorf("bad URL: scheme %q, want http", u.Scheme)
+	case u.User != nil:
+		return target{}, errors.New("bad URL: user info is not supported")
+	case u.Opaque != "":
+		return target{}, errors.New("bad URL: not hierarchical")
+	}
+	hostname, port := u.Hostname(), u.Port()
+	if hostname == "" {
+		return target{}, errors.New("bad URL: no host")
+	}
+	t := target{hostname: hostname, port: 80, uri: u.RequestURI()}
+	if port != "" {
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || n == 0 {
+			return target{}, fmt.Errorf("bad URL: port %q", port)
+		}
+		t.port = uint16(n)
+	} else if strings.HasSuffix(u.Host, ":") {
+		return target{}, errors.New("bad URL: empty port")
+	}
+	if i := strings.IndexByte(hostname, '%'); i >= 0 {
+		hostname = hostname[:i]
+	}
+	t.host = hostname
+	if strings.Contains(hostname, ":") {
+		t.host = "[" + hostname + "]"
+	}
+	if port != "" {
+		t.host += ":" + port
+	}
+	return t, nil
+}
+
+// reserved tells whether a header field is one the client writes itself.
+func reserved(name string) bool {
+	switch strings.ToLower(name) {
+	case "host", "connection", "content-length", "transfer-encoding":
+		return true
+	}
+	return false
+}
+
+// buildRequest writes the request message: request line, header, body.
+func buildRequest(r Request, t target) ([]byte, error) {
+	if !isToken(r.Method) {
+		return nil, fmt.Errorf("bad method %q", r.Method)
+	}
+	var b strings.Builder
+	b.WriteString(r.Method + " " + t.uri + " HTTP/1.1\r\nHost: " + t.host + "\r\n")
+	if _, ok := headerValue(r.Header, "User-Agent"); !ok {
+		b.WriteString("User-Agent: " + userAgent + "\r\n")
+	}
+	keys := make([]string, 0, len(r.Header))
+	for k := range r.Header {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := r.Header[k]
+		if !isToken(k) {
+			return nil, fmt.Errorf("bad header name %q", k)
+		}
+		if reserved(k) {
+			return nil, fmt.Errorf("header %s is set by the client", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, fmt.Errorf("header %s: bad value %q", k, v)
+		}
+		b.WriteString(k + ": " + v + "\r\n")
+	}
+	b.WriteString("Connection: close\r\n")
+	if r.Body != nil || r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH" {
+		b.WriteString("Content-Length: " + strconv.Itoa(len(r.Body)) + "\r\n")
+	}
+	b.WriteString("\r\n")
+	b.Write(r.Body)
+	return []byte(b.String()), nil
+}
+
+// headerValue looks a field up, ignoring case.
+func headerValue(h map[string]string, name string) (string, bool) {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// isToken tells whether s is an RFC 9110 token (a method or field name).
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return s != ""
+}
+
+// dial connects to t: to its IP address, else to the addresses
+// g.Resolve finds for its name, in turn.
+func (g *Getter) dial(ctx context.Context, t target) (net.Conn, error) {
+	d := net.Dialer{KeepAlive: -1}
+	if ip, err := netip.ParseAddr(t.hostname); err == nil {
+		return d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip, t.port))
+	}
+	if g.Resolve == nil {
+		return nil, fmt.Errorf("host %q is not an IP address (no resolver)", t.hostname)
+	}
+	ips, err := g.Resolve(ctx, t.hostname)
+	if err == nil && len(ips) == 0 {
+		err = errors.New("no address")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", t.hostname, err)
+	}
+	for _, ip := range ips {
+		var c net.Conn
+		if c, err = d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip.Unmap(), t.port)); err == nil {
+			return c, nil
+		}
+	}
+	return nil, err
+}
+
+// roundTrip sends msg to t on a new connection and reads the answer. ctx
+// bounds it all: its deadline is the connection's, and its end, whenever
+// it comes, interrupts a blocked read or write.
+func (g *Getter) roundTrip(ctx context.Context, t target, msg []byte, method string, limit int64) (*response, error) {
+	conn, err := g.dial(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := conn.Write(msg); err != nil {
+		return nil, fmt.Errorf("write request: %w", err)
+	}
+	return readResponse(conn, method, limit)
+}
