@@ -109,7 +109,7 @@ func buildRequest(r Request, t target) ([]byte, error) {
 		if reserved(k) {
 			return nil, fmt.Errorf("header %s is set by the client", k)
 		}
-		if strings.ContainsAny(v, "\r\n\x00") {
+		if strings.IndexFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) >= 0 {
 			return nil, fmt.Errorf("header %s: bad value %q", k, v)
 		}
 		b.WriteString(k + ": " + v + "\r\n")
@@ -150,10 +150,16 @@ func isToken(s string) bool {
 func (g *Getter) dial(ctx context.Context, t target) (net.Conn, error) {
 	d := net.Dialer{KeepAlive: -1}
 	if ip, err := netip.ParseAddr(t.hostname); err == nil {
+		if z := ip.Zone(); z != "" && !allDigits(z) {
+			// net would take an unknown name as no zone at all.
+			if _, err := net.InterfaceByName(z); err != nil {
+				return nil, fmt.Errorf("zone %s: %w", z, err)
+			}
+		}
 		return d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip, t.port))
 	}
 	if g.Resolve == nil {
-		return nil, fmt.Errorf("host %q is not an IP address (no resolver)", t.hostname)
+		return nil, fmt.Errorf("host %q is not an IP address, and no resolver", t.hostname)
 	}
 	ips, err := g.Resolve(ctx, t.hostname)
 	if err == nil && len(ips) == 0 {

@@ -213,6 +213,9 @@ func (g *Getter) try(ctx context.Context, r Request, try int) (body []byte, agai
 	if err != nil {
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
 	}
+	if _, err := netip.ParseAddr(t.hostname); err != nil && g.Resolve == nil {
+		return nil, false, fmt.Errorf("%s %s: host %q is not an IP address, and the Getter has no resolver", r.Method, r.URL, t.hostname)
+	}
 	msg, err := buildRequest(r, t)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)

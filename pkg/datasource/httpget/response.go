@@ -39,17 +39,32 @@ func readResponse(r io.Reader, method string, limit int64) (*response, error) {
 	br := bufio.NewReader(lr)
 	tp := textproto.NewReader(br)
 	resp := &response{}
+	// over tells whether the header section has taken all of its bound:
+	// the line just read may be cut short.
+	over := func() bool { return lr.N <= 0 && br.Buffered() == 0 }
 	for first := true; ; first = false {
 		line, err := tp.ReadLine()
+		if over() {
+			return nil, fmt.Errorf("read status line: header over %d bytes", maxHeaderBytes)
+		}
 		if err != nil {
-			return nil, headerErr(lr, "read status line", err, first && line == "")
+			return nil, headerErr("read status line", err, first && line == "")
 		}
 		if resp.code, err = parseStatusLine(line); err != nil {
 			return nil, err
 		}
 		resp.header, err = tp.ReadMIMEHeader()
+		if over() {
+			return nil, fmt.Errorf("read header: header over %d bytes", maxHeaderBytes)
+		}
 		if err != nil {
-			return nil, headerErr(lr, "read header", err, false)
+			return nil, headerErr("read header", err, false)
+		}
+		for k := range resp.header {
+			// net/textproto lets "Name : value" by, keeping the space.
+			if !isToken(k) {
+				return nil, fmt.Errorf("read header: malformed field name %q", k)
+			}
 		}
 		if resp.code == 101 {
 			return nil, fmt.Errorf("unexpected HTTP 101 %s", statusText(101))
@@ -100,12 +115,10 @@ func readResponse(r io.Reader, method string, limit int64) (*response, error) {
 	return resp, nil
 }
 
-// headerErr words an error reading the status line or header: over the
-// size bound, an answer cut short, or the reader's own error.
-func headerErr(lr *io.LimitedReader, what string, err error, nothing bool) error {
+// headerErr words an error reading the status line or header: no answer,
+// an answer cut short, or the reader's own error.
+func headerErr(what string, err error, nothing bool) error {
 	switch {
-	case lr.N <= 0:
-		return fmt.Errorf("%s: header over %d bytes", what, maxHeaderBytes)
 	case nothing && errors.Is(err, io.EOF):
 		return errors.New("connection closed with no answer")
 	case errors.Is(err, io.EOF):
