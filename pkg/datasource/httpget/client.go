@@ -65,6 +65,9 @@ func parseURL(raw string) (target, error) {
 		return target{}, errors.New("bad URL: empty port")
 	}
 	if i := strings.IndexByte(hostname, '%'); i >= 0 {
+		if !strings.HasPrefix(u.Host, "[") {
+			return target{}, fmt.Errorf("bad URL: host %q: only a bracketed IPv6 address has a zone", hostname)
+		}
 		hostname = hostname[:i]
 	}
 	t.host = hostname
@@ -156,7 +159,11 @@ func (g *Getter) dial(ctx context.Context, t target) (net.Conn, error) {
 				return nil, fmt.Errorf("zone %s: %w", z, err)
 			}
 		}
-		return d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip, t.port))
+		c, err := d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip, t.port))
+		if err != nil {
+			return nil, err // not a nil *TCPConn in a non-nil net.Conn
+		}
+		return c, nil
 	}
 	if g.Resolve == nil {
 		return nil, fmt.Errorf("host %q is not an IP address, and no resolver", t.hostname)
@@ -169,10 +176,11 @@ func (g *Getter) dial(ctx context.Context, t target) (net.Conn, error) {
 		return nil, fmt.Errorf("resolve %s: %w", t.hostname, err)
 	}
 	for _, ip := range ips {
-		var c net.Conn
-		if c, err = d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip.Unmap(), t.port)); err == nil {
+		c, derr := d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip.Unmap(), t.port))
+		if derr == nil {
 			return c, nil
 		}
+		err = derr
 	}
 	return nil, err
 }

@@ -42,6 +42,7 @@ func TestParseURL(t *testing.T) {
 		{url: "http://169.254.169.254:65536/", err: `bad URL: port "65536"`},
 		{url: "http://[fe80::1%eth0]/", err: "bad URL: invalid URL escape"},
 		{url: "http://bad host/", err: "bad URL: invalid character"},
+		{url: "http://10.0.0.1%25eth0/", err: `bad URL: host "10.0.0.1%eth0": only a bracketed IPv6 address has a zone`},
 	} {
 		got, err := parseURL(tt.url)
 		if tt.err != "" {

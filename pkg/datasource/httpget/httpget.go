@@ -5,7 +5,7 @@
 // errors, timeouts and 5xx answers, its body read through a limit.
 //
 // It speaks HTTP/1.1 itself, over net.Dialer, rather than with net/http:
-// net/http brings crypto/tls, x509 and HTTP/2 along, about 4 MB of a
+// net/http brings crypto/tls, x509 and HTTP/2 along, over 3 MB of a
 // static initramfs binary, and a link-local metadata service needs none
 // of it. So: http URLs only (https is an error), no proxies, no
 // keep-alive ("Connection: close"), no compression, and redirects are not
