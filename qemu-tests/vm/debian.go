@@ -1,0 +1,259 @@
+package vm
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// The Debian root DebianRoot builds: debootstrap's minbase plus what a
+// cloud image needs for earlyinit's end-to-end test.
+const (
+	debianSuite   = "bookworm"
+	debianVariant = "minbase"
+	// debianRecipe names the customisation below; change it when that
+	// changes, so cached tarballs are rebuilt.
+	debianRecipe = "networkd-fstab-hostname-unsafeio/1"
+	// DefaultDebianMirror is used when apt's sources name no Debian
+	// mirror.
+	DefaultDebianMirror = "http://deb.debian.org/debian"
+)
+
+// DebianPackages are the packages installed on top of minbase: systemd as
+// init, udev, ip, sshd (host keys to regenerate) and sudo. No ifupdown:
+// the network is systemd-networkd's.
+func DebianPackages() []string {
+	return []string{"systemd-sysv", "udev", "iproute2", "openssh-server", "sudo"}
+}
+
+// DebianMirror returns the Debian archive apt uses on this machine (the
+// first deb line or deb822 URIs of /etc/apt/sources.list{,.d/*} whose path
+// ends in /debian), else DefaultDebianMirror.
+func DebianMirror() string {
+	files := []string{"/etc/apt/sources.list"}
+	more, _ := filepath.Glob("/etc/apt/sources.list.d/*")
+	files = append(files, more...)
+	for _, f := range files {
+		if m := mirrorIn(f); m != "" {
+			return m
+		}
+	}
+	return DefaultDebianMirror
+}
+
+func mirrorIn(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		var uris []string
+		switch {
+		case len(fields) >= 3 && fields[0] == "deb":
+			// deb [opts] URI suite...
+			for _, x := range fields[1:] {
+				if !strings.HasPrefix(x, "[") && !strings.HasSuffix(x, "]") && strings.Contains(x, "://") {
+					uris = append(uris, x)
+					break
+				}
+			}
+		case len(fields) >= 2 && fields[0] == "URIs:":
+			uris = fields[1:]
+		}
+		for _, u := range uris {
+			u = strings.TrimSuffix(u, "/")
+			if strings.HasSuffix(u, "/debian") && (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// DebianTarball is the cache file DebianRoot makes in cacheDir for mirror:
+// its name carries a hash of the suite, variant, packages, mirror and
+// recipe, so any change makes a new one.
+func DebianTarball(cacheDir, mirror string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n%s\n", debianSuite, debianVariant, strings.Join(DebianPackages(), ","), mirror, debianRecipe)
+	return filepath.Join(cacheDir, "debian-"+debianSuite+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".tar")
+}
+
+// DebianRoot returns a tarball of a Debian bookworm root (owners kept as
+// numbers) built with debootstrap from the mirror apt uses here, with
+// DebianPackages, systemd-networkd enabled, an fstab mounting LABEL=root
+// on / and the hostname "debian". The tarball is cached in cacheDir
+// (the .debs in cacheDir/debs): a later call returns it at once. Callers
+// in several processes may race: a lock file in cacheDir serialises the
+// build. It needs root (debootstrap, chroot).
+func DebianRoot(cacheDir string) (string, error) {
+	cacheDir, err := filepath.Abs(cacheDir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(cacheDir, "debs"), 0o755); err != nil {
+		return "", fmt.Errorf("debian root: %w", err)
+	}
+	mirror := DebianMirror()
+	out := DebianTarball(cacheDir, mirror)
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	unlock, err := lockFile(filepath.Join(cacheDir, "debian.lock"))
+	if err != nil {
+		return "", fmt.Errorf("debian root: %w", err)
+	}
+	defer unlock()
+	// Someone else may have built it while we waited for the lock.
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	tmp, err := os.MkdirTemp(cacheDir, "build-")
+	if err != nil {
+		return "", fmt.Errorf("debian root: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	target := filepath.Join(tmp, "root")
+	if err := debootstrap(target, filepath.Join(cacheDir, "debs"), mirror); err != nil {
+		return "", fmt.Errorf("debian root: %w", err)
+	}
+	if err := customise(target); err != nil {
+		return "", fmt.Errorf("debian root: customise %s: %w", target, err)
+	}
+	part := filepath.Join(tmp, "root.tar")
+	if err := run("tar", "--numeric-owner", "-C", target, "-cf", part, "."); err != nil {
+		return "", fmt.Errorf("debian root: %w", err)
+	}
+	if err := os.Rename(part, out); err != nil {
+		return "", fmt.Errorf("debian root: %w", err)
+	}
+	return out, nil
+}
+
+// debootstrap runs both stages, the second with dpkg's fsyncs off (the
+// root is thrown away and re-made if the machine dies meanwhile): that
+// halves the build.
+func debootstrap(target, debs, mirror string) error {
+	if _, err := lookPathAny("debootstrap", "/usr/sbin/debootstrap"); err != nil {
+		return fmt.Errorf("debootstrap missing (apt-get install debootstrap): %w", err)
+	}
+	if err := run("debootstrap", "--foreign", "--variant="+debianVariant, "--include="+strings.Join(DebianPackages(), ","),
+		"--cache-dir="+debs, debianSuite, target, mirror); err != nil {
+		return err
+	}
+	if err := WriteTree(target, map[string]string{"etc/dpkg/dpkg.cfg.d/e2e-unsafe-io": "force-unsafe-io\n"}); err != nil {
+		return err
+	}
+	if err := run("chroot", target, "/debootstrap/debootstrap", "--second-stage"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(target, "debootstrap/debootstrap.log"))
+		return fmt.Errorf("%w\ndebootstrap.log (end):\n%s", err, tail(string(log), 4000))
+	}
+	return os.Remove(filepath.Join(target, "etc/dpkg/dpkg.cfg.d/e2e-unsafe-io"))
+}
+
+func lookPathAny(names ...string) (string, error) {
+	var err error
+	for _, n := range names {
+		if filepath.IsAbs(n) {
+			if _, err = os.Stat(n); err == nil {
+				return n, nil
+			}
+			continue
+		}
+		var p string
+		if p, err = exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", err
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// customise makes the bootstrapped tree a cloud image template.
+func customise(root string) error {
+	if err := WriteTree(root, map[string]string{
+		"etc/fstab":    "# <file system> <mount point> <type> <options> <dump> <pass>\nLABEL=root / ext4 defaults 0 1\n",
+		"etc/hostname": "debian\n",
+		// debootstrap copied the host's: the image gets its own from
+		// the network at boot.
+		"etc/resolv.conf": "",
+	}); err != nil {
+		return err
+	}
+	// systemctl enable systemd-networkd, by hand: the service, its socket
+	// and wait-online (its Also=), so network-online.target means
+	// something.
+	for link, unit := range map[string]string{
+		"etc/systemd/system/multi-user.target.wants/systemd-networkd.service":                 "systemd-networkd.service",
+		"etc/systemd/system/sockets.target.wants/systemd-networkd.socket":                     "systemd-networkd.socket",
+		"etc/systemd/system/network-online.target.wants/systemd-networkd-wait-online.service": "systemd-networkd-wait-online.service",
+		"etc/systemd/system/dbus-org.freedesktop.network1.service":                            "systemd-networkd.service",
+	} {
+		target := "/lib/systemd/system/" + unit
+		if _, err := os.Stat(filepath.Join(root, target)); err != nil {
+			return fmt.Errorf("enable %s: %w", unit, err)
+		}
+		full := filepath.Join(root, link)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := os.Symlink(target, full); err != nil {
+			return err
+		}
+	}
+	// What apt downloaded is not part of an image.
+	for _, g := range []string{"var/cache/apt/archives/*.deb", "var/cache/apt/*.bin", "var/lib/apt/lists/*_*"} {
+		m, _ := filepath.Glob(filepath.Join(root, g))
+		for _, f := range m {
+			if err := os.Remove(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lockFile takes an exclusive flock on path, waiting for it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// Untar unpacks a tarball made by DebianRoot into dir, owners and modes
+// kept (as root).
+func Untar(tarball, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return run("tar", "--numeric-owner", "--same-permissions", "-C", dir, "-xf", tarball)
+}
