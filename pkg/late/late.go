@@ -29,9 +29,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"io"
 	"io/fs"
-	"net/http"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -55,7 +55,7 @@ type Options struct {
 	// Include fetches #include URLs in the final stage; nil drops them.
 	Include userdata.Getter
 	// HTTP posts phone_home; nil means a default bounded client.
-	HTTP *http.Client
+	HTTP *httpget.Getter
 	// Now and Uptime are the clocks; nil means the real ones.
 	Now    func() time.Time
 	Uptime func() float64

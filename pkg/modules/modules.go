@@ -18,8 +18,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
@@ -248,8 +248,8 @@ type Env struct {
 	// per-item markers (scripts already run); the runner sets it for
 	// once and per-instance modules, "" for always.
 	StateDir string
-	// HTTP posts phone_home; nil means a client with a 10s timeout.
-	HTTP *http.Client
+	// HTTP posts phone_home (plain http); nil means one try of 10 s per attempt.
+	HTTP *httpget.Getter
 	// Now and Uptime feed final_message; nil means the real clock and
 	// /proc/uptime.
 	Now    func() time.Time

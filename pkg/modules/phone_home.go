@@ -2,10 +2,10 @@ package modules
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
+	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -72,7 +72,10 @@ func phoneHome(ctx context.Context, e *Env) error {
 	u = strings.ReplaceAll(strings.ReplaceAll(u, "${INSTANCE_ID}", e.InstanceID), "$INSTANCE_ID", e.InstanceID)
 	client := e.HTTP
 	if client == nil {
-		client = &http.Client{Timeout: phoneHomeTimeout}
+		client = &httpget.Getter{RequestTimeout: phoneHomeTimeout, Retries: -1,
+			Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+			}}
 	}
 	body := form.Encode()
 	var last error
@@ -93,25 +96,12 @@ func phoneHome(ctx context.Context, e *Env) error {
 	return nil
 }
 
-func postForm(ctx context.Context, c *http.Client, u, body string) error {
+// postForm posts body once; the caller does the tries, as cloud-init's.
+func postForm(ctx context.Context, g *httpget.Getter, u, body string) error {
 	ctx, cancel := context.WithTimeout(ctx, phoneHomeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("User-Agent", "earlyinit")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode >= 400 {
-		return errors.New(resp.Status)
-	}
-	return nil
+	_, err := g.Post(ctx, u, "application/x-www-form-urlencoded", []byte(body), 1<<20)
+	return err
 }
 
 func (e *Env) sleep(ctx context.Context, d time.Duration) {

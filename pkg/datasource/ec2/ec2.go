@@ -31,7 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
-	"github.com/earlyinit/earlyinit/pkg/datasource/httpget"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource/httpget"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
 
 func FuzzParseListing(f *testing.F) {

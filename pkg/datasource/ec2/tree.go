@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
-	"github.com/earlyinit/earlyinit/pkg/datasource/httpget"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
 
 // Bounds on the meta-data tree, which a server could make endless. AWS's

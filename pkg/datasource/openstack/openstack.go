@@ -27,7 +27,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
-	"github.com/earlyinit/earlyinit/pkg/datasource/httpget"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
