@@ -37,7 +37,7 @@ func openstackDrive(uuid, hostname string) map[string]string {
 func nocloudSeed(iid, hostname string) map[string]string {
 	return map[string]string{
 		"meta-data": "instance-id: " + iid + "\nlocal-hostname: " + hostname + "\n",
-		"user-data": "#cloud-config\nhostname: ignored-by-initramfs\n",
+		"user-data": "#cloud-config\nfinal_message: nocloud seed done\n",
 	}
 }
 
@@ -155,7 +155,7 @@ func TestNoCloudISO(t *testing.T) {
 	res := boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: iso, If: "ide-cd"}}, RNG: true})
 	mustContain(t, "console", res.Console, `datasource nocloud: instance "iid-nocloud-iso"`)
 	checkIdentity(t, root, "iid-nocloud-iso", "nc-iso")
-	wantFile(t, root, "/var/lib/earlyinit/instances/iid-nocloud-iso/user-data.txt", "#cloud-config\nhostname: ignored-by-initramfs\n")
+	wantFile(t, root, "/var/lib/earlyinit/instances/iid-nocloud-iso/user-data.txt", "#cloud-config\nfinal_message: nocloud seed done\n")
 }
 
 func TestNoCloudVFATPartition(t *testing.T) {
@@ -209,7 +209,7 @@ func TestInstanceIDChange(t *testing.T) {
 	checkIdentity(t, root, "iid-second", "second-host")
 	wantFile(t, root, "/var/lib/earlyinit/data/previous-instance-id", "iid-first\n")
 	// The old instance's directory is kept.
-	wantFile(t, root, "/var/lib/earlyinit/instances/iid-first/user-data.txt", "#cloud-config\nhostname: ignored-by-initramfs\n")
+	wantFile(t, root, "/var/lib/earlyinit/instances/iid-first/user-data.txt", "#cloud-config\nfinal_message: nocloud seed done\n")
 }
 
 func TestCorruptDrives(t *testing.T) {

@@ -13,7 +13,9 @@ import (
 )
 
 func main() {
-	if os.Getpid() == 1 {
+	// PID 1 is the boot pipeline, except after switch_root on a root
+	// without systemd, where earlyinit runs as `late --exec INIT`.
+	if os.Getpid() == 1 && !(len(os.Args) > 1 && os.Args[1] == "late") {
 		err := boot.Main()
 		// Main returns only when the boot cannot go on. Say why, give the
 		// console a moment, and exit: the kernel panics, and panic= reboots.

@@ -101,27 +101,40 @@ func (b *Boot) run() error {
 		b.Log.Printf("%s exists in the real root: only switch_root", DisabledFile)
 	}
 	_ = dev
+	runner := false
 	if !disabled {
-		b.provision()
+		runner = b.provision()
+	} else if err := markDisabled(); err != nil {
+		b.Log.Errorf("%v", err)
 	}
 
 	init, args := b.chooseInit()
 	rec := Record{Version: Version, Init: init, Disabled: disabled}
+	execPath, execArgs := init, args
+	if runner {
+		execPath, execArgs = b.installRunner(init, args)
+	}
 	b.Log.Step("handoff", func() error { return b.prepareHandoff(rec) })
-	b.Log.Printf("switch_root to %s after %s", init, round(time.Since(b.start)))
-	return switchRoot(newRoot, init, args, b.Log)
+	if execPath != init {
+		b.Log.Printf("switch_root to %s (through %s) after %s", init, execPath, round(time.Since(b.start)))
+	} else {
+		b.Log.Printf("switch_root to %s after %s", init, round(time.Since(b.start)))
+	}
+	b.saveLog()
+	return switchRoot(newRoot, execPath, execArgs, b.Log)
 }
 
 // provision does earlyinit's work in the real root. Nothing here stops the
 // boot: every failure is logged and the handoff follows.
-func (b *Boot) provision() {
+// It reports whether there is an instance for the late-stage runner.
+func (b *Boot) provision() bool {
 	var d *instance.Data
 	if err := b.Log.Step("datasource", func() error {
 		var err error
 		d, err = b.findDatasource()
 		return err
 	}); err != nil || d == nil {
-		return
+		return false
 	}
 	isNew := false
 	if err := b.Log.Step("instance", func() error {
@@ -129,9 +142,10 @@ func (b *Boot) provision() {
 		isNew, err = b.writeInstance(d)
 		return err
 	}); err != nil {
-		return
+		return false
 	}
 	b.Log.Step("network", func() error { return b.network(d, isNew) })
+	return true
 }
 
 // coldplug loads the modules the hardware asks for, until no new device

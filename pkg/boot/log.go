@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ type Log struct {
 	start   time.Time
 	debug   bool
 	steps   []StepRecord
+	saved   bytes.Buffer // every console line, for the late stage's log
 	now     func() time.Time
 }
 
@@ -59,6 +61,7 @@ func (l *Log) write(level int, msg string) {
 	el := l.now().Sub(l.start).Seconds()
 	for _, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
 		fmt.Fprintf(l.console, "earlyinit: [%8.3f] %s\n", el, line)
+		fmt.Fprintf(&l.saved, "earlyinit: [%8.3f] %s\n", el, line)
 		if l.kmsg != nil {
 			// One write per record; the kernel caps a record near 1 KiB.
 			if len(line) > 900 {
@@ -87,6 +90,13 @@ func (l *Log) Step(name string, fn func() error) error {
 	l.steps = append(l.steps, rec)
 	l.mu.Unlock()
 	return err
+}
+
+// Bytes returns every line logged so far.
+func (l *Log) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.saved.Bytes()...)
 }
 
 // Steps returns the steps recorded so far.

@@ -12,8 +12,9 @@
 //     final_message, and at the very end the power_state action.
 //
 // Each module runs at its frequency, with semaphores in the instance
-// cache (see SemPath); a module that fails writes none, so it runs again
-// next time. Each module's result goes into /run/earlyinit/status.json
+// cache (see SemPath); as in cloud-init, a module that fails still writes it,
+// so it does not run again; only a script's exit code 1001 or 1002 runs it
+// again next time. Each module's result goes into /run/earlyinit/status.json
 // (cloud-init's status.json shape), and /run/earlyinit/result.json marks
 // the end of the final stage. The runner's log is /var/log/earlyinit.log;
 // scripts' and commands' output is /var/log/earlyinit-output.log.
@@ -187,7 +188,10 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 	s.logf("module %s: running (%s)", m.Name, freq)
 	err := safeRun(ctx, m, s.env)
 	res.Duration = s.opts.now().Sub(start).Seconds()
-	done := err == nil
+	// As in cloud-init, a module that ran is marked as run even when it
+	// failed: a failing runcmd does not run again at every boot. Only a
+	// script asking for it (1001, 1002) runs again.
+	done := true
 	switch {
 	case err == nil:
 		res.Status = ModuleOK
@@ -196,7 +200,7 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 		if inc.Err != nil {
 			res.Status, res.Error = ModuleError, inc.Err.Error()
 		}
-		done = !inc.Rerun && inc.Err == nil
+		done = !inc.Rerun
 	default:
 		res.Status, res.Error = ModuleError, err.Error()
 	}

@@ -80,11 +80,17 @@ func BusyboxRoot(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "bin/busybox"), b, 0o755); err != nil {
 		return err
 	}
-	if err := os.Symlink("busybox", filepath.Join(dir, "bin/sh")); err != nil {
-		return err
+	// The applets a busybox distro links, so earlyinit's late stage finds
+	// hostname, adduser, chpasswd... as it would there.
+	for _, a := range []string{"sh", "hostname", "adduser", "addgroup", "passwd", "chpasswd", "cat", "sleep", "mount", "ip", "poweroff", "reboot"} {
+		if err := os.Symlink("busybox", filepath.Join(dir, "bin", a)); err != nil {
+			return err
+		}
 	}
 	if err := WriteTree(dir, map[string]string{
 		"etc/hostname": "image-template\n",
+		"etc/passwd":   "root:x:0:0:root:/root:/bin/sh\n",
+		"etc/group":    "root:x:0:\nadm:x:4:\n",
 		"etc/hosts":    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n",
 	}); err != nil {
 		return err
@@ -100,6 +106,15 @@ func BusyboxRoot(dir string) error {
 const initScript = `#!/bin/busybox sh
 B=/bin/busybox
 me=$0
+# With earlyinit's late runner installed (roots without systemd enter us
+# through "earlyinit late --exec"), wait for its final stage, bounded.
+if [ -x /run/earlyinit/earlyinit ]; then
+  i=0
+  while [ ! -f /run/earlyinit/result.json ] && [ $i -lt 600 ]; do $B sleep 0.2; i=$((i+1)); done
+  /run/earlyinit/earlyinit status --format json > /seen/status.json 2>&1
+  echo "status-exit=$?" >> /seen/status.json
+  $B cp /var/log/earlyinit.log /seen/earlyinit.log 2>/dev/null
+fi
 {
   echo "init=$me"
   echo "pid=$$"

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/boot"
+	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/pkg/userdata"
+)
+
+func init() {
+	verbs["late"] = verb{"run a late stage: --stage boot|final, or --exec INIT for roots without systemd", lateVerb}
+	verbs["status"] = verb{"show the late stages' status, as cloud-init status", statusVerb}
+	verbs["clean"] = verb{"remove the instance state, as cloud-init clean", cleanVerb}
+	verbs["single"] = verb{"run one module: --name MOD [--frequency always]", singleVerb}
+	verbs["schema"] = verb{"validate cloud-config: --config-file FILE", schemaVerb}
+}
+
+// lateStageBound bounds a whole stage; each module has its own bounds.
+const lateStageBound = 2 * time.Hour
+
+func lateOptions(rootDir string) (late.Options, error) {
+	r, err := rootfs.Open(rootDir)
+	if err != nil {
+		return late.Options{}, err
+	}
+	return late.Options{Root: r, Version: boot.Version, Console: os.Stderr, Include: includeGetter()}, nil
+}
+
+// includeGetter fetches #include URLs in the final stage, bounded.
+func includeGetter() userdata.Getter {
+	return func(ctx context.Context, url string, once bool) ([]byte, error) {
+		return fetchURL(ctx, url)
+	}
+}
+
+func lateVerb(args []string) int {
+	fs := flag.NewFlagSet("late", flag.ContinueOnError)
+	stage := fs.String("stage", "", "boot or final")
+	execInit := fs.String("exec", "", "for roots without systemd: run the boot stage, start the final stage in the background, exec this init")
+	root := fs.String("root", "/", "the real root")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *execInit != "" {
+		return lateExec(*root, *execInit, fs.Args())
+	}
+	st, err := modules.ParseStage(*stage)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "late: %v\n", err)
+		return 2
+	}
+	opts, err := lateOptions(*root)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "late: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lateStageBound)
+	defer cancel()
+	if _, err := late.Run(ctx, st, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "late: stage %s: %v\n", st, err)
+		return 1
+	}
+	return 0
+}
+
+// lateExec is PID 1's path on roots without systemd: the boot stage runs in
+// the foreground, the final stage in a child of its own session, and then
+// the real init replaces us as PID 1 with its arguments. Nothing here may
+// stop the boot: a failed stage is logged and init is exec'd anyway.
+func lateExec(root, init string, initArgs []string) int {
+	self, err := os.Executable()
+	if err != nil {
+		self = late.Binary
+	}
+	if opts, err := lateOptions(root); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), lateStageBound)
+		if _, err := late.Run(ctx, modules.StageBoot, opts); err != nil {
+			fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: %v\n", err)
+		}
+		cancel()
+	}
+	final := exec.Command(self, "late", "--stage", "final", "--root", root)
+	final.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := final.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "earlyinit: start the final stage: %v\n", err)
+	}
+	argv := append([]string{init}, initArgs...)
+	err = syscall.Exec(init, argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "earlyinit: exec %s: %v\n", init, err)
+	return 1
+}
+
+func statusVerb(args []string) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	root := fs.String("root", "/", "the root whose state to read")
+	wait := fs.Bool("wait", false, "wait until the late stages are done")
+	long := fs.Bool("long", false, "more detail")
+	format := fs.String("format", "tabular", "tabular or json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rep, err := late.Status(*root)
+	for *wait && err == nil && (rep.Status == late.StatusNotRun || rep.Status == late.StatusRunning) {
+		time.Sleep(250 * time.Millisecond)
+		rep, err = late.Status(*root)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "status: %v\n", err)
+		return 1
+	}
+	switch *format {
+	case "json":
+		if !*long {
+			rep.Stages = nil
+		}
+		b, _ := json.MarshalIndent(rep, "", " ")
+		fmt.Println(string(b))
+	case "tabular", "":
+		fmt.Printf("status: %s\n", rep.ExtendedStatus)
+		if *long {
+			fmt.Printf("boot_status_code: %s\nlast_update: %s\ndetail:\n%s\n", rep.BootStatusCode, rep.LastUpdate, rep.Detail)
+		}
+		for _, e := range rep.Errors {
+			fmt.Printf("error: %s\n", e)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "status: --format %q: want tabular or json\n", *format)
+		return 2
+	}
+	return rep.ExitCode()
+}
+
+func cleanVerb(args []string) int {
+	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
+	root := fs.String("root", "/", "the root whose state to remove")
+	logs := fs.Bool("logs", false, "remove the logs too")
+	reboot := fs.Bool("reboot", false, "reboot afterwards")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := late.Clean(*root, *logs); err != nil {
+		fmt.Fprintf(os.Stderr, "clean: %v\n", err)
+		return 1
+	}
+	if *reboot {
+		if out, err := exec.Command("shutdown", "-r", "now").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "clean: reboot: %v: %s\n", err, strings.TrimSpace(string(out)))
+			return 1
+		}
+	}
+	return 0
+}
+
+func singleVerb(args []string) int {
+	fs := flag.NewFlagSet("single", flag.ContinueOnError)
+	root := fs.String("root", "/", "the real root")
+	name := fs.String("name", "", "module to run")
+	freq := fs.String("frequency", "", "always, once-per-instance or once (default: the module's own)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *name == "" {
+		fmt.Fprintln(os.Stderr, "single: --name is required")
+		return 2
+	}
+	var f modules.Frequency
+	if *freq != "" {
+		var err error
+		if f, err = modules.ParseFrequency(*freq); err != nil {
+			fmt.Fprintf(os.Stderr, "single: %v\n", err)
+			return 2
+		}
+	}
+	opts, err := lateOptions(*root)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "single: %v\n", err)
+		return 1
+	}
+	res, err := late.RunSingle(context.Background(), *name, f, opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "single: %v\n", err)
+		return 1
+	}
+	fmt.Printf("%s: %s\n", res.Name, res.Status)
+	if res.Status == late.ModuleError {
+		return 1
+	}
+	return 0
+}
+
+func schemaVerb(args []string) int {
+	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
+	file := fs.String("config-file", "", "cloud-config file to validate")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *file == "" {
+		fmt.Fprintln(os.Stderr, "schema: --config-file is required")
+		return 2
+	}
+	data, err := os.ReadFile(*file)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "schema: %v\n", err)
+		return 1
+	}
+	bad := 0
+	for _, e := range userdata.Validate(*file, data) {
+		if e.Warning {
+			fmt.Printf("warning: %s\n", e)
+			continue
+		}
+		fmt.Printf("error: %s\n", e)
+		bad++
+	}
+	if bad > 0 {
+		return 1
+	}
+	fmt.Printf("Valid cloud-config: %s\n", *file)
+	return 0
+}

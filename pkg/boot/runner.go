@@ -1,0 +1,102 @@
+package boot
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+)
+
+// installRunner sets up the late-stage runner for this boot without changing
+// the image: earlyinit copies itself to /run/earlyinit (/run moves into the
+// real root). With systemd as the real init, units in /run/systemd/system
+// run the boot and final stages; any other init is entered through
+// `earlyinit late --exec INIT`, which runs the boot stage, starts the final
+// stage in the background and execs INIT as PID 1. It returns what to exec
+// at switch_root; on any failure, the real init itself.
+func (b *Boot) installRunner(init string, args []string) (string, []string) {
+	var path string
+	var argv []string
+	err := b.Log.Step("runner", func() error {
+		if err := copySelf(late.Binary); err != nil {
+			return err
+		}
+		if usesSystemd(newRoot, init) {
+			run, err := rootfs.Open("/")
+			if err != nil {
+				return err
+			}
+			if err := late.InstallUnits(run, late.Binary); err != nil {
+				return fmt.Errorf("systemd units: %w", err)
+			}
+			b.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service")
+			path, argv = init, args
+			return nil
+		}
+		b.Log.Printf("late stages: %s is not systemd; entering it through %s late --exec", init, late.Binary)
+		path = late.Binary
+		argv = append([]string{"late", "--exec", init, "--"}, args...)
+		return nil
+	})
+	if err != nil {
+		return init, args
+	}
+	return path, argv
+}
+
+// copySelf copies the running binary to dst, 0755.
+func copySelf(dst string) error {
+	src, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		out.Close()
+		return fmt.Errorf("copy earlyinit to %s: %w", dst, err)
+	}
+	return out.Close()
+}
+
+// usesSystemd tells whether init, resolved inside root, is systemd.
+func usesSystemd(root, init string) bool {
+	p := init
+	for range 40 {
+		full := filepath.Join(root, p)
+		t, err := os.Readlink(full)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = filepath.Clean("/" + t)
+	}
+	return filepath.Base(p) == "systemd"
+}
+
+// markDisabled tells `earlyinit status` that this boot was disabled.
+func markDisabled() error {
+	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(late.RunDisabledFile, nil, 0o644)
+}
+
+// saveLog leaves the initramfs log where the boot stage appends it to
+// /var/log/earlyinit.log.
+func (b *Boot) saveLog() {
+	if err := os.MkdirAll(RunDir, 0o755); err == nil {
+		os.WriteFile(late.InitramfsLogFile, b.Log.Bytes(), 0o644)
+	}
+}

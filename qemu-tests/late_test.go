@@ -1,0 +1,60 @@
+package qemutests
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+)
+
+// TestLateRunnerWithoutSystemd boots a busybox root (no systemd), which
+// earlyinit enters through `earlyinit late --exec /sbin/init`: the boot
+// stage runs before init, the final stage beside it.
+func TestLateRunnerWithoutSystemd(t *testing.T) {
+	t.Parallel()
+	root := busyboxDisk(t, "root", "")
+	seed := nocloudSeed("iid-late-1", "late-host")
+	seed["user-data"] = `#cloud-config
+bootcmd:
+  - echo "bootcmd $INSTANCE_ID" >> /seen/bootcmd.log
+write_files:
+  - path: /etc/late/plain.txt
+    content: plain text
+    permissions: '0640'
+  - path: /etc/late/b64.bin
+    encoding: b64
+    content: ` + base64.StdEncoding.EncodeToString([]byte("binary\x00data")) + `
+    permissions: '0600'
+runcmd:
+  - echo "runcmd ran" >> /seen/runcmd.log
+  - [sh, -c, "echo list item with 'quotes' >> /seen/runcmd.log"]
+  - [sh, -c, "exit 3"]
+final_message: "late final message, up $UPTIME seconds"
+`
+	iso := seedISO(t, "cidata", seed)
+	res := boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: iso, If: "ide-cd"}}, RNG: true})
+	mustContain(t, "console", res.Console, "late --exec", "stage boot starting", "TESTINIT: /sbin/init pid=1")
+	mustContain(t, "init's record", seen(t, root), "init=/sbin/init", "pid=1\n")
+	wantFile(t, root, "/seen/bootcmd.log", "bootcmd iid-late-1\n")
+	wantFile(t, root, "/etc/late/plain.txt", "plain text")
+	wantMode(t, root, "/etc/late/plain.txt", "0640")
+	wantFile(t, root, "/etc/late/b64.bin", "binary\x00data")
+	wantMode(t, root, "/etc/late/b64.bin", "0600")
+	wantFile(t, root, "/seen/runcmd.log", "runcmd ran\nlist item with quotes\n")
+	// The failing runcmd item leaves status error (exit 1).
+	st := catRoot(t, root, "/seen/status.json")
+	mustContain(t, "earlyinit status", st, `"status": "error"`, "status-exit=1")
+	lateLog := catRoot(t, root, "/seen/earlyinit.log")
+	mustContain(t, "/var/log/earlyinit.log", lateLog, "late final message, up ", "earlyinit: [")
+	if strings.Contains(lateLog, "$UPTIME") {
+		t.Errorf("final_message not substituted:\n%s", lateLog)
+	}
+
+	// Second boot, same instance: bootcmd runs again, runcmd does not.
+	boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: iso, If: "ide-cd"}}, RNG: true})
+	wantFile(t, root, "/seen/bootcmd.log", "bootcmd iid-late-1\nbootcmd iid-late-1\n")
+	if got := catRoot(t, root, "/seen/runcmd.log"); strings.Count(got, "runcmd ran") != 1 {
+		t.Errorf("runcmd ran again on the same instance:\n%s", got)
+	}
+}
