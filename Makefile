@@ -16,7 +16,7 @@ build: $(BUILD)/earlyinit
 
 $(BUILD)/earlyinit: FORCE
 	@mkdir -p $(BUILD)
-	$(GO) build -trimpath -ldflags='-s -w -buildid=' -o $@ ./cmd/earlyinit
+	$(GO) build -trimpath -gcflags=all=-l -ldflags='-s -w -buildid=' -o $@ ./cmd/earlyinit
 	@ls -l $@ | awk '{printf "%s: %.2f MB\n", $$NF, $$5/1e6}'
 
 initramfs: $(BUILD)/initramfs.cpio.gz
