@@ -92,3 +92,28 @@ func TestQuery(t *testing.T) {
 		t.Errorf("--list-keys: %d %q", code, out)
 	}
 }
+
+func TestAnalyze(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "run/earlyinit")
+	os.MkdirAll(run, 0o755)
+	os.WriteFile(filepath.Join(run, "boot.json"), []byte(`{"version": "v1", "init": "/sbin/init", "total_ns": 4000000000,
+ "module_load_ns": 1500000000, "device_wait_ns": 500000000, "network_wait_ns": 0,
+ "steps": [{"name": "modules", "start_ns": 1000000, "duration_ns": 2000000000}, {"name": "datasource", "start_ns": 2500000000, "duration_ns": 300000000, "error": "bad drive"}]}`), 0o644)
+	os.WriteFile(filepath.Join(run, "status.json"), []byte(`{"v1": {"datasource": "nocloud", "stage": null,
+ "boot": {"start": 100.0, "finished": 101.5, "errors": [], "modules": [{"name": "bootcmd", "frequency": "always", "status": "ok", "start": 100.1, "duration": 0.25}]},
+ "final": {"start": null, "finished": null, "errors": [], "modules": []}}}`), 0o644)
+	var out strings.Builder
+	if err := analyze(&out, root); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"switch_root to /sbin/init after 4s", "modules", "2s", "error: bad drive",
+		"module loading 1.5s, device waits 500ms, metadata service 0s, earlyinit's own 2s", "stage boot: 1.500s", "bootcmd", "0.250s  ok", "stage final: not run"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("analyze output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := analyze(&out, t.TempDir()); err == nil {
+		t.Errorf("analyze without a boot record succeeded")
+	}
+}
