@@ -45,6 +45,8 @@ final_message: "late final message, up $UPTIME seconds"
 	// The failing runcmd item leaves status error (exit 1).
 	st := catRoot(t, root, "/seen/status.json")
 	mustContain(t, "earlyinit status", st, `"status": "error"`, "status-exit=1")
+	mustContain(t, "earlyinit analyze", catRoot(t, root, "/seen/analyze.txt"),
+		"initramfs (earlyinit", "datasource", "network", "stage boot: ", "bootcmd", "stage final: ", "scripts_user")
 	lateLog := catRoot(t, root, "/seen/earlyinit.log")
 	mustContain(t, "/var/log/earlyinit.log", lateLog, "late final message, up ", "earlyinit: [")
 	if strings.Contains(lateLog, "$UPTIME") {

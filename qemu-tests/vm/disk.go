@@ -113,6 +113,7 @@ if [ -x /run/earlyinit/earlyinit ]; then
   while [ ! -f /run/earlyinit/result.json ] && [ $i -lt 600 ]; do $B sleep 0.2; i=$((i+1)); done
   /run/earlyinit/earlyinit status --format json > /seen/status.json 2>&1
   echo "status-exit=$?" >> /seen/status.json
+  /run/earlyinit/earlyinit analyze > /seen/analyze.txt 2>&1
   $B cp /var/log/earlyinit.log /seen/earlyinit.log 2>/dev/null
 fi
 {
