@@ -161,13 +161,10 @@ func TestDebianEndToEnd(t *testing.T) {
 	t.Parallel()
 	dir := debianDir(t)
 	t0 := time.Now()
-	root := filepath.Join(t.TempDir(), "root.img")
-	if err := vm.Ext4(root, dir, "root", "", 1024); err != nil {
-		t.Fatal(err)
-	}
-	// The failure case's copy carries a recorder, ordered after
-	// multi-user.target and the final stage: it saves what /run (a tmpfs)
-	// knows to /var/log, then powers off.
+	// Both roots carry a recorder, ordered after multi-user.target and
+	// the final stage: it saves what /run (a tmpfs) knows to /var/log and
+	// powers off. When power_state already powered off, the shutdown
+	// cancels it, so it runs only on boots without a power_state action.
 	if err := vm.WriteTree(dir, map[string]string{
 		"etc/systemd/system/e2e-record.service": recordUnit,
 		"usr/local/sbin/e2e-record":             recordScript,
@@ -177,9 +174,12 @@ func TestDebianEndToEnd(t *testing.T) {
 	if err := os.Symlink("../e2e-record.service", filepath.Join(dir, "etc/systemd/system/multi-user.target.wants/e2e-record.service")); err != nil {
 		t.Fatal(err)
 	}
+	root := filepath.Join(t.TempDir(), "root.img")
 	failRoot := filepath.Join(t.TempDir(), "fail.img")
-	if err := vm.Ext4(failRoot, dir, "root", "", 1024); err != nil {
-		t.Fatal(err)
+	for _, img := range []string{root, failRoot} {
+		if err := vm.Ext4(img, dir, "root", "", 1024); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Logf("root images made in %s", time.Since(t0).Round(time.Millisecond))
 
@@ -200,7 +200,7 @@ func testInstanceBoots(t *testing.T, root string) {
 	seed1 := e2eSeed(t, "iid-e2e-1", userData)
 
 	// Boot 1: a first boot of instance iid-e2e-1.
-	bootDebian(t, root, seed1)
+	poweredOffByPowerState(t, bootDebian(t, root, seed1))
 	passwd, uid, gid := passwdEntry(t, root, "alice")
 	if !strings.HasPrefix(passwd, "alice:x:") || !strings.HasSuffix(passwd, ":Alice:/home/alice:/bin/bash") {
 		t.Errorf("alice in /etc/passwd: %q", passwd)
@@ -254,7 +254,12 @@ func testInstanceBoots(t *testing.T, root string) {
 
 	// Boot 2: the same instance. bootcmd runs every boot; runcmd and the
 	// host keys are per instance.
-	bootDebian(t, root, seed1)
+	// power_state is per instance too: the recorder powers off.
+	st, rec := recorded(t, root, bootDebian(t, root, seed1))
+	if st.Status != "done" || len(st.Errors) != 0 {
+		t.Errorf("earlyinit status on the second boot = %q, errors %q; want done", st.Status, st.Errors)
+	}
+	mustContain(t, "recorder", rec, "status exit: 0\n")
 	if n := countLines(t, root, "/var/log/e2e-bootcmd.log", `^bootcmd iid-e2e-1 \d+$`); n != 2 {
 		t.Errorf("bootcmd ran %d times in two boots", n)
 	}
@@ -267,7 +272,7 @@ func testInstanceBoots(t *testing.T, root string) {
 
 	// Boot 3: a new instance id on the same root reruns the per-instance
 	// modules.
-	bootDebian(t, root, e2eSeed(t, "iid-e2e-2", userData))
+	poweredOffByPowerState(t, bootDebian(t, root, e2eSeed(t, "iid-e2e-2", userData)))
 	wantFile(t, root, "/var/lib/earlyinit/data/instance-id", "iid-e2e-2\n")
 	if n := countLines(t, root, "/var/log/e2e-runcmd.log", `^runcmd ran$`); n != 2 {
 		t.Errorf("runcmd ran %d times, want 2 (once per instance)", n)
@@ -283,9 +288,9 @@ func testInstanceBoots(t *testing.T, root string) {
 	}
 }
 
-// The recorder for the failure case: once multi-user.target is reached
-// and the final stage is over, it saves earlyinit status and the state of
-// multi-user.target to /var/log, and powers off.
+// The recorder: once multi-user.target is reached and the final stage is
+// over, it saves earlyinit status and the state of multi-user.target to
+// /var/log, and powers off.
 const recordUnit = `[Unit]
 Description=e2e: record earlyinit status, then power off
 After=multi-user.target earlyinit-final.service
@@ -311,21 +316,47 @@ echo "E2E-RECORDED" > /dev/console
 systemctl poweroff --no-block
 `
 
+// e2eStatus is what `earlyinit status --format json` printed, as the
+// recorder saved it.
+type e2eStatus struct {
+	Status string   `json:"status"`
+	Errors []string `json:"errors"`
+}
+
+// recorded checks that the recorder ran on the last boot (and so that
+// power_state did not power off) and returns the status it saved and its
+// log.
+func recorded(t *testing.T, img string, res *vm.Result) (e2eStatus, string) {
+	t.Helper()
+	var st e2eStatus
+	if !strings.Contains(res.Console, "E2E-RECORDED") {
+		t.Fatalf("the recorder did not run")
+	}
+	rec := catRoot(t, img, "/var/log/e2e-record.log")
+	mustContain(t, "recorder", rec, "multi-user.target: active\n")
+	s := catRoot(t, img, "/var/log/e2e-status.json")
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
+		t.Fatalf("earlyinit status --format json: %v\n%s\nrecorder: %s", err, s, rec)
+	}
+	return st, rec
+}
+
+// poweredOffByPowerState checks that power_state, not the recorder, ended
+// the last boot.
+func poweredOffByPowerState(t *testing.T, res *vm.Result) {
+	t.Helper()
+	if strings.Contains(res.Console, "E2E-RECORDED") {
+		t.Errorf("the recorder powered off: power_state did not")
+	}
+	mustContain(t, "console", res.Console, "running [shutdown -P now]", "reboot: Power down")
+}
+
 func testFailingRuncmd(t *testing.T, root string) {
 	defer dumpLogs(t, root)
-	runcmd := append([]string{`echo "runcmd ran" >> /var/log/e2e-runcmd.log`}, "false")
+	runcmd := []string{`echo "runcmd ran" >> /var/log/e2e-runcmd.log`, `"false"`}
 	res := bootDebian(t, root, e2eSeed(t, "iid-e2e-fail", e2eUserData(runcmd, "")))
-	mustContain(t, "console", res.Console, "E2E-RECORDED")
-	rec := catRoot(t, root, "/var/log/e2e-record.log")
-	mustContain(t, "recorder", rec, "multi-user.target: active\n", "status exit: 1\n")
-	var st struct {
-		Status string   `json:"status"`
-		Errors []string `json:"errors"`
-	}
-	s := catRoot(t, root, "/var/log/e2e-status.json")
-	if err := json.Unmarshal([]byte(s), &st); err != nil {
-		t.Fatalf("earlyinit status --format json: %v\n%s", err, s)
-	}
+	st, rec := recorded(t, root, res)
+	mustContain(t, "recorder", rec, "status exit: 1\n")
 	if st.Status != "error" || len(st.Errors) == 0 || !strings.Contains(strings.Join(st.Errors, "\n"), "runcmd") {
 		t.Errorf("earlyinit status = %q, errors %q; want error naming runcmd", st.Status, st.Errors)
 	}
