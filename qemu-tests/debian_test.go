@@ -74,6 +74,10 @@ var e2eRuncmd = []string{
 	`echo "runcmd ran" >> /var/log/e2e-runcmd.log`,
 	`ip -o addr show lan0 >> /var/log/e2e-runcmd.log`,
 	`ip -o link >> /var/log/e2e-runcmd.log`,
+	// alice's sudoers entry works, without a password.
+	`runuser -u alice -- sudo -n id -u > /var/log/e2e-sudo.log 2>&1`,
+	// sshd accepts its configuration with the regenerated host keys.
+	`/usr/sbin/sshd -t > /var/log/e2e-sshd.log 2>&1 && echo sshd-config-ok >> /var/log/e2e-sshd.log`,
 }
 
 func e2eSeed(t *testing.T, iid, userData string) string {
@@ -216,6 +220,8 @@ func testInstanceBoots(t *testing.T, root string) {
 	wantOwner(t, root, "/home/alice/.ssh", uid, gid)
 	mustContain(t, "sudoers", catRoot(t, root, "/etc/sudoers.d/90-earlyinit-users"), "alice ALL=(ALL) NOPASSWD:ALL\n")
 	wantMode(t, root, "/etc/sudoers.d/90-earlyinit-users", "0440")
+	wantFile(t, root, "/var/log/e2e-sudo.log", "0\n")
+	wantFile(t, root, "/var/log/e2e-sshd.log", "sshd-config-ok\n")
 
 	wantFile(t, root, "/etc/e2e/plain.txt", "plain text from user-data\n")
 	wantMode(t, root, "/etc/e2e/plain.txt", "0640")
@@ -310,7 +316,7 @@ echo "multi-user.target: $(systemctl is-active multi-user.target)"
 echo "earlyinit-final.service: $(systemctl is-active earlyinit-final.service)"
 timeout 120 /run/earlyinit/earlyinit status --wait --format json > /var/log/e2e-status.json
 echo "status exit: $?"
-cp /run/earlyinit/status.json /var/log/e2e-status-file.json
+/run/earlyinit/earlyinit analyze > /var/log/e2e-analyze.txt 2>&1
 sync
 echo "E2E-RECORDED" > /dev/console
 systemctl poweroff --no-block
@@ -334,6 +340,9 @@ func recorded(t *testing.T, img string, res *vm.Result) (e2eStatus, string) {
 	}
 	rec := catRoot(t, img, "/var/log/e2e-record.log")
 	mustContain(t, "recorder", rec, "multi-user.target: active\n")
+	if a, err := vm.Cat(img, "/var/log/e2e-analyze.txt"); err == nil {
+		t.Logf("earlyinit analyze:\n%s", a)
+	}
 	s := catRoot(t, img, "/var/log/e2e-status.json")
 	if err := json.Unmarshal([]byte(s), &st); err != nil {
 		t.Fatalf("earlyinit status --format json: %v\n%s\nrecorder: %s", err, s, rec)
