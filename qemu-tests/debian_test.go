@@ -261,7 +261,10 @@ func testInstanceBoots(t *testing.T, root string) {
 	// Boot 2: the same instance. bootcmd runs every boot; runcmd and the
 	// host keys are per instance.
 	// power_state is per instance too: the recorder powers off.
-	st, rec := recorded(t, root, bootDebian(t, root, seed1))
+	res2 := bootDebian(t, root, seed1)
+	// The network config is the same as last written: it is left alone.
+	mustContain(t, "console", res2.Console, "network: config unchanged since last written; left as is")
+	st, rec := recorded(t, root, res2)
 	if st.Status != "done" || len(st.Errors) != 0 {
 		t.Errorf("earlyinit status on the second boot = %q, errors %q; want done", st.Status, st.Errors)
 	}
