@@ -185,3 +185,19 @@ func lineCol(b []byte, off int64) (line, col int) {
 	}
 	return line, col
 }
+
+// ReadOptional is ReadFile for a file that may be missing: it returns nil and
+// no error then, and a non-nil (possibly empty) slice when the file exists.
+func ReadOptional(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	b, err := ReadFile(fsys, name, limit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}

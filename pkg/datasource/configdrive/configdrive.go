@@ -77,7 +77,7 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 		{"user_data", &d.UserData},
 		{"network_data.json", &d.Network},
 	} {
-		b, err := readOptional(fsys, path.Join(dir, f.name))
+		b, err := datasource.ReadOptional(fsys, path.Join(dir, f.name), datasource.MaxFileSize)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +103,7 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 		{"vendor_data2.json", &d.VendorData2},
 	} {
 		name := path.Join(dir, f.name)
-		b, err := readOptional(fsys, name)
+		b, err := datasource.ReadOptional(fsys, name, datasource.MaxFileSize)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +129,7 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 		d.Network, d.NetworkFormat = b, instance.NetworkENI
 	}
 
-	ec2, err := readOptional(fsys, "ec2/latest/meta-data.json")
+	ec2, err := datasource.ReadOptional(fsys, "ec2/latest/meta-data.json", datasource.MaxFileSize)
 	if err != nil {
 		return nil, err
 	}
@@ -166,21 +166,6 @@ func findVersion(fsys fs.FS) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no openstack/{latest,%s}/meta_data.json: %w", strings.Join(Versions(), ","), ErrNotConfigDrive)
-}
-
-// readOptional reads name, returning nil without error if it does not exist.
-func readOptional(fsys fs.FS, name string) ([]byte, error) {
-	b, err := datasource.ReadFile(fsys, name, datasource.MaxFileSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
 }
 
 // parseMetaData fills the instance model from meta_data.json. It returns the

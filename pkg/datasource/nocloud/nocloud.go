@@ -56,13 +56,13 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.UserData, err = readOptional(fsys, "user-data", datasource.MaxFileSize); err != nil {
+	if d.UserData, err = datasource.ReadOptional(fsys, "user-data", datasource.MaxFileSize); err != nil {
 		return nil, err
 	}
-	if d.VendorData, err = readOptional(fsys, "vendor-data", datasource.MaxFileSize); err != nil {
+	if d.VendorData, err = datasource.ReadOptional(fsys, "vendor-data", datasource.MaxFileSize); err != nil {
 		return nil, err
 	}
-	nc, err := readOptional(fsys, "network-config", MaxDocSize)
+	nc, err := datasource.ReadOptional(fsys, "network-config", MaxDocSize)
 	if err != nil {
 		return nil, err
 	}
@@ -83,20 +83,6 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 		d.Network, d.NetworkFormat = []byte(eni), instance.NetworkENI
 	}
 	return d, nil
-}
-
-func readOptional(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	b, err := datasource.ReadFile(fsys, name, limit)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
 }
 
 // parseMetaData fills the instance model from meta-data. It returns the
