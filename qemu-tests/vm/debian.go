@@ -85,8 +85,14 @@ func mirrorIn(file string) string {
 // its name carries a hash of the suite, variant, packages, mirror and
 // recipe, so any change makes a new one.
 func DebianTarball(cacheDir, mirror string) string {
+	return DebianTarballWith(cacheDir, mirror, nil)
+}
+
+// DebianTarballWith is DebianTarball for a root with extra packages; with
+// none it is DebianTarball's file.
+func DebianTarballWith(cacheDir, mirror string, extra []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n%s\n", debianSuite, debianVariant, strings.Join(DebianPackages(), ","), mirror, debianRecipe)
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n%s\n", debianSuite, debianVariant, strings.Join(append(DebianPackages(), extra...), ","), mirror, debianRecipe)
 	return filepath.Join(cacheDir, "debian-"+debianSuite+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".tar")
 }
 
@@ -98,6 +104,12 @@ func DebianTarball(cacheDir, mirror string) string {
 // in several processes may race: a lock file in cacheDir serialises the
 // build. It needs root (debootstrap, chroot).
 func DebianRoot(cacheDir string) (string, error) {
+	return DebianRootWith(cacheDir, nil)
+}
+
+// DebianRootWith is DebianRoot with extra packages installed on top of
+// DebianPackages (their cache file is DebianTarballWith's).
+func DebianRootWith(cacheDir string, extra []string) (string, error) {
 	cacheDir, err := filepath.Abs(cacheDir)
 	if err != nil {
 		return "", err
@@ -106,7 +118,7 @@ func DebianRoot(cacheDir string) (string, error) {
 		return "", fmt.Errorf("debian root: %w", err)
 	}
 	mirror := DebianMirror()
-	out := DebianTarball(cacheDir, mirror)
+	out := DebianTarballWith(cacheDir, mirror, extra)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -125,7 +137,7 @@ func DebianRoot(cacheDir string) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	target := filepath.Join(tmp, "root")
-	if err := debootstrap(target, filepath.Join(cacheDir, "debs"), mirror); err != nil {
+	if err := debootstrap(target, filepath.Join(cacheDir, "debs"), mirror, append(DebianPackages(), extra...)); err != nil {
 		return "", fmt.Errorf("debian root: %w", err)
 	}
 	if err := customise(target); err != nil {
@@ -144,11 +156,11 @@ func DebianRoot(cacheDir string) (string, error) {
 // debootstrap runs both stages, the second with dpkg's fsyncs off (the
 // root is thrown away and re-made if the machine dies meanwhile): that
 // halves the build.
-func debootstrap(target, debs, mirror string) error {
+func debootstrap(target, debs, mirror string, pkgs []string) error {
 	if _, err := lookPathAny("debootstrap", "/usr/sbin/debootstrap"); err != nil {
 		return fmt.Errorf("debootstrap missing (apt-get install debootstrap): %w", err)
 	}
-	if err := run("debootstrap", "--foreign", "--variant="+debianVariant, "--include="+strings.Join(DebianPackages(), ","),
+	if err := run("debootstrap", "--foreign", "--variant="+debianVariant, "--include="+strings.Join(pkgs, ","),
 		"--cache-dir="+debs, debianSuite, target, mirror); err != nil {
 		return err
 	}
