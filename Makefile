@@ -49,6 +49,8 @@ test: deps vet build unit qemu-test
 demo: deps build initramfs
 	$(GO) run ./qemu-tests/demo -kernel /boot/vmlinuz-$(KVER) -initrd $(BUILD)/initramfs.cpio.gz
 
+bench-late: ; ./bench/late-vs-cloudinit.sh $(BENCH_RUNS)
+
 bench: build initramfs
 	./bench/size.sh
 	./bench/net-convert.sh build/earlyinit 5

@@ -1,0 +1,423 @@
+// Command latevscloudinit boots one Debian bookworm root (with cloud-init
+// 22.4.2 installed) under QEMU with one NoCloud drive, two ways, and prints
+// how long each took to apply the user-data and power itself off:
+//
+//	A) Debian's way: Debian's initramfs-tools image, cloud-init enabled;
+//	B) earlyinit: build/initramfs.cpio.gz, /etc/cloud/cloud-init.disabled.
+//
+// Figures, not assertions: a run that did not apply the user-data is
+// reported as such, and the program exits 0 unless it could not run at all.
+// bench/late-vs-cloudinit.sh runs it.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+)
+
+const (
+	mac      = "52:54:00:12:34:01"
+	aliceKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGuJbD/mAw1Xx0vV+jXz/cD7eOGBx5CYI2UBBLPW8qHq alice@bench"
+	binData  = "\x00\x01binary\xff\xfe bench\n"
+	// The same command line for both, but for earlyinit's own knob.
+	appendCommon = "root=LABEL=root rw console=ttyS0 panic=-1"
+)
+
+// The NoCloud drive: the Debian e2e test's user-data, with runcmd also
+// noting the guest's uptime when it ran.
+const networkConfig = `version: 2
+ethernets:
+  nic0:
+    match:
+      macaddress: "` + mac + `"
+    set-name: lan0
+    addresses: [192.0.2.50/24]
+`
+
+var userData = `#cloud-config
+users:
+  - default
+  - name: alice
+    gecos: Alice
+    groups: [sudo]
+    shell: /bin/bash
+    sudo: "ALL=(ALL) NOPASSWD:ALL"
+    ssh_authorized_keys:
+      - ` + aliceKey + `
+write_files:
+  - path: /etc/e2e/plain.txt
+    content: |
+      plain text from user-data
+    owner: root:root
+    permissions: '0640'
+  - path: /etc/e2e/b64.bin
+    encoding: b64
+    content: ` + base64.StdEncoding.EncodeToString([]byte(binData)) + `
+    owner: alice:alice
+    permissions: '0600'
+    defer: true
+bootcmd:
+  - echo "bootcmd $INSTANCE_ID $(date -u +%s)" >> /var/log/e2e-bootcmd.log
+runcmd:
+  - echo "runcmd ran" >> /var/log/e2e-runcmd.log
+  - ip -o addr show lan0 >> /var/log/e2e-runcmd.log
+  - runuser -u alice -- sudo -n id -u > /var/log/e2e-sudo.log 2>&1
+  - cut -d' ' -f1 /proc/uptime > /var/log/e2e-runcmd-uptime
+power_state:
+  mode: poweroff
+`
+
+// saveUnit keeps what earlyinit leaves in /run (a tmpfs) for `earlyinit
+// analyze`: at shutdown, after the final stages stopped, it copies the
+// boot record and status to /var/log/bench. It is in both images (it
+// finds nothing to copy under cloud-init) and costs nothing at boot.
+const saveUnit = `[Unit]
+Description=bench: keep earlyinit's boot record at shutdown
+After=local-fs.target
+Before=earlyinit-final.service cloud-final.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+ExecStop=/bin/sh -c 'mkdir -p /var/log/bench; cp /run/earlyinit/boot.json /run/earlyinit/status.json /var/log/bench/ 2>/dev/null; sync; true'
+
+[Install]
+WantedBy=multi-user.target
+`
+
+type variant struct {
+	name     string
+	initrd   string
+	append   string
+	disabled bool // /etc/cloud/cloud-init.disabled
+	img      string
+}
+
+type result struct {
+	v        *variant
+	n        int
+	wall     time.Duration
+	handover float64 // kernel timestamp of the first systemd[1] line
+	runcmd   float64 // guest uptime when runcmd ran
+	powered  bool    // "reboot: Power down" on the console
+	missing  []string
+	err      error
+	analyze  string
+}
+
+func (r *result) applied() bool { return r.err == nil && r.powered && len(r.missing) == 0 }
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "latevscloudinit:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	kver := flag.String("kver", "", "kernel version (default: the newest /boot/vmlinuz-*)")
+	initrd := flag.String("initrd", "build/initramfs.cpio.gz", "earlyinit's initramfs")
+	bin := flag.String("earlyinit", "build/earlyinit", "earlyinit binary with the analyze verb")
+	cache := flag.String("cache", "qemu-tests/testdata/cache", "Debian root cache")
+	out := flag.String("out", "build/bench-late", "work directory (images, consoles)")
+	runs := flag.Int("runs", 2, "boots of each")
+	jobs := flag.Int("j", 2, "VMs at once (1 or 2); with 2, A and B of one round boot side by side")
+	timeout := flag.Duration("timeout", 20*time.Minute, "bound on one boot")
+	flag.Parse()
+	if *jobs < 1 || *jobs > 2 {
+		return fmt.Errorf("-j %d: 1 or 2", *jobs)
+	}
+	if *kver == "" {
+		k, err := newestKernel()
+		if err != nil {
+			return err
+		}
+		*kver = k
+	}
+	kernel := vm.Kernel(*kver)
+	debInitrd := "/boot/initrd.img-" + *kver
+	for _, f := range []string{kernel, debInitrd, *initrd, *bin, "/lib/modules/" + *kver} {
+		if _, err := os.Stat(f); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	out2, err := filepath.Abs(*out)
+	if err != nil {
+		return err
+	}
+	*out = out2
+
+	t0 := time.Now()
+	// debootstrap does not resolve virtual packages: python3-cryptography
+	// needs python3-cffi-backend-api-*, which python3-cffi-backend provides.
+	// kmod: without /sbin/modprobe the kernel cannot load isofs when
+	// cloud-init mounts the NoCloud CD-ROM (minbase and udev lack it; any
+	// real image has it).
+	tarball, err := vm.DebianRootWith(*cache, []string{"cloud-init", "python3-cffi-backend", "kmod"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "root %s (%s)\n", filepath.Base(tarball), time.Since(t0).Round(time.Second))
+	variants := []*variant{
+		{name: "A cloud-init", initrd: debInitrd, append: appendCommon},
+		{name: "B earlyinit", initrd: *initrd, append: appendCommon + " earlyinit.timeout=30", disabled: true},
+	}
+	if err := images(tarball, *kver, *out, variants); err != nil {
+		return err
+	}
+	seed := filepath.Join(*out, "seed.iso")
+	seedDir := filepath.Join(*out, "seed")
+	os.RemoveAll(seedDir)
+	if err := vm.WriteTree(seedDir, map[string]string{
+		"meta-data":      "instance-id: iid-bench-1\nlocal-hostname: bench-host\n",
+		"network-config": networkConfig,
+		"user-data":      userData,
+	}); err != nil {
+		return err
+	}
+	if err := vm.ISO(seed, seedDir, "cidata"); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "images ready after %s; accel %s\n", time.Since(t0).Round(time.Second), vm.Accel(kernel))
+
+	var results []*result
+	for i := 1; i <= *runs; i++ {
+		for _, v := range variants {
+			results = append(results, &result{v: v, n: i})
+		}
+	}
+	sem := make(chan struct{}, *jobs)
+	var wg sync.WaitGroup
+	for _, r := range results {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r *result) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			boot(r, kernel, seed, *out, *bin, *timeout)
+			fmt.Fprintf(os.Stderr, "%s run %d: %s\n", r.v.name, r.n, r.line())
+		}(r)
+	}
+	wg.Wait()
+	report(os.Stdout, results, variants, *kver, vm.Accel(kernel), *jobs)
+	return nil
+}
+
+func newestKernel() (string, error) {
+	m, _ := filepath.Glob("/boot/vmlinuz-*")
+	if len(m) == 0 {
+		return "", fmt.Errorf("no /boot/vmlinuz-*: run make deps")
+	}
+	out, err := exec.Command("sh", "-c", "ls /boot/vmlinuz-* | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1").Output()
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// images makes one ext4 template per variant from the same tree: the
+// Debian root with cloud-init, the host kernel's modules and the save
+// unit; B's also has /etc/cloud/cloud-init.disabled.
+func images(tarball, kver, out string, variants []*variant) error {
+	dir := filepath.Join(out, "root")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := vm.Untar(tarball, dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "lib/modules"), 0o755); err != nil {
+		return err
+	}
+	if b, err := exec.Command("cp", "-a", "/lib/modules/"+kver, filepath.Join(dir, "lib/modules/")).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy modules: %v: %s", err, b)
+	}
+	if err := vm.WriteTree(dir, map[string]string{"etc/systemd/system/bench-save.service": saveUnit}); err != nil {
+		return err
+	}
+	if err := os.Symlink("../bench-save.service", filepath.Join(dir, "etc/systemd/system/multi-user.target.wants/bench-save.service")); err != nil {
+		return err
+	}
+	disabled := filepath.Join(dir, "etc/cloud/cloud-init.disabled")
+	for i, v := range variants {
+		os.Remove(disabled)
+		if v.disabled {
+			if err := os.WriteFile(disabled, nil, 0o644); err != nil {
+				return err
+			}
+		}
+		v.img = filepath.Join(out, fmt.Sprintf("template-%c.img", 'A'+i))
+		if err := vm.Ext4(v.img, dir, "root", "", 3072); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	handoverRe = regexp.MustCompile(`(?m)^\[\s*(\d+\.\d+)\] systemd\[1\]:`)
+	uptimeRe   = regexp.MustCompile(`^(\d+\.\d+)\s*$`)
+)
+
+// boot boots a fresh copy of r's template and reads what it left.
+func boot(r *result, kernel, seed, out, bin string, timeout time.Duration) {
+	img := filepath.Join(out, fmt.Sprintf("run-%c%d.img", r.v.name[0], r.n))
+	if b, err := exec.Command("cp", "--sparse=always", r.v.img, img).CombinedOutput(); err != nil {
+		r.err = fmt.Errorf("copy image: %v: %s", err, b)
+		return
+	}
+	res, err := vm.Run(context.Background(), vm.Config{
+		Kernel: kernel, Initrd: r.v.initrd, Append: r.v.append,
+		Disks:    []vm.Disk{{Path: img}, {Path: seed, If: "ide-cd"}},
+		NICs:     []vm.NIC{{MAC: mac}},
+		RNG:      true,
+		MemoryMB: 1024,
+		Timeout:  timeout,
+	})
+	if res == nil {
+		r.err = err
+		return
+	}
+	os.WriteFile(strings.TrimSuffix(img, ".img")+".console", []byte(res.Console), 0o644)
+	r.err, r.wall = err, res.Duration
+	if m := handoverRe.FindStringSubmatch(res.Console); m != nil {
+		r.handover, _ = strconv.ParseFloat(m[1], 64)
+	}
+	r.powered = strings.Contains(res.Console, "reboot: Power down")
+	if s, err := vm.Cat(img, "/var/log/e2e-runcmd-uptime"); err == nil {
+		if m := uptimeRe.FindStringSubmatch(s); m != nil {
+			r.runcmd, _ = strconv.ParseFloat(m[1], 64)
+		}
+	}
+	r.missing = check(img)
+	if r.v.disabled {
+		r.analyze = analyze(img, bin)
+	}
+}
+
+// check returns what of the user-data is not on the disk.
+func check(img string) []string {
+	cat := func(p string) string { s, _ := vm.Cat(img, p); return s }
+	var miss []string
+	want := func(ok bool, what string) {
+		if !ok {
+			miss = append(miss, what)
+		}
+	}
+	want(regexp.MustCompile(`(?m)^alice:x:\d+:\d+:Alice:/home/alice:/bin/bash$`).MatchString(cat("/etc/passwd")), "user alice")
+	want(strings.Contains(cat("/home/alice/.ssh/authorized_keys"), aliceKey), "alice's key")
+	// The last line: sudo may warn first (cloud-init leaves /etc/hosts
+	// without the new hostname, so sudo cannot resolve it).
+	sudo := strings.Split(strings.TrimSpace(cat("/var/log/e2e-sudo.log")), "\n")
+	want(sudo[len(sudo)-1] == "0", "alice's sudo")
+	want(cat("/etc/e2e/plain.txt") == "plain text from user-data\n", "write_files plain")
+	want(cat("/etc/e2e/b64.bin") == binData, "write_files b64")
+	want(strings.Contains(cat("/var/log/e2e-bootcmd.log"), "bootcmd iid-bench-1 "), "bootcmd")
+	rc := cat("/var/log/e2e-runcmd.log")
+	want(strings.Contains(rc, "runcmd ran\n"), "runcmd")
+	want(regexp.MustCompile(`(?m)^\d+: lan0\s+inet 192\.0\.2\.50/24 `).MatchString(rc), "lan0 192.0.2.50/24")
+	return miss
+}
+
+// analyze runs `earlyinit analyze` on what the save unit kept.
+func analyze(img, bin string) string {
+	dir, err := os.MkdirTemp("", "bench-analyze")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(dir)
+	for _, f := range []string{"boot.json", "status.json"} {
+		s, err := vm.Cat(img, "/var/log/bench/"+f)
+		if err != nil || s == "" {
+			continue
+		}
+		if err := vm.WriteTree(dir, map[string]string{"run/earlyinit/" + f: s}); err != nil {
+			return err.Error()
+		}
+	}
+	b, err := exec.Command(bin, "analyze", "--root", dir).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("(not recorded: %v) %s", err, b)
+	}
+	return string(b)
+}
+
+func (r *result) line() string {
+	var s string
+	if r.wall > 0 {
+		s = fmt.Sprintf("%8.1fs %12s %12s", r.wall.Seconds(), secs(r.handover), secs(r.runcmd))
+	} else {
+		s = fmt.Sprintf("%9s %12s %12s", "-", "-", "-")
+	}
+	switch {
+	case r.err != nil:
+		s += "  FAILED: " + strings.SplitN(r.err.Error(), "\n", 2)[0]
+	case !r.powered:
+		s += "  did not power off"
+	}
+	if len(r.missing) > 0 {
+		s += "  NOT applied: " + strings.Join(r.missing, ", ")
+	} else if r.err == nil {
+		s += "  applied"
+	}
+	return s
+}
+
+func secs(f float64) string {
+	if f == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1fs", f)
+}
+
+func report(w io.Writer, results []*result, variants []*variant, kver, accel string, jobs int) {
+	fmt.Fprintf(w, "\nSame Debian bookworm root (cloud-init 22.4.2 installed), same NoCloud drive, kernel %s, QEMU %s, 1 vCPU, 1024 MB, %d VM(s) at once.\n", kver, accel, jobs)
+	fmt.Fprintf(w, "wall: QEMU start to power-off; real init: kernel time of the first systemd[1] line; runcmd: guest uptime when runcmd ran.\n\n")
+	fmt.Fprintf(w, "%-14s %-6s %9s %12s %12s  %s\n", "", "", "wall", "real init", "runcmd", "user-data")
+	for _, v := range variants {
+		var n int
+		var wall, ho, rc float64
+		for _, r := range results {
+			if r.v == v && r.applied() {
+				n++
+				wall += r.wall.Seconds()
+				ho += r.handover
+				rc += r.runcmd
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(w, "%-14s %-6s %8.1fs %12s %12s  mean of %d applied run(s)\n", v.name, "mean", wall/float64(n), secs(ho/float64(n)), secs(rc/float64(n)), n)
+		} else {
+			fmt.Fprintf(w, "%-14s %-6s %9s %12s %12s  no run applied the user-data\n", v.name, "mean", "-", "-", "-")
+		}
+		for _, r := range results {
+			if r.v == v {
+				fmt.Fprintf(w, "%-14s run %-2d %s\n", "", r.n, r.line())
+			}
+		}
+	}
+	for _, r := range results {
+		if r.v.disabled && r.analyze != "" {
+			fmt.Fprintf(w, "\nearlyinit analyze (%s, run %d):\n%s", r.v.name, r.n, r.analyze)
+			break
+		}
+	}
+}
