@@ -117,3 +117,39 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("analyze without a boot record succeeded")
 	}
 }
+
+func TestSchemaVerb(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(good, []byte("#cloud-config\nruncmd: [echo hi]\nwrite_files:\n  - path: /etc/x\n    permissions: '0644'\n"), 0o644)
+	os.WriteFile(bad, []byte("#cloud-config\nruncmd: [echo hi]\nno_such_key: 1\nwrite_files:\n  - path: 5\n"), 0o644)
+	if code, out := capture(t, "schema", "--config-file", good); code != 0 || !strings.Contains(out, "Valid cloud-config") {
+		t.Errorf("good config: exit %d, %q", code, out)
+	}
+	code, out := capture(t, "schema", "--config-file", bad)
+	if code != 1 || !strings.Contains(out, bad+":3:1: no_such_key") || !strings.Contains(out, bad+":5:") {
+		t.Errorf("bad config: exit %d, %q; want exit 1 and errors at 3:1 and on line 5", code, out)
+	}
+	if code, _ := capture(t, "schema"); code != 2 {
+		t.Errorf("no --config-file: exit %d, want 2", code)
+	}
+}
+
+func TestStatusVerb(t *testing.T) {
+	root := t.TempDir()
+	// Nothing ran: "not run", exit 0.
+	code, out := capture(t, "status", "--root", root, "--format", "json")
+	if !strings.Contains(out, `"status": "not run"`) {
+		t.Errorf("fresh root: exit %d, %q", code, out)
+	}
+	os.MkdirAll(filepath.Join(root, "etc/earlyinit"), 0o755)
+	os.WriteFile(filepath.Join(root, "etc/earlyinit/disabled"), nil, 0o644)
+	code, out = capture(t, "status", "--root", root)
+	if code != 0 || !strings.Contains(out, "status: disabled") {
+		t.Errorf("disabled root: exit %d, %q", code, out)
+	}
+	if code, _ := capture(t, "status", "--root", root, "--format", "yaml"); code != 2 {
+		t.Errorf("bad --format: exit %d, want 2", code)
+	}
+}
