@@ -134,6 +134,12 @@ func parseENI(text string) (*Config, error) {
 			if cur.sub.Gateway, err = parseIP(args[0]); err != nil {
 				return nil, bad("iface %s: gateway: %v", cur.name, err)
 			}
+		case "metric": // cloud-init drops it
+			n, err := strconv.Atoi(args[0])
+			if err != nil || n < 0 {
+				return nil, bad("iface %s: metric: %q is not a metric", cur.name, args[0])
+			}
+			cur.sub.Metric = n
 		case "mtu":
 			n, err := strconv.Atoi(args[0])
 			if err != nil || n < 0 {

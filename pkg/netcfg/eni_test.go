@@ -18,10 +18,11 @@ network 192.168.1.0
 netmask 255.255.255.0
 broadcast 192.168.1.255
 gateway 192.168.1.254
+metric 100
 hwaddress ether bc:76:4e:20:43:9E
 `,
 		want: &Config{Version: 1, Interfaces: []Interface{{Name: "eth0", Kind: Physical, MAC: "bc:76:4e:20:43:9e",
-			Subnets: []Subnet{{Type: Static, Address: pfx("192.168.1.10/24"), Gateway: ip("192.168.1.254")}}}}},
+			Subnets: []Subnet{{Type: Static, Address: pfx("192.168.1.10/24"), Gateway: ip("192.168.1.254"), Metric: 100}}}}},
 	}, {
 		name: "sorted devices, aliases, lo dns, inet6, continuation",
 		in: `# comment
@@ -127,6 +128,7 @@ func TestParseENIErrors(t *testing.T) {
 		{"bad netmask", "iface eth0 inet static\n  address 10.0.0.3\n  netmask 255.0.255.0\n", []string{`"255.0.255.0": invalid netmask`}},
 		{"bad gateway", "iface eth0 inet dhcp\n  gateway x\n", []string{`line 2: iface eth0: gateway: "x": invalid IP`}},
 		{"bad mtu", "iface eth0 inet dhcp\n  mtu big\n", []string{`line 2: iface eth0: mtu: "big" is not an MTU`}},
+		{"bad metric", "iface eth0 inet dhcp\n  metric -1\n", []string{`line 2: iface eth0: metric: "-1" is not a metric`}},
 		{"bad mac", "iface eth0 inet dhcp\n  hwaddress ether 1:2\n", []string{`hwaddress: "1:2": invalid MAC`}},
 		{"bad dns", "iface eth0 inet dhcp\n  dns-nameservers 1.1.1.1 one\n", []string{`dns-nameservers: "one": invalid IP`}},
 		{"bond without slaves", "iface bond0 inet dhcp\n  bond-slaves none\n", []string{"line 1: bond bond0 without slaves"}},

@@ -62,6 +62,13 @@ type Interface struct {
 	// first static subnet and to Config.DNS, exactly as cloud-init does.)
 	DNS DNS
 
+	// DHCP4Overrides and DHCP6Overrides are v2 dhcp4-overrides and
+	// dhcp6-overrides, kept only when the device has that DHCP; nil when
+	// unset. route-metric is not here: it becomes the DHCP subnet's Metric,
+	// as in cloud-init.
+	DHCP4Overrides *DHCPOverrides
+	DHCP6Overrides *DHCPOverrides
+
 	Bond   *BondConfig
 	VLAN   *VLANConfig
 	Bridge *BridgeConfig
@@ -124,9 +131,29 @@ type Subnet struct {
 	// Gateway is the default gateway reached through this subnet, if any.
 	Gateway netip.Addr
 	// MTU of this subnet (v1 allows it for IPv6), 0 when unset.
-	MTU    int
+	MTU int
+	// Metric is the metric of the routes this subnet installs: its gateway,
+	// or for DHCP the routes of the lease (v1 subnet "metric", v2
+	// dhcp4-overrides/dhcp6-overrides "route-metric"). 0 when unset.
+	Metric int
 	Routes []Route
 	DNS    DNS
+}
+
+// DHCPOverrides is what the DHCP client takes from the lease (netplan's
+// dhcp4-overrides and dhcp6-overrides). Nil booleans and empty strings are
+// unset, which leaves the network manager's default.
+type DHCPOverrides struct {
+	UseDNS       *bool
+	UseNTP       *bool
+	UseHostname  *bool
+	UseMTU       *bool // DHCPv4 only
+	UseRoutes    *bool // DHCPv4 only
+	SendHostname *bool // DHCPv4 only
+	// UseDomains is "true", "false" or "route".
+	UseDomains string
+	// Hostname is the name to send (DHCPv4 only).
+	Hostname string
 }
 
 // IPv6 tells whether the subnet configures IPv6.

@@ -343,6 +343,12 @@ func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 	if s.MTU, err = p.mtu(kvs, path); err != nil {
 		return s, err
 	}
+	if s.Metric, _, err = p.integer(kvs, "metric", path); err != nil {
+		return s, err
+	}
+	if s.Metric < 0 {
+		return s, yerr(get(kvs, "metric"), join(path, "metric"), "%d is negative", s.Metric)
+	}
 	if s.DNS, err = p.v1DNS(kvs, "dns_nameservers", "dns_search", path, true); err != nil {
 		return s, err
 	}

@@ -65,7 +65,8 @@ var v2BridgeParams = map[string]string{
 // are honoured; a macaddress on a bond, bridge or VLAN is kept; addresses in
 // netplan's mapping form ("10.0.0.2/24": {label: ...}) are read. wifis are
 // ignored (as cloud-init does for every renderer but netplan); match.name is
-// not kept, as in cloud-init.
+// not kept, as in cloud-init. dhcp4-overrides and dhcp6-overrides are kept
+// for every renderer (cloud-init: networkd and netplan only).
 func (p *yparser) parseV2(top []ykv, path string) (*Config, error) {
 	c := &Config{Version: 2}
 	// First pass: ethernet ids to names, for references.
@@ -285,11 +286,24 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 	if err != nil {
 		return err
 	}
-	if dhcp4 {
-		iface.Subnets = append(iface.Subnets, Subnet{Type: DHCP4})
-	}
-	if dhcp6 {
-		iface.Subnets = append(iface.Subnets, Subnet{Type: DHCP6})
+	for _, d := range []struct {
+		on  bool
+		typ SubnetType
+		key string
+		out **DHCPOverrides
+	}{{dhcp4, DHCP4, "dhcp4-overrides", &iface.DHCP4Overrides}, {dhcp6, DHCP6, "dhcp6-overrides", &iface.DHCP6Overrides}} {
+		if !d.on {
+			continue // as cloud-init: overrides without the DHCP are ignored
+		}
+		sub := Subnet{Type: d.typ}
+		if on := get(kvs, d.key); on != nil && !isNull(on) {
+			o, metric, err := p.v2DHCPOverrides(on, join(path, d.key), d.typ == DHCP4)
+			if err != nil {
+				return err
+			}
+			*d.out, sub.Metric = o, metric
+		}
+		iface.Subnets = append(iface.Subnets, sub)
 	}
 	var gw4, gw6 netip.Addr
 	for _, k := range []string{"gateway4", "gateway6"} {
@@ -395,6 +409,85 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 		iface.DNS = dns
 	}
 	return nil
+}
+
+// v2DHCPOverrides reads dhcp4-overrides or dhcp6-overrides (v4 tells which):
+// netplan's keys, with route-metric returned apart (it is the DHCP subnet's
+// metric). A key netplan does not have for that family is an error, as in
+// netplan.
+func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOverrides, int, error) {
+	kvs, err := p.mapping(n, path)
+	if err != nil {
+		return nil, 0, err
+	}
+	o := &DHCPOverrides{}
+	metric := 0
+	for _, kv := range kvs {
+		kpath := join(path, kv.key)
+		var b **bool
+		switch kv.key {
+		case "use-dns":
+			b = &o.UseDNS
+		case "use-ntp":
+			b = &o.UseNTP
+		case "use-hostname":
+			b = &o.UseHostname
+		case "use-mtu", "use-routes", "send-hostname", "hostname":
+			if !v4 {
+				return nil, 0, yerr(kv.knode, kpath, "is only for dhcp4-overrides")
+			}
+			switch kv.key {
+			case "use-mtu":
+				b = &o.UseMTU
+			case "use-routes":
+				b = &o.UseRoutes
+			case "send-hostname":
+				b = &o.SendHostname
+			case "hostname":
+				if o.Hostname, err = p.str(kvs, kv.key, path); err != nil {
+					return nil, 0, err
+				}
+				continue
+			}
+		case "use-domains":
+			v, err := p.str(kvs, kv.key, path)
+			if err != nil {
+				return nil, 0, err
+			}
+			switch strings.ToLower(v) {
+			case "route":
+				o.UseDomains = "route"
+			case "true", "yes", "on", "y", "1":
+				o.UseDomains = "true"
+			case "false", "no", "off", "n", "0":
+				o.UseDomains = "false"
+			default:
+				return nil, 0, yerr(kv.val, kpath, "%q is not a boolean or \"route\"", v)
+			}
+			continue
+		case "route-metric":
+			if metric, _, err = p.integer(kvs, kv.key, path); err != nil {
+				return nil, 0, err
+			}
+			if metric < 0 {
+				return nil, 0, yerr(kv.val, kpath, "%d is negative", metric)
+			}
+			continue
+		default:
+			return nil, 0, yerr(kv.knode, kpath, "unknown key")
+		}
+		v, set, err := p.boolean(kvs, kv.key, path)
+		if err != nil {
+			return nil, 0, err
+		}
+		if set {
+			*b = &v
+		}
+	}
+	if *o == (DHCPOverrides{}) {
+		o = nil // only route-metric, or nothing
+	}
+	return o, metric, nil
 }
 
 func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {

@@ -127,6 +127,27 @@ ethernets:
     routes: [{to: default, via: "2001:db8::1"}]
 `, &Config{Version: 2, Interfaces: []Interface{{Name: "eth0", Kind: Physical, NoRename: true, Subnets: []Subnet{
 			{Type: Static, Address: pfx("2001:db8::2/64"), Routes: []Route{{To: pfx("::/0"), Via: ip("2001:db8::1")}}}}}}}},
+		{"v1 subnet metric", "version: 1\nconfig:\n- type: physical\n  name: e\n  subnets: [{type: dhcp, metric: 300}, {type: static, address: 10.0.0.2/24, gateway: 10.0.0.1, metric: '0'}]\n",
+			&Config{Version: 1, Interfaces: []Interface{{Name: "e", Kind: Physical, Subnets: []Subnet{
+				{Type: DHCP4, Metric: 300}, {Type: Static, Address: pfx("10.0.0.2/24"), Gateway: ip("10.0.0.1")}}}}}},
+		{"v2 dhcp overrides", `version: 2
+ethernets:
+  eth0:
+    dhcp4: yes
+    dhcp4-overrides: {route-metric: 200, use-dns: off, use-ntp: false, use-hostname: true, use-mtu: y, use-routes: no, send-hostname: on, use-domains: route, hostname: web1}
+    dhcp6: true
+    dhcp6-overrides: {use-dns: no, use-domains: true, route-metric: 300}
+  eth1:
+    dhcp6-overrides: {use-dns: false}
+`, &Config{Version: 2, Interfaces: []Interface{
+			{Name: "eth0", Kind: Physical, NoRename: true,
+				DHCP4Overrides: &DHCPOverrides{UseDNS: boolp(false), UseNTP: boolp(false), UseHostname: boolp(true), UseMTU: boolp(true),
+					UseRoutes: boolp(false), SendHostname: boolp(true), UseDomains: "route", Hostname: "web1"},
+				DHCP6Overrides: &DHCPOverrides{UseDNS: boolp(false), UseDomains: "true"},
+				Subnets:        []Subnet{{Type: DHCP4, Metric: 200}, {Type: DHCP6, Metric: 300}}},
+			// Overrides without their DHCP are ignored, as in cloud-init.
+			{Name: "eth1", Kind: Physical, NoRename: true},
+		}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseYAML([]byte(tt.in))
@@ -203,6 +224,13 @@ func TestParseYAMLErrors(t *testing.T) {
 		{"v2 route no to", "version: 2\nethernets:\n  e: {routes: [{via: 10.0.0.1}]}\n", []string{`ethernets.e.routes[0]: route without to`}},
 		{"v2 route bad via", "version: 2\nethernets:\n  e: {routes: [{to: default, via: gw}]}\n", []string{`ethernets.e.routes[0].via: "gw": invalid IP`}},
 		{"v2 route metric", "version: 2\nethernets:\n  e: {routes: [{to: default, via: 10.0.0.1, metric: -1}]}\n", []string{`routes[0].metric: -1 is negative`}},
+		{"v1 subnet metric", "version: 1\nconfig:\n- type: physical\n  name: e\n  subnets: [{type: dhcp, metric: -5}]\n", []string{`line 5: config[0] (e).subnets[0].metric: -5 is negative`}},
+		{"v2 overrides unknown key", "version: 2\nethernets:\n  e: {dhcp4: true, dhcp4-overrides: {use-dnss: false}}\n", []string{`line 3: ethernets.e.dhcp4-overrides.use-dnss: unknown key`}},
+		{"v2 overrides v4 only key", "version: 2\nethernets:\n  e: {dhcp6: true, dhcp6-overrides: {use-mtu: false}}\n", []string{`ethernets.e.dhcp6-overrides.use-mtu: is only for dhcp4-overrides`}},
+		{"v2 overrides not bool", "version: 2\nethernets:\n  e: {dhcp4: true, dhcp4-overrides: {use-dns: sometimes}}\n", []string{`ethernets.e.dhcp4-overrides.use-dns: "sometimes" is not a boolean`}},
+		{"v2 overrides use-domains", "version: 2\nethernets:\n  e: {dhcp4: true, dhcp4-overrides: {use-domains: maybe}}\n", []string{`ethernets.e.dhcp4-overrides.use-domains: "maybe" is not a boolean or "route"`}},
+		{"v2 overrides metric", "version: 2\nethernets:\n  e: {dhcp4: true, dhcp4-overrides: {route-metric: x}}\n", []string{`ethernets.e.dhcp4-overrides.route-metric: "x" is not an integer`}},
+		{"v2 overrides list", "version: 2\nethernets:\n  e: {dhcp4: true, dhcp4-overrides: [a]}\n", []string{`ethernets.e.dhcp4-overrides: want a mapping, have a list`}},
 		{"duplicate key", "version: 2\nethernets:\n  e: {dhcp4: true}\n  e: {dhcp6: true}\n", []string{`duplicate key`}},
 		{"alias bomb", aliasBomb(), []string{"too large"}},
 	} {

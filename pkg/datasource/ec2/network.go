@@ -45,9 +45,9 @@ func ParseNetwork(b []byte, macToName map[string]string) (*netcfg.Config, error)
 // matched by MAC under an id that is not a name: "nic<device-number>"
 // (NoRename).
 //
-// NICs come sorted by MAC, as cloud-init orders them. Not expressible in the
-// model, so left out: the route metric cloud-init gives each NIC's DHCP
-// routes when there are several (100 × (device-number + 1)).
+// NICs come sorted by MAC, as cloud-init orders them. When there are several,
+// each NIC's DHCP subnets get cloud-init's route metric, 100 × (device-number
+// + 1), so the primary NIC's default route wins.
 func ConvertNetwork(network map[string]any, macToName map[string]string) (*netcfg.Config, error) {
 	ifs, ok := network["interfaces"].(map[string]any)
 	if !ok {
@@ -109,9 +109,13 @@ func ConvertNetwork(network map[string]any, macToName map[string]string) (*netcf
 			}
 		}
 		names[iface.Name] = true
-		iface.Subnets = []netcfg.Subnet{{Type: netcfg.DHCP4}}
+		metric := 0
+		if len(nics) > 1 {
+			metric = idx * 100
+		}
+		iface.Subnets = []netcfg.Subnet{{Type: netcfg.DHCP4, Metric: metric}}
 		if truthy(n.md["ipv6s"]) {
-			iface.Subnets = append(iface.Subnets, netcfg.Subnet{Type: netcfg.DHCP6})
+			iface.Subnets = append(iface.Subnets, netcfg.Subnet{Type: netcfg.DHCP6, Metric: metric})
 		}
 		addrs, err := secondaryAddresses(n.md)
 		if err != nil {

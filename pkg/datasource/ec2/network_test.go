@@ -109,10 +109,11 @@ func TestConvertNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Two NICs: each one's DHCP routes get 100 × (device-number + 1).
 	want := &netcfg.Config{Version: 2, Interfaces: []netcfg.Interface{
-		{Name: "nic0", Kind: netcfg.Physical, MAC: mac0, NoRename: true, Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}}},
+		{Name: "nic0", Kind: netcfg.Physical, MAC: mac0, NoRename: true, Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4, Metric: 100}}},
 		{Name: "nic1", Kind: netcfg.Physical, MAC: mac1, NoRename: true, Subnets: []netcfg.Subnet{
-			{Type: netcfg.DHCP4}, {Type: netcfg.DHCP6},
+			{Type: netcfg.DHCP4, Metric: 200}, {Type: netcfg.DHCP6, Metric: 200},
 			{Type: netcfg.Static, Address: pfx("172.31.30.8/20")},
 			{Type: netcfg.Static, Address: pfx("172.31.30.9/20")},
 			{Type: netcfg.Static, Address: pfx("2a05:d018::8/128")},

@@ -140,6 +140,13 @@ func intentionalDifferences() []intentional {
 		// our parser normalises it. (networkd: covered above.)
 		{"eni", "network_data.json", true, fBondMode, "cloud-init loses network_data.json's bond_mode"},
 		{"network-manager", "network_data.json", true, fBondMode, "cloud-init loses network_data.json's bond_mode"},
+		// A v1 subnet's metric: cloud-init writes it for sysconfig (METRIC)
+		// and eni (metric) only; networkd and netplan drop it.
+		{"networkd", "yaml", true, fMetric, "we put a v1 subnet's metric on its gateway route"},
+		{"netplan", "yaml", true, fMetric, "we put a v1 subnet's metric on its gateway route"},
+		{"networkd", "yaml", true, fDHCPMetric, "we write a v1 dhcp subnet's metric as [DHCPv4] RouteMetric"},
+		{"netplan", "yaml", true, fDHCPMetric, "we write a v1 dhcp subnet's metric as dhcp4-overrides route-metric"},
+		{"network-manager", "", true, fDHCPMetric, "we write a dhcp subnet's metric as ipv4 route-metric"},
 		// eni.py writes accept_ra only into an interface's first stanza, so
 		// a static IPv6 subnet after an IPv4 one loses it.
 		{"eni", "", true, fAcceptRA, "we write accept_ra into every inet6 stanza"},

@@ -200,6 +200,12 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		if s.MTU != 0 {
 			opt("mtu", fmt.Sprint(s.MTU))
 		}
+		if s.Metric != 0 && !s.IPv6() { // ifupdown has metric for inet only
+			opt("metric", fmt.Sprint(s.Metric))
+		}
+		if s.Type == netcfg.DHCP4 && ifc.DHCP4Overrides != nil && ifc.DHCP4Overrides.Hostname != "" {
+			opt("hostname", ifc.DHCP4Overrides.Hostname)
+		}
 		var ns []string
 		for _, n := range s.DNS.Nameservers {
 			ns = append(ns, n.String())

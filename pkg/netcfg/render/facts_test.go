@@ -22,20 +22,21 @@ func (f fact) String() string { return f.Iface + " " + f.Key + " " + f.Value }
 
 // Fact keys.
 const (
-	fKind       = "kind"        // bond, bridge, vlan (physical is implied)
-	fMAC        = "mac"         // lower-case MAC the interface matches or gets
-	fMTU        = "mtu"         // link MTU
-	fAddr       = "addr"        // address/prefix
-	fRoute      = "route"       // "dest via gw" (a gateway is a default route)
-	fMetric     = "metric"      // "dest via gw metric n", for routes with a metric
-	fDHCP4      = "dhcp4"       // DHCPv4 on
-	fDHCP6      = "dhcp6"       // DHCPv6 client on (stateful, or per RA)
-	fIPv6Auto   = "ipv6-auto"   // format-specific autoconfiguration mode
-	fAcceptRA   = "accept-ra"   // true/false, when stated
-	fDNS        = "dns"         // nameserver (host-wide)
-	fSearch     = "search"      // search domain (host-wide)
-	fMaster     = "master"      // bond this interface is a member of
-	fBridgePort = "bridge-port" // bridge this interface is a port of
+	fKind       = "kind"         // bond, bridge, vlan (physical is implied)
+	fMAC        = "mac"          // lower-case MAC the interface matches or gets
+	fMTU        = "mtu"          // link MTU
+	fAddr       = "addr"         // address/prefix
+	fRoute      = "route"        // "dest via gw" (a gateway is a default route)
+	fMetric     = "metric"       // "dest via gw metric n", for routes with a metric
+	fDHCP4      = "dhcp4"        // DHCPv4 on
+	fDHCP6      = "dhcp6"        // DHCPv6 client on (stateful, or per RA)
+	fDHCPMetric = "dhcp4-metric" // metric of the routes a DHCPv4 lease installs
+	fIPv6Auto   = "ipv6-auto"    // format-specific autoconfiguration mode
+	fAcceptRA   = "accept-ra"    // true/false, when stated
+	fDNS        = "dns"          // nameserver (host-wide)
+	fSearch     = "search"       // search domain (host-wide)
+	fMaster     = "master"       // bond this interface is a member of
+	fBridgePort = "bridge-port"  // bridge this interface is a port of
 	fVLANID     = "vlan-id"
 	fVLANLink   = "vlan-link"
 	fBondMode   = "bond-mode"
@@ -117,6 +118,17 @@ func isSemicolon(r rune) bool { return r == ';' }
 type iniSection struct {
 	Name string
 	KV   [][2]string
+}
+
+// get is the last value of key in the section, or "".
+func (s iniSection) get(key string) string {
+	v := ""
+	for _, kv := range s.KV {
+		if kv[0] == key {
+			v = kv[1]
+		}
+	}
+	return v
 }
 
 func parseINI(data string) []iniSection {
@@ -217,6 +229,8 @@ func networkdFacts(files map[string]string) (facts, error) {
 					gw = v
 				case "Route.Metric":
 					metric = v
+				case "DHCPv4.RouteMetric":
+					fs.add(name, fDHCPMetric, v)
 				case "Bond.Mode":
 					fs.add(name, fBondMode, v)
 				case "VLAN.Id":
@@ -254,15 +268,18 @@ func netplanFacts(files map[string]string) (facts, error) {
 				Match struct {
 					MAC string `yaml:"macaddress"`
 				} `yaml:"match"`
-				SetName     string   `yaml:"set-name"`
-				MAC         string   `yaml:"macaddress"`
-				MTU         int      `yaml:"mtu"`
-				Addresses   []string `yaml:"addresses"`
-				Gateway4    string   `yaml:"gateway4"`
-				Gateway6    string   `yaml:"gateway6"`
-				DHCP4       bool     `yaml:"dhcp4"`
-				DHCP6       bool     `yaml:"dhcp6"`
-				AcceptRA    *bool    `yaml:"accept-ra"`
+				SetName   string   `yaml:"set-name"`
+				MAC       string   `yaml:"macaddress"`
+				MTU       int      `yaml:"mtu"`
+				Addresses []string `yaml:"addresses"`
+				Gateway4  string   `yaml:"gateway4"`
+				Gateway6  string   `yaml:"gateway6"`
+				DHCP4     bool     `yaml:"dhcp4"`
+				DHCP4Over struct {
+					RouteMetric *int `yaml:"route-metric"`
+				} `yaml:"dhcp4-overrides"`
+				DHCP6       bool  `yaml:"dhcp6"`
+				AcceptRA    *bool `yaml:"accept-ra"`
 				Nameservers struct {
 					Addresses []string `yaml:"addresses"`
 					Search    []string `yaml:"search"`
@@ -333,6 +350,9 @@ func netplanFacts(files map[string]string) (facts, error) {
 				}
 				if d.DHCP4 {
 					fs.add(name, fDHCP4, "on")
+					if m := d.DHCP4Over.RouteMetric; m != nil {
+						fs.add(name, fDHCPMetric, strconv.Itoa(*m))
+					}
 				}
 				if d.DHCP6 {
 					fs.add(name, fDHCP6, "on")
@@ -428,6 +448,9 @@ func sysconfigFacts(files map[string]string) (facts, error) {
 			}
 			if m["BOOTPROTO"] == "dhcp" {
 				fs.add(name, fDHCP4, "on")
+				if m["METRIC"] != "" {
+					fs.add(name, fDHCPMetric, m["METRIC"])
+				}
 			}
 			if m["DHCPV6C"] == "yes" {
 				fs.add(name, fDHCP6, "on")
@@ -585,6 +608,10 @@ func eniFacts(files map[string]string) (facts, error) {
 				}
 			case "mtu":
 				fs.add(name, fMTU, f[1])
+			case "metric":
+				if inet+" "+method == "inet dhcp" {
+					fs.add(name, fDHCPMetric, f[1])
+				}
 			case "hwaddress":
 				fs.add(name, fMAC, normMAC(f[len(f)-1]))
 			case "dns-nameservers":
@@ -776,6 +803,10 @@ func nmFacts(files map[string]string) (facts, error) {
 				case "ipv4.method":
 					if v == "auto" {
 						fs.add(name, fDHCP4, "on")
+					}
+				case "ipv4.route-metric":
+					if s.get("method") == "auto" {
+						fs.add(name, fDHCPMetric, v)
 					}
 				case "ipv6.method":
 					if v == "auto" || v == "dhcp" {

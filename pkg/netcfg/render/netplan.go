@@ -212,7 +212,7 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 			if s.Gateway.Is6() {
 				to = "::/0"
 			}
-			route(to, s.Gateway.String(), 0)
+			route(to, s.Gateway.String(), s.Metric)
 		}
 		for _, r := range s.Routes {
 			route(r.To.String(), viaString(r), r.Metric)
@@ -249,12 +249,54 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 		}
 		e["nameservers"] = n
 	}
+	for _, v := range []struct {
+		key string
+		typ netcfg.SubnetType
+		o   *netcfg.DHCPOverrides
+	}{{"dhcp4-overrides", netcfg.DHCP4, ifc.DHCP4Overrides}, {"dhcp6-overrides", netcfg.DHCP6, ifc.DHCP6Overrides}} {
+		if o := netplanDHCPOverrides(ifc, v.typ, v.o); len(o) > 0 {
+			e[v.key] = o
+		}
+	}
 	if ifc.AcceptRA != nil {
 		e["accept-ra"] = *ifc.AcceptRA
 	}
 	if ifc.Optional {
 		e["optional"] = true
 	}
+}
+
+// netplanDHCPOverrides gives back dhcp4-overrides or dhcp6-overrides, with
+// the DHCP subnet's metric as route-metric.
+func netplanDHCPOverrides(ifc *netcfg.Interface, typ netcfg.SubnetType, o *netcfg.DHCPOverrides) map[string]any {
+	m := map[string]any{}
+	for _, s := range ifc.Subnets {
+		if s.Type == typ && s.Metric != 0 {
+			m["route-metric"] = s.Metric
+			break
+		}
+	}
+	if o == nil {
+		return m
+	}
+	for _, b := range []struct {
+		key string
+		v   *bool
+	}{{"use-dns", o.UseDNS}, {"use-ntp", o.UseNTP}, {"use-hostname", o.UseHostname}, {"use-mtu", o.UseMTU}, {"use-routes", o.UseRoutes}, {"send-hostname", o.SendHostname}} {
+		if b.v != nil {
+			m[b.key] = *b.v
+		}
+	}
+	switch o.UseDomains {
+	case "true", "false":
+		m["use-domains"] = o.UseDomains == "true"
+	case "route":
+		m["use-domains"] = "route"
+	}
+	if o.Hostname != "" {
+		m["hostname"] = o.Hostname
+	}
+	return m
 }
 
 func viaString(r netcfg.Route) string {

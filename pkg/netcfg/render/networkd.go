@@ -157,9 +157,31 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 			u.section("Address", "Address", s.Address.String())
 		}
 	}
+	// A DHCP subnet's metric: [DHCPv4] has RouteMetric; IPv6 default routes
+	// come from router advertisements, so a dhcp6 metric goes to
+	// [IPv6AcceptRA]. (cloud-init writes only the v4 one, only from v2.)
+	dhcp4kv, raMetric := networkdDHCP(ifc.DHCP4Overrides), []string(nil)
+	for _, s := range ifc.Subnets {
+		if s.Metric == 0 {
+			continue
+		}
+		switch s.Type {
+		case netcfg.DHCP4:
+			dhcp4kv = append([]string{"RouteMetric", fmt.Sprint(s.Metric)}, dhcp4kv...)
+		case netcfg.DHCP6, netcfg.DHCPv6Stateful, netcfg.DHCPv6Stateless, netcfg.SLAAC:
+			raMetric = []string{"RouteMetric", fmt.Sprint(s.Metric)}
+		}
+	}
+	u.section("DHCPv4", dhcp4kv...)
+	u.section("DHCPv6", networkdDHCP(ifc.DHCP6Overrides)...)
+	u.section("IPv6AcceptRA", raMetric...)
 	for _, s := range ifc.Subnets {
 		if s.Gateway.IsValid() {
-			u.section("Route", "Gateway", s.Gateway.String())
+			gw := []string{"Gateway", s.Gateway.String()}
+			if s.Metric != 0 {
+				gw = append(gw, "Metric", fmt.Sprint(s.Metric))
+			}
+			u.section("Route", gw...)
 		}
 		for _, r := range s.Routes {
 			u.section("Route", networkdRoute(r)...)
@@ -182,6 +204,35 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 		}
 	}
 	return u.b.String()
+}
+
+// networkdDHCP is the [DHCPv4] or [DHCPv6] section for the overrides:
+// cloud-init's parse_dhcp_overrides.
+func networkdDHCP(o *netcfg.DHCPOverrides) []string {
+	var kv []string
+	if o == nil {
+		return kv
+	}
+	for _, b := range []struct {
+		key string
+		v   *bool
+	}{{"UseDNS", o.UseDNS}, {"UseNTP", o.UseNTP}, {"UseHostname", o.UseHostname}, {"UseMTU", o.UseMTU}, {"UseRoutes", o.UseRoutes}, {"SendHostname", o.SendHostname}} {
+		if b.v != nil {
+			kv = append(kv, b.key, yesNo(*b.v))
+		}
+	}
+	switch o.UseDomains {
+	case "true":
+		kv = append(kv, "UseDomains", "yes")
+	case "false":
+		kv = append(kv, "UseDomains", "no")
+	case "route":
+		kv = append(kv, "UseDomains", "route")
+	}
+	if o.Hostname != "" {
+		kv = append(kv, "Hostname", o.Hostname)
+	}
+	return kv
 }
 
 func networkdRoute(r netcfg.Route) []string {

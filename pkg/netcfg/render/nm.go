@@ -232,6 +232,10 @@ func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []st
 		if s.Gateway.IsValid() {
 			k.set(fam, "gateway", s.Gateway.String())
 		}
+		if s.Metric != 0 {
+			k.set(fam, "route-metric", fmt.Sprint(s.Metric))
+		}
+		nmDHCPOverrides(k, fam, s.Type, ifc)
 		for _, r := range s.Routes {
 			nmRoute(k, r)
 		}
@@ -286,6 +290,35 @@ func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []st
 		if k.get(fam, "method") == "" {
 			k.set(fam, "method", "disabled")
 		}
+	}
+}
+
+// nmDHCPOverrides maps dhcp4-overrides and dhcp6-overrides to the keys NM
+// has for them (cloud-init writes none): use-dns false → ignore-auto-dns,
+// use-routes false → ignore-auto-routes, send-hostname, hostname. NM has no
+// per-connection switch for use-ntp, use-hostname, use-mtu or use-domains.
+func nmDHCPOverrides(k *keyfile, fam string, typ netcfg.SubnetType, ifc *netcfg.Interface) {
+	var o *netcfg.DHCPOverrides
+	switch typ {
+	case netcfg.DHCP4:
+		o = ifc.DHCP4Overrides
+	case netcfg.DHCP6:
+		o = ifc.DHCP6Overrides
+	}
+	if o == nil {
+		return
+	}
+	if o.UseDNS != nil && !*o.UseDNS {
+		k.set(fam, "ignore-auto-dns", "true")
+	}
+	if o.UseRoutes != nil && !*o.UseRoutes {
+		k.set(fam, "ignore-auto-routes", "true")
+	}
+	if o.SendHostname != nil {
+		k.set(fam, "dhcp-send-hostname", fmt.Sprint(*o.SendHostname))
+	}
+	if o.Hostname != "" {
+		k.set(fam, "dhcp-hostname", o.Hostname)
 	}
 }
 

@@ -63,6 +63,20 @@ func models() map[string]*netcfg.Config {
 		"dhcp": {
 			Interfaces: []netcfg.Interface{{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01", Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}}}},
 		},
+		// Metrics on DHCP and static subnets, and DHCP overrides.
+		"metrics": {
+			Version: 2,
+			Interfaces: []netcfg.Interface{
+				{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01",
+					DHCP4Overrides: &netcfg.DHCPOverrides{UseDNS: &no, UseNTP: &no, UseHostname: &yes, UseMTU: &yes, UseRoutes: &no,
+						SendHostname: &yes, UseDomains: "route", Hostname: "web1"},
+					DHCP6Overrides: &netcfg.DHCPOverrides{UseDNS: &no, UseDomains: "false"},
+					Subnets:        []netcfg.Subnet{{Type: netcfg.DHCP4, Metric: 200}, {Type: netcfg.DHCP6, Metric: 300}}},
+				{Name: "eth1", Kind: netcfg.Physical, MAC: "52:54:00:00:00:02", Subnets: []netcfg.Subnet{
+					{Type: netcfg.Static, Address: pfx("192.0.2.10/24"), Gateway: ip("192.0.2.1"), Metric: 50},
+				}},
+			},
+		},
 	}
 }
 

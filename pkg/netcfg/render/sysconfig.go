@@ -202,6 +202,14 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 // for the rhel flavour. It returns the routes for route-<name>/route6-<name>.
 func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefault bool) (sysRoutes, error) {
 	for _, s := range ifc.Subnets {
+		// A subnet's metric, static or DHCP, is METRIC, as in cloud-init,
+		// but only for IPv4: cloud-init lets an IPv6 subnet overwrite it;
+		// here that goes to NetworkManager's IPV6_ROUTE_METRIC.
+		if s.Metric != 0 && s.IPv6() {
+			cfg["IPV6_ROUTE_METRIC"] = fmt.Sprint(s.Metric)
+		} else if s.Metric != 0 {
+			cfg["METRIC"] = fmt.Sprint(s.Metric)
+		}
 		mtuKey := "MTU"
 		switch s.Type {
 		case netcfg.DHCPv6Stateful:
@@ -222,6 +230,19 @@ func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefaul
 			cfg["IPV6_AUTOCONF"] = "yes"
 		case netcfg.DHCP4:
 			cfg["BOOTPROTO"] = "dhcp"
+			if o := ifc.DHCP4Overrides; o != nil {
+				// initscripts' and NetworkManager's ifcfg keys; cloud-init
+				// writes none of them.
+				if o.UseDNS != nil && !*o.UseDNS {
+					cfg["PEERDNS"] = "no"
+				}
+				if o.UseRoutes != nil && !*o.UseRoutes {
+					cfg["PEERROUTES"] = "no"
+				}
+				if o.Hostname != "" {
+					cfg["DHCP_HOSTNAME"] = o.Hostname
+				}
+			}
 		case netcfg.Static:
 			if s.IPv6() {
 				mtuKey = "IPV6_MTU"
