@@ -422,32 +422,28 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 	}
 	o := &DHCPOverrides{}
 	metric := 0
+	bools := map[string]**bool{"use-dns": &o.UseDNS, "use-ntp": &o.UseNTP, "use-hostname": &o.UseHostname,
+		"use-mtu": &o.UseMTU, "use-routes": &o.UseRoutes, "send-hostname": &o.SendHostname}
+	v4only := map[string]bool{"use-mtu": true, "use-routes": true, "send-hostname": true, "hostname": true}
 	for _, kv := range kvs {
 		kpath := join(path, kv.key)
-		var b **bool
-		switch kv.key {
-		case "use-dns":
-			b = &o.UseDNS
-		case "use-ntp":
-			b = &o.UseNTP
-		case "use-hostname":
-			b = &o.UseHostname
-		case "use-mtu", "use-routes", "send-hostname", "hostname":
-			if !v4 {
-				return nil, 0, yerr(kv.knode, kpath, "is only for dhcp4-overrides")
+		if v4only[kv.key] && !v4 {
+			return nil, 0, yerr(kv.knode, kpath, "is only for dhcp4-overrides")
+		}
+		if b, ok := bools[kv.key]; ok {
+			v, set, err := p.boolean(kvs, kv.key, path)
+			if err != nil {
+				return nil, 0, err
 			}
-			switch kv.key {
-			case "use-mtu":
-				b = &o.UseMTU
-			case "use-routes":
-				b = &o.UseRoutes
-			case "send-hostname":
-				b = &o.SendHostname
-			case "hostname":
-				if o.Hostname, err = p.str(kvs, kv.key, path); err != nil {
-					return nil, 0, err
-				}
-				continue
+			if set {
+				*b = &v
+			}
+			continue
+		}
+		switch kv.key {
+		case "hostname":
+			if o.Hostname, err = p.str(kvs, kv.key, path); err != nil {
+				return nil, 0, err
 			}
 		case "use-domains":
 			v, err := p.str(kvs, kv.key, path)
@@ -464,7 +460,6 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 			default:
 				return nil, 0, yerr(kv.val, kpath, "%q is not a boolean or \"route\"", v)
 			}
-			continue
 		case "route-metric":
 			if metric, _, err = p.integer(kvs, kv.key, path); err != nil {
 				return nil, 0, err
@@ -472,16 +467,8 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 			if metric < 0 {
 				return nil, 0, yerr(kv.val, kpath, "%d is negative", metric)
 			}
-			continue
 		default:
 			return nil, 0, yerr(kv.knode, kpath, "unknown key")
-		}
-		v, set, err := p.boolean(kvs, kv.key, path)
-		if err != nil {
-			return nil, 0, err
-		}
-		if set {
-			*b = &v
 		}
 	}
 	if *o == (DHCPOverrides{}) {
