@@ -261,14 +261,7 @@ func stpValue(v string) (string, error) {
 }
 
 func (p *yparser) mtu(kvs []ykv, path string) (int, error) {
-	mtu, _, err := p.integer(kvs, "mtu", path)
-	if err != nil {
-		return 0, err
-	}
-	if mtu < 0 {
-		return 0, yerr(get(kvs, "mtu"), join(path, "mtu"), "%d is negative", mtu)
-	}
-	return mtu, nil
+	return p.nonNegative(kvs, "mtu", path)
 }
 
 // v1DNS reads nameserver addresses and search domains (each a list or a
@@ -343,11 +336,8 @@ func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 	if s.MTU, err = p.mtu(kvs, path); err != nil {
 		return s, err
 	}
-	if s.Metric, _, err = p.integer(kvs, "metric", path); err != nil {
+	if s.Metric, err = p.nonNegative(kvs, "metric", path); err != nil {
 		return s, err
-	}
-	if s.Metric < 0 {
-		return s, yerr(get(kvs, "metric"), join(path, "metric"), "%d is negative", s.Metric)
 	}
 	if s.DNS, err = p.v1DNS(kvs, "dns_nameservers", "dns_search", path, true); err != nil {
 		return s, err
@@ -422,13 +412,8 @@ func (p *yparser) v1Route(kvs []ykv, n *yaml.Node, path string) (Route, error) {
 			return r, yerr(n, path, "gateway %s and destination %s are of different families", r.Via, r.To)
 		}
 	}
-	metric, _, err := p.integer(kvs, "metric", path)
-	if err != nil {
+	if r.Metric, err = p.nonNegative(kvs, "metric", path); err != nil {
 		return r, err
 	}
-	if metric < 0 {
-		return r, yerr(get(kvs, "metric"), join(path, "metric"), "%d is negative", metric)
-	}
-	r.Metric = metric
 	return r, nil
 }

@@ -450,22 +450,16 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 			if err != nil {
 				return nil, 0, err
 			}
-			switch strings.ToLower(v) {
-			case "route":
+			if b, ok := yaml11Bool(v); ok {
+				o.UseDomains = fmt.Sprint(b)
+			} else if strings.ToLower(v) == "route" {
 				o.UseDomains = "route"
-			case "true", "yes", "on", "y", "1":
-				o.UseDomains = "true"
-			case "false", "no", "off", "n", "0":
-				o.UseDomains = "false"
-			default:
+			} else {
 				return nil, 0, yerr(kv.val, kpath, "%q is not a boolean or \"route\"", v)
 			}
 		case "route-metric":
-			if metric, _, err = p.integer(kvs, kv.key, path); err != nil {
+			if metric, err = p.nonNegative(kvs, kv.key, path); err != nil {
 				return nil, 0, err
-			}
-			if metric < 0 {
-				return nil, 0, yerr(kv.val, kpath, "%d is negative", metric)
 			}
 		default:
 			return nil, 0, yerr(kv.knode, kpath, "unknown key")
@@ -511,13 +505,8 @@ func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {
 	if r.Via.IsValid() && r.Via.Is4() != r.To.Addr().Is4() {
 		return r, yerr(n, path, "via %s and to %s are of different families", r.Via, r.To)
 	}
-	metric, _, err := p.integer(kvs, "metric", path)
-	if err != nil {
+	if r.Metric, err = p.nonNegative(kvs, "metric", path); err != nil {
 		return r, err
 	}
-	if metric < 0 {
-		return r, yerr(get(kvs, "metric"), join(path, "metric"), "%d is negative", metric)
-	}
-	r.Metric = metric
 	return r, nil
 }

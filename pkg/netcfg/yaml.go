@@ -209,13 +209,35 @@ func (p *yparser) boolean(kvs []ykv, key, path string) (bool, bool, error) {
 	if err != nil || s == "" {
 		return false, false, err
 	}
-	switch strings.ToLower(s) {
-	case "true", "yes", "on", "y", "1":
-		return true, true, nil
-	case "false", "no", "off", "n", "0":
-		return false, true, nil
+	if v, ok := yaml11Bool(s); ok {
+		return v, true, nil
 	}
 	return false, false, yerr(sn, join(path, key), "%q is not a boolean", s)
+}
+
+// yaml11Bool reads s as a YAML 1.1 boolean (true/yes/on/y/1, false/no/off/
+// n/0, in any case); ok is false for anything else.
+func yaml11Bool(s string) (v, ok bool) {
+	switch strings.ToLower(s) {
+	case "true", "yes", "on", "y", "1":
+		return true, true
+	case "false", "no", "off", "n", "0":
+		return false, true
+	}
+	return false, false
+}
+
+// nonNegative is integer under key, which must not be negative; 0 when
+// absent.
+func (p *yparser) nonNegative(kvs []ykv, key, path string) (int, error) {
+	v, _, err := p.integer(kvs, key, path)
+	if err != nil {
+		return 0, err
+	}
+	if v < 0 {
+		return 0, yerr(get(kvs, key), join(path, key), "%d is negative", v)
+	}
+	return v, nil
 }
 
 // strings reads a list of scalars, or one whitespace-separated scalar when
