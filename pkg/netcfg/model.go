@@ -156,6 +156,30 @@ type DHCPOverrides struct {
 	Hostname string
 }
 
+// DHCPOverrideFlags are the boolean overrides by their netplan keys, in the
+// order renderers write them.
+var DHCPOverrideFlags = []string{"use-dns", "use-ntp", "use-hostname", "use-mtu", "use-routes", "send-hostname"}
+
+// Flag is the field of the boolean override under netplan key k, or nil when
+// k is not one of DHCPOverrideFlags.
+func (o *DHCPOverrides) Flag(k string) **bool {
+	switch k {
+	case "use-dns":
+		return &o.UseDNS
+	case "use-ntp":
+		return &o.UseNTP
+	case "use-hostname":
+		return &o.UseHostname
+	case "use-mtu":
+		return &o.UseMTU
+	case "use-routes":
+		return &o.UseRoutes
+	case "send-hostname":
+		return &o.SendHostname
+	}
+	return nil
+}
+
 // IPv6 tells whether the subnet configures IPv6.
 func (s Subnet) IPv6() bool {
 	switch s.Type {

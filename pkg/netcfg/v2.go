@@ -422,15 +422,13 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 	}
 	o := &DHCPOverrides{}
 	metric := 0
-	bools := map[string]**bool{"use-dns": &o.UseDNS, "use-ntp": &o.UseNTP, "use-hostname": &o.UseHostname,
-		"use-mtu": &o.UseMTU, "use-routes": &o.UseRoutes, "send-hostname": &o.SendHostname}
 	v4only := map[string]bool{"use-mtu": true, "use-routes": true, "send-hostname": true, "hostname": true}
 	for _, kv := range kvs {
 		kpath := join(path, kv.key)
 		if v4only[kv.key] && !v4 {
 			return nil, 0, yerr(kv.knode, kpath, "is only for dhcp4-overrides")
 		}
-		if b, ok := bools[kv.key]; ok {
+		if b := o.Flag(kv.key); b != nil {
 			v, set, err := p.boolean(kvs, kv.key, path)
 			if err != nil {
 				return nil, 0, err

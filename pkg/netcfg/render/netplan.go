@@ -279,12 +279,9 @@ func netplanDHCPOverrides(ifc *netcfg.Interface, typ netcfg.SubnetType, o *netcf
 	if o == nil {
 		return m
 	}
-	for _, b := range []struct {
-		key string
-		v   *bool
-	}{{"use-dns", o.UseDNS}, {"use-ntp", o.UseNTP}, {"use-hostname", o.UseHostname}, {"use-mtu", o.UseMTU}, {"use-routes", o.UseRoutes}, {"send-hostname", o.SendHostname}} {
-		if b.v != nil {
-			m[b.key] = *b.v
+	for _, k := range netcfg.DHCPOverrideFlags {
+		if v := *o.Flag(k); v != nil {
+			m[k] = *v
 		}
 	}
 	switch o.UseDomains {

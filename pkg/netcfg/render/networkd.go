@@ -206,6 +206,11 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 	return u.b.String()
 }
 
+// networkdDHCPKeys are the [DHCPv4]/[DHCPv6] keys of the boolean overrides,
+// by netplan key: cloud-init's dhcp_config_maps.
+var networkdDHCPKeys = map[string]string{"use-dns": "UseDNS", "use-ntp": "UseNTP", "use-hostname": "UseHostname",
+	"use-mtu": "UseMTU", "use-routes": "UseRoutes", "send-hostname": "SendHostname"}
+
 // networkdDHCP is the [DHCPv4] or [DHCPv6] section for the overrides:
 // cloud-init's parse_dhcp_overrides.
 func networkdDHCP(o *netcfg.DHCPOverrides) []string {
@@ -213,12 +218,9 @@ func networkdDHCP(o *netcfg.DHCPOverrides) []string {
 	if o == nil {
 		return kv
 	}
-	for _, b := range []struct {
-		key string
-		v   *bool
-	}{{"UseDNS", o.UseDNS}, {"UseNTP", o.UseNTP}, {"UseHostname", o.UseHostname}, {"UseMTU", o.UseMTU}, {"UseRoutes", o.UseRoutes}, {"SendHostname", o.SendHostname}} {
-		if b.v != nil {
-			kv = append(kv, b.key, yesNo(*b.v))
+	for _, k := range netcfg.DHCPOverrideFlags {
+		if v := *o.Flag(k); v != nil {
+			kv = append(kv, networkdDHCPKeys[k], yesNo(*v))
 		}
 	}
 	switch o.UseDomains {
