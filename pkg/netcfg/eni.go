@@ -62,14 +62,19 @@ func parseENI(text string) (*Config, error) {
 	for i := 0; i < len(lines); i++ {
 		lineNo := i + 1
 		line := strings.TrimSpace(lines[i])
-		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
-			i++
-			line = strings.TrimSuffix(line, "\\") + " " + strings.TrimSpace(lines[i])
-		}
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+		for strings.HasSuffix(line, "\\") {
+			line = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
+			if i+1 < len(lines) {
+				i++
+				line = strings.TrimSpace(line + " " + strings.TrimSpace(lines[i]))
+			}
 		}
 		f := strings.Fields(line)
+		// A continuation may join into nothing ("\" then an empty line):
+		// check the fields, not the text, before indexing them.
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
 		opt, args := f[0], f[1:]
 		bad := func(format string, a ...any) error {
 			return fmt.Errorf("line %d: %s", lineNo, fmt.Sprintf(format, a...))

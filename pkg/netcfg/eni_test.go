@@ -165,3 +165,30 @@ func FuzzParseENI(f *testing.F) {
 		checkInvariants(t, c)
 	})
 }
+
+// TestParseENIContinuation covers backslash continuations at the edges: a
+// line holding only "\" followed by an empty line used to leave a blank
+// logical line that the parser indexed as if it had fields (issue 11 item 1:
+// a PID 1 panic).
+func TestParseENIContinuation(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		in   string
+		want *Config
+	}{
+		{"lone backslash then empty line", "\\\n\n", &Config{Version: 1}},
+		{"lone backslash then blanks", "  \\  \n \t \n", &Config{Version: 1}},
+		{"backslash chain to empty", "\\\n\\\n\\\n\n", &Config{Version: 1}},
+		{"backslash at end of text", "iface eth0 inet dhcp\n\\", &Config{Version: 1, Interfaces: []Interface{{Name: "eth0", Kind: Physical, Subnets: []Subnet{{Type: DHCP4}}}}}},
+		{"backslash then empty inside a stanza", "iface eth0 inet dhcp\n\\\n\n  mtu 1400\n",
+			&Config{Version: 1, Interfaces: []Interface{{Name: "eth0", Kind: Physical, MTU: 1400, Subnets: []Subnet{{Type: DHCP4}}}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseENI([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkConfig(t, got, tt.want)
+		})
+	}
+}
