@@ -35,6 +35,7 @@ vet:
 
 # Unit tests: every package but the QEMU boots.
 unit:
+	@echo "differential oracle: cloud-init $$(dpkg-query -W -f='$${Version}' cloud-init 2>/dev/null || echo 'not installed')"
 	$(GO) test $$($(GO) list ./... | grep -v /qemu-tests)
 
 # QEMU-booted integration tests, with the initramfs built once.
