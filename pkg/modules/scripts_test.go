@@ -3,6 +3,8 @@ package modules
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -63,7 +65,7 @@ func TestRuncmdAndScriptsUser(t *testing.T) {
 func TestScriptsExitCodes(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		codes    map[string]int // script -> exit
+		codes    map[string]int // script -> the code it passes to exit
 		wantRun  []string
 		wantErr  string
 		reboot   bool
@@ -86,7 +88,8 @@ func TestScriptsExitCodes(t *testing.T) {
 				code := tc.codes[n]
 				te.exec.handlers[n] = func(Cmd) ([]byte, error) {
 					if code != 0 {
-						return nil, exitErr(code)
+						// What the parent sees: 8 bits of it.
+						return nil, exitErr(code % 256)
 					}
 					return nil, nil
 				}
@@ -136,6 +139,55 @@ func TestScriptsExitCodes(t *testing.T) {
 				}
 			}
 			te.wantCalls(want...)
+		})
+	}
+}
+
+// TestScriptsExitCodesRealProcess runs real scripts doing `exit 1001`
+// (1002, 1003...) through SystemExec: what Linux delivers (233, 234, 235)
+// must make the reboot and rerun decisions.
+func TestScriptsExitCodesRealProcess(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Fatalf("this test needs /bin/sh: %v", err)
+	}
+	for _, tc := range []struct {
+		exit           int
+		reboot, rerun  bool
+		failed, marked bool
+	}{
+		{exit: 0, marked: true},
+		{exit: 1001, reboot: true, rerun: true},
+		{exit: 1002, rerun: true},
+		{exit: 1003, reboot: true, marked: true},
+		{exit: 2, failed: true},
+		{exit: 1000, failed: true}, // 232: no meaning
+	} {
+		t.Run(fmt.Sprint(tc.exit), func(t *testing.T) {
+			te := newEnv(t, "")
+			te.Exec = SystemExec{}
+			te.StateDir = "/var/lib/earlyinit/sem/scripts_per_once.d"
+			te.write(ScriptsPerOnceDir+"/a", fmt.Sprintf("#!/bin/sh\necho ran a\nexit %d\n", tc.exit), 0o755)
+			err := te.runModule("scripts_per_once")
+			var inc *Incomplete
+			isInc := errors.As(err, &inc)
+			switch {
+			case tc.reboot || tc.rerun:
+				if !isInc || inc.Reboot != tc.reboot || inc.Rerun != tc.rerun || inc.Err != nil {
+					t.Errorf("exit %d: err %v (%+v), want reboot %v rerun %v", tc.exit, err, inc, tc.reboot, tc.rerun)
+				}
+			case tc.failed:
+				if err == nil || isInc || !strings.Contains(err.Error(), fmt.Sprintf("exit status %d", tc.exit%256)) {
+					t.Errorf("exit %d: err %v, want a failure", tc.exit, err)
+				}
+			case err != nil:
+				t.Errorf("exit %d: err %v", tc.exit, err)
+			}
+			if got := te.Root.Exists(te.StateDir + "/a"); got != tc.marked {
+				t.Errorf("exit %d: marked done %v, want %v", tc.exit, got, tc.marked)
+			}
+			if !strings.Contains(te.out.String(), "ran a") {
+				t.Errorf("exit %d: script output %q", tc.exit, te.out.String())
+			}
 		})
 	}
 }
