@@ -6,11 +6,12 @@ import (
 )
 
 // Validate checks the configuration as a whole: every interface is named,
-// once; physical interfaces do not share a MAC; a VLAN's parent, a bond's
-// members and a bridge's ports are interfaces of this configuration; bonds
-// have members. Parsers check each entry; Validate checks the references
-// between entries, once names are final (see ParseNetworkData). It reports
-// every problem it finds, joined.
+// once, with a name the kernel and every renderer accept; every value is
+// safe for the files it lands in (CheckValues); physical interfaces do not
+// share a MAC; a VLAN's parent, a bond's members and a bridge's ports are
+// interfaces of this configuration; bonds have members. Parsers check each
+// entry; Validate checks the references between entries, once names are
+// final (see ParseNetworkData). It reports every problem it finds, joined.
 func (c *Config) Validate() error {
 	if c.Disabled {
 		return nil
@@ -50,8 +51,14 @@ func (c *Config) Validate() error {
 			bad(i, iface, "kind does not match its bond, vlan or bridge settings")
 		}
 		for j, s := range iface.Subnets {
-			if s.Type == Static && !s.Address.IsValid() {
-				bad(i, iface, "subnets[%d]: static without an address", j)
+			switch s.Type {
+			case Static:
+				if !s.Address.IsValid() {
+					bad(i, iface, "subnets[%d]: static without an address", j)
+				}
+			case DHCP4, DHCP6, SLAAC, DHCPv6Stateless, DHCPv6Stateful, Manual:
+			default:
+				bad(i, iface, "subnets[%d]: unknown type %q", j, s.Type)
 			}
 		}
 	}
@@ -86,6 +93,9 @@ func (c *Config) Validate() error {
 				ref(i, iface, "bridge port", m)
 			}
 		}
+	}
+	if err := c.CheckValues(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package netcfg
 import (
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -85,5 +86,84 @@ func TestRenameMap(t *testing.T) {
 	want := map[string]string{"52:54:00:00:00:01": "eth0"}
 	if got := c.RenameMap(); !reflect.DeepEqual(got, want) {
 		t.Errorf("RenameMap = %v, want %v", got, want)
+	}
+}
+
+// TestValidateValues proves that no value able to add a line, start a
+// command or widen a match reaches the renderers: interface names as the
+// kernel (and systemd, ifupdown, initscripts) take them, and every other
+// string per its syntax (issue 11 item 6). Errors name the key.
+func TestValidateValues(t *testing.T) {
+	eth := func(mut func(*Interface)) []Interface {
+		i := Interface{Name: "eth0", Kind: Physical, MAC: "52:54:00:00:00:01", Subnets: []Subnet{{Type: DHCP4}}}
+		mut(&i)
+		return []Interface{i}
+	}
+	bond := func(params map[string]string) []Interface {
+		return []Interface{{Name: "eth0", Kind: Physical}, {Name: "bond0", Kind: Bond, Bond: &BondConfig{Members: []string{"eth0"}, Params: params}}}
+	}
+	for _, tt := range []struct {
+		name   string
+		ifaces []Interface
+		dns    DNS
+		want   []string // nil: valid
+	}{
+		{"ordinary values", []Interface{
+			{Name: "enp0s3", Kind: Physical, MAC: "52:54:00:00:00:01", Driver: "virtio_net",
+				DHCP4Overrides: &DHCPOverrides{Hostname: "web-1.example.org", UseDomains: "route"},
+				DNS:            DNS{Search: []string{"example.org.", "corp_x.example"}}},
+			{Name: "bond0", Kind: Bond, Bond: &BondConfig{Members: []string{"enp0s3"}, Params: map[string]string{
+				"mode": "802.3ad", "xmit-hash-policy": "layer3+4", "arp-ip-target": "10.0.0.1,fd00::1"}}},
+			{Name: "br-lan", Kind: Bridge, Bridge: &BridgeConfig{Members: []string{"bond0"}, Params: map[string]string{"pathcost": "bond0 50"}}},
+			{Name: "br-lan.100", Kind: VLAN, VLAN: &VLANConfig{ID: 100, Link: "br-lan"}},
+			{Name: "ib0@x+y", Kind: Physical},
+		}, DNS{Search: []string{"example.com"}}, nil},
+		{"name 16 bytes", eth(func(i *Interface) { i.Name = "abcdefghijklmnop" }), DNS{}, []string{`name: interface name "abcdefghijklmnop" is 16 bytes, over the kernel's 15`}},
+		{"name dot", eth(func(i *Interface) { i.Name = "." }), DNS{}, []string{`interface name "." is not allowed`}},
+		{"name dotdot", eth(func(i *Interface) { i.Name = ".." }), DNS{}, []string{`interface name ".." is not allowed`}},
+		{"name slash", eth(func(i *Interface) { i.Name = "a/b" }), DNS{}, []string{`character '/' is not allowed`}},
+		{"name colon", eth(func(i *Interface) { i.Name = "eth0:1" }), DNS{}, []string{`character ':' is not allowed`}},
+		{"name space", eth(func(i *Interface) { i.Name = "eth 0" }), DNS{}, []string{`character ' ' is not allowed`}},
+		{"name newline", eth(func(i *Interface) { i.Name = "e\nDNS=1" }), DNS{}, []string{`interfaces[0] (physical "e\nDNS=1"): name:`, `character '\n' is not allowed`}},
+		{"name command", eth(func(i *Interface) { i.Name = "e$(reboot)" }), DNS{}, []string{`character '$' is not allowed`}},
+		{"name backtick", eth(func(i *Interface) { i.Name = "e`id`" }), DNS{}, []string{"character '`' is not allowed"}},
+		{"name glob", eth(func(i *Interface) { i.Name = "eth*" }), DNS{}, []string{`character '*' is not allowed`}},
+		{"name non-ascii", eth(func(i *Interface) { i.Name = "ethé" }), DNS{}, []string{`is not allowed`}},
+		{"mac upper", eth(func(i *Interface) { i.MAC = "52:54:00:00:00:AA" }), DNS{}, []string{`mac: "52:54:00:00:00:AA" is not a lower-case`}},
+		{"mac newline", eth(func(i *Interface) { i.MAC = "52:54:00:00:00:01\n" }), DNS{}, []string{`mac: "52:54:00:00:00:01\n"`}},
+		{"driver space", eth(func(i *Interface) { i.Driver = "e1000 virtio" }), DNS{}, []string{`driver: "e1000 virtio": character ' '`}},
+		{"search newline", eth(func(i *Interface) { i.DNS.Search = []string{"a.org\nnameserver 6.6.6.6"} }), DNS{}, []string{`dns.search[0]: "a.org\nnameserver 6.6.6.6"`}},
+		{"subnet search", eth(func(i *Interface) { i.Subnets[0].DNS.Search = []string{"ok.org", "x;reboot"} }), DNS{}, []string{`subnets[0].dns.search[1]: "x;reboot"`}},
+		{"global search", nil, DNS{Search: []string{"$(reboot)"}}, []string{`dns.search[0]: "$(reboot)"`}},
+		{"search label 64", nil, DNS{Search: []string{strings.Repeat("a", 64) + ".org"}}, []string{"over 63 bytes"}},
+		{"search over 253", nil, DNS{Search: []string{strings.Repeat("abcdefghi.", 26)}}, []string{"over 253 bytes"}},
+		{"search leading dash", nil, DNS{Search: []string{"-x.org"}}, []string{"starts with '-'"}},
+		{"hostname quote", eth(func(i *Interface) { i.DHCP4Overrides = &DHCPOverrides{Hostname: `h"; reboot; "`} }), DNS{}, []string{`dhcp4-overrides.hostname:`}},
+		{"use-domains", eth(func(i *Interface) { i.DHCP6Overrides = &DHCPOverrides{UseDomains: "yes\n"} }), DNS{}, []string{`dhcp6-overrides.use-domains: "yes\n" is not true, false or route`}},
+		{"bond value newline", bond(map[string]string{"mode": "active-backup\nPostUp=reboot"}), DNS{}, []string{`bond.params.mode: value "active-backup\nPostUp=reboot": character '\n'`}},
+		{"bond value command", bond(map[string]string{"miimon": "$(reboot)"}), DNS{}, []string{`bond.params.miimon: value "$(reboot)"`}},
+		{"bond key", bond(map[string]string{"mode\nx": "1"}), DNS{}, []string{`bond.params: key "mode\nx"`}},
+		{"bridge value quote", []Interface{{Name: "br0", Kind: Bridge, Bridge: &BridgeConfig{Params: map[string]string{"stp": `on"`}}}}, DNS{}, []string{`bridge.params.stp: value "on\""`}},
+		{"bond member name", []Interface{{Name: "bond0", Kind: Bond, Bond: &BondConfig{Members: []string{"e\n"}}}}, DNS{}, []string{`bond.members[0]: interface name "e\n"`}},
+		{"vlan link name", []Interface{{Name: "v", Kind: VLAN, VLAN: &VLANConfig{ID: 2, Link: "`x`"}}}, DNS{}, []string{"vlan.link: interface name \"`x`\""}},
+		{"subnet type", eth(func(i *Interface) { i.Subnets[0].Type = "loopback" }), DNS{}, []string{`subnets[0]: unknown type "loopback"`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := (&Config{Interfaces: tt.ifaces, DNS: tt.dns}).Validate()
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			checkErr(t, err, tt.want...)
+			// One line per problem (errors.Join), the value escaped: a raw
+			// newline would start a line of its own.
+			for _, l := range strings.Split(err.Error(), "\n") {
+				if !strings.HasPrefix(l, "interfaces[") && !strings.HasPrefix(l, "dns.search[") {
+					t.Fatalf("error line %q does not name its key: raw newline in %q", l, err)
+				}
+			}
+		})
 	}
 }

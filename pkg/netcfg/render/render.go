@@ -163,16 +163,18 @@ func sortFiles(files []File) []File {
 	return files
 }
 
-// check validates what every renderer relies on: unique names that are safe
-// as file names, and members, links and ports that exist.
+// check validates what every renderer relies on: unique names, members,
+// links and ports that exist, and values that are safe in every file format
+// (netcfg's CheckValues: names usable as file names and in shell and glob
+// contexts, no control characters, quotes or shell characters anywhere).
 func check(c *netcfg.Config) error {
+	if err := c.CheckValues(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, ifc := range c.Interfaces {
 		if ifc.Name == "" {
 			return fmt.Errorf("interface with mac %q: no name", ifc.MAC)
-		}
-		if strings.ContainsAny(ifc.Name, "/ \t\n\"'\\") || ifc.Name == "." || ifc.Name == ".." {
-			return fmt.Errorf("interface %q: name is not usable as a file name", ifc.Name)
 		}
 		if seen[ifc.Name] {
 			return fmt.Errorf("interface %q: declared twice", ifc.Name)

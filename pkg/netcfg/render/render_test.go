@@ -205,7 +205,7 @@ func TestRenderErrors(t *testing.T) {
 		want string
 	}{
 		{"no name", netcfg.Config{Interfaces: []netcfg.Interface{{Kind: netcfg.Physical, MAC: "52:54:00:00:00:01"}}}, "no name"},
-		{"slash", netcfg.Config{Interfaces: []netcfg.Interface{{Name: "../x", Kind: netcfg.Physical}}}, "not usable as a file name"},
+		{"slash", netcfg.Config{Interfaces: []netcfg.Interface{{Name: "../x", Kind: netcfg.Physical}}}, `interface name "../x": character '/' is not allowed`},
 		{"twice", netcfg.Config{Interfaces: []netcfg.Interface{{Name: "a", Kind: netcfg.Physical}, {Name: "a", Kind: netcfg.Physical}}}, "declared twice"},
 		{"member", netcfg.Config{Interfaces: []netcfg.Interface{{Name: "bond0", Kind: netcfg.Bond, Bond: &netcfg.BondConfig{Members: []string{"eth9"}}}}}, `member "eth9"`},
 		{"vlan link", netcfg.Config{Interfaces: []netcfg.Interface{{Name: "v", Kind: netcfg.VLAN, VLAN: &netcfg.VLANConfig{ID: 2, Link: "eth9"}}}}, `link "eth9"`},

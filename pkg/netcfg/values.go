@@ -1,0 +1,225 @@
+package netcfg
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Every string of the model ends up in a configuration file (an INI unit or
+// keyfile, netplan YAML, an ENI stanza, a sysconfig file sourced by the
+// shell) or in a NIC name. The checks here keep each one to what the system
+// accepts for it, so that no value can add a line, start a command or widen
+// a match in any of those files. Errors quote the value with %q, so a
+// control character is shown escaped, never written raw to the console.
+
+// IfNameMax is the longest interface name the kernel takes (IFNAMSIZ - 1).
+const IfNameMax = 15
+
+// ifNameExtra are the characters besides ASCII letters and digits an
+// interface name may have: what the kernel's, udev's and biosdevname's names
+// use. Everything else the kernel would take (shell and glob characters,
+// quotes, '#', '=') has a meaning in one of the files the renderers write.
+const ifNameExtra = "._-@+"
+
+// CheckIfName tells why name cannot name a network interface, or returns
+// nil. It applies the kernel's dev_valid_name (1 to 15 bytes, not "." or
+// "..", no '/', ':' or whitespace), systemd's ifname_valid (printable ASCII
+// only) and, since names are written into shell-sourced files and glob
+// matches, allows only letters, digits and "._-@+".
+func CheckIfName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty interface name")
+	case len(name) > IfNameMax:
+		return fmt.Errorf("interface name %q is %d bytes, over the kernel's %d", name, len(name), IfNameMax)
+	case name == "." || name == "..":
+		return fmt.Errorf("interface name %q is not allowed", name)
+	}
+	for i := 0; i < len(name); i++ {
+		b := name[i]
+		if !isAlnum(b) && strings.IndexByte(ifNameExtra, b) < 0 {
+			return fmt.Errorf("interface name %q: character %q is not allowed (letters, digits and %q only)", name, b, ifNameExtra)
+		}
+	}
+	return nil
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// onlyBytes checks that s has only letters, digits and bytes of extra.
+func onlyBytes(s, extra string) error {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; !isAlnum(b) && strings.IndexByte(extra, b) < 0 {
+			return fmt.Errorf("%q: character %q is not allowed", s, b)
+		}
+	}
+	return nil
+}
+
+// checkDomain checks a DNS search domain or a host name: labels of letters,
+// digits, '-' and '_' (seen in real search lists), 1 to 63 bytes, not
+// starting with '-', at most 253 bytes in all, an optional final dot.
+func checkDomain(s string) error {
+	d := strings.TrimSuffix(s, ".")
+	if d == "" {
+		return fmt.Errorf("%q: empty domain name", s)
+	}
+	if len(d) > 253 {
+		return fmt.Errorf("%q: domain name over 253 bytes", s)
+	}
+	for _, l := range strings.Split(d, ".") {
+		if l == "" || len(l) > 63 {
+			return fmt.Errorf("%q: a label is empty or over 63 bytes", s)
+		}
+		if l[0] == '-' {
+			return fmt.Errorf("%q: a label starts with '-'", s)
+		}
+		if err := onlyBytes(l, "-_"); err != nil {
+			return fmt.Errorf("%q: not a domain name: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// paramValueBytes are the bytes a bond or bridge parameter value may have
+// besides letters and digits: enough for "802.3ad", "layer3+4", "eth0
+// 50,eth1 75" and IPv4 or IPv6 ARP targets.
+const paramValueBytes = " ._:,+-"
+
+// maxParamValue bounds a parameter value; the longest real one, a list of
+// 16 IPv6 ARP targets, is about 640 bytes.
+const maxParamValue = 1024
+
+func checkParams(what string, params map[string]string) []error {
+	var errs []error
+	for _, k := range sortedMapKeys(params) {
+		v := params[k]
+		if k == "" || len(k) > 64 {
+			errs = append(errs, fmt.Errorf("%s: key %q: empty or over 64 bytes", what, k))
+			continue
+		}
+		if err := onlyBytes(k, "-_"); err != nil {
+			errs = append(errs, fmt.Errorf("%s: key %w", what, err))
+			continue
+		}
+		if len(v) > maxParamValue {
+			errs = append(errs, fmt.Errorf("%s.%s: value over %d bytes", what, k, maxParamValue))
+		} else if err := onlyBytes(v, paramValueBytes); err != nil {
+			errs = append(errs, fmt.Errorf("%s.%s: value %w", what, k, err))
+		}
+	}
+	return errs
+}
+
+func sortedMapKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks) // stable error order
+	return ks
+}
+
+func checkSearch(what string, search []string) []error {
+	var errs []error
+	for i, s := range search {
+		if err := checkDomain(s); err != nil {
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", what, i, err))
+		}
+	}
+	return errs
+}
+
+// CheckValues checks every string of the configuration against the syntax
+// it lands in: interface names and the names bonds, bridges and VLANs refer
+// to (CheckIfName), MACs (lower-case, colon separated), drivers, bond and
+// bridge parameters, DHCP host names and use-domains, and search domains.
+// It does not check references between interfaces (Validate does). Every
+// renderer calls it, so no value with a newline, a quote or a shell or glob
+// character reaches a file. It reports every problem, joined.
+func (c *Config) CheckValues() error {
+	if c.Disabled {
+		return nil
+	}
+	var errs []error
+	for i := range c.Interfaces {
+		iface := &c.Interfaces[i]
+		what := fmt.Sprintf("interfaces[%d] (%s %q)", i, iface.Kind, iface.Name)
+		bad := func(err error) { errs = append(errs, fmt.Errorf("%s: %w", what, err)) }
+		if iface.Name != "" { // Validate reports unnamed interfaces
+			if err := CheckIfName(iface.Name); err != nil {
+				bad(fmt.Errorf("name: %w", err))
+			}
+		}
+		if iface.MAC != "" {
+			if m, err := parseMAC(iface.MAC); err != nil || m != iface.MAC {
+				bad(fmt.Errorf("mac: %q is not a lower-case, colon-separated MAC address", iface.MAC))
+			}
+		}
+		if iface.Driver != "" {
+			if len(iface.Driver) > 64 {
+				bad(errors.New("driver: over 64 bytes"))
+			} else if err := onlyBytes(iface.Driver, "_-.*?"); err != nil {
+				bad(fmt.Errorf("driver: %w", err))
+			}
+		}
+		refs := func(key string, names []string) {
+			for j, n := range names {
+				if err := CheckIfName(n); err != nil {
+					bad(fmt.Errorf("%s[%d]: %w", key, j, err))
+				}
+			}
+		}
+		if iface.Bond != nil {
+			refs("bond.members", iface.Bond.Members)
+			for _, err := range checkParams("bond.params", iface.Bond.Params) {
+				bad(err)
+			}
+		}
+		if iface.Bridge != nil {
+			refs("bridge.members", iface.Bridge.Members)
+			for _, err := range checkParams("bridge.params", iface.Bridge.Params) {
+				bad(err)
+			}
+		}
+		if iface.VLAN != nil && iface.VLAN.Link != "" {
+			if err := CheckIfName(iface.VLAN.Link); err != nil {
+				bad(fmt.Errorf("vlan.link: %w", err))
+			}
+		}
+		for _, o := range []struct {
+			key string
+			o   *DHCPOverrides
+		}{{"dhcp4-overrides", iface.DHCP4Overrides}, {"dhcp6-overrides", iface.DHCP6Overrides}} {
+			if o.o == nil {
+				continue
+			}
+			switch o.o.UseDomains {
+			case "", "true", "false", "route":
+			default:
+				bad(fmt.Errorf("%s.use-domains: %q is not true, false or route", o.key, o.o.UseDomains))
+			}
+			if o.o.Hostname != "" {
+				if err := checkDomain(o.o.Hostname); err != nil {
+					bad(fmt.Errorf("%s.hostname: %w", o.key, err))
+				}
+			}
+		}
+		for _, err := range checkSearch("dns.search", iface.DNS.Search) {
+			bad(err)
+		}
+		for j, s := range iface.Subnets {
+			for _, err := range checkSearch(fmt.Sprintf("subnets[%d].dns.search", j), s.DNS.Search) {
+				bad(err)
+			}
+		}
+	}
+	for _, err := range checkSearch("dns.search", c.DNS.Search) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
