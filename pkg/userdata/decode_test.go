@@ -133,7 +133,7 @@ func TestDecode(t *testing.T) {
 		{name: "include-once", raw: []byte("#include-once http://a/b\n"), want: []got{{TypeInclude, "", "#include-once http://a/b\n", ""}}},
 		{name: "gzip cloud-config", raw: gz(t, []byte(cc)), want: []got{{TypeCloudConfig, "part-001", cc, ""}}},
 		{name: "corrupt gzip used as is", raw: []byte{0x1f, 0x8b, 'x'}, warns: []string{"does not inflate", "unhandled non-multipart"}},
-		{name: "unknown text", raw: []byte("hello world\n"), warns: []string{`unhandled non-multipart user-data starting "hello world"`}},
+		{name: "unknown text", raw: []byte("hello world\n"), warns: []string{`unhandled non-multipart user-data (12 bytes, no known #type line)`}},
 		{name: "part-handler", raw: []byte("#part-handler\ndef list_types(): pass\n"), warns: []string{"part-handlers"}},
 		{name: "jinja", raw: []byte("## template: jinja\n#cloud-config\n"), warns: []string{"jinja"}},
 		{name: "jsonp", raw: []byte("#cloud-config-jsonp\n[]"), warns: []string{"jsonp"}},

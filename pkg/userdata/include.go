@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -93,36 +94,57 @@ func (f *fetcher) expand(ctx context.Context, parts []Part, depth int) []Part {
 			continue
 		}
 		for _, inc := range IncludeURLs(p.Content) {
+			// A URL may carry credentials (user:pass@, ?token=): warnings
+			// show it without them.
+			shown := RedactURL(inc.URL)
 			if depth >= f.maxDepth {
-				f.warnf("include %s: nested deeper than %d includes: not fetched", inc.URL, f.maxDepth)
+				f.warnf("include %s: nested deeper than %d includes: not fetched", shown, f.maxDepth)
 				continue
 			}
 			if f.left <= 0 {
-				f.warnf("include %s: more than %d include URLs: not fetched", inc.URL, MaxIncludes)
+				f.warnf("include %s: more than %d include URLs: not fetched", shown, MaxIncludes)
 				continue
 			}
 			if err := ctx.Err(); err != nil {
-				f.warnf("include %s: %v", inc.URL, err)
+				f.warnf("include %s: %v", shown, err)
 				continue
 			}
 			f.left--
 			body, err := f.get(ctx, inc.URL, inc.Once)
 			if err != nil {
-				f.warnf("include %s: %v", inc.URL, err)
+				f.warnf("include %s: %s", shown, strings.ReplaceAll(err.Error(), inc.URL, shown))
 				continue
 			}
 			sub, warns, err := Decode(body)
 			for _, w := range warns {
-				f.warnf("include %s: %s", inc.URL, w)
+				f.warnf("include %s: %s", shown, w)
 			}
 			if err != nil {
-				f.warnf("include %s: %v", inc.URL, err)
+				f.warnf("include %s: %v", shown, err)
 				continue
 			}
 			out = append(out, f.expand(ctx, sub, depth+1)...)
 		}
 	}
 	return out
+}
+
+// RedactURL is u for a message: without its user information, query and
+// fragment, which may hold credentials. Text that does not parse as a URL
+// is not shown at all.
+func RedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme == "" {
+		return "(an unparsable URL)"
+	}
+	if p.User != nil {
+		p.User = url.User("REDACTED")
+	}
+	if p.RawQuery != "" || p.ForceQuery {
+		p.RawQuery, p.ForceQuery = "REDACTED", false
+	}
+	p.Fragment, p.RawFragment = "", ""
+	return p.String()
 }
 
 // dropIncludes returns parts without its (empty) include parts.

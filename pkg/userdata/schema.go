@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
 // SchemaError is one finding of Validate, placed at the YAML node it is
@@ -26,7 +28,9 @@ type SchemaError struct {
 	Warning bool
 }
 
-// Error formats e as "file:line:col: path: message".
+// Error formats e as "file:line:col: path: message". The message never
+// holds the value of a sensitive key (see SensitivePath): findings end up
+// in logs and in status.json.
 func (e SchemaError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -173,12 +177,38 @@ func (v *validator) kind(n *yaml.Node, path string) (string, any, bool) {
 
 var yaml11BoolWords = map[string]bool{"yes": true, "no": true, "on": true, "off": true}
 
+// SensitivePath tells whether a value at a dotted key path
+// ("users.0.passwd") may be a secret, so that no message quotes it: any
+// component is a key instance.IsSensitiveKey names (password, passwd,
+// hashed_passwd, plain_text_passwd, admin_pass, chpasswd and everything
+// under it, random_seed, secrets, tokens, credentials, private keys) or
+// ends in "_private" (ssh_keys.rsa_private).
+func SensitivePath(path string) bool {
+	for _, k := range strings.Split(path, ".") {
+		if instance.IsSensitiveKey(k) || strings.HasSuffix(strings.ToLower(k), "_private") {
+			return true
+		}
+	}
+	return false
+}
+
+// hidden stands for a value a message must not show.
+const hidden = "(value not shown: sensitive key)"
+
 // describe names a value for a message, with a hint when YAML 1.1 typed a
-// plain scalar other than the way it reads.
-func describe(n *yaml.Node, k string, val any) string {
+// plain scalar other than the way it reads. With hide, the value itself is
+// left out (see SensitivePath).
+func describe(n *yaml.Node, k string, val any, hide bool) string {
 	switch k {
 	case "map", "list", "null":
 		return k
+	}
+	if hide {
+		s := k + " " + hidden
+		if isPlain(n) && k != "string" {
+			s += " (YAML 1.1 reads this unquoted value as a " + k + ": quote it for a string)"
+		}
+		return s
 	}
 	s := fmt.Sprintf("%s %v", k, val)
 	if k == "string" {
@@ -198,7 +228,7 @@ func describe(n *yaml.Node, k string, val any) string {
 }
 
 func (v *validator) typeError(n *yaml.Node, path string, want []string, k string, val any) {
-	v.errorf(n, path, "expected %s, got %s", strings.Join(want, " or "), describe(v.deref(n), k, val))
+	v.errorf(n, path, "expected %s, got %s", strings.Join(want, " or "), describe(v.deref(n), k, val, SensitivePath(path)))
 }
 
 // typed accepts nodes of the given kinds ("string", "boolean", "integer",
@@ -307,7 +337,7 @@ func enum(vals ...any) check {
 		for _, w := range vals {
 			names = append(names, fmt.Sprintf("%#v", w))
 		}
-		v.errorf(n, path, "expected one of %s, got %s", strings.Join(names, ", "), describe(v.deref(n), k, val))
+		v.errorf(n, path, "expected one of %s, got %s", strings.Join(names, ", "), describe(v.deref(n), k, val, SensitivePath(path)))
 	}
 }
 
@@ -332,6 +362,10 @@ func pattern(re string, what string) check {
 			return
 		}
 		if !rx.MatchString(val.(string)) {
+			if SensitivePath(path) {
+				v.errorf(n, path, "the value %s is not %s", hidden, what)
+				return
+			}
 			v.errorf(n, path, "%q is not %s", val, what)
 		}
 	}
@@ -377,6 +411,11 @@ func (o obj) check(v *validator, n *yaml.Node, path string) {
 			if o.values != nil {
 				o.values(v, value, p)
 			}
+			return
+		}
+		if SensitivePath(path) {
+			// A stray key under chpasswd may be a "name:password" line.
+			v.errorf(key, joinPath(path, "(key not shown)"), "unknown key")
 			return
 		}
 		v.errorf(key, p, "unknown key")
@@ -772,7 +811,8 @@ func topLevel(v *validator, n *yaml.Node, path string) {
 		return
 	}
 	if k != "map" {
-		v.errorf(n, path, "cloud-config must be a map of keys, got %s", describe(v.deref(n), k, val))
+		// Not a map: the value is the whole body, which may hold anything.
+		v.errorf(n, path, "cloud-config must be a map of keys, got %s", describe(v.deref(n), k, val, true))
 		return
 	}
 	topSchema.check(v, n, path)

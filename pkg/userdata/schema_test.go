@@ -155,8 +155,8 @@ write_files:
 		}},
 		{name: "chpasswd users", doc: "#cloud-config\nchpasswd:\n  users:\n    - {name: a}\n    - {name: b, password: c, type: RANDOM}\n    - x\n", want: []string{
 			`f:4:7: chpasswd.users.0: missing required key "type"`,
-			`f:5:36: chpasswd.users.1.type: expected one of "hash", "text", got string "RANDOM"`,
-			`f:6:7: chpasswd.users.2: expected map, got string "x"`,
+			`f:5:36: chpasswd.users.1.type: expected one of "hash", "text", got string (value not shown: sensitive key)`,
+			`f:6:7: chpasswd.users.2: expected map, got string (value not shown: sensitive key)`,
 		}},
 		{name: "ssh_keys and sizes", doc: "#cloud-config\nssh_keys: {rsa_private: k, ed448_public: p}\nswap: {size: 10X}\nusers:\n  - {name: a, expiredate: 2030-1-1}\n", want: []string{
 			"f:2:28: ssh_keys.ed448_public: unknown key",
@@ -221,5 +221,76 @@ func TestAliasBomb(t *testing.T) {
 	// The schema only walks as deep as it knows keys, so it stays small.
 	if errs := Validate("f", doc); len(errs) != 0 {
 		t.Errorf("Validate: %v", errs)
+	}
+}
+
+// TestSchemaHidesSecrets feeds each sensitive key a wrong value holding a
+// marker: the finding must name the key path and line, never the value.
+func TestSchemaHidesSecrets(t *testing.T) {
+	const mark, num = "S3CRET-MARKER", "31337424242"
+	for _, tc := range []struct {
+		doc  string
+		path string // the finding's key path
+		line int
+	}{
+		{"password: " + num, "password", 2},
+		{"password: !!int " + mark, "password", 2},
+		{"password: !!bool " + mark, "password", 2},
+		{"chpasswd:\n  list: [" + mark + "]", "chpasswd.list.0", 3},
+		{"chpasswd:\n  list: " + num, "chpasswd.list", 3},
+		{"chpasswd:\n  users:\n    - {name: a, password: " + num + "}", "chpasswd.users.0.password", 4},
+		{"chpasswd:\n  users:\n    - {name: a, password: x, type: " + mark + "}", "chpasswd.users.0.type", 4},
+		{"chpasswd:\n  users:\n    - " + mark, "chpasswd.users.0", 4},
+		{"users:\n  - {name: a, passwd: " + num + "}", "users.0.passwd", 3},
+		{"users:\n  - {name: a, hashed_passwd: " + num + "}", "users.0.hashed_passwd", 3},
+		{"users:\n  - {name: a, plain_text_passwd: " + num + "}", "users.0.plain_text_passwd", 3},
+		{"user: {name: a, passwd: " + num + "}", "user.passwd", 2},
+		{"ssh_keys: {rsa_private: " + num + "}", "ssh_keys.rsa_private", 2},
+		{"ssh_keys: {ed25519_private: !!int " + mark + "}", "ssh_keys.ed25519_private", 2},
+		{"random_seed: {data: " + mark + "}", "random_seed", 2},
+		{mark + ": x:", "", 2},
+		{"chpasswd:\n  " + mark + ": 1", "chpasswd.(key not shown)", 3},
+		{mark, "", 2},
+	} {
+		doc := "#cloud-config\n" + tc.doc + "\n"
+		errs := Validate("user-data", []byte(doc))
+		if len(errs) == 0 {
+			t.Errorf("%q: no finding", doc)
+			continue
+		}
+		found := false
+		for _, e := range errs {
+			if s := e.Error(); strings.Contains(s, mark) || strings.Contains(s, num) {
+				t.Errorf("%q: finding shows the secret: %s", doc, s)
+			}
+			if e.Path == tc.path && e.Line == tc.line && strings.HasPrefix(e.Error(), fmt.Sprintf("user-data:%d:", tc.line)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q: no finding at %s line %d: %v", doc, tc.path, tc.line, errs)
+		}
+	}
+	// Merging (the modules' view) does not quote the value either.
+	_, warns := MergeParts([]Part{ccPart("p", "#cloud-config\npassword: !!int "+mark+"\n", "")})
+	if len(warns) == 0 || strings.Contains(fmt.Sprint(warns), mark) {
+		t.Errorf("MergeParts warnings %q", warns)
+	}
+	// Neither does decoding a body it cannot type.
+	_, dw, _ := Decode([]byte(mark + "\n"))
+	if len(dw) == 0 || strings.Contains(fmt.Sprint(dw), mark) {
+		t.Errorf("Decode warnings %q", dw)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://a/b":                             "http://a/b",
+		"https://u:S3CRET@h/p?tok=S3CRET#S3CRET": "https://REDACTED@h/p?REDACTED",
+		"not a url S3CRET":                       "(an unparsable URL)",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -276,7 +276,9 @@ func (d *decoder) attach(ctype, filename, mergeType string, payload []byte) {
 		if ctype == typeNotMultipart {
 			what = "non-multipart user-data"
 		}
-		d.warnf("part %s: unhandled %s starting %q: skipped", p.Filename, what, firstLine(payload, 24))
+		// Never the content itself: user-data may hold secrets, and
+		// warnings reach logs and status.json.
+		d.warnf("part %s: unhandled %s (%d bytes, no known #type line): skipped", p.Filename, what, len(payload))
 	}
 }
 
@@ -285,17 +287,6 @@ func partName(filename string) string {
 		return "(unnamed)"
 	}
 	return filename
-}
-
-// firstLine is the first line of b, at most n bytes.
-func firstLine(b []byte, n int) string {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) > n {
-		b = b[:n]
-	}
-	return string(b)
 }
 
 // archive explodes a #cloud-config-archive: a YAML list whose entries are
@@ -350,7 +341,7 @@ func (d *decoder) archive(filename string, payload []byte) error {
 		if t, ok := m["type"]; ok && t != nil {
 			s, ok := t.(string)
 			if !ok || !strings.Contains(s, "/") {
-				d.warnf("%s: type %v is not a MIME type: skipped", where, t)
+				d.warnf("%s: its type is not a MIME type: skipped", where)
 				continue
 			}
 			ctype = strings.ToLower(strings.TrimSpace(s))

@@ -225,8 +225,10 @@ func scalarValue(n *yaml.Node) (any, error) {
 	if n.Style&yaml.TaggedStyle == 0 {
 		return s, nil // quoted or block scalar
 	}
+	// The value is not quoted: it may be a secret (a password given as
+	// !!int); the position finds it.
 	bad := func(err error) error {
-		return fmt.Errorf("line %d column %d: %s %q: %v", n.Line, n.Column, n.Tag, s, err)
+		return fmt.Errorf("line %d column %d: %s value: %v", n.Line, n.Column, n.Tag, err)
 	}
 	switch n.Tag {
 	case "!!str", "!!python/unicode", "!!timestamp":
