@@ -1,23 +1,35 @@
-// Package rootfs confines every write earlyinit makes into the real root.
+// Package rootfs confines every write earlyinit makes into the real root,
+// and keeps non-root users of that root from steering those writes.
 //
-// A Root is a directory tree: the real root mounted at /newroot at boot, a
-// temporary directory in tests. Every name given to a Root is an absolute
-// path inside it ("/etc/hostname"). Names are cleaned lexically first
-// (path.Clean), so "../../etc/x" is "/etc/x". Then they are resolved the way
-// openat2(2) resolves with RESOLVE_IN_ROOT: ".." never climbs above the root
-// and a symlink's target is resolved inside the root, an absolute target
-// being taken relative to the root ("/etc -> /tmp/outside" means
-// <root>/tmp/outside). Nothing a Root does can read or write outside it,
-// whatever symlinks the root holds.
+// A Root is a directory tree: the real root mounted at /newroot at boot, "/"
+// in the late stage, a temporary directory in tests. Every name given to a
+// Root is an absolute path inside it ("/etc/hostname"). Names are cleaned
+// lexically first (path.Clean), so "../../etc/x" is "/etc/x". Then they are
+// resolved component by component from an fd of the root, never letting the
+// kernel follow a symlink (O_NOFOLLOW), the way openat2(2) resolves with
+// RESOLVE_IN_ROOT: ".." never climbs above the root and a symlink's target
+// is resolved inside the root, an absolute target being taken relative to
+// the root ("/etc -> /tmp/outside" means <root>/tmp/outside). Nothing a Root
+// does can read or write outside it, whatever symlinks the root holds.
+// Missing parent directories are created by that walk, so a dangling
+// symlinked parent gets its target created inside the root.
 //
-// Where the kernel lacks openat2 (Linux < 5.6), a component-by-component walk
-// with O_NOFOLLOW resolves symlinks inside the root by hand, with the same
-// semantics. Missing parent directories are always created by that walk, so a
-// dangling symlinked parent gets its target created inside the root.
+// Links in directories users control are not followed. Once resolution
+// enters a directory a non-root user can write (owned by a uid other than
+// 0, or group- or other-writable, sticky or not: a home, /tmp), a symlink
+// in any later component or in the last one is refused with ErrUnsafe, as
+// is an existing file there that is hard-linked (st_nlink > 1) or is not a
+// regular file or directory. The rest of such a path is opened with openat2
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS when the kernel has it (retried at
+// most 64 times on EAGAIN), else one O_NOFOLLOW component at a time. Files
+// are created O_EXCL|O_NOFOLLOW and given their owner and mode with
+// fchown/fchmod on the open fd. A refused file is left as it is, never
+// removed. Symlinks in root's own directories (/home -> /var/home,
+// /etc/alternatives) are followed as before.
 //
 // WriteFile, AppendFile and ReadFile follow a symlink in the last component
-// (inside the root); Symlink, Readlink, Stat, Exists and Remove act on the
-// last component itself.
+// (inside the root, and only in a directory no user can write); Symlink,
+// Readlink, Stat, Exists and Remove act on the last component itself.
 package rootfs
 
 import (
@@ -30,6 +42,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +59,8 @@ type Root struct {
 	// walkOnly forces the hand-written resolution walk instead of openat2,
 	// for kernels without openat2 and for tests of the fallback.
 	walkOnly bool
+	// openat2 replaces unix.Openat2 in tests; nil is unix.Openat2.
+	openat2 func(dirfd int, path string, how *unix.OpenHow) (int, error)
 }
 
 // Open returns the Root for directory dir.
@@ -92,11 +107,17 @@ func (r *Root) WriteFile(name string, data []byte, mode fs.FileMode, uid, gid in
 }
 
 func (r *Root) writeFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
-	dirfd, base, err := r.lookup(name, true, true)
+	d, base, err := r.lookup(name, true, true)
 	if err != nil {
 		return err
 	}
+	dirfd := d.fd
 	defer unix.Close(dirfd)
+	// The rename would replace a planted link, not follow it; refuse it
+	// all the same, so the user sees why their file was not replaced.
+	if err := checkAt(dirfd, base, join(d.path, base), d.taint); err != nil {
+		return err
+	}
 	tmp, fd, err := createTemp(dirfd, base)
 	if err != nil {
 		return err
@@ -141,10 +162,11 @@ func (r *Root) AppendFile(name string, data []byte, mode fs.FileMode, uid, gid i
 }
 
 func (r *Root) appendFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
-	dirfd, base, err := r.lookup(name, true, true)
+	d, base, err := r.lookup(name, true, true)
 	if err != nil {
 		return err
 	}
+	dirfd := d.fd
 	defer unix.Close(dirfd)
 	created := true
 	fd, err := unix.Openat(dirfd, base, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -158,6 +180,9 @@ func (r *Root) appendFile(name string, data []byte, mode fs.FileMode, uid, gid i
 	f := os.NewFile(uintptr(fd), base)
 	defer f.Close()
 	if err := regular(f); err != nil {
+		return err
+	}
+	if err := checkFd(fd, join(d.path, base), d.taint); err != nil {
 		return err
 	}
 	if created {
@@ -188,10 +213,11 @@ func (r *Root) ReadFile(name string) ([]byte, error) {
 }
 
 func (r *Root) readFile(name string) ([]byte, error) {
-	dirfd, base, err := r.lookup(name, true, false)
+	d, base, err := r.lookup(name, true, false)
 	if err != nil {
 		return nil, err
 	}
+	dirfd := d.fd
 	defer unix.Close(dirfd)
 	fd, err := unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -200,6 +226,9 @@ func (r *Root) readFile(name string) ([]byte, error) {
 	f := os.NewFile(uintptr(fd), base)
 	defer f.Close()
 	if err := regular(f); err != nil {
+		return nil, err
+	}
+	if err := checkFd(fd, join(d.path, base), d.taint); err != nil {
 		return nil, err
 	}
 	return io.ReadAll(f)
@@ -222,13 +251,17 @@ func (r *Root) MkdirAll(name string, mode fs.FileMode, uid, gid int) error {
 }
 
 func (r *Root) mkdirAll(name string, mode fs.FileMode, uid, gid int) error {
-	dirfd, base, err := r.lookup(name, true, true)
+	d, base, err := r.lookup(name, true, true)
 	if err != nil {
 		return err
 	}
+	dirfd := d.fd
 	defer unix.Close(dirfd)
 	fd, err := mkdirOpen(dirfd, base, mode, uid, gid)
 	if err != nil {
+		if cerr := checkAt(dirfd, base, join(d.path, base), d.taint); cerr != nil {
+			return cerr
+		}
 		return err
 	}
 	return unix.Close(fd)
@@ -245,10 +278,11 @@ func (r *Root) Symlink(target, name string) error {
 }
 
 func (r *Root) symlink(target, name string) error {
-	dirfd, base, err := r.lookup(name, false, true)
+	d, base, err := r.lookup(name, false, true)
 	if err != nil {
 		return err
 	}
+	dirfd := d.fd
 	defer unix.Close(dirfd)
 	var tmp string
 	for range 10 {
@@ -271,11 +305,11 @@ func (r *Root) symlink(target, name string) error {
 // Readlink returns the target of symlink name, as stored.
 func (r *Root) Readlink(name string) (string, error) {
 	n := clean(name)
-	dirfd, base, err := r.lookup(n, false, false)
+	d, base, err := r.lookup(n, false, false)
 	if err == nil {
-		defer unix.Close(dirfd)
+		defer unix.Close(d.fd)
 		var t string
-		t, err = readlinkat(dirfd, base)
+		t, err = readlinkat(d.fd, base)
 		if err == nil {
 			return t, nil
 		}
@@ -303,10 +337,11 @@ func (r *Root) stat(name string) (fs.FileInfo, error) {
 		defer unix.Close(fd)
 		return fstat(fd, "/")
 	}
-	dirfd, base, err := r.lookup(name, false, false)
+	d, base, err := r.lookup(name, false, false)
 	if err != nil {
 		return nil, err
 	}
+	dirfd := d.fd
 	defer unix.Close(dirfd)
 	fd, err := unix.Openat(dirfd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -336,10 +371,11 @@ func (r *Root) Remove(name string) error {
 }
 
 func (r *Root) remove(name string) error {
-	dirfd, base, err := r.lookup(name, false, false)
+	d, base, err := r.lookup(name, false, false)
 	if err != nil {
 		return err
 	}
+	dirfd := d.fd
 	defer unix.Close(dirfd)
 	err = unix.Unlinkat(dirfd, base, 0)
 	if errors.Is(err, unix.EISDIR) {
@@ -351,33 +387,158 @@ func (r *Root) remove(name string) error {
 	return unix.Fsync(dirfd)
 }
 
+// ErrUnsafe is what every refusal to act on a path a non-root user could
+// have planted wraps (errors.Is(err, ErrUnsafe)): a symlink, a hard link or
+// something not a regular file or directory, found under a directory a
+// non-root user can write.
+var ErrUnsafe = errors.New("unsafe path")
+
+// taint is the first directory of a resolution that a non-root user can
+// write (owned by a uid other than 0, or group- or other-writable, sticky
+// or not): from it on, nothing in the path may be a symlink and no file may
+// be hard-linked, or that user could send a write of root's anywhere.
+type taint struct {
+	dir  string // the directory, as a path in the root
+	uid  uint32
+	mode uint32
+}
+
+func (t *taint) who() string {
+	if t.uid != 0 {
+		return fmt.Sprintf("uid %d", t.uid)
+	}
+	return fmt.Sprintf("a non-root user (mode %#o)", t.mode&0o7777)
+}
+
+// unsafeError is a refusal: path is what was refused, why the reason.
+type unsafeError struct {
+	path, why string
+	t         *taint
+}
+
+func (e *unsafeError) Error() string {
+	return fmt.Sprintf("%s %s under %s, which %s can write: refused", e.path, e.why, e.t.dir, e.t.who())
+}
+
+func (e *unsafeError) Is(target error) bool { return target == ErrUnsafe }
+
+// userWritable tells whether a non-root user can change the entries of
+// the directory st describes.
+func userWritable(st *unix.Stat_t) bool {
+	return st.Uid != 0 || st.Mode&0o022 != 0
+}
+
+// checkFile refuses an existing object in a tainted directory that is a
+// symlink, not a regular file or directory, or a regular file with more
+// than one link (a hard link to /etc/shadow). t nil accepts anything.
+func checkFile(st *unix.Stat_t, path string, t *taint) error {
+	if t == nil {
+		return nil
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		if st.Nlink > 1 {
+			return &unsafeError{path, fmt.Sprintf("has %d hard links", st.Nlink), t}
+		}
+	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		return &unsafeError{path, "is a symlink", t}
+	default:
+		return &unsafeError{path, "is not a regular file or directory", t}
+	}
+	return nil
+}
+
+// checkAt is checkFile for base in dirfd, not following a symlink; a
+// missing base is fine.
+func checkAt(dirfd int, base, path string, t *taint) error {
+	if t == nil {
+		return nil
+	}
+	var st unix.Stat_t
+	err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return checkFile(&st, path, t)
+}
+
+// checkFd is checkFile for an open file.
+func checkFd(fd int, path string, t *taint) error {
+	if t == nil {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	return checkFile(&st, path, t)
+}
+
+// taintOf is the taint of directory fd at path, entered with parent's
+// taint: the parent's if any, a new one if fd is user-writable, else nil.
+func taintOf(fd int, path string, parent *taint) (*taint, error) {
+	if parent != nil {
+		return parent, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if userWritable(&st) {
+		return &taint{dir: path, uid: st.Uid, mode: st.Mode}, nil
+	}
+	return nil, nil
+}
+
+// resolved is a directory resolved in the root: an open fd, its path in
+// the root, and its taint (nil when no directory on the way is
+// user-writable).
+type resolved struct {
+	fd    int
+	path  string
+	taint *taint
+}
+
+// join is a path in the root: dir and base.
+func join(dir, base string) string {
+	return strings.TrimSuffix(dir, "/") + "/" + base
+}
+
 // lookup resolves the parent directory of name inside the root and returns
-// an open (O_RDONLY) fd of it and the last component. With follow, a symlink
-// in the last component is resolved inside the root, repeatedly. With
-// create, missing directories are created 0755, owned by root.
+// it and the last component. With follow, a symlink in the last component
+// is resolved inside the root, repeatedly, unless the directory holding it
+// is tainted: then it is refused (ErrUnsafe). With create, missing
+// directories are created 0755, owned by root.
 //
 // name is a raw absolute path: it is not cleaned again, so a ".." that came
 // from a symlink target is resolved physically, as the kernel does.
-func (r *Root) lookup(name string, follow, create bool) (int, string, error) {
+func (r *Root) lookup(name string, follow, create bool) (resolved, string, error) {
 	for range maxSymlinks + 1 {
 		dir, base := split(name)
 		if base == "" || base == "." || base == ".." {
-			return -1, "", fmt.Errorf("%q does not name a file", name)
+			return resolved{fd: -1}, "", fmt.Errorf("%q does not name a file", name)
 		}
-		dirfd, err := r.openDir(dir, create)
+		d, err := r.openDir(dir, create)
 		if err != nil {
-			return -1, "", err
+			return resolved{fd: -1}, "", err
 		}
 		if !follow {
-			return dirfd, base, nil
+			return d, base, nil
 		}
-		target, err := readlinkat(dirfd, base)
+		target, err := readlinkat(d.fd, base)
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
-			return dirfd, base, nil // not a symlink, or missing
+			return d, base, nil // not a symlink, or missing
 		}
-		unix.Close(dirfd)
+		unix.Close(d.fd)
 		if err != nil {
-			return -1, "", err
+			return resolved{fd: -1}, "", err
+		}
+		if d.taint != nil {
+			return resolved{fd: -1}, "", &unsafeError{join(d.path, base), "is a symlink", d.taint}
 		}
 		if strings.HasPrefix(target, "/") {
 			name = target
@@ -385,7 +546,7 @@ func (r *Root) lookup(name string, follow, create bool) (int, string, error) {
 			name = strings.TrimSuffix(dir, "/") + "/" + target
 		}
 	}
-	return -1, "", unix.ELOOP
+	return resolved{fd: -1}, "", unix.ELOOP
 }
 
 // split splits a raw absolute path into its directory and last component,
@@ -404,44 +565,40 @@ func split(name string) (dir, base string) {
 }
 
 // openDir opens directory dir (a raw path resolved inside the root) O_RDONLY.
-func (r *Root) openDir(dir string, create bool) (int, error) {
+func (r *Root) openDir(dir string, create bool) (resolved, error) {
 	rootfd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("open root: %w", err)
+		return resolved{fd: -1}, fmt.Errorf("open root: %w", err)
 	}
 	defer unix.Close(rootfd)
-	rel := strings.TrimLeft(dir, "/")
-	if rel == "" {
-		rel = "."
-	}
-	if !r.walkOnly {
-		fd, err := openat2InRoot(rootfd, rel)
-		switch {
-		case err == nil:
-			return fd, nil
-		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
-			// No openat2 (or a seccomp filter refusing it): walk.
-		case errors.Is(err, unix.ENOENT) && create:
-			// The walk creates what is missing.
-		default:
-			return -1, err
-		}
-	}
-	return walk(rootfd, rel, create)
+	return r.walk(rootfd, strings.TrimLeft(dir, "/"), create)
 }
 
-func openat2InRoot(rootfd int, rel string) (int, error) {
+// maxOpenat2Tries bounds the retries openat2 asks for with EAGAIN (a
+// concurrent rename or mount somewhere in the system) or EINTR: after as
+// many, the component walk, which never needs a retry, does the job.
+const maxOpenat2Tries = 64
+
+// openat2Beneath opens directory rel under dirfd without following any
+// symlink and without leaving dirfd (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS),
+// retrying at most maxOpenat2Tries times.
+func (r *Root) openat2Beneath(dirfd int, rel string) (int, error) {
+	openat2 := r.openat2
+	if openat2 == nil {
+		openat2 = unix.Openat2
+	}
 	how := unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	for {
-		fd, err := unix.Openat2(rootfd, rel, &how)
+	for range maxOpenat2Tries {
+		fd, err := openat2(dirfd, rel, &how)
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-			continue // a concurrent rename; the kernel asks us to retry
+			continue
 		}
 		return fd, err
 	}
+	return -1, fmt.Errorf("openat2 %s: %w %d times", rel, unix.EAGAIN, maxOpenat2Tries)
 }
 
 // walk resolves directory path rel under rootfd component by component,
@@ -449,22 +606,49 @@ func openat2InRoot(rootfd int, rel string) (int, error) {
 // target spliced into the components still to walk, an absolute target
 // restarting from the root, and ".." never leaving the root. With create,
 // missing directories are made 0755, owned by root.
-func walk(rootfd int, rel string, create bool) (int, error) {
+//
+// Each directory is fstat'ed: from the first one a non-root user can write
+// on, a symlink is refused (ErrUnsafe), not followed. What is left of the
+// path from there is opened in one openat2 with RESOLVE_NO_SYMLINKS when
+// the kernel has it; any failure of that (a missing directory to create,
+// a symlink to name in the error, no openat2) goes on component by
+// component.
+func (r *Root) walk(rootfd int, rel string, create bool) (resolved, error) {
 	first, err := unix.Openat(rootfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, err
+		return resolved{fd: -1}, err
 	}
-	// stack holds the fds of the directories walked through; stack[0] is
-	// the root. ".." pops, which is how it stays inside.
-	stack := []int{first}
+	// stack holds the directories walked through; stack[0] is the root.
+	// ".." pops, which is how it stays inside, and gives the parent's
+	// taint back: the user cannot change where ".." of a held fd leads.
+	t, err := taintOf(first, "/", nil)
+	if err != nil {
+		unix.Close(first)
+		return resolved{fd: -1}, err
+	}
+	stack := []resolved{{fd: first, path: "/", taint: t}}
 	defer func() {
-		for _, fd := range stack {
-			unix.Close(fd)
+		for _, d := range stack {
+			unix.Close(d.fd)
 		}
 	}()
 	comps := strings.Split(rel, "/")
 	links := 0
+	tried := r.walkOnly // openat2 once per walk at most
 	for len(comps) > 0 {
+		cur := stack[len(stack)-1]
+		if cur.taint != nil && !tried && !slices.Contains(comps, "..") {
+			tried = true
+			rest := strings.Trim(strings.Join(comps, "/"), "/")
+			if rest == "" {
+				break
+			}
+			if fd, err := r.openat2Beneath(cur.fd, rest); err == nil {
+				stack = append(stack, resolved{fd: fd, path: path.Clean(join(cur.path, rest)), taint: cur.taint})
+				break
+			}
+			// Walk on, one component at a time.
+		}
 		c := comps[0]
 		comps = comps[1:]
 		switch c {
@@ -472,43 +656,51 @@ func walk(rootfd int, rel string, create bool) (int, error) {
 			continue
 		case "..":
 			if len(stack) > 1 {
-				unix.Close(stack[len(stack)-1])
+				unix.Close(cur.fd)
 				stack = stack[:len(stack)-1]
 			}
 			continue
 		}
-		cur := stack[len(stack)-1]
-		fd, err := unix.Openat(cur, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(cur.fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) && create {
-			fd, err = mkdirOpen(cur, c, 0o755, 0, 0)
+			fd, err = mkdirOpen(cur.fd, c, 0o755, 0, 0)
 		}
 		if err != nil {
 			var st unix.Stat_t
-			if serr := unix.Fstatat(cur, c, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-				return -1, fmt.Errorf("%s: %w", c, err)
+			if serr := unix.Fstatat(cur.fd, c, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				return resolved{fd: -1}, fmt.Errorf("%s: %w", c, err)
+			}
+			if cur.taint != nil {
+				return resolved{fd: -1}, &unsafeError{join(cur.path, c), "is a symlink", cur.taint}
 			}
 			links++
 			if links > maxSymlinks {
-				return -1, unix.ELOOP
+				return resolved{fd: -1}, unix.ELOOP
 			}
-			target, err := readlinkat(cur, c)
+			target, err := readlinkat(cur.fd, c)
 			if err != nil {
-				return -1, err
+				return resolved{fd: -1}, err
 			}
 			if strings.HasPrefix(target, "/") {
-				for _, fd := range stack[1:] {
-					unix.Close(fd)
+				for _, d := range stack[1:] {
+					unix.Close(d.fd)
 				}
 				stack = stack[:1]
 			}
 			comps = append(strings.Split(target, "/"), comps...)
 			continue
 		}
-		stack = append(stack, fd)
+		p := join(cur.path, c)
+		t, err := taintOf(fd, p, cur.taint)
+		if err != nil {
+			unix.Close(fd)
+			return resolved{fd: -1}, err
+		}
+		stack = append(stack, resolved{fd: fd, path: p, taint: t})
 	}
-	fd := stack[len(stack)-1]
+	d := stack[len(stack)-1]
 	stack = stack[:len(stack)-1]
-	return fd, nil
+	return d, nil
 }
 
 // mkdirOpen creates directory name in dirfd with mode and owner unless it
