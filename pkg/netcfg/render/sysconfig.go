@@ -26,20 +26,55 @@ const sysconfigHeader = "# Created by earlyinit on instance boot automatically, 
 // kv is one ifcfg file: keys are written sorted, as cloud-init does.
 type kv map[string]string
 
-func (m kv) String() string {
+// render writes the file. Values are quoted for the shell that sources
+// it (initscripts' ifup does `. ifcfg-<name>`); a control character, which
+// no quoting keeps on one line for the line-based ifcfg readers
+// (NetworkManager's ifcfg-rh), is an error naming the key.
+func (m kv) render() (string, error) {
 	var b strings.Builder
 	b.WriteString(sysconfigHeader)
 	for _, k := range sortedKeys(m) {
+		if hasControl(m[k]) {
+			return "", fmt.Errorf("%s: value %q has a control character", k, m[k])
+		}
 		fmt.Fprintf(&b, "%s=%s\n", k, quoteValue(m[k]))
 	}
-	return b.String()
+	return b.String(), nil
 }
 
+// hasControl reports whether s has an ASCII control character.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0
+}
+
+// shellSafe are the bytes a value may have unquoted: nothing in them means
+// anything to sh in a word.
+func shellSafe(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("_.,:/@%+=-", b) >= 0
+}
+
+// quoteValue quotes v for a shell assignment so that it is one word, taken
+// literally: bare when every byte is safe, else in double quotes (as
+// cloud-init writes "mode=... miimon=100") with \, ", $ and ` escaped, so
+// $(...), backticks, quotes and ; are inert.
 func quoteValue(v string) string {
-	if strings.ContainsAny(v, " \t\n\r\v\f") && !(strings.HasPrefix(v, `"`) && strings.HasSuffix(v, `"`)) {
-		return `"` + v + `"`
+	safe := v != ""
+	for i := 0; i < len(v) && safe; i++ {
+		safe = shellSafe(v[i])
 	}
-	return v
+	if safe {
+		return v
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(v); i++ {
+		if strings.IndexByte("\\\"$`", v[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(v[i])
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // sysconfigBondOpts lists BONDING_OPTS parameters in cloud-init's order.
@@ -139,7 +174,11 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 				useIPv6 = true
 			}
 		}
-		files = append(files, File{Path: SysconfigDir + "/ifcfg-" + ifc.Name, Data: []byte(cfg.String()), Mode: 0o644})
+		data, err := cfg.render()
+		if err != nil {
+			return nil, fmt.Errorf("sysconfig: ifcfg-%s: %w", ifc.Name, err)
+		}
+		files = append(files, File{Path: SysconfigDir + "/ifcfg-" + ifc.Name, Data: []byte(data), Mode: 0o644})
 		if len(routes.v4) > 0 {
 			var b strings.Builder
 			b.WriteString(sysconfigHeader)
