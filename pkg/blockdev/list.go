@@ -1,11 +1,17 @@
 package blockdev
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Device is one entry of /sys/class/block.
@@ -58,7 +64,21 @@ func (d Device) String() string {
 // medium", unprobed), and probes each device through devRoot+"/"+name
 // (devRoot is normally "/dev"), read-only. A failure on one device goes
 // in its ProbeErr and does not stop the listing. Sorted by name.
+//
+// A stuck device cannot hold List: probes together wait at most
+// ProbeTimeout (see ListContext).
 func List(sysRoot, devRoot string) ([]Device, error) {
+	return ListContext(context.Background(), sysRoot, devRoot)
+}
+
+// ListContext is List whose device reads, run concurrently, end by ctx's
+// deadline or ProbeTimeout from the call, whichever comes first. A device whose open or
+// read has not returned by then gets a ProbeErr wrapping ErrProbeTimeout and
+// its read is abandoned: it is not started again while it is still stuck,
+// so a later listing reports it at once and leaks nothing more.
+func ListContext(ctx context.Context, sysRoot, devRoot string) ([]Device, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
 	dir := filepath.Join(sysRoot, "class", "block")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -66,8 +86,9 @@ func List(sysRoot, devRoot string) ([]Device, error) {
 	}
 	devRoot = strings.TrimSuffix(devRoot, "/")
 	var devs []Device
-	tables := map[string]partTableResult{} // by disk name, read once per listing
-	for _, e := range ents {               // ReadDir sorts by name
+	var probe []int                         // indexes in devs of the devices to probe
+	tables := map[string]*partTableResult{} // by disk name, read once per listing
+	for _, e := range ents {                // ReadDir sorts by name
 		name := e.Name()
 		if strings.HasPrefix(name, "ram") || strings.HasPrefix(name, "loop") {
 			continue
@@ -97,31 +118,42 @@ func List(sysRoot, devRoot string) ([]Device, error) {
 			}
 			continue
 		}
-		d.FS, d.ProbeErr = probePath(d.Path, d.Size)
-		if d.Partition && d.Parent != "" && d.PartNum > 0 {
-			t, ok := tables[d.Parent]
-			if !ok {
-				t.table, t.err = readDiskTable(filepath.Join(dir, d.Parent), devRoot+"/"+d.Parent)
-				tables[d.Parent] = t
-			}
-			if t.err == nil {
-				d.PartUUID = t.table.PartUUID(d.PartNum)
-			}
+		if d.Partition && d.Parent != "" && d.PartNum > 0 && tables[d.Parent] == nil {
+			tables[d.Parent] = &partTableResult{}
 		}
+		probe = append(probe, len(devs))
 		devs = append(devs, d)
+	}
+	// Every read runs at once, so stuck devices cost one bound together,
+	// and the healthy ones are probed in the same listing.
+	var wg sync.WaitGroup
+	for _, i := range probe {
+		wg.Go(func() { devs[i].FS, devs[i].ProbeErr = probePath(ctx, devs[i].Path, devs[i].Size) })
+	}
+	for parent, t := range tables {
+		wg.Go(func() { t.table, t.err = readDiskTable(ctx, filepath.Join(dir, parent), devRoot+"/"+parent) })
+	}
+	wg.Wait()
+	for i := range devs {
+		if t := tables[devs[i].Parent]; devs[i].Partition && devs[i].PartNum > 0 && t != nil && t.err == nil {
+			devs[i].PartUUID = t.table.PartUUID(devs[i].PartNum)
+		}
 	}
 	return devs, nil
 }
 
-// probePath opens path read-only and probes its first size bytes.
-func probePath(path string, size int64) (FS, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return FS{}, err
-	}
-	defer f.Close()
+// probePath opens path read-only and probes its first size bytes, within
+// ctx.
+func probePath(ctx context.Context, path string, size int64) (FS, error) {
 	// The error goes with the device's name wherever it is shown.
-	return Probe(f, size)
+	return bounded(ctx, "probe "+path, func() (FS, error) {
+		f, err := openDevice(path)
+		if err != nil {
+			return FS{}, err
+		}
+		defer f.Close()
+		return Probe(f, size)
+	})
 }
 
 type partTableResult struct {
@@ -130,22 +162,91 @@ type partTableResult struct {
 }
 
 // readDiskTable reads the partition table of the disk whose sysfs
-// directory is sys and whose node is path.
-func readDiskTable(sys, path string) (PartTable, error) {
+// directory is sys and whose node is path, within ctx.
+func readDiskTable(ctx context.Context, sys, path string) (PartTable, error) {
 	sectors, err := readSysInt(filepath.Join(sys, "size"))
 	if err != nil {
 		return PartTable{}, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return PartTable{}, err
+	return bounded(ctx, "partition table "+path, func() (PartTable, error) {
+		f, err := openDevice(path)
+		if err != nil {
+			return PartTable{}, err
+		}
+		defer f.Close()
+		t, err := ReadPartTable(f, sectors*512)
+		if err != nil {
+			return PartTable{}, fmt.Errorf("partition table of %s: %w", path, err)
+		}
+		return t, nil
+	})
+}
+
+// ProbeTimeout bounds how long one listing waits for device reads, all
+// devices together: a healthy device answers a few sector reads in
+// milliseconds, a CD-ROM spinning up in a second or two.
+const ProbeTimeout = 5 * time.Second
+
+// probeTimeout is ProbeTimeout; tests shorten it.
+var probeTimeout = ProbeTimeout
+
+// ErrProbeTimeout is wrapped by a device's ProbeErr when reading it did not
+// finish in time.
+var ErrProbeTimeout = errors.New("probe timed out")
+
+// device is what probing needs of an open device node.
+type device interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// openDevice opens a device node read-only; tests replace it.
+var openDevice = func(path string) (device, error) { return os.Open(path) }
+
+// stuck holds the reads (by key) that timed out and have not returned yet.
+var stuck sync.Map
+
+// bounded runs fn in its own goroutine and waits for it until ctx ends. On
+// timeout the goroutine is abandoned (a read from a stuck device cannot be
+// interrupted) and key is marked stuck until fn returns; while it is, bounded
+// does not start fn again and fails at once.
+func bounded[T any](ctx context.Context, key string, fn func() (T, error)) (T, error) {
+	var zero T
+	if _, ok := stuck.Load(key); ok {
+		return zero, fmt.Errorf("%w: an earlier read has not returned yet", ErrProbeTimeout)
 	}
-	defer f.Close()
-	t, err := ReadPartTable(f, sectors*512)
-	if err != nil {
-		return PartTable{}, fmt.Errorf("partition table of %s: %w", path, err)
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("%w: not started: %w", ErrProbeTimeout, err)
 	}
-	return t, nil
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	var abandoned atomic.Bool
+	start := time.Now()
+	go func() {
+		v, err := fn()
+		done <- result{v, err}
+		if abandoned.Load() {
+			stuck.Delete(key)
+		}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		stuck.Store(key, true)
+		abandoned.Store(true)
+		// fn may have finished in between: then nothing is stuck.
+		select {
+		case r := <-done:
+			stuck.Delete(key)
+			return r.v, r.err
+		default:
+		}
+		return zero, fmt.Errorf("%w after %s", ErrProbeTimeout, time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // readSysInt reads a sysfs file holding one decimal number.

@@ -22,7 +22,7 @@ func Wait(ctx context.Context, sysRoot, devRoot string, interval time.Duration, 
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		devs, err := List(sysRoot, devRoot)
+		devs, err := ListContext(ctx, sysRoot, devRoot)
 		if err != nil {
 			listErr = err
 		} else {
