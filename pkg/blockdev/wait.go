@@ -12,7 +12,9 @@ const minInterval = 10 * time.Millisecond
 // Wait polls List every interval until match returns true for a device or
 // ctx ends. It returns the matching device and the listing, or the last
 // listing seen and ctx's error (wrapped with the last listing error, if
-// listing itself failed) so the caller can print what was seen.
+// listing itself failed) so the caller can print what was seen. Device
+// reads end by ctx's deadline too (see ListContext): a stuck device cannot
+// hold Wait past it.
 func Wait(ctx context.Context, sysRoot, devRoot string, interval time.Duration, match func(Device) bool) (Device, []Device, error) {
 	if interval <= 0 {
 		interval = minInterval
