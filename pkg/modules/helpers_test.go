@@ -134,7 +134,7 @@ func (te *testEnv) fakeUseradd(c Cmd) ([]byte, error) {
 func (te *testEnv) fakeGroupadd(c Cmd) ([]byte, error) {
 	b, _ := te.Root.ReadFile("/etc/group")
 	gid := 2000 + strings.Count(string(b), "\n")
-	return nil, te.Root.AppendFile("/etc/group", []byte(fmt.Sprintf("%s:x:%d:\n", c.Args[0], gid)), 0o644, 0, 0)
+	return nil, te.Root.AppendFile("/etc/group", []byte(fmt.Sprintf("%s:x:%d:\n", c.Args[len(c.Args)-1], gid)), 0o644, 0, 0)
 }
 
 func (te *testEnv) calls() []string { return te.exec.argv(te.dir) }

@@ -52,8 +52,11 @@ func setPasswords(ctx context.Context, e *Env) error {
 					return fmt.Errorf("chpasswd.users.%d: want a map, got %s", i, kind(it))
 				}
 				name := cfgString(m, "name", "")
-				if name == "" || strings.ContainsAny(name, ":\n") {
-					return fmt.Errorf("chpasswd.users.%d: bad or missing name", i)
+				if name == "" {
+					return fmt.Errorf("chpasswd.users.%d: name is missing", i)
+				}
+				if err := checkName(name); err != nil {
+					return fmt.Errorf("chpasswd.users.%d: name: %w", i, err)
 				}
 				typ := cfgString(m, "type", "hash")
 				pw := cfgString(m, "password", "")
@@ -99,6 +102,9 @@ func setPasswords(ctx context.Context, e *Env) error {
 			if !ok || u == "" {
 				return fmt.Errorf("chpasswd.list.%d: want name:password", i)
 			}
+			if err := checkName(u); err != nil {
+				return fmt.Errorf("chpasswd.list.%d: name: %w", i, err)
+			}
 			switch {
 			case hashedRE.MatchString(p) && !strings.Contains(p, ":"):
 				hashed = append(hashed, [2]string{u, p})
@@ -142,7 +148,7 @@ func setPasswords(ctx context.Context, e *Env) error {
 	if expire {
 		for _, p := range append(text, hashed...) {
 			errs = append(errs, func() error {
-				_, err := e.run(ctx, Cmd{Name: "passwd", Args: []string{"--expire", p[0]}})
+				_, err := e.run(ctx, Cmd{Name: "passwd", Args: []string{"--expire", "--", p[0]}})
 				return err
 			}())
 		}

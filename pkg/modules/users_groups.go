@@ -70,6 +70,9 @@ func (e *Env) busybox() bool {
 }
 
 func (e *Env) createGroup(ctx context.Context, name string, system bool) error {
+	if err := checkNamed("group name", name); err != nil {
+		return err
+	}
 	a, err := readAccounts(e.Root)
 	if err != nil {
 		return err
@@ -78,7 +81,7 @@ func (e *Env) createGroup(ctx context.Context, name string, system bool) error {
 		e.logf("group %s exists", name)
 		return nil
 	}
-	c := Cmd{Name: "groupadd", Args: []string{name}}
+	c := Cmd{Name: "groupadd", Args: []string{"--", name}}
 	if e.busybox() {
 		c = Cmd{Name: "addgroup", Args: []string{name}}
 		if system {
@@ -91,6 +94,9 @@ func (e *Env) createGroup(ctx context.Context, name string, system bool) error {
 }
 
 func (e *Env) addMember(ctx context.Context, group, user string) error {
+	if err := checkNamed("group "+group+": member", user); err != nil {
+		return err
+	}
 	a, err := readAccounts(e.Root)
 	if err != nil {
 		return err
@@ -99,7 +105,7 @@ func (e *Env) addMember(ctx context.Context, group, user string) error {
 		e.logf("group %s: member %s does not exist: not added", group, user)
 		return nil
 	}
-	c := Cmd{Name: "usermod", Args: []string{"-a", "-G", group, user}}
+	c := Cmd{Name: "usermod", Args: []string{"-a", "-G", group, "--", user}}
 	if e.busybox() {
 		c = Cmd{Name: "addgroup", Args: []string{user, group}}
 	}
@@ -135,7 +141,7 @@ func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
 			e.logf("user %s: %s is not supported by earlyinit: ignored", u.Name, k)
 		}
 	}
-	if err := checkName(u.Name); err != nil {
+	if err := checkNamed("user name", u.Name); err != nil {
 		return nil, err
 	}
 	groups, err := cfgStrings(cfg, "groups", true)
@@ -225,15 +231,6 @@ func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
 		}
 	}
 	return rules, nil
-}
-
-// checkName refuses names useradd would misread (an option) or that
-// cannot be a line of /etc/passwd.
-func checkName(name string) error {
-	if name == "" || strings.HasPrefix(name, "-") || strings.ContainsAny(name, ":,/ \t\n\r") {
-		return fmt.Errorf("user name %q: not a valid name", name)
-	}
-	return nil
 }
 
 func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, groups []string) error {
@@ -353,10 +350,10 @@ func (e *Env) chpasswd(ctx context.Context, lines []string, hashed bool) error {
 // lockPasswd is distro.lock_passwd: passwd -l, or usermod --lock without
 // passwd.
 func (e *Env) lockPasswd(ctx context.Context, name string) error {
-	c := Cmd{Name: "passwd", Args: []string{"-l", name}}
+	c := Cmd{Name: "passwd", Args: []string{"-l", "--", name}}
 	if _, ok := e.tool("passwd"); !ok {
 		if _, ok := e.tool("usermod"); ok {
-			c = Cmd{Name: "usermod", Args: []string{"--lock", name}}
+			c = Cmd{Name: "usermod", Args: []string{"--lock", "--", name}}
 		}
 	}
 	_, err := e.run(ctx, c)

@@ -31,17 +31,17 @@ users:
 		t.Fatal(err)
 	}
 	te.wantCalls(
-		"groupadd admins",
-		"usermod -a -G admins root",
-		"groupadd devs",
-		"groupadd audio", "groupadd cdrom", "groupadd dialout", "groupadd dip", "groupadd floppy", "groupadd netdev", "groupadd plugdev", "groupadd video",
+		"groupadd -- admins",
+		"usermod -a -G admins -- root",
+		"groupadd -- devs",
+		"groupadd -- audio", "groupadd -- cdrom", "groupadd -- dialout", "groupadd -- dip", "groupadd -- floppy", "groupadd -- netdev", "groupadd -- plugdev", "groupadd -- video",
 		"useradd debian --comment Debian --groups adm,audio,cdrom,dialout,dip,floppy,netdev,plugdev,sudo,video --shell /bin/bash -m",
-		"passwd -l debian",
-		"groupadd wheel",
+		"passwd -l -- debian",
+		"groupadd -- wheel",
 		"useradd alice --comment Alice A --groups devs,wheel --shell /bin/zsh --uid 1500 -m",
 		"chpasswd -e",
 		"useradd svc --system -M",
-		"passwd -l svc",
+		"passwd -l -- svc",
 		"visudo -cf /etc/sudoers.d/90-earlyinit-users.check",
 	)
 	if chpasswdIn != "alice:$6$salt$hash\n" {
@@ -187,7 +187,7 @@ ssh_pwauth: true
 		t.Errorf("chpasswd %q", stdins)
 	}
 	c := te.calls()
-	want := []string{"chpasswd", "chpasswd -e", "passwd --expire alice", "passwd --expire carol", "passwd --expire dave", "passwd --expire bob", "passwd --expire erin"}
+	want := []string{"chpasswd", "chpasswd -e", "passwd --expire -- alice", "passwd --expire -- carol", "passwd --expire -- dave", "passwd --expire -- bob", "passwd --expire -- erin"}
 	if strings.Join(c, ";") != strings.Join(want, ";") {
 		t.Errorf("calls %q", c)
 	}

@@ -1,0 +1,94 @@
+package modules
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"alice", true},
+		{"Alice.B_c-d", true},
+		{"_svc", true},
+		{"machine$", true},
+		{"a1", true},
+		{"1a", true},
+		{strings.Repeat("a", 32), true},
+		{"", false},
+		{"-rf", false},
+		{"--expire", false},
+		{"1234", false},
+		{".", false},
+		{"..", false},
+		{"$", false},
+		{"a$b", false},
+		{"a:b", false},
+		{"a,b", false},
+		{"a/b", false},
+		{"a b", false},
+		{"a\nb", false},
+		{"$(reboot)", false},
+		{"`id`", false},
+		{"é", false},
+		{strings.Repeat("a", 33), false},
+	} {
+		err := checkName(tt.name)
+		if (err == nil) != tt.ok {
+			t.Errorf("checkName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if err != nil && len(tt.name) > 2 && strings.Contains(err.Error(), tt.name) {
+			t.Errorf("checkName(%q) error repeats the name: %v", tt.name, err)
+		}
+	}
+}
+
+// TestBadNamesNeverReachTools: a user, group or chpasswd name that is not
+// a valid name is refused with the key and index, before any tool runs
+// (a leading "-" would be read as an option), and no password is in the
+// error or the log.
+func TestBadNamesNeverReachTools(t *testing.T) {
+	for _, tt := range []struct {
+		module, cfg string
+		inErr       []string
+	}{
+		{"users_groups", "users: [{name: '-o'}]", []string{`user name "-o"`}},
+		{"users_groups", "users: [{name: '$(reboot)'}]", []string{`user name "$(reboot)"`}},
+		{"users_groups", "users: [{name: '4242'}]", []string{`user name "4242"`}},
+		{"users_groups", "users: [{name: alice, groups: ['-p']}]", []string{`group name "-p"`}},
+		{"users_groups", "groups: ['--system']", []string{`group name "--system"`}},
+		{"users_groups", "groups: [{admins: ['-x']}]", []string{`member "-x"`}},
+		{"set_passwords", "chpasswd: {list: ['-e:s3cretpw']}", []string{"chpasswd.list.0: name"}},
+		{"set_passwords", "chpasswd: {list: ['ok:pw1', 'al ice:s3cretpw']}", []string{"chpasswd.list.1: name"}},
+		{"set_passwords", "chpasswd: {users: [{name: '--expire', password: s3cretpw, type: text}]}", []string{"chpasswd.users.0: name"}},
+		{"set_passwords", "chpasswd: {users: [{name: \"s3cretpw\\nroot\", password: x, type: text}]}", []string{"chpasswd.users.0: name"}},
+	} {
+		t.Run(tt.cfg, func(t *testing.T) {
+			te := newEnv(t, tt.cfg)
+			err := te.runModule(tt.module)
+			if err == nil {
+				t.Fatal("succeeded")
+			}
+			for _, s := range tt.inErr {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+			if strings.Contains(err.Error(), "s3cretpw") || strings.Contains(te.log.String(), "s3cretpw") {
+				t.Errorf("password in the error or log: %v\n%s", err, te.log.String())
+			}
+			for _, c := range te.exec.calls {
+				for _, a := range c.Args {
+					if a == "-o" || a == "-p" || a == "-x" || a == "-e" && c.Name == "passwd" || a == "$(reboot)" || a == "4242" || strings.HasPrefix(a, "--system") {
+						t.Errorf("%s reached %s", a, c)
+					}
+				}
+				if c.Name == "chpasswd" || c.Name == "useradd" && len(c.Args) > 0 && c.Args[0] != "alice" {
+					t.Errorf("ran %s", c)
+				}
+			}
+		})
+	}
+}
