@@ -44,6 +44,9 @@ func ReadFile(fsys fs.FS, name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %d bytes is over the %d byte limit", name, fi.Size(), limit)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return nil, err // names the file already
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
