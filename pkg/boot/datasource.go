@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/pkg/instance"
@@ -147,7 +148,7 @@ func (b *Boot) findDatasource() (*instance.Data, error) {
 			if fi, err := os.Stat(full); err != nil || !fi.IsDir() {
 				continue
 			}
-			d, err := readers[name](os.DirFS(full))
+			d, err := readers[name](datasource.DriveFS(full, datasource.MaxDriveTotal))
 			if err != nil {
 				b.Log.Errorf("datasource %s: seed %s rejected: %v", name, dir, err)
 				b.rejected++
@@ -203,7 +204,7 @@ func (b *Boot) readCmdlineSeed(c nocloud.Cmdline) (*instance.Data, error) {
 		return nil, err
 	}
 	full := filepath.Join(newRoot, filepath.Clean("/"+p))
-	d, err := nocloud.Read(os.DirFS(full))
+	d, err := nocloud.Read(datasource.DriveFS(full, datasource.MaxDriveTotal))
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +267,7 @@ func (b *Boot) readDrive(name string, dev blockdev.Device) (*instance.Data, erro
 		return nil, fmt.Errorf("mount -t %s -o ro %s: %w", dev.FS.Type, dev.Path, err)
 	}
 	b.private = append(b.private, dir)
-	d, err := readers[name](os.DirFS(dir))
+	d, err := readers[name](datasource.DriveFS(dir, datasource.MaxDriveTotal))
 	if err != nil {
 		return nil, err
 	}
