@@ -251,8 +251,10 @@ func writeKeep(r *rootfs.Root, name string, data []byte) error {
 // name, as cloud-init derives them: the short name is the part before the
 // first dot ("ip-a-b-c-d" for an IPv4 address); the fqdn is name without a
 // trailing dot (the short name when name has no domain). Each label must be
-// 1 to 63 letters, digits, "-" or "_", the whole at most 253 bytes: nothing
-// else may reach /etc/hostname or /etc/hosts.
+// 1 to 63 letters, digits or "-", not starting or ending with "-" (RFC 1123,
+// and systemd's hostname_is_valid), the whole at most 253 bytes: nothing
+// else may reach /etc/hostname, /etc/hosts or hostname(1)'s command line.
+// The late stage's hostname modules use it too.
 func Hostnames(name string) (fqdn, short string, err error) {
 	fqdn = strings.TrimSuffix(name, ".")
 	if ip, err := netip.ParseAddr(fqdn); err == nil && ip.Is4() {
@@ -270,9 +272,12 @@ func Hostnames(name string) (fqdn, short string, err error) {
 			return bad("a label is empty or longer than 63 bytes")
 		}
 		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
 				return bad(fmt.Sprintf("invalid character %q", c))
 			}
+		}
+		if label[0] == '-' || label[len(label)-1] == '-' {
+			return bad("a label starts or ends with \"-\"")
 		}
 	}
 	return fqdn, short, nil

@@ -92,3 +92,40 @@ func TestBadNamesNeverReachTools(t *testing.T) {
 		})
 	}
 }
+
+// TestHostnameRefused: a host name hostname(1) would read as an option, or
+// that is not a valid DNS name, is refused by every hostname module with
+// the key in the error; nothing is written and hostname(1) does not run.
+func TestHostnameRefused(t *testing.T) {
+	for _, cfg := range []string{
+		"hostname: '-F'",
+		"hostname: '-b.example.com'",
+		"fqdn: 'web.-x.example.com'",
+		"fqdn: web-.example.com",
+		"hostname: host_1",
+		"hostname: " + strings.Repeat("a", 64),
+		"fqdn: " + strings.Repeat("abcdefghi.", 26) + "com",
+		"hostname: 'a;reboot'",
+	} {
+		for _, module := range []string{"set_hostname", "update_hostname", "update_etc_hosts"} {
+			t.Run(module+" "+cfg, func(t *testing.T) {
+				te := newEnv(t, cfg+"\nmanage_etc_hosts: true\n")
+				err := te.runModule(module)
+				if err == nil {
+					t.Fatal("succeeded")
+				}
+				if !strings.Contains(err.Error(), "hostname") && !strings.Contains(err.Error(), "fqdn") {
+					t.Errorf("error %q names no key", err)
+				}
+				if len(te.exec.calls) > 0 {
+					t.Errorf("ran %q", te.calls())
+				}
+				for _, f := range []string{"/etc/hostname", "/etc/hosts", PreviousHostnameFile} {
+					if te.Root.Exists(f) {
+						t.Errorf("%s written", f)
+					}
+				}
+			})
+		}
+	}
+}
