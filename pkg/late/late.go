@@ -13,8 +13,11 @@
 //
 // Each module runs at its frequency, with semaphores in the instance
 // cache (see SemPath); as in cloud-init, a module that fails still writes it,
-// so it does not run again; only a script's exit code 1001 or 1002 runs it
-// again next time. Each module's result goes into /run/earlyinit/status.json
+// so it does not run again; only a script's exit code 1001 or 1002 (which
+// Linux delivers as 233 and 234: see modules.ExitRebootRerun) runs it
+// again next time. Every module and step runs under a recover: a panic is
+// logged with a few frames of its stack, recorded as that module's or
+// step's failure, and the stage goes on. Each module's result goes into /run/earlyinit/status.json
 // (cloud-init's status.json shape), and /run/earlyinit/result.json marks
 // the end of the final stage. The runner's log is /var/log/earlyinit.log;
 // scripts' and commands' output is /var/log/earlyinit-output.log.
@@ -149,13 +152,27 @@ func (s *session) flush() error {
 }
 
 // load reads the instance and user-data and builds the modules' Env.
-func (s *session) load(ctx context.Context, get userdata.Getter) error {
-	d, err := loadInstance(s.opts.Root)
+// What could not be read or decoded (user-data past its cap, a panic while
+// decoding) is in problems: the stage goes on without it.
+func (s *session) load(ctx context.Context, get userdata.Getter) (problems []string, err error) {
+	d, probs, err := loadInstance(s.opts.Root)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	for _, p := range probs {
+		s.logf("ERROR: %s", p)
+	}
+	problems = probs
 	s.data = d
-	s.proc = processUserData(ctx, d, get, s.logf)
+	if perr := s.guard("user-data decoding", func() error {
+		s.proc = processUserData(ctx, d, get, s.logf)
+		return nil
+	}); perr != nil {
+		// Nothing of user-data is trusted after a panic: the modules run
+		// with the base configuration only.
+		problems = append(problems, perr.Error()+": user-data and vendor-data not applied")
+		s.proc = &processed{cfg: modules.BaseConfig()}
+	}
 	du := modules.DebianDefaultUser()
 	if s.opts.DefaultUser != nil {
 		du = *s.opts.DefaultUser
@@ -165,7 +182,7 @@ func (s *session) load(ctx context.Context, get userdata.Getter) error {
 		Exec: s.opts.exec(), Log: s.logf, Output: s.out, DefaultUser: du,
 		HTTP: s.opts.HTTP, Now: s.opts.Now, Uptime: s.opts.Uptime, Version: s.opts.Version,
 	}
-	return nil
+	return problems, nil
 }
 
 // runModule runs m (unless inactive or, with force false, its semaphore
@@ -186,7 +203,7 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 	}
 	s.env.StateDir = stateDir(iid, m.Name, freq)
 	s.logf("module %s: running (%s)", m.Name, freq)
-	err := safeRun(ctx, m, s.env)
+	err := s.guard("module "+m.Name, func() error { return m.Run(ctx, s.env) })
 	res.Duration = s.opts.now().Sub(start).Seconds()
 	// As in cloud-init, a module that ran is marked as run even when it
 	// failed: a failing runcmd does not run again at every boot. Only a
@@ -220,15 +237,40 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 	return res, inc
 }
 
-// safeRun runs a module, turning a panic into an error: one bad module
-// must not stop the others.
-func safeRun(ctx context.Context, m modules.Module, e *modules.Env) (err error) {
+// guard runs f, turning a panic into an error ("what: panic: value"): one
+// bad module or step must not stop the others, nor the stage. The stack,
+// a few frames of it, goes to the log file only (not the console).
+func (s *session) guard(what string, f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			err = fmt.Errorf("%s: panic: %v", what, p)
+			s.logf("PANIC in %s: %v (stack in %s)", what, p, LogFile)
+			s.log.writeFileOnly(shortStack(debug.Stack(), maxStackFrames))
 		}
 	}()
-	return m.Run(ctx, e)
+	return f()
+}
+
+// maxStackFrames is how many frames of a panic's stack are logged.
+const maxStackFrames = 8
+
+// shortStack keeps, of a debug.Stack() taken in a deferred recover, the
+// frames from where the panic happened: at most n of them, each "func" and
+// "\tfile:line", indented.
+func shortStack(stack []byte, n int) []byte {
+	lines := strings.Split(strings.TrimSpace(string(stack)), "\n")
+	start := 1 // after "goroutine N [running]:"
+	for i := 1; i+1 < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "panic(") {
+			start = i + 2 // the frame after panic's own
+			break
+		}
+	}
+	var b strings.Builder
+	for i := start; i+1 < len(lines) && n > 0; i, n = i+2, n-1 {
+		fmt.Fprintf(&b, "    %s\n    %s\n", lines[i], strings.TrimSpace(lines[i+1]))
+	}
+	return []byte(b.String())
 }
 
 // Run runs stage: at boot it starts status.json afresh (a new boot), at
@@ -237,7 +279,17 @@ func safeRun(ctx context.Context, m modules.Module, e *modules.Env) (err error) 
 // itself: no cached instance, status or log files that cannot be written.
 // After the final stage, a power_state request whose condition holds is
 // carried out; after any stage, a script's reboot request is.
-func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error) {
+//
+// Run does not panic: each module and step (decoding, scripts, boothooks,
+// power_state) runs under a recover that logs a few frames of the stack,
+// records the failure and goes on; a panic anywhere else ends the stage
+// with an error.
+func Run(ctx context.Context, stage modules.Stage, opts Options) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = errors.Join(err, fmt.Errorf("late: stage %s: panic: %v", stage, p))
+		}
+	}()
 	if _, err := modules.ParseStage(string(stage)); err != nil {
 		return nil, err
 	}
@@ -245,7 +297,7 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error
 		return nil, errors.New("late: no root")
 	}
 	r := opts.Root
-	res := &Result{Stage: stage}
+	res = &Result{Stage: stage}
 	s := newSession(&opts, string(stage))
 	if r.Exists(DisabledFile) {
 		res.Disabled = true
@@ -301,11 +353,13 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error
 	if stage == modules.StageFinal {
 		get = opts.Include
 	}
-	if err := s.load(ctx, get); err != nil {
+	probs, err := s.load(ctx, get)
+	if err != nil {
 		res.Errors = append(res.Errors, err.Error())
 		s.logf("ERROR: %v", err)
 		return res, errors.Join(err, finish())
 	}
+	res.Errors = append(res.Errors, probs...)
 	res.InstanceID = s.data.InstanceID
 	// Decoding and schema warnings are recorded once per boot, at boot;
 	// the final stage adds only what fetching #include URLs found.
@@ -319,24 +373,16 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error
 		st.V1.Datasource = &ds
 	}
 
-	hooks, err := writeScripts(r, s.data.InstanceID, s.proc.parts)
-	if err != nil {
+	var hooks []string
+	if err := s.guard("user-data scripts", func() (err error) {
+		hooks, err = writeScripts(r, s.data.InstanceID, s.proc.parts)
+		return err
+	}); err != nil {
 		res.Errors = append(res.Errors, "user-data scripts: "+err.Error())
 		s.logf("ERROR: user-data scripts: %v", err)
 	}
 	if stage == modules.StageBoot {
-		for _, h := range hooks {
-			s.logf("running boothook %s", h)
-			c := modules.Cmd{Name: r.Path(h), Env: []string{"INSTANCE_ID=" + s.data.InstanceID}, Output: s.out}
-			if b, err := r.ReadFile(h); err == nil && !strings.HasPrefix(string(b), "#!") {
-				c.Name, c.Args = "/bin/sh", []string{r.Path(h)} // no interpreter line
-			}
-			if _, err := s.env.Exec.Run(ctx, c); err != nil {
-				msg := fmt.Sprintf("boothook %s: %v", h, err)
-				res.Warnings = append(res.Warnings, msg)
-				s.logf("WARNING: %s", msg)
-			}
-		}
+		res.Warnings = append(res.Warnings, s.boothooks(ctx, hooks)...)
 	}
 
 	for _, m := range s.opts.modules() {
@@ -362,7 +408,11 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error
 	if res.Reboot {
 		argv = rebootArgv
 	} else if stage == modules.StageFinal && s.env.Power != nil {
-		ok, err := s.env.Power.Go(ctx, s.env.Exec)
+		var ok bool
+		err := s.guard("power_state condition", func() (err error) {
+			ok, err = s.env.Power.Go(ctx, s.env.Exec)
+			return err
+		})
 		switch {
 		case err != nil:
 			res.Errors = append(res.Errors, err.Error())
@@ -377,13 +427,37 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (*Result, error
 	if argv != nil {
 		s.logf("running %v", argv)
 		s.flush()
-		if err := opts.action(ctx, argv); err != nil {
+		if err := s.guard("power action", func() error { return opts.action(ctx, argv) }); err != nil {
 			s.logf("ERROR: %v: %v", argv, err)
 			s.flush()
 			return res, errors.Join(ferr, fmt.Errorf("%v: %w", argv, err))
 		}
 	}
 	return res, ferr
+}
+
+// boothooks runs the boot stage's boothooks (paths in the root), each
+// under a guard; a failure is a warning.
+func (s *session) boothooks(ctx context.Context, hooks []string) []string {
+	r := s.opts.Root
+	var warns []string
+	for _, h := range hooks {
+		s.logf("running boothook %s", h)
+		err := s.guard("boothook "+h, func() error {
+			c := modules.Cmd{Name: r.Path(h), Env: []string{"INSTANCE_ID=" + s.data.InstanceID}, Output: s.out}
+			if b, err := r.ReadFile(h); err == nil && !strings.HasPrefix(string(b), "#!") {
+				c.Name, c.Args = "/bin/sh", []string{r.Path(h)} // no interpreter line
+			}
+			_, err := s.env.Exec.Run(ctx, c)
+			return err
+		})
+		if err != nil {
+			msg := fmt.Sprintf("boothook %s: %v", h, err)
+			warns = append(warns, msg)
+			s.logf("WARNING: %s", msg)
+		}
+	}
+	return warns
 }
 
 func setStage(st *statusFile, stage modules.Stage, cur *StageStatus) {
@@ -425,7 +499,7 @@ func RunSingle(ctx context.Context, name string, freq modules.Frequency, opts Op
 	if m.Stage == modules.StageFinal {
 		get = opts.Include
 	}
-	if err := s.load(ctx, get); err != nil {
+	if _, err := s.load(ctx, get); err != nil {
 		s.logf("ERROR: %v", err)
 		return ModuleResult{}, errors.Join(err, s.flush())
 	}

@@ -41,6 +41,17 @@ func (l *fileLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// writeFileOnly adds p to the file, not to the tee: for detail (a panic's
+// stack) that would flood a console.
+func (l *fileLog) writeFileOnly(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.buf.Len() > 64<<10 {
+		l.flushLocked()
+	}
+}
+
 func (l *fileLog) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

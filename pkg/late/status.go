@@ -85,12 +85,12 @@ func newStage() *StageStatus {
 }
 
 func readStatus(r *rootfs.Root) (*statusFile, error) {
-	b, err := r.ReadFile(StatusFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := readCapped(r, StatusFile, maxInstanceData)
 	if err != nil {
 		return nil, err
+	}
+	if b == nil {
+		return nil, nil
 	}
 	var s statusFile
 	if err := json.Unmarshal(b, &s); err != nil {

@@ -18,42 +18,79 @@ import (
 // maxIncludeDepth bounds #include nesting in the final stage.
 const maxIncludeDepth = 5
 
-// loadInstance reads the instance the boot step cached: its id
-// (data/instance-id), user-data and vendor-data (instances/<iid>/), the
-// datasource line, and from instance-data.json the public keys and host
-// name.
-func loadInstance(r *rootfs.Root) (*instance.Data, error) {
-	b, err := r.ReadFile(instance.DataDir + "/instance-id")
+// Size caps of what the late stage reads from the cache. User-data and
+// vendor-data are capped as the boot step caps them (userdata.MaxSize); a
+// bigger file (not written by earlyinit) is refused before it is read.
+const (
+	maxUserData     = userdata.MaxSize
+	maxInstanceData = 64 << 20
+	maxSmallFile    = 1 << 20
+)
+
+// readCapped reads name in r if it is at most max bytes; a missing file is
+// nil, nil. The size is checked before the file is read.
+func readCapped(r *rootfs.Root, name string, max int64) ([]byte, error) {
+	fi, err := r.Stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no cached instance (%s/instance-id): the boot step did not find a datasource", instance.DataDir)
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	d := &instance.Data{InstanceID: strings.TrimSpace(string(b))}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the limit of %d: not read", name, fi.Size(), max)
+	}
+	b, err := r.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: grew past the limit of %d bytes while read: not used", name, max)
+	}
+	if b == nil {
+		b = []byte{} // exists, empty
+	}
+	return b, nil
+}
+
+// loadInstance reads the instance the boot step cached: its id
+// (data/instance-id), user-data and vendor-data (instances/<iid>/), the
+// datasource line, and from instance-data.json the public keys and host
+// name. User-data or vendor-data that cannot be read (too big, say) is
+// left out, with a problem in probs: the stage goes on without it.
+func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) {
+	b, err := readCapped(r, instance.DataDir+"/instance-id", maxSmallFile)
+	if err == nil && b == nil {
+		err = fs.ErrNotExist
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("no cached instance (%s/instance-id): the boot step did not find a datasource", instance.DataDir)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	d = &instance.Data{InstanceID: strings.TrimSpace(string(b))}
 	if d.InstanceID == "" {
-		return nil, fmt.Errorf("%s/instance-id is empty", instance.DataDir)
+		return nil, nil, fmt.Errorf("%s/instance-id is empty", instance.DataDir)
 	}
 	idir := instance.InstancesDir + "/" + instance.InstanceDirName(d.InstanceID)
-	read := func(name string) ([]byte, error) {
-		b, err := r.ReadFile(idir + "/" + name)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return b, err
+	if d.UserData, err = readCapped(r, idir+"/user-data.txt", maxUserData); err != nil {
+		probs = append(probs, fmt.Sprintf("user-data: %v: ignored", err))
 	}
-	if d.UserData, err = read("user-data.txt"); err != nil {
-		return nil, err
+	if d.VendorData, err = readCapped(r, idir+"/vendor-data.txt", maxUserData); err != nil {
+		probs = append(probs, fmt.Sprintf("vendor-data: %v: ignored", err))
 	}
-	if d.VendorData, err = read("vendor-data.txt"); err != nil {
-		return nil, err
-	}
-	if ds, _ := read("datasource"); len(ds) > 0 {
+	if ds, _ := readCapped(r, idir+"/datasource", maxSmallFile); len(ds) > 0 {
 		name, sub, _ := strings.Cut(strings.TrimSpace(string(ds)), ": ")
 		d.Datasource = strings.ToLower(strings.TrimPrefix(name, "DataSource"))
 		d.Subplatform = sub
 	}
-	if b, err := r.ReadFile(instance.RunDir + "/" + instance.InstanceDataFile); err == nil {
+	if b, err := readCapped(r, instance.RunDir+"/"+instance.InstanceDataFile, maxInstanceData); err != nil {
+		probs = append(probs, fmt.Sprintf("%v: public keys and host name not known", err))
+	} else if b != nil {
 		var id struct {
 			V1 struct {
 				PublicSSHKeys []string `json:"public_ssh_keys"`
@@ -66,7 +103,7 @@ func loadInstance(r *rootfs.Root) (*instance.Data, error) {
 			} `json:"ds"`
 		}
 		if err := json.Unmarshal(b, &id); err != nil {
-			return nil, fmt.Errorf("parse %s/%s: %w", instance.RunDir, instance.InstanceDataFile, err)
+			return nil, nil, fmt.Errorf("parse %s/%s: %w", instance.RunDir, instance.InstanceDataFile, err)
 		}
 		if id.V1.InstanceID == d.InstanceID {
 			d.PublicKeys = id.V1.PublicSSHKeys
@@ -83,7 +120,7 @@ func loadInstance(r *rootfs.Root) (*instance.Data, error) {
 			}
 		}
 	}
-	return d, nil
+	return d, probs, nil
 }
 
 // processed is user-data made ready for the modules.

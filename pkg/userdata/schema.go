@@ -206,7 +206,7 @@ func describe(n *yaml.Node, k string, val any, hide bool) string {
 	if hide {
 		s := k + " " + hidden
 		if isPlain(n) && k != "string" {
-			s += " (YAML 1.1 reads this unquoted value as a " + k + ": quote it for a string)"
+			s += " (YAML 1.1 reads this unquoted value as " + k + ", not string: quote it for a string)"
 		}
 		return s
 	}
