@@ -8,7 +8,7 @@ BUILD   := build
 KVER    ?= $(shell ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)
 export CGO_ENABLED := 0
 
-.PHONY: all build initramfs deps test unit qemu-test demo bench vet clean FORCE
+.PHONY: all build initramfs deps test unit qemu-test demo bench vet fuzz clean FORCE
 
 all: build initramfs
 
@@ -44,6 +44,21 @@ qemu-test: initramfs
 		$(GO) test -count=1 -timeout 40m -v ./qemu-tests/ 2>&1 | tee $(BUILD)/qemu-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|qemu-tests:)|_test.go'; \
 		exit $${PIPESTATUS[0]}
 
+
+# Fuzzing, not part of `make test`: every Fuzz* target under pkg/ and cmd/, one
+# after the other, FUZZTIME each (FUZZ=regexp picks targets by name). A
+# crasher is left in the package's testdata/fuzz and the run goes on; the
+# exit status says whether any target failed.
+FUZZTIME ?= 30s
+FUZZ     ?= .
+fuzz:
+	@failed=; for f in $$(grep -rlE --include='*_test.go' '^func Fuzz' pkg cmd | sort); do \
+		for t in $$(grep -oE '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2 | grep -E -- '$(FUZZ)'); do \
+			echo "== ./$$(dirname $$f) $$t, $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f) || failed="$$failed $$t"; \
+		done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed" >&2; exit 1; fi; echo "fuzz: every target passed"
 
 test: deps vet build unit qemu-test
 
