@@ -136,6 +136,31 @@ func TestSchemaVerb(t *testing.T) {
 	}
 }
 
+// TestSchemaVerbHardening: schema never prints a secret's value, and a
+// 200 MB file is refused at the user-data limit, not read whole.
+func TestSchemaVerbHardening(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret.yaml")
+	os.WriteFile(secret, []byte("#cloud-config\npassword: 31337424242\nchpasswd: {list: [S3CRET-MARKER]}\n"), 0o644)
+	code, out := capture(t, "schema", "--config-file", secret)
+	if code != 1 || !strings.Contains(out, secret+":2:11: password: expected string") || strings.Contains(out, "31337424242") || strings.Contains(out, "S3CRET-MARKER") {
+		t.Errorf("secret config: exit %d, %q", code, out)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte("#cloud-config\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 200<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readConfigFile(big); err == nil || !strings.Contains(err.Error(), "more than 16777216 bytes") {
+		t.Errorf("200 MB config: %v", err)
+	}
+	if code, _ := capture(t, "schema", "--config-file", big); code != 1 {
+		t.Errorf("200 MB config: exit %d, want 1", code)
+	}
+}
+
 func TestStatusVerb(t *testing.T) {
 	root := t.TempDir()
 	// Nothing ran: "not run", exit 0.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -83,13 +84,7 @@ func lateExec(root, init string, initArgs []string) int {
 	if err != nil {
 		self = late.Binary
 	}
-	if opts, err := lateOptions(root); err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), lateStageBound)
-		if _, err := late.Run(ctx, modules.StageBoot, opts); err != nil {
-			fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: %v\n", err)
-		}
-		cancel()
-	}
+	lateBootAsInit(root)
 	final := exec.Command(self, "late", "--stage", "final", "--root", root)
 	final.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := final.Start(); err != nil {
@@ -99,6 +94,27 @@ func lateExec(root, init string, initArgs []string) int {
 	err = syscall.Exec(init, argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "earlyinit: exec %s: %v\n", init, err)
 	return 1
+}
+
+// lateBootAsInit runs the boot stage for lateExec. We are PID 1: whatever
+// happens in it (late.Run contains its own panics; this is the last net),
+// init is exec'd afterwards.
+func lateBootAsInit(root string) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: panic: %v\n", p)
+		}
+	}()
+	opts, err := lateOptions(root)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: %v\n", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lateStageBound)
+	defer cancel()
+	if _, err := late.Run(ctx, modules.StageBoot, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: %v\n", err)
+	}
 }
 
 func statusVerb(args []string) int {
@@ -209,7 +225,7 @@ func schemaVerb(args []string) int {
 		fmt.Fprintln(os.Stderr, "schema: --config-file is required")
 		return 2
 	}
-	data, err := os.ReadFile(*file)
+	data, err := readConfigFile(*file)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "schema: %v\n", err)
 		return 1
@@ -228,4 +244,22 @@ func schemaVerb(args []string) int {
 	}
 	fmt.Printf("Valid cloud-config: %s\n", *file)
 	return 0
+}
+
+// readConfigFile reads a cloud-config for schema, at most
+// userdata.MaxSize bytes (what a datasource may carry).
+func readConfigFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, userdata.MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(data) > userdata.MaxSize {
+		return nil, fmt.Errorf("%s: more than %d bytes, the user-data limit", name, userdata.MaxSize)
+	}
+	return data, nil
 }
