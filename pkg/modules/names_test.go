@@ -129,3 +129,26 @@ func TestHostnameRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorizedKeysOneLineEach: a key with a line break in it would add
+// a line nobody listed to authorized_keys; it is skipped with a log line,
+// the other keys are written.
+func TestAuthorizedKeysOneLineEach(t *testing.T) {
+	te := newEnv(t, "ssh_authorized_keys: [\"ssh-ed25519 AAAAgood g\", \"ssh-ed25519 AAAAbad b\\ncommand=\\\"sh\\\" ssh-rsa AAAAevil e\"]\nssh_genkeytypes: []\ndisable_root: false\n")
+	if err := te.runModule("ssh"); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.read("/root/.ssh/authorized_keys"); got != "ssh-ed25519 AAAAgood g\n" {
+		t.Errorf("authorized_keys = %q", got)
+	}
+	if !strings.Contains(te.log.String(), "key 1 has a line break: skipped") {
+		t.Errorf("log: %s", te.log.String())
+	}
+	te2 := newEnv(t, "ssh_authorized_keys: [\"ssh-ed25519 AAAAgood g\"]\nssh_genkeytypes: []\ndisable_root_opts: \"no-pty\\nssh-rsa AAAAevil\"\n")
+	if err := te2.runModule("ssh"); err == nil || !strings.Contains(err.Error(), "disable_root_opts") {
+		t.Errorf("disable_root_opts with a line break: %v", err)
+	}
+	if te2.Root.Exists("/root/.ssh/authorized_keys") {
+		t.Error("root's authorized_keys written with a two-line prefix")
+	}
+}

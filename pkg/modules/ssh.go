@@ -218,10 +218,19 @@ func (e *Env) addAuthorizedKeys(user string, keys []string, prefix string) error
 	if len(old) > 0 {
 		lines = strings.Split(strings.TrimSuffix(string(old), "\n"), "\n")
 	}
+	if strings.ContainsAny(prefix, "\n\r") {
+		return fmt.Errorf("ssh keys for %s: disable_root_opts has a line break", user)
+	}
 	seen := map[string]bool{}
-	for _, k := range keys {
+	for i, k := range keys {
 		k = strings.TrimSpace(k)
 		if k == "" || strings.HasPrefix(k, "#") || seen[k] {
+			continue
+		}
+		if strings.ContainsAny(k, "\n\r\x00") {
+			// One key is one line: a second line would be a key (or
+			// options) nobody listed.
+			e.logf("ssh keys for %s: key %d has a line break: skipped", user, i)
 			continue
 		}
 		seen[k] = true
