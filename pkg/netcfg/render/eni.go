@@ -84,15 +84,31 @@ func (eni) Render(c *netcfg.Config) ([]File, error) {
 	for _, ifc := range order {
 		sections = append(sections, eniIface(c, ifc, rel)...)
 	}
+	text, err := eniText(sections)
+	if err != nil {
+		return nil, fmt.Errorf("eni: %w", err)
+	}
+	return []File{{Path: ENIPath, Data: []byte(text), Mode: 0o644}}, nil
+}
+
+// eniText joins the stanzas. Every line is built whole before this, so a
+// value with a control character shows as a line holding one: that would
+// add a line (an option, a post-up command) and is an error instead.
+func eniText(sections [][]string) (string, error) {
 	var b strings.Builder
 	b.WriteString("# Written by earlyinit from the instance's network configuration.\n")
 	for i, s := range sections {
+		for _, l := range s {
+			if hasControl(l) {
+				return "", fmt.Errorf("line %q has a control character", l)
+			}
+		}
 		if i > 0 {
 			b.WriteString("\n")
 		}
 		b.WriteString(strings.Join(s, "\n") + "\n")
 	}
-	return []File{{Path: ENIPath, Data: []byte(b.String()), Mode: 0o644}}, nil
+	return b.String(), nil
 }
 
 // eniAttrs are the interface-level options, written once, in the first

@@ -158,3 +158,31 @@ func TestSysconfigRenderControl(t *testing.T) {
 		}
 	}
 }
+
+// TestWritersRejectControl checks the last line of defence in the INI and
+// ENI writers themselves, below check(): a key or value with a control
+// character is refused with an error naming it, never written as a second
+// line.
+func TestWritersRejectControl(t *testing.T) {
+	for _, v := range []string{"a\nDNS=6.6.6.6", "a\rb", "a\x00b", "a\x7f"} {
+		var u unit
+		u.section("Network", "DHCP", "yes", "Domains", v)
+		if s, err := u.text(); err == nil || !strings.Contains(err.Error(), `[Network] "Domains": value`) || strings.Contains(s, "Domains") {
+			t.Errorf("networkd Domains=%q: err %v, file %q", v, err, s)
+		}
+		var k keyfile
+		k.set("ipv4", "method", "auto")
+		k.set("ipv4", "dns-search", v)
+		if s, err := k.text(); err == nil || !strings.Contains(err.Error(), `[ipv4] "dns-search": value`) || strings.Contains(s, "dns-search") {
+			t.Errorf("keyfile dns-search=%q: err %v, file %q", v, err, s)
+		}
+		if s, err := eniText([][]string{{"auto eth0", "iface eth0 inet dhcp", "    hostname " + v}}); err == nil || !strings.Contains(err.Error(), "has a control character") {
+			t.Errorf("eni hostname %q: err %v, file %q", v, err, s)
+		}
+	}
+	var u unit
+	u.section("Match", "Name", "eth0")
+	if s, err := u.text(); err != nil || s != "[Match]\nName=eth0\n" {
+		t.Errorf("plain unit: %q, %v", s, err)
+	}
+}

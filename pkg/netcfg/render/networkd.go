@@ -20,8 +20,13 @@ func Networkd() Renderer { return networkd{} }
 
 func (networkd) Name() string { return "networkd" }
 
-// unit builds an INI file section by section, in the order added.
-type unit struct{ b strings.Builder }
+// unit builds an INI file section by section, in the order added. A key or
+// value with a control character, which would end the line early, is kept
+// out and makes text fail, naming the key.
+type unit struct {
+	b   strings.Builder
+	err error
+}
 
 func (u *unit) section(name string, kv ...string) {
 	if len(kv) == 0 {
@@ -32,9 +37,18 @@ func (u *unit) section(name string, kv ...string) {
 	}
 	fmt.Fprintf(&u.b, "[%s]\n", name)
 	for i := 0; i+1 < len(kv); i += 2 {
+		if hasControl(kv[i]) || hasControl(kv[i+1]) {
+			if u.err == nil {
+				u.err = fmt.Errorf("[%s] %q: value %q has a control character", name, kv[i], kv[i+1])
+			}
+			continue
+		}
 		fmt.Fprintf(&u.b, "%s=%s\n", kv[i], kv[i+1])
 	}
 }
+
+// text is the file, or the first error.
+func (u *unit) text() (string, error) { return u.b.String(), u.err }
 
 func (networkd) Render(c *netcfg.Config) ([]File, error) {
 	if c.Disabled {
@@ -48,15 +62,23 @@ func (networkd) Render(c *netcfg.Config) ([]File, error) {
 	var files []File
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
+		network, err := networkdNetwork(c, ifc, rel, gns, gsearch)
+		if err != nil {
+			return nil, fmt.Errorf("networkd: %s.network: %w", ifc.Name, err)
+		}
 		files = append(files, File{
 			Path: fmt.Sprintf("%s/10-cloud-init-%s.network", NetworkdDir, ifc.Name),
-			Data: []byte(networkdNetwork(c, ifc, rel, gns, gsearch)),
+			Data: []byte(network),
 			Mode: 0o644,
 		})
 		if ifc.Kind != netcfg.Physical {
+			netdev, err := networkdNetdev(ifc)
+			if err != nil {
+				return nil, fmt.Errorf("networkd: %s.netdev: %w", ifc.Name, err)
+			}
 			files = append(files, File{
 				Path: fmt.Sprintf("%s/10-cloud-init-%s.netdev", NetworkdDir, ifc.Name),
-				Data: []byte(networkdNetdev(ifc)),
+				Data: []byte(netdev),
 				Mode: 0o644,
 			})
 		}
@@ -64,7 +86,7 @@ func (networkd) Render(c *netcfg.Config) ([]File, error) {
 	return sortFiles(files), nil
 }
 
-func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns, gsearch []string) string {
+func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns, gsearch []string) (string, error) {
 	var u unit
 	match := []string{"Name", ifc.Name}
 	if ifc.NoRename && (ifc.MAC != "" || ifc.Driver != "") {
@@ -203,7 +225,7 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 			u.section("Bridge", port...)
 		}
 	}
-	return u.b.String()
+	return u.text()
 }
 
 // networkdDHCPKeys are the [DHCPv4]/[DHCPv6] keys of the boolean overrides,
@@ -284,7 +306,7 @@ func networkdBond(k string) (key string, ms bool) {
 	return "", false
 }
 
-func networkdNetdev(ifc *netcfg.Interface) string {
+func networkdNetdev(ifc *netcfg.Interface) (string, error) {
 	var u unit
 	dev := []string{"Name", ifc.Name, "Kind", string(ifc.Kind)}
 	if ifc.MAC != "" {
@@ -330,5 +352,5 @@ func networkdNetdev(ifc *netcfg.Interface) string {
 		}
 		u.section("Bridge", kv...)
 	}
-	return u.b.String()
+	return u.text()
 }

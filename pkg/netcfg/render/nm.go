@@ -40,13 +40,22 @@ func NMUUID(name string) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
-// keyfile is an INI file with sections in insertion order.
+// keyfile is an INI file with sections in insertion order. A key or value
+// with a control character, which would end the line early, is kept out and
+// makes text fail, naming the key.
 type keyfile struct {
 	order []string
 	sec   map[string][][2]string
+	err   error
 }
 
 func (k *keyfile) set(section, key, val string) {
+	if hasControl(key) || hasControl(val) {
+		if k.err == nil {
+			k.err = fmt.Errorf("[%s] %q: value %q has a control character", section, key, val)
+		}
+		return
+	}
 	if k.sec == nil {
 		k.sec = map[string][][2]string{}
 	}
@@ -80,6 +89,9 @@ func (k *keyfile) addNumbered(section, prefix, val string) {
 		}
 	}
 }
+
+// text is the file, or the first error.
+func (k *keyfile) text() (string, error) { return k.String(), k.err }
 
 func (k *keyfile) String() string {
 	var b strings.Builder
@@ -190,9 +202,13 @@ func (networkManager) Render(c *netcfg.Config) ([]File, error) {
 		if !enslaved {
 			nmIP(c, ifc, &k, gns, gsearch)
 		}
+		data, err := k.text()
+		if err != nil {
+			return nil, fmt.Errorf("network-manager: %s: %w", ifc.Name, err)
+		}
 		files = append(files, File{
 			Path: fmt.Sprintf("%s/cloud-init-%s.nmconnection", NMDir, ifc.Name),
-			Data: []byte(k.String()),
+			Data: []byte(data),
 			Mode: 0o600,
 		})
 	}
