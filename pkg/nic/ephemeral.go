@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -28,7 +29,36 @@ type Ephemeral struct {
 	addr *netlink.Addr
 	// routes are the routes Up added, in order.
 	routes []netlink.Route
+	// added is every address and route Up added, kept until Down has
+	// checked they are gone.
+	added added
 }
+
+// added is what Up added to the link, for Down to check.
+type added struct {
+	addr   *netlink.Addr
+	routes []netlink.Route
+}
+
+// ephemeralNetlink is the part of rtnetlink Up, Down and LinkLocal use;
+// *netlink.Handle is one, and tests replace it with a fake.
+type ephemeralNetlink interface {
+	LinkByName(name string) (netlink.Link, error)
+	LinkByIndex(index int) (netlink.Link, error)
+	LinkSetUp(link netlink.Link) error
+	LinkSetDown(link netlink.Link) error
+	LinkSetMTU(link netlink.Link, mtu int) error
+	AddrAdd(link netlink.Link, addr *netlink.Addr) error
+	AddrDel(link netlink.Link, addr *netlink.Addr) error
+	AddrList(link netlink.Link, family int) ([]netlink.Addr, error)
+	RouteAdd(route *netlink.Route) error
+	RouteDel(route *netlink.Route) error
+	RouteListFiltered(family int, filter *netlink.Route, filterMask uint64) ([]netlink.Route, error)
+}
+
+// enl is rtnetlink in the calling thread's network namespace, as the
+// package-level netlink functions use it.
+var enl ephemeralNetlink = &netlink.Handle{}
 
 // Zone is the link name to put in a URL's IPv6 zone:
 // "http://[fe80::a9fe:a9fe%25" + e.Zone() + "]/".
@@ -49,7 +79,7 @@ func Up(l Lease) (*Ephemeral, error) {
 	if !l.Addr.IsValid() || !l.Addr.Addr().Is4() {
 		return nil, fmt.Errorf("ephemeral network on %s: lease has no IPv4 address (%v)", l.Iface, l.Addr)
 	}
-	link, err := netlink.LinkByName(l.Iface)
+	link, err := enl.LinkByName(l.Iface)
 	if err != nil {
 		return nil, fmt.Errorf("ephemeral network on %s: %w", l.Iface, err)
 	}
@@ -68,13 +98,13 @@ func Up(l Lease) (*Ephemeral, error) {
 func (e *Ephemeral) up(l Lease, a *netlink.LinkAttrs) error {
 	link := byIndex(e.index)
 	if a.Flags&net.FlagUp == 0 {
-		if err := netlink.LinkSetUp(link); err != nil {
+		if err := enl.LinkSetUp(link); err != nil {
 			return fmt.Errorf("set link up: %w", err)
 		}
 		e.setDown = true
 	}
 	if l.MTU > 0 && l.MTU != a.MTU {
-		if err := netlink.LinkSetMTU(link, l.MTU); err != nil {
+		if err := enl.LinkSetMTU(link, l.MTU); err != nil {
 			return fmt.Errorf("set MTU %d: %w", l.MTU, err)
 		}
 		e.oldMTU = a.MTU
@@ -84,13 +114,14 @@ func (e *Ephemeral) up(l Lease, a *netlink.LinkAttrs) error {
 	if l.Broadcast.IsValid() {
 		addr.Broadcast = l.Broadcast.AsSlice()
 	}
-	switch err := netlink.AddrAdd(link, addr); {
+	switch err := enl.AddrAdd(link, addr); {
 	case errors.Is(err, unix.EEXIST):
 		// Already there (a network root, or a second lease): not ours.
 	case err != nil:
 		return fmt.Errorf("add address %s: %w", l.Addr, err)
 	default:
 		e.addr = addr
+		e.added.addr = addr
 	}
 
 	src := l.Addr.Addr()
@@ -152,7 +183,7 @@ func (e *Ephemeral) addRoute(dst netip.Prefix, gw, src netip.Addr) error {
 	} else {
 		r.Scope = netlink.SCOPE_LINK
 	}
-	switch err := netlink.RouteAdd(&r); {
+	switch err := enl.RouteAdd(&r); {
 	case errors.Is(err, unix.EEXIST):
 		return nil
 	case err != nil:
@@ -162,69 +193,191 @@ func (e *Ephemeral) addRoute(dst netip.Prefix, gw, src netip.Addr) error {
 		return fmt.Errorf("add route %s on-link: %w", dst, err)
 	}
 	e.routes = append(e.routes, r)
+	e.added.routes = append(e.added.routes, r)
 	return nil
 }
 
+// Teardown bounds: Down tries up to downAttempts times within downTimeout,
+// waiting downBackoff, doubled each time, between attempts.
+const (
+	downTimeout  = 2 * time.Second
+	downAttempts = 5
+	downBackoff  = 50 * time.Millisecond
+)
+
 // Down deletes the routes and the address Up added, restores the MTU and
-// sets the link down again if it was down before. What is already gone
-// counts as removed, a link that is gone takes everything with it, and what
-// fails is kept for another call, so Down can be called again; once it has
-// succeeded it does nothing. All errors are returned together.
+// sets the link down again if it was down before, then lists the link's
+// addresses and routes to check that nothing Up added is left. What fails,
+// or is still listed, is tried again, up to downAttempts times within
+// downTimeout; the error then names what is left. What is already gone
+// counts as removed and a link that is gone takes everything with it. Once
+// Down has succeeded it does nothing.
 //
 // When the address Up added was the link's last IPv4 address, the kernel
 // drops every IPv4 route on the link with it, as it always does.
 func (e *Ephemeral) Down() error {
+	ctx, cancel := context.WithTimeout(context.Background(), downTimeout)
+	defer cancel()
+	return e.DownContext(ctx)
+}
+
+// DownContext is Down within ctx (and downAttempts attempts).
+func (e *Ephemeral) DownContext(ctx context.Context) error {
 	if e == nil {
 		return nil
 	}
-	if _, err := netlink.LinkByIndex(e.index); err != nil {
-		var nf netlink.LinkNotFoundError
-		if errors.As(err, &nf) || errors.Is(err, unix.ENODEV) {
+	var err error
+	wait := downBackoff
+	for attempt := 1; ; attempt++ {
+		err = e.downOnce()
+		if err == nil {
+			err = e.verify()
+		}
+		if err == nil {
+			return nil
+		}
+		if attempt >= downAttempts {
+			return fmt.Errorf("ephemeral network on %s: tear down: after %d attempts: %w", e.iface, attempt, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ephemeral network on %s: tear down: after %d attempts, %v: %w", e.iface, attempt, ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// downOnce is one attempt at undoing what is left to undo.
+func (e *Ephemeral) downOnce() error {
+	if _, err := enl.LinkByIndex(e.index); err != nil {
+		if linkGone(err) {
 			e.clear()
 			return nil
 		}
-		return fmt.Errorf("ephemeral network on %s: tear down: %w", e.iface, err)
+		return fmt.Errorf("find link %d: %w", e.index, err)
 	}
 	link := byIndex(e.index)
 	var errs []error
 	var kept []netlink.Route
 	for i := len(e.routes) - 1; i >= 0; i-- {
 		r := e.routes[i]
-		if err := netlink.RouteDel(&r); err != nil && !errors.Is(err, unix.ESRCH) {
-			errs = append(errs, fmt.Errorf("delete route %s: %w", r.Dst, err))
+		if err := enl.RouteDel(&r); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("delete route %s: %w", routeText(r), err))
 			kept = append([]netlink.Route{r}, kept...)
 		}
 	}
 	e.routes = kept
 	if e.addr != nil {
-		if err := netlink.AddrDel(link, e.addr); err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) {
+		if err := enl.AddrDel(link, e.addr); err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) {
 			errs = append(errs, fmt.Errorf("delete address %s: %w", e.addr.IPNet, err))
 		} else {
 			e.addr = nil
 		}
 	}
 	if e.oldMTU != 0 {
-		if err := netlink.LinkSetMTU(link, e.oldMTU); err != nil {
+		if err := enl.LinkSetMTU(link, e.oldMTU); err != nil {
 			errs = append(errs, fmt.Errorf("restore MTU %d: %w", e.oldMTU, err))
 		} else {
 			e.oldMTU = 0
 		}
 	}
 	if e.setDown {
-		if err := netlink.LinkSetDown(link); err != nil {
+		if err := enl.LinkSetDown(link); err != nil {
 			errs = append(errs, fmt.Errorf("set link down: %w", err))
 		} else {
 			e.setDown = false
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("ephemeral network on %s: tear down: %w", e.iface, err)
+	return errors.Join(errs...)
+}
+
+// verify lists the link's IPv4 addresses and routes and checks that none
+// that Up added is there; what is, is put back to be removed again.
+func (e *Ephemeral) verify() error {
+	if e.added.addr == nil && len(e.added.routes) == 0 {
+		return nil
 	}
+	link := byIndex(e.index)
+	as, err := enl.AddrList(link, netlink.FAMILY_V4)
+	if linkGone(err) {
+		e.clear()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check: list addresses: %w", err)
+	}
+	rs, err := enl.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{LinkIndex: e.index}, netlink.RT_FILTER_OIF)
+	if linkGone(err) {
+		e.clear()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check: list routes: %w", err)
+	}
+	var left []string
+	if a := e.added.addr; a != nil {
+		for _, x := range as {
+			if x.IPNet != nil && x.IPNet.String() == a.IPNet.String() {
+				left = append(left, "address "+a.IPNet.String())
+				e.addr = a
+				break
+			}
+		}
+	}
+	e.routes = nil
+	for _, r := range e.added.routes {
+		for _, x := range rs {
+			if sameRoute(r, x) {
+				left = append(left, "route "+routeText(r))
+				e.routes = append(e.routes, r)
+				break
+			}
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("still there after removal: %s", strings.Join(left, ", "))
+	}
+	e.added = added{}
 	return nil
+}
+
+// linkGone tells a lookup error meaning the link no longer exists.
+func linkGone(err error) bool {
+	var nf netlink.LinkNotFoundError
+	return err != nil && (errors.As(err, &nf) || errors.Is(err, unix.ENODEV))
+}
+
+// sameRoute tells whether the listed route x is the route r Up added: same
+// destination, gateway and protocol (a route someone else added to the
+// same destination is not ours).
+func sameRoute(r, x netlink.Route) bool {
+	return dstText(r.Dst) == dstText(x.Dst) && r.Gw.Equal(x.Gw) && r.Protocol == x.Protocol
+}
+
+func dstText(n *net.IPNet) string {
+	if n == nil || (n.IP.IsUnspecified() && isZeroMask(n.Mask)) {
+		return "default"
+	}
+	return n.String()
+}
+
+func isZeroMask(m net.IPMask) bool {
+	ones, _ := m.Size()
+	return ones == 0
+}
+
+// routeText is "DST via GW" or "DST on-link", for errors.
+func routeText(r netlink.Route) string {
+	if r.Gw != nil {
+		return dstText(r.Dst) + " via " + r.Gw.String()
+	}
+	return dstText(r.Dst) + " on-link"
 }
 
 func (e *Ephemeral) clear() {
 	e.routes, e.addr, e.oldMTU, e.setDown = nil, nil, 0, false
+	e.added = added{}
 }
 
 // LinkLocal sets iface up for the IPv6 path to the metadata service at
@@ -233,13 +386,13 @@ func (e *Ephemeral) clear() {
 // address detection is over, about a second after the link comes up; see
 // WaitLinkLocal.
 func LinkLocal(iface string) (*Ephemeral, error) {
-	link, err := netlink.LinkByName(iface)
+	link, err := enl.LinkByName(iface)
 	if err != nil {
 		return nil, fmt.Errorf("link-local network on %s: %w", iface, err)
 	}
 	e := &Ephemeral{iface: iface, index: link.Attrs().Index}
 	if link.Attrs().Flags&net.FlagUp == 0 {
-		if err := netlink.LinkSetUp(link); err != nil {
+		if err := enl.LinkSetUp(link); err != nil {
 			return nil, fmt.Errorf("link-local network on %s: set link up: %w", iface, err)
 		}
 		e.setDown = true
@@ -255,7 +408,7 @@ const linkLocalPoll = 50 * time.Millisecond
 func (e *Ephemeral) WaitLinkLocal(ctx context.Context) (netip.Addr, error) {
 	link := byIndex(e.index)
 	for {
-		as, err := netlink.AddrList(link, netlink.FAMILY_V6)
+		as, err := enl.AddrList(link, netlink.FAMILY_V6)
 		if err != nil {
 			return netip.Addr{}, fmt.Errorf("link-local address on %s: %w", e.iface, err)
 		}
