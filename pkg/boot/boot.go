@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ type Boot struct {
 	netWait time.Duration
 	// deviceWait adds up the time spent polling for devices.
 	deviceWait time.Duration
+	// rootMounted is set once the real root is on newRoot; readOnly when
+	// it could only be mounted read-only, so nothing may be written into it.
+	rootMounted, readOnly bool
 }
 
 // Main is PID 1's entry point. It returns only to report that the boot
@@ -78,6 +82,29 @@ func Main() error {
 		b.Log.Errorf("%v (default kept)", e)
 	}
 	b.Log.Debugf("cmdline: %s", strings.TrimSpace(string(raw)))
+	return b.guardedRun()
+}
+
+// guardedRun is run under a last recover: the steps have their own, so a
+// panic here is in the glue between them. With the root mounted, the boot
+// still goes on to the real init; without it there is nothing to hand over
+// to, and Main reports why.
+func (b *Boot) guardedRun() (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		b.Log.Errorf("earlyinit panicked: %v\n%s", r, Stack(debug.Stack()))
+		if !b.rootMounted {
+			err = fmt.Errorf("panic before the root was mounted: %v", r)
+			return
+		}
+		b.saveLog()
+		init := ChooseInit(newRoot, b.Cmd.Init, b.Log)
+		b.Log.Printf("switch_root to %s after a panic, skipping what was left of earlyinit's work", init)
+		err = switchRoot(newRoot, init, os.Args[1:], b.Log)
+	}()
 	return b.run()
 }
 
@@ -89,7 +116,7 @@ func (b *Boot) run() error {
 		var err error
 		dev, err = b.mountRoot()
 		return err
-	}); err != nil {
+	}); err != nil && !b.rootMounted {
 		return err
 	}
 
@@ -102,7 +129,9 @@ func (b *Boot) run() error {
 	}
 	_ = dev
 	runner := false
-	if !disabled {
+	if b.readOnly && !disabled {
+		b.Log.Printf("the root is read-only: earlyinit writes nothing into it this boot (no instance cache, network files or late stages)")
+	} else if !disabled {
 		runner = b.provision()
 	} else if err := markDisabled(); err != nil {
 		b.Log.Errorf("%v", err)
@@ -151,6 +180,20 @@ func (b *Boot) provision() bool {
 // coldplug loads the modules the hardware asks for, until no new device
 // shows up, within the bound.
 func (b *Boot) coldplug() error {
+	if err := b.startColdplug(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.Cmd.Timeout)
+	defer cancel()
+	err := b.cold.Settle(ctx, 20*time.Millisecond)
+	b.Log.Printf("loaded %d modules: %s", len(b.cold.Loaded), strings.Join(b.cold.Loaded, " "))
+	return err
+}
+
+// startColdplug reads the module index and makes b.cold. The root wait
+// calls it again when the modules step failed before it, so a failed or
+// panicked modules step still gets the root's drivers loaded.
+func (b *Boot) startColdplug() error {
 	rel, err := kernelRelease()
 	if err != nil {
 		return err
@@ -165,11 +208,7 @@ func (b *Boot) coldplug() error {
 		return fmt.Errorf("module dependencies: %w", err)
 	}
 	b.cold = kmod.NewColdplug(ix, p, "/sys", b.Log.Debugf)
-	ctx, cancel := context.WithTimeout(context.Background(), b.Cmd.Timeout)
-	defer cancel()
-	err = b.cold.Settle(ctx, 20*time.Millisecond)
-	b.Log.Printf("loaded %d modules: %s", len(b.cold.Loaded), strings.Join(b.cold.Loaded, " "))
-	return err
+	return nil
 }
 
 // loadModule loads a module or alias on demand, if coldplug is available.
@@ -239,9 +278,21 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 		err := unix.Mount(dev.Path, newRoot, t, flags, req.Data)
 		if err == nil {
 			b.Log.Printf("mounted %s (%s) on %s", dev.Path, t, newRoot)
+			b.rootMounted = true
 			return dev, nil
 		}
 		errs = append(errs, fmt.Errorf("mount -t %s %s: %w", t, dev.Path, err))
+		if flags&unix.MS_RDONLY != 0 {
+			continue
+		}
+		// A write-protected disk (EACCES/EROFS), an ext4 with a read-only
+		// compat feature this kernel lacks (EINVAL), ISO9660: the root
+		// may still mount read-only. Boot it, writing nothing into it.
+		if rerr := unix.Mount(dev.Path, newRoot, t, flags|unix.MS_RDONLY, req.Data); rerr == nil {
+			b.Log.Errorf("mount -t %s %s read-write: %v; mounted it read-only instead", t, dev.Path, err)
+			b.rootMounted, b.readOnly = true, true
+			return dev, nil
+		}
 	}
 	return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: errors.Join(errs...)}
 }
@@ -320,7 +371,7 @@ func (b *Boot) prepareHandoff(rec Record) error {
 		}
 	}
 	unix.Sync()
-	if b.Cmd.ReadOnly && !b.Cmd.Disabled {
+	if b.Cmd.ReadOnly && !b.Cmd.Disabled && !b.readOnly {
 		if err := unix.Mount("", newRoot, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 			errs = append(errs, fmt.Errorf("remount %s read-only: %w", newRoot, err))
 		}

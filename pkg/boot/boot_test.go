@@ -3,6 +3,7 @@ package boot
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,48 @@ func TestLogStep(t *testing.T) {
 	l.Debugf("hidden")
 	if strings.Contains(console.String(), "hidden") {
 		t.Errorf("debug line logged without earlyinit.debug")
+	}
+}
+
+// panicsInStep is a named frame the recovered stack must show.
+func panicsInStep() error {
+	var m map[string]int
+	m["x"]++ // a nil map write: a runtime panic, as a parser bug would be
+	return nil
+}
+
+func TestLogStepRecoversPanic(t *testing.T) {
+	var console, kmsg bytes.Buffer
+	l := NewLog(&console, &kmsg, time.Now())
+	err := l.Step("network", panicsInStep)
+	if err == nil || !strings.HasPrefix(err.Error(), "panic: assignment to entry in nil map") {
+		t.Fatalf("Step returned %v", err)
+	}
+	// The boot goes on: the next step runs and both are recorded.
+	l.Step("handoff", func() error { return nil })
+	steps := l.Steps()
+	if len(steps) != 2 || steps[0].Error != err.Error() || steps[1].Name != "handoff" || steps[1].Error != "" {
+		t.Fatalf("steps %+v", steps)
+	}
+	for name, out := range map[string]string{"console": console.String(), "saved log": string(l.Bytes()), "kmsg": kmsg.String()} {
+		for _, want := range []string{"step network panicked: assignment to entry in nil map", "boot.panicsInStep", "step network failed after"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q:\n%s", name, want, out)
+			}
+		}
+	}
+	// The stack starts at the panicking frame, not in the runtime.
+	if i, j := strings.Index(console.String(), "panicked:"), strings.Index(console.String(), "runtime/panic.go"); j >= 0 && j > i {
+		t.Errorf("runtime frames in the logged stack:\n%s", console.String())
+	}
+}
+
+func TestGuardReturnsError(t *testing.T) {
+	l := NewLog(io.Discard, nil, time.Now())
+	if err := l.Guard("x", func() error { return errors.New("plain") }); err == nil || err.Error() != "plain" {
+		t.Errorf("Guard changed a plain error: %v", err)
+	}
+	if err := l.Guard("x", func() error { panic(errors.New("deep")) }); err == nil || err.Error() != "panic: deep" {
+		t.Errorf("Guard: %v", err)
 	}
 }

@@ -113,9 +113,13 @@ func (e *RootError) Unwrap() error { return e.Err }
 // returns the device matched (if any) and the last listing.
 func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool) (blockdev.Device, []blockdev.Device, error) {
 	var last []blockdev.Device
+	if b.cold == nil {
+		// The modules step failed or panicked before coldplug began.
+		b.Log.Guard("coldplug during the root wait", b.startColdplug)
+	}
 	for {
 		if b.cold != nil {
-			b.cold.Scan()
+			b.Log.Guard("coldplug scan", func() error { _, err := b.cold.Scan(); return err })
 		}
 		devs, err := blockdev.List("/sys", "/dev")
 		if err == nil {
