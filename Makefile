@@ -38,9 +38,16 @@ unit:
 	@echo "differential oracle: cloud-init $$(dpkg-query -W -f='$${Version}' cloud-init 2>/dev/null || echo 'not installed')"
 	$(GO) test $$($(GO) list ./... | grep -v /qemu-tests)
 
-# QEMU-booted integration tests, with the initramfs built once.
-qemu-test: initramfs
+# The same initramfs with the faultinject build tag: earlyinit.test_panic=
+# panics in the named steps. For the QEMU tests only; never shipped.
+$(BUILD)/initramfs-faultinject.cpio.gz: FORCE
+	@mkdir -p $(BUILD)
+	$(GO) run ./cmd/mkinitramfs -kver $(KVER) -tags faultinject -o $@
+
+# QEMU-booted integration tests, with each initramfs built once.
+qemu-test: initramfs $(BUILD)/initramfs-faultinject.cpio.gz
 	EARLYINIT_INITRAMFS=$(CURDIR)/$(BUILD)/initramfs.cpio.gz EARLYINIT_KVER=$(KVER) \
+	EARLYINIT_INITRAMFS_FAULTINJECT=$(CURDIR)/$(BUILD)/initramfs-faultinject.cpio.gz \
 		$(GO) test -count=1 -timeout 40m -v ./qemu-tests/ 2>&1 | tee $(BUILD)/qemu-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|qemu-tests:)|_test.go'; \
 		exit $${PIPESTATUS[0]}
 

@@ -26,6 +26,8 @@ type Options struct {
 	Config string
 	// Package is earlyinit's main package ("./cmd/earlyinit").
 	Package string
+	// Tags are Go build tags for earlyinit (tests: "faultinject").
+	Tags []string
 	// Output is the .cpio.gz to write.
 	Output string
 	// TempDir for the build; a new one under os.TempDir when empty.
@@ -147,7 +149,7 @@ func Build(o Options) (Result, error) {
 	}
 	raw := filepath.Join(tmp, "initramfs.cpio")
 	l := llog.New(slog.LevelWarn, func(format string, args ...any) { logf(format, args...) })
-	env := golang.Default(golang.DisableCGO())
+	env := golang.Default(golang.DisableCGO(), golang.WithBuildTag(o.Tags...))
 	err = uimage.Create(l,
 		uimage.WithReplaceEnv(env),
 		uimage.WithTempDir(tmp),

@@ -21,6 +21,9 @@ var (
 	kver   string
 	kernel string
 	initrd string
+	// faultInitrd is built with the faultinject tag: earlyinit.test_panic=
+	// panics in the named steps.
+	faultInitrd string
 )
 
 // TestMain builds the initramfs once per run, unless EARLYINIT_INITRAMFS
@@ -40,25 +43,31 @@ func testMain(m *testing.M) int {
 		kver = k
 	}
 	kernel = vm.Kernel(kver)
-	initrd = os.Getenv("EARLYINIT_INITRAMFS")
-	if initrd == "" {
-		tmp, err := os.MkdirTemp("", "qemu-tests")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+	tmp, err := os.MkdirTemp("", "qemu-tests")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	for _, b := range []struct {
+		dest *string
+		env  string
+		tags []string
+	}{{&initrd, "EARLYINIT_INITRAMFS", nil}, {&faultInitrd, "EARLYINIT_INITRAMFS_FAULTINJECT", []string{"faultinject"}}} {
+		if *b.dest = os.Getenv(b.env); *b.dest != "" {
+			continue
 		}
-		defer os.RemoveAll(tmp)
 		_, file, _, _ := runtime.Caller(0)
 		top := filepath.Dir(filepath.Dir(file))
-		initrd = filepath.Join(tmp, "initramfs.cpio.gz")
+		*b.dest = filepath.Join(tmp, b.env+".cpio.gz")
 		t0 := time.Now()
 		res, err := initramfs.Build(initramfs.Options{KVer: kver, ModulesRoot: "/", Config: filepath.Join(top, "initramfs/modules.conf"),
-			Package: filepath.Join(top, "cmd/earlyinit"), Output: initrd})
+			Package: filepath.Join(top, "cmd/earlyinit"), Output: *b.dest, Tags: b.tags})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "qemu-tests: build initramfs:", err)
 			return 1
 		}
-		fmt.Fprintf(os.Stderr, "qemu-tests: built initramfs (%d modules, %.2f MB) in %s\n", res.Modules, float64(res.GzSize)/1e6, time.Since(t0).Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "qemu-tests: built initramfs %v (%d modules, %.2f MB) in %s\n", b.tags, res.Modules, float64(res.GzSize)/1e6, time.Since(t0).Round(time.Millisecond))
 	}
 	for _, tool := range []string{"qemu-system-x86_64", "mkfs.ext4", "debugfs", "/bin/busybox"} {
 		if _, err := lookPath(tool); err != nil {
@@ -73,7 +82,10 @@ func testMain(m *testing.M) int {
 // boot runs a VM with our kernel and initramfs and logs its console.
 func boot(t *testing.T, c vm.Config) *vm.Result {
 	t.Helper()
-	c.Kernel, c.Initrd = kernel, initrd
+	c.Kernel = kernel
+	if c.Initrd == "" {
+		c.Initrd = initrd
+	}
 	if !strings.Contains(c.Append, "console=") {
 		c.Append = "console=ttyS0 panic=-1 " + c.Append
 	}
