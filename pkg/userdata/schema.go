@@ -80,6 +80,9 @@ var yamlErrLine = regexp.MustCompile(`line (\d+)`)
 
 func validate(file string, data []byte) []SchemaError {
 	v := &validator{file: file, budget: maxYAMLNodes}
+	if line, col, off, bad := invalidUTF8(data); bad {
+		return []SchemaError{{File: file, Line: line, Col: col, Msg: fmt.Sprintf("not valid UTF-8 (byte offset %d): cloud-config must be UTF-8", off)}}
+	}
 	root, err := parseYAML(data)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -44,7 +45,15 @@ var (
 // parseYAML parses one YAML document into its node tree. It returns nil for
 // an empty document. Like PyYAML's safe_load it refuses a stream holding
 // more than one document.
+//
+// Text that is not UTF-8 (and has no UTF-16 byte order mark) is refused
+// with the position of the first bad byte; yaml.v3 would say only
+// "invalid leading UTF-8 octet". Nesting deeper than yaml.v3's 10,000
+// levels is refused by yaml.v3.
 func parseYAML(data []byte) (*yaml.Node, error) {
+	if line, col, off, ok := invalidUTF8(data); ok {
+		return nil, fmt.Errorf("line %d column %d: not valid UTF-8 (byte offset %d): YAML must be UTF-8", line, col, off)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -66,6 +75,29 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 		return doc.Content[0], nil
 	}
 	return &doc, nil
+}
+
+// invalidUTF8 finds the first byte of data that is not UTF-8: its 1-based
+// line and column (in characters) and its offset. Text starting with a
+// UTF-16 byte order mark is left to the YAML parser.
+func invalidUTF8(data []byte) (line, col, off int, bad bool) {
+	if utf8.Valid(data) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+		return 0, 0, 0, false
+	}
+	line, col = 1, 1
+	for off < len(data) {
+		r, size := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && size <= 1 {
+			return line, col, off, true
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		off += size
+	}
+	return 0, 0, 0, false
 }
 
 // loadYAML parses data and resolves it to plain Go values as PyYAML would.
