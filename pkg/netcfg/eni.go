@@ -62,12 +62,21 @@ func parseENI(text string) (*Config, error) {
 	for i := 0; i < len(lines); i++ {
 		lineNo := i + 1
 		line := strings.TrimSpace(lines[i])
-		for strings.HasSuffix(line, "\\") {
-			line = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
-			if i+1 < len(lines) {
+		if strings.HasSuffix(line, "\\") {
+			// Join the continued lines once, at the end: joining pairwise
+			// copies the logical line for every physical one, quadratic
+			// time on a long chain (minutes for 512 KiB).
+			var parts []string
+			for strings.HasSuffix(line, "\\") {
+				line = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
+				if i+1 >= len(lines) {
+					break
+				}
+				parts = append(parts, line)
 				i++
-				line = strings.TrimSpace(line + " " + strings.TrimSpace(lines[i]))
+				line = strings.TrimSpace(lines[i])
 			}
+			line = strings.TrimSpace(strings.Join(append(parts, line), " "))
 		}
 		f := strings.Fields(line)
 		// A continuation may join into nothing ("\" then an empty line):
