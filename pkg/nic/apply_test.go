@@ -258,3 +258,68 @@ func TestWaitForListFails(t *testing.T) {
 		t.Errorf("err = %v, want both the deadline and the listing error", err)
 	}
 }
+
+// TestApplyNameInUse: renames onto a name held by a NIC that is not in the
+// plan. Planned around when the holder is known: the entry is refused,
+// with the entries that depended on it, and nothing is renamed. When the
+// name is taken after the listing (a NIC hot-plugged in between), the
+// kernel's EEXIST undoes what was done: every NIC is back at its name, none
+// at a temporary one.
+func TestApplyNameInUse(t *testing.T) {
+	t.Run("held by a NIC not in the plan", func(t *testing.T) {
+		// Link 2 (eth1) wants eth2, held by link 3, which is not being
+		// renamed: refused. Then link 2 stays eth1, which link 1 (ens3)
+		// wants: refused as well.
+		f := &fakeNL{links: links("ens3", "eth1", "eth2")}
+		before := f.state()
+		applied, problems, err := Apply(f, map[string]string{mac(1): "eth1", mac(2): "eth2"})
+		if err != nil || applied != nil {
+			t.Fatalf("Apply = %v, %v; want nothing applied, no error", applied, err)
+		}
+		want := []Problem{
+			{mac(1), "eth1", "name held by link 2 (MAC " + mac(2) + "), which is not being renamed"},
+			{mac(2), "eth2", "name held by link 3 (MAC " + mac(3) + "), which is not being renamed"},
+		}
+		if !reflect.DeepEqual(problems, want) {
+			t.Errorf("problems = %v\nwant %v", problems, want)
+		}
+		if got := f.state(); !reflect.DeepEqual(got, before) || f.renames != 0 {
+			t.Errorf("state = %v after %d renames, want %v untouched", got, f.renames, before)
+		}
+	})
+	t.Run("taken after the listing", func(t *testing.T) {
+		// ens3 -> eth0, ens4 -> eth1; eth1 appears before the second
+		// rename.
+		f := &fakeNL{links: links("ens3", "ens4")}
+		before := f.state()
+		g := &hotplug{fakeNL: f, after: 1, link: Link{Index: 9, Name: "eth1", MAC: mac(9), Kind: "device"}}
+		applied, _, err := Apply(g, map[string]string{mac(1): "eth0", mac(2): "eth1"})
+		if !errors.Is(err, syscall.EEXIST) || !strings.Contains(err.Error(), "rename ens4 (link 2) to eth1") {
+			t.Fatalf("err = %v, want EEXIST naming the rename", err)
+		}
+		if applied != nil {
+			t.Errorf("applied = %v, want all undone", applied)
+		}
+		f.links = f.links[:2] // the newcomer is not ours to check
+		if got := f.state(); !reflect.DeepEqual(got, before) {
+			t.Errorf("state = %v, want %v", got, before)
+		}
+		noTemp(t, f)
+	})
+}
+
+// hotplug adds link to the fake after the given number of renames.
+type hotplug struct {
+	*fakeNL
+	after int
+	link  Link
+	done  bool
+}
+
+func (h *hotplug) SetName(index int, name string) error {
+	if !h.done && h.renames >= h.after {
+		h.links = append(h.links, h.link)
+		h.done = true
+	}
+	return h.fakeNL.SetName(index, name)
+}

@@ -26,8 +26,9 @@ const hvNetvsc = "hv_netvsc"
 //     different names;
 //   - a name wanted for more than one MAC;
 //   - a MAC no live link has ("missing");
-//   - a MAC more than one live link has (bond slaves, VLANs), unless exactly
-//     one of them is a Hyper-V netvsc NIC;
+//   - a MAC more than one live link has (two NICs with one MAC, bond
+//     slaves), once VLAN, bond and bridge devices are left out, unless
+//     exactly one of them is a Hyper-V netvsc NIC;
 //   - a name held by a link that is not being renamed (cloud-init's
 //     rule: such a conflict is reported, the holder is not moved aside).
 //
@@ -51,10 +52,7 @@ func Plan(links []Link, want map[string]string) ([]Step, []Problem) {
 	owner := map[int]string{}  // link index -> MAC in want
 	for _, mac := range sortedKeys(names) {
 		name := names[mac]
-		match := byMAC[mac]
-		if len(match) > 1 {
-			match = preferNetvsc(match)
-		}
+		match := candidates(byMAC[mac])
 		switch len(match) {
 		case 0:
 			skip(mac, name, "missing: no live link has this MAC")
@@ -234,6 +232,32 @@ func tempName(holder map[string]int, reserved map[string]bool) string {
 			return name
 		}
 	}
+}
+
+// upperKinds are link kinds that take the MAC of a link below them (a
+// VLAN, a bond, a bridge) and are never renamed by MAC: cloud-init's
+// get_interfaces leaves them out before it looks for duplicate MACs.
+var upperKinds = map[string]bool{"vlan": true, "bond": true, "bridge": true}
+
+// candidates returns the links, among those sharing one MAC, that a rename by
+// that MAC may apply to: without VLAN, bond and bridge devices when another
+// link remains, then the one Hyper-V netvsc NIC if there is exactly one.
+// More than one candidate left is a duplicate MAC: cloud-init raises
+// ("duplicate mac found!") and renames nothing; Plan skips that entry.
+func candidates(match []Link) []Link {
+	if len(match) <= 1 {
+		return match
+	}
+	var lower []Link
+	for _, l := range match {
+		if !upperKinds[l.Kind] {
+			lower = append(lower, l)
+		}
+	}
+	if len(lower) > 0 {
+		match = lower
+	}
+	return preferNetvsc(match)
 }
 
 // preferNetvsc keeps the one Hyper-V netvsc NIC among links sharing a MAC,

@@ -73,7 +73,7 @@ func checkPlan(t testing.TB, ls []Link, want map[string]string, steps []Step, pr
 		if skipped[m] {
 			continue
 		}
-		match := preferNetvsc(byMAC[m])
+		match := candidates(byMAC[m])
 		if len(match) != 1 {
 			t.Fatalf("want %s -> %s has %d live links but no problem", m, name, len(match))
 		}
@@ -183,16 +183,44 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
-			name: "duplicate live MACs",
+			// cloud-init leaves VLAN, bond and bridge devices out before
+			// looking for duplicates: the NIC below is renamed.
+			name: "bond and VLAN share a NIC's MAC",
 			links: []Link{
 				{Index: 1, Name: "ens3", MAC: mac(1), Kind: "device"},
 				{Index: 2, Name: "bond0", MAC: mac(1), Kind: "bond"},
-				{Index: 3, Name: "ens4", MAC: mac(2), Kind: "device"},
+				{Index: 3, Name: "ens3.10", MAC: mac(1), Kind: "vlan"},
+				{Index: 4, Name: "ens4", MAC: mac(2), Kind: "device"},
+			},
+			want:  map[string]string{mac(1): "eth0", mac(2): "eth1"},
+			steps: []Step{{"ens3", "eth0"}, {"ens4", "eth1"}},
+		},
+		{
+			// Fault matrix: two NICs with one MAC. cloud-init raises
+			// "duplicate mac found!"; the entry is refused, naming both,
+			// and the rest goes on.
+			name: "two NICs with one MAC",
+			links: []Link{
+				{Index: 1, Name: "ens3", MAC: mac(1), Kind: "device"},
+				{Index: 2, Name: "ens5", MAC: mac(1), Kind: "device"},
+				{Index: 3, Name: "bond0", MAC: mac(1), Kind: "bond"},
+				{Index: 4, Name: "ens4", MAC: mac(2), Kind: "device"},
 			},
 			want:  map[string]string{mac(1): "eth0", mac(2): "eth1"},
 			steps: []Step{{"ens4", "eth1"}},
 			problems: []Problem{
-				{mac(1), "eth0", "duplicate MAC: held by bond0, ens3"},
+				{mac(1), "eth0", "duplicate MAC: held by ens3, ens5"},
+			},
+		},
+		{
+			name: "only upper devices share the MAC",
+			links: []Link{
+				{Index: 1, Name: "br0", MAC: mac(1), Kind: "bridge"},
+				{Index: 2, Name: "bond0", MAC: mac(1), Kind: "bond"},
+			},
+			want: map[string]string{mac(1): "eth0"},
+			problems: []Problem{
+				{mac(1), "eth0", "duplicate MAC: held by bond0, br0"},
 			},
 		},
 		{
