@@ -326,3 +326,27 @@ ssh_keys:
 		})
 	}
 }
+
+// TestNonUTF8Script: a user-data script that is not UTF-8 is written byte
+// for byte (0700) and run, as cloud-init does; nothing warns about it.
+func TestNonUTF8Script(t *testing.T) {
+	f := newFixture(t)
+	script := "#!/bin/sh\necho caf\xe9 \xff\xfe\n"
+	f.store("iid-1", script)
+	su, _ := modules.Lookup("scripts_user")
+	boot := f.run(modules.StageBoot, []modules.Module{su})
+	final := f.run(modules.StageFinal, []modules.Module{su})
+	if len(boot.Errors)+len(boot.Warnings)+len(final.Errors)+len(final.Warnings) != 0 {
+		t.Errorf("boot %q %q, final %q %q", boot.Errors, boot.Warnings, final.Errors, final.Warnings)
+	}
+	name := instance.InstancesDir + "/iid-1/scripts/part-001"
+	if got := f.read(name); got != script {
+		t.Errorf("script written as %q", got)
+	}
+	if fi, err := f.root.Stat(name); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("script mode: %v %v", fi, err)
+	}
+	if len(f.exec.calls) != 1 || f.exec.calls[0] != name {
+		t.Errorf("commands %q", f.exec.calls)
+	}
+}
