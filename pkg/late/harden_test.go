@@ -350,3 +350,51 @@ func TestNonUTF8Script(t *testing.T) {
 		t.Errorf("commands %q", f.exec.calls)
 	}
 }
+
+// TestScriptExitCodesEndToEnd runs user-data scripts doing `exit 1001`,
+// `exit 1002` and `exit 1003` as real processes (SystemExec) through both
+// stages: what Linux delivers (233, 234, 235) must reboot and rerun.
+func TestScriptExitCodesEndToEnd(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Fatalf("this test needs /bin/sh: %v", err)
+	}
+	for _, tc := range []struct {
+		exit          int
+		reboot, rerun bool
+	}{
+		{1001, true, true},
+		{1002, false, true},
+		{1003, true, false},
+		{0, false, false},
+	} {
+		t.Run(fmt.Sprint(tc.exit), func(t *testing.T) {
+			f := newFixture(t)
+			f.store("iid-1", fmt.Sprintf("#!/bin/sh\necho run >> %s/runs\nexit %d\n", f.dir, tc.exit))
+			su, _ := modules.Lookup("scripts_user")
+			opts := f.opts([]modules.Module{su})
+			opts.Exec = modules.SystemExec{}
+			for _, st := range []modules.Stage{modules.StageBoot, modules.StageFinal} {
+				res, err := Run(context.Background(), st, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st == modules.StageFinal && (res.Reboot != tc.reboot || len(res.Errors) != 0) {
+					t.Errorf("exit %d: reboot %v, errors %q", tc.exit, res.Reboot, res.Errors)
+				}
+			}
+			if got := len(f.actions) == 1 && f.actions[0][1] == "-r"; got != tc.reboot {
+				t.Errorf("exit %d: actions %q", tc.exit, f.actions)
+			}
+			// Next boot: the script runs again only if it asked to.
+			for _, st := range []modules.Stage{modules.StageBoot, modules.StageFinal} {
+				if _, err := Run(context.Background(), st, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, _ := os.ReadFile(filepath.Join(f.dir, "runs"))
+			if runs, want := strings.Count(string(b), "run"), map[bool]int{true: 2, false: 1}[tc.rerun]; runs != want {
+				t.Errorf("exit %d: ran %d times, want %d", tc.exit, runs, want)
+			}
+		})
+	}
+}
