@@ -251,6 +251,7 @@ ssh_keys: {rsa_private: ` + num + `}
 random_seed: {data: ` + mark + `-5}
 `},
 		{"tagged", "#cloud-config\npassword: !!int " + mark + "\n"},
+		{"password in the type field", "#cloud-config\nchpasswd:\n  users:\n    - {name: bob, type: " + mark + "}\n"},
 		{"well-formed, failing commands", `#cloud-config
 password: ` + mark + `-1
 chpasswd:

@@ -63,7 +63,7 @@ func setPasswords(ctx context.Context, e *Env) error {
 				switch {
 				case typ == "RANDOM" || (typ != "text" && typ != "hash"):
 					if typ != "RANDOM" {
-						return fmt.Errorf("chpasswd.users.%d: type %q: want text, hash or RANDOM", i, typ)
+						return fmt.Errorf("chpasswd.users.%d: type: want text, hash or RANDOM", i) // never the value: it may be a misplaced password
 					}
 					p, err := randomPassword()
 					if err != nil {
