@@ -97,6 +97,6 @@ func markDisabled() error {
 // /var/log/earlyinit.log.
 func (b *Boot) saveLog() {
 	if err := os.MkdirAll(RunDir, 0o755); err == nil {
-		os.WriteFile(late.InitramfsLogFile, b.Log.Bytes(), 0o644)
+		os.WriteFile(late.InitramfsLogFile, b.Log.Bytes(), 0o600)
 	}
 }
