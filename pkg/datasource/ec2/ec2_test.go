@@ -142,7 +142,7 @@ func serve(t *testing.T, m *imds) *httptest.Server {
 }
 
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 100 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, RequestTimeout: 500 * time.Millisecond, Backoff: time.Millisecond}
 }
 
 const (
@@ -396,7 +396,7 @@ func TestBadServers(t *testing.T) {
 		{name: "bad launch index", tree: map[string]string{"instance-id": "i-1", "ami-launch-index": "one"},
 			want: "/latest/meta-data/ami-launch-index: want a non-negative integer, got \"one\""},
 		{name: "slow instance-id", fault: map[string]http.HandlerFunc{iid: slow},
-			want: iid + ": no complete answer within 100ms (3 tries)", hits: map[string]int{"GET " + iid: 3}},
+			want: iid + ": no complete answer within 500ms (3 tries)", hits: map[string]int{"GET " + iid: 3}},
 		{name: "oversized leaf", fault: map[string]http.HandlerFunc{iid: body(strings.Repeat("i", MaxMetadata+1))},
 			want: iid + ": body over the 1048576 byte limit"},
 		{name: "oversized user-data", maxBody: 999,

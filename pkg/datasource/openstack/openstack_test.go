@@ -82,7 +82,7 @@ func serve(t *testing.T, n *nova) *httptest.Server {
 
 // client is a Client with timeouts short enough for tests.
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 100 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, RequestTimeout: 500 * time.Millisecond, Backoff: time.Millisecond}
 }
 
 // viaDrive is what configdrive.Read makes of fsys, as the HTTP source
@@ -259,7 +259,7 @@ func TestBadServers(t *testing.T) {
 		{name: "403 on user_data", fault: map[string]http.HandlerFunc{"/openstack/2018-08-27/user_data": status(403)},
 			want: "/openstack/2018-08-27/user_data: HTTP 403 Forbidden"},
 		{name: "slow meta_data.json", fault: map[string]http.HandlerFunc{mdPath: slow},
-			want: mdPath + ": no complete answer within 100ms (3 tries)", hits: map[string]int{mdPath: 3}},
+			want: mdPath + ": no complete answer within 500ms (3 tries)", hits: map[string]int{mdPath: 3}},
 		{name: "garbage meta_data.json", fault: map[string]http.HandlerFunc{mdPath: body(`{"uuid": "x",,}`)},
 			want: mdPath + ": invalid JSON at byte 14 (line 1:14)"},
 		{name: "meta_data.json not an object", fault: map[string]http.HandlerFunc{mdPath: body(`["uuid"]`)},
