@@ -226,11 +226,20 @@ func bounded[T any](ctx context.Context, key string, fn func() (T, error)) (T, e
 	var abandoned atomic.Bool
 	start := time.Now()
 	go func() {
-		v, err := fn()
-		done <- result{v, err}
-		if abandoned.Load() {
-			stuck.Delete(key)
-		}
+		var r result
+		// A probe parses bytes from the device: hostile input. PID 1
+		// must not die of a panic in a goroutine, which no caller's
+		// recover can catch.
+		defer func() {
+			if p := recover(); p != nil {
+				r.err = fmt.Errorf("probe panicked: %v", p)
+			}
+			done <- r
+			if abandoned.Load() {
+				stuck.Delete(key)
+			}
+		}()
+		r.v, r.err = fn()
 	}()
 	select {
 	case r := <-done:

@@ -158,3 +158,34 @@ func TestProbeTruncatedISO(t *testing.T) {
 		}
 	}
 }
+
+// panicDevice panics on read, as a prober bug on hostile bytes would.
+type panicDevice struct{}
+
+func (panicDevice) ReadAt(p []byte, off int64) (int, error) { panic("prober bug") }
+func (panicDevice) Close() error                            { return nil }
+
+// TestListPanickingProbe: a probe runs in its own goroutine, where no
+// caller's recover reaches; a panic there must be the device's probe error,
+// not the death of PID 1.
+func TestListPanickingProbe(t *testing.T) {
+	f := newFakeSys(t)
+	imgs := t.TempDir()
+	f.add("vda", "", 0, 1<<20, false, sparse(t, imgs, "junk.img", 1<<20))
+	f.add("vdb", "", 0, 4<<20, false, mkext4(t, imgs, "root.img", "root"))
+	oldOpen := openDevice
+	openDevice = func(path string) (device, error) {
+		if filepath.Base(path) == "vda" {
+			return panicDevice{}, nil
+		}
+		return oldOpen(path)
+	}
+	t.Cleanup(func() { openDevice = oldOpen })
+	devs, err := List(f.sys, f.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 2 || devs[0].ProbeErr == nil || !strings.Contains(devs[0].ProbeErr.Error(), "probe panicked: prober bug") || devs[1].FS.Label != "root" {
+		t.Fatalf("List = %v (vda: %v)", devs, devs[0].ProbeErr)
+	}
+}
