@@ -121,7 +121,7 @@ func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool
 		if b.cold != nil {
 			b.Log.Guard("coldplug scan", func() error { _, err := b.cold.Scan(); return err })
 		}
-		devs, err := blockdev.List("/sys", "/dev")
+		devs, err := blockdev.ListContext(ctx, "/sys", "/dev")
 		if err == nil {
 			last = devs
 			for _, d := range devs {
