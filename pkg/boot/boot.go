@@ -79,7 +79,7 @@ func Main() error {
 	b.Cmd, errs = ParseCmdline(string(raw))
 	b.Log.SetDebug(b.Cmd.Debug)
 	for _, e := range errs {
-		b.Log.Errorf("%v (default kept)", e)
+		b.Log.Errorf("%v", e)
 	}
 	b.Log.Debugf("cmdline: %s", strings.TrimSpace(string(raw)))
 	return b.guardedRun()

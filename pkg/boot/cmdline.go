@@ -1,10 +1,16 @@
 package boot
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 )
 
 // DefaultTimeout bounds every wait earlyinit does unless earlyinit.timeout=
@@ -14,7 +20,9 @@ const DefaultTimeout = 30 * time.Second
 // maxTimeout is the largest earlyinit.timeout= accepted: one day.
 const maxTimeout = 24 * time.Hour
 
-// Cmdline is what earlyinit reads from /proc/cmdline.
+// Cmdline is what earlyinit reads from /proc/cmdline, parsed once: every
+// option earlyinit itself reads has a typed field here, and the steps read
+// the fields, never the raw words.
 type Cmdline struct {
 	Root       string // root=: /dev/vda1, LABEL=, UUID=, PARTUUID=
 	RootFSType string // rootfstype=, may be a comma-separated list
@@ -24,13 +32,18 @@ type Cmdline struct {
 	RootWait   bool
 	RootDelay  time.Duration
 
-	Disabled bool          // earlyinit=disabled
-	Debug    bool          // earlyinit.debug
-	Timeout  time.Duration // earlyinit.timeout=, in seconds (or a Go duration)
+	Disabled    bool          // earlyinit=disabled
+	Debug       bool          // earlyinit.debug
+	Timeout     time.Duration // earlyinit.timeout=, in seconds (or a Go duration)
+	KeepNet     bool          // earlyinit.keepnet: the temporary lease stays
+	Datasources string        // earlyinit.ds=, comma separated; DatasourceOrder checks the names
+	MetadataURL string        // earlyinit.metadata_url=, an http(s) URL; "" for the default
+	Renderer    string        // earlyinit.renderer=, a render.ByName name; "" to detect
 
-	// Params holds every key=value (last one wins) and every bare word
-	// (value ""), for the steps that read their own options (ds=,
-	// earlyinit.ds=, earlyinit.renderer=...).
+	// Params holds every other key=value (last one wins) and bare word
+	// (value ""), for options of other programs that earlyinit honours
+	// (ds=nocloud;...). earlyinit's own options (earlyinit=,
+	// earlyinit.*) are not in it: read their fields.
 	Params map[string]string
 }
 
@@ -70,13 +83,20 @@ func SplitCmdline(s string) []string {
 }
 
 // ParseCmdline parses the contents of /proc/cmdline. Bad values of
-// earlyinit's own options are reported and the default is kept: a typo on
-// the command line must not stop a boot.
+// earlyinit's own options, and unknown earlyinit.* keys, are reported (one
+// error each, naming the key) and the default is kept: a typo on the
+// command line must not stop a boot.
 func ParseCmdline(s string) (Cmdline, []error) {
 	c := Cmdline{ReadOnly: true, Timeout: DefaultTimeout, Params: map[string]string{}}
 	var errs []error
 	for _, w := range SplitCmdline(s) {
 		k, v, _ := strings.Cut(w, "=")
+		if k == "earlyinit" || strings.HasPrefix(k, "earlyinit.") {
+			if err := c.setOption(k, v); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		c.Params[k] = v
 		switch k {
 		case "root":
@@ -95,37 +115,116 @@ func ParseCmdline(s string) (Cmdline, []error) {
 			c.RootWait = true
 		case "rootdelay":
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				errs = append(errs, fmt.Errorf("cmdline: rootdelay=%q: want a whole number of seconds", v))
+			if err != nil || n < 0 || n > int(maxTimeout/time.Second) {
+				errs = append(errs, fmt.Errorf("cmdline: rootdelay=%q: want a whole number of seconds, at most %d (default kept)", v, int(maxTimeout/time.Second)))
 				continue
 			}
 			c.RootDelay = time.Duration(n) * time.Second
-		case "earlyinit":
-			switch v {
-			case "disabled", "off", "0":
-				c.Disabled = true
-			case "enabled", "on", "1":
-			default:
-				errs = append(errs, fmt.Errorf("cmdline: earlyinit=%q: want disabled or enabled", v))
-			}
-		case "earlyinit.debug":
-			c.Debug = v == "" || v == "1" || v == "true"
-		case "earlyinit.timeout":
-			d, err := parseSeconds(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("cmdline: earlyinit.timeout=%q: %w", v, err))
-				continue
-			}
-			c.Timeout = d
 		}
 	}
 	return c, errs
 }
 
+// options are earlyinit's own keys. Each setter parses v ("" for a bare
+// key) and sets its field only when v is good, so a bad value keeps the
+// default (or the value an earlier word gave); its error says what it wants.
+var options = map[string]func(c *Cmdline, v string) error{
+	"earlyinit": func(c *Cmdline, v string) error {
+		// The late stage's units and status read earlyinit=disabled
+		// literally; keep these words in step with pkg/late.
+		switch v {
+		case "disabled", "off", "0":
+			c.Disabled = true
+		case "enabled", "on", "1":
+			c.Disabled = false
+		default:
+			return errors.New("want disabled or enabled")
+		}
+		return nil
+	},
+	"earlyinit.debug":   boolOption(func(c *Cmdline) *bool { return &c.Debug }),
+	"earlyinit.keepnet": boolOption(func(c *Cmdline) *bool { return &c.KeepNet }),
+	"earlyinit.timeout": func(c *Cmdline, v string) error {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return err
+		}
+		c.Timeout = d
+		return nil
+	},
+	"earlyinit.ds": func(c *Cmdline, v string) error {
+		if strings.Trim(v, ", ") == "" {
+			return errors.New("want datasource names, comma separated")
+		}
+		c.Datasources = v
+		return nil
+	},
+	"earlyinit.metadata_url": func(c *Cmdline, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("want an http:// or https:// URL with a host and no user, query or fragment")
+		}
+		c.MetadataURL = v
+		return nil
+	},
+	"earlyinit.renderer": func(c *Cmdline, v string) error {
+		if _, err := render.ByName(v); err != nil {
+			return fmt.Errorf("want one of %s", strings.Join(render.Names(), ", "))
+		}
+		c.Renderer = v
+		return nil
+	},
+	// Read by test builds only (go build -tags faultinject, see
+	// fault_inject.go); known here so that no build warns about it.
+	"earlyinit.test_panic": func(*Cmdline, string) error { return nil },
+}
+
+// setOption sets earlyinit's option k from v. Its error names the key, and
+// the value unless it is an unknown key's or may hold a password.
+func (c *Cmdline) setOption(k, v string) error {
+	set, ok := options[k]
+	if !ok {
+		return fmt.Errorf("cmdline: unknown option %q ignored (known: %s)", k, strings.Join(slices.Sorted(maps.Keys(options)), ", "))
+	}
+	if err := set(c, v); err != nil {
+		if k == "earlyinit.metadata_url" {
+			// It may hold a user and password.
+			return fmt.Errorf("cmdline: %s: %w (default kept)", k, err)
+		}
+		return fmt.Errorf("cmdline: %s=%q: %w (default kept)", k, v, err)
+	}
+	return nil
+}
+
+// boolOption is the setter of a boolean option: a bare key is true.
+func boolOption(field func(*Cmdline) *bool) func(*Cmdline, string) error {
+	return func(c *Cmdline, v string) error {
+		b, err := parseBool(v)
+		if err != nil {
+			return err
+		}
+		*field(c) = b
+		return nil
+	}
+}
+
+// parseBool reads a boolean option's value, in any case: "" (a bare key),
+// 1, yes, true and on are true; 0, no, false and off are false.
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "", "1", "yes", "true", "on":
+		return true, nil
+	case "0", "no", "false", "off":
+		return false, nil
+	}
+	return false, errors.New("want 0/1, yes/no, true/false or on/off")
+}
+
 // parseSeconds accepts "10" (seconds) or a Go duration ("1500ms", "2m").
 func parseSeconds(v string) (time.Duration, error) {
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n <= 0 || n > maxTimeout.Seconds() {
+		// Written so that NaN, which compares false, is refused too.
+		if !(n > 0 && n <= maxTimeout.Seconds()) {
 			return 0, fmt.Errorf("want a number of seconds above 0 and at most %v", maxTimeout.Seconds())
 		}
 		return time.Duration(n * float64(time.Second)), nil

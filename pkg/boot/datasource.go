@@ -58,8 +58,8 @@ const driveGrace = 2 * time.Second
 // (comma separated), or the default order. Unknown names are reported and
 // skipped.
 func DatasourceOrder(c Cmdline) (order []string, explicit bool, errs []error) {
-	v, ok := c.Params["earlyinit.ds"]
-	if !ok || v == "" {
+	v := c.Datasources
+	if v == "" {
 		return DefaultDatasources, false, nil
 	}
 	for _, n := range strings.Split(v, ",") {
@@ -244,6 +244,7 @@ func (b *Boot) listDrives(order []string, explicit bool) []blockdev.Device {
 	}
 	_, devs, err := b.pollDevices(ctx, match)
 	b.deviceWait += time.Since(t0) - (b.loadTime() - loaded)
+	b.nearMisses(order, devs)
 	if err != nil {
 		var seen []string
 		for _, d := range devs {
@@ -252,6 +253,25 @@ func (b *Boot) listDrives(order []string, explicit bool) []blockdev.Device {
 		b.Log.Printf("no config drive after %s; block devices: %s", round(time.Since(t0)), strings.Join(seen, "; "))
 	}
 	return devs
+}
+
+// nearMisses logs each drive whose label is almost one a wanted source
+// accepts ("Config-2", "CIDATA_"): it is not read, and the line says why.
+func (b *Boot) nearMisses(order []string, devs []blockdev.Device) {
+	for _, d := range devs {
+		if d.FS.Type != "iso9660" && d.FS.Type != "vfat" {
+			continue
+		}
+		for _, n := range order {
+			if contains(driveLabels[n], d.FS.Label) {
+				break
+			}
+			if want, ok := datasource.LabelNearMiss(d.FS.Label, driveLabels[n]); ok {
+				b.Log.Errorf("%s: label %q is not %q: not read as a %s drive (labels must match exactly)", d.Path, d.FS.Label, want, n)
+				break
+			}
+		}
+	}
 }
 
 // readDrive mounts a config drive read-only in a private place, reads it,

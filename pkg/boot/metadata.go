@@ -43,7 +43,7 @@ func (b *Boot) metadataSources(names []string) (*instance.Data, error) {
 		return nil, err
 	}
 	base := "http://169.254.169.254"
-	if u := b.Cmd.Params["earlyinit.metadata_url"]; u != "" {
+	if u := b.Cmd.MetadataURL; u != "" {
 		base = strings.TrimSuffix(u, "/")
 	}
 	var eph *nic.Ephemeral
@@ -68,12 +68,12 @@ func (b *Boot) metadataSources(names []string) (*instance.Data, error) {
 		}
 		if err != nil {
 			b.Log.Errorf("metadata: link-local on %s: %v", iface, err)
-		} else if b.Cmd.Params["earlyinit.metadata_url"] == "" {
+		} else if b.Cmd.MetadataURL == "" {
 			base = "http://[fe80::a9fe:a9fe%25" + url.PathEscape(iface) + "]"
 		}
 	}
 	if eph != nil {
-		_, keep := b.Cmd.Params["earlyinit.keepnet"]
+		keep := b.Cmd.KeepNet
 		defer func() {
 			if keep {
 				b.keptIface = iface

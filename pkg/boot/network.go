@@ -155,7 +155,7 @@ func liveNICs(links []nic.Link) []netcfg.NIC {
 func (b *Boot) renderNetwork(root *rootfs.Root, cfg *netcfg.Config, names map[string]string) ([]render.File, error) {
 	var r render.Renderer
 	var err error
-	if name := b.Cmd.Params["earlyinit.renderer"]; name != "" {
+	if name := b.Cmd.Renderer; name != "" {
 		r, err = render.ByName(name)
 		if err != nil {
 			return nil, fmt.Errorf("earlyinit.renderer=%s: %w", name, err)
