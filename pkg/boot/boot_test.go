@@ -3,6 +3,7 @@ package boot
 import (
 	"bytes"
 	"errors"
+	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"io"
 	"os"
 	"path/filepath"
@@ -154,5 +155,27 @@ func TestGuardReturnsError(t *testing.T) {
 	}
 	if err := l.Guard("x", func() error { panic(errors.New("deep")) }); err == nil || err.Error() != "panic: deep" {
 		t.Errorf("Guard: %v", err)
+	}
+}
+
+func TestNearMissLabels(t *testing.T) {
+	var console bytes.Buffer
+	b := &Boot{Log: NewLog(&console, nil, time.Now())}
+	devs := []blockdev.Device{
+		{Path: "/dev/sr0", FS: blockdev.FS{Type: "iso9660", Label: "Config-2"}},
+		{Path: "/dev/sr1", FS: blockdev.FS{Type: "iso9660", Label: "config-2"}},
+		{Path: "/dev/vdb", FS: blockdev.FS{Type: "vfat", Label: "CIDATA_"}},
+		{Path: "/dev/vdc", FS: blockdev.FS{Type: "vfat", Label: "data"}},
+		{Path: "/dev/vda1", FS: blockdev.FS{Type: "ext4", Label: "CONFIG_2"}},
+	}
+	b.nearMisses(DefaultDatasources, devs)
+	out := console.String()
+	if !strings.Contains(out, `/dev/sr0: label "Config-2" is not "config-2": not read as a configdrive drive`) {
+		t.Errorf("no line for the mistyped config-2 label:\n%s", out)
+	}
+	for _, quiet := range []string{"/dev/sr1", "/dev/vdc", "/dev/vda1"} {
+		if strings.Contains(out, quiet+":") {
+			t.Errorf("a line for %s (exact, unrelated or not a drive filesystem):\n%s", quiet, out)
+		}
 	}
 }
