@@ -1,3 +1,5 @@
+//go:build qemu
+
 // Package qemutests boots earlyinit's initramfs with the real Debian kernel
 // under QEMU and asserts on the serial console and on the disks the guest
 // leaves behind.

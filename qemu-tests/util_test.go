@@ -1,3 +1,5 @@
+//go:build qemu
+
 package qemutests
 
 import (
