@@ -3,7 +3,6 @@ package boot
 import (
 	"bytes"
 	"errors"
-	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/earlyinit/earlyinit/pkg/blockdev"
 )
 
 func TestChooseInit(t *testing.T) {
