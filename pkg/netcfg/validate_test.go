@@ -1,6 +1,7 @@
 package netcfg
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -164,6 +165,58 @@ func TestValidateValues(t *testing.T) {
 					t.Fatalf("error line %q does not name its key: raw newline in %q", l, err)
 				}
 			}
+		})
+	}
+}
+
+// TestValidateSize checks the size bounds: a configuration past them is
+// refused, with the count and the limit, before any renderer spends minutes
+// on it in PID 1.
+func TestValidateSize(t *testing.T) {
+	ifaces := func(n int) []Interface {
+		var out []Interface
+		for i := 0; i < n; i++ {
+			out = append(out, Interface{Name: fmt.Sprintf("e%d", i), Kind: Physical, Subnets: []Subnet{{Type: DHCP4}}})
+		}
+		return out
+	}
+	routes := func(n int) []Route {
+		return make([]Route, n) // zero routes count as well as real ones
+	}
+	withSubnets := func(n int, mut func(*Subnet)) []Interface {
+		i := ifaces(1)
+		for len(i[0].Subnets) < n {
+			s := Subnet{Type: DHCP4}
+			if mut != nil {
+				mut(&s)
+			}
+			i[0].Subnets = append(i[0].Subnets, s)
+		}
+		return i
+	}
+	for _, tt := range []struct {
+		name string
+		c    Config
+		want string // "": valid
+	}{
+		{"at every limit", Config{Interfaces: ifaces(MaxInterfaces), Routes: routes(MaxRouteCopies / MaxInterfaces)}, ""},
+		{"interfaces", Config{Interfaces: ifaces(MaxInterfaces + 1)}, "257 interfaces, over the limit of 256"},
+		{"subnets", Config{Interfaces: withSubnets(MaxSubnets+1, nil)}, "1025 subnets, over the limit of 1024"},
+		{"routes", Config{Interfaces: withSubnets(3, func(s *Subnet) { s.Routes = routes(MaxRoutes / 2) }), Routes: routes(1)}, "1025 routes, over the limit of 1024"},
+		{"dns", Config{Interfaces: ifaces(1), DNS: DNS{Search: make([]string, MaxDNS+1)}}, "1025 nameservers and search domains, over the limit of 1024"},
+		{"route copies", Config{Interfaces: ifaces(MaxInterfaces), Routes: routes(MaxRouteCopies/MaxInterfaces + 1)}, "16640 host-wide routes × interfaces, over the limit of 16384"},
+		{"member twice", Config{Interfaces: []Interface{{Name: "eth0", Kind: Physical}, {Name: "bond0", Kind: Bond, Bond: &BondConfig{Members: []string{"eth0", "eth0"}}}}},
+			`bond.members[1]: "eth0" listed twice`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			checkErr(t, err, tt.want)
 		})
 	}
 }

@@ -134,7 +134,50 @@ func checkSearch(what string, search []string) []error {
 	return errs
 }
 
-// CheckValues checks every string of the configuration against the syntax
+// Size bounds. Renderers copy every host-wide route to each interface with
+// an address (as cloud-init does) and some work is quadratic in the number
+// of entries of one file, so an unbounded configuration is minutes of CPU
+// and megabytes of output in PID 1. Real ones are far below these.
+const (
+	MaxInterfaces = 256
+	MaxSubnets    = 1024 // in all interfaces
+	MaxRoutes     = 1024 // host-wide and per subnet
+	MaxDNS        = 1024 // nameservers and search domains, everywhere
+	// MaxRouteCopies bounds host-wide routes × interfaces.
+	MaxRouteCopies = 16384
+)
+
+// checkSize reports a configuration over the size bounds.
+func (c *Config) checkSize() error {
+	subnets, routes, dns := 0, len(c.Routes), len(c.DNS.Nameservers)+len(c.DNS.Search)
+	for _, iface := range c.Interfaces {
+		subnets += len(iface.Subnets)
+		dns += len(iface.DNS.Nameservers) + len(iface.DNS.Search)
+		for _, s := range iface.Subnets {
+			routes += len(s.Routes)
+			dns += len(s.DNS.Nameservers) + len(s.DNS.Search)
+		}
+	}
+	var errs []error
+	for _, b := range []struct {
+		what   string
+		n, max int
+	}{
+		{"interfaces", len(c.Interfaces), MaxInterfaces},
+		{"subnets", subnets, MaxSubnets},
+		{"routes", routes, MaxRoutes},
+		{"nameservers and search domains", dns, MaxDNS},
+		{"host-wide routes × interfaces", len(c.Routes) * len(c.Interfaces), MaxRouteCopies},
+	} {
+		if b.n > b.max {
+			errs = append(errs, fmt.Errorf("%d %s, over the limit of %d", b.n, b.what, b.max))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckValues checks the size of the configuration (the Max* bounds) and
+// every string of the configuration against the syntax
 // it lands in: interface names and the names bonds, bridges and VLANs refer
 // to (CheckIfName), MACs (lower-case, colon separated), drivers, bond and
 // bridge parameters, DHCP host names and use-domains, and search domains.
@@ -144,6 +187,9 @@ func checkSearch(what string, search []string) []error {
 func (c *Config) CheckValues() error {
 	if c.Disabled {
 		return nil
+	}
+	if err := c.checkSize(); err != nil {
+		return err // not worth checking each of thousands of entries
 	}
 	var errs []error
 	for i := range c.Interfaces {
@@ -168,10 +214,14 @@ func (c *Config) CheckValues() error {
 			}
 		}
 		refs := func(key string, names []string) {
+			seen := map[string]bool{}
 			for j, n := range names {
 				if err := CheckIfName(n); err != nil {
 					bad(fmt.Errorf("%s[%d]: %w", key, j, err))
+				} else if seen[n] {
+					bad(fmt.Errorf("%s[%d]: %q listed twice", key, j, n))
 				}
+				seen[n] = true
 			}
 		}
 		if iface.Bond != nil {
