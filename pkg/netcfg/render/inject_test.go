@@ -1,11 +1,13 @@
 package render
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
@@ -184,5 +186,35 @@ func TestWritersRejectControl(t *testing.T) {
 	u.section("Match", "Name", "eth0")
 	if s, err := u.text(); err != nil || s != "[Match]\nName=eth0\n" {
 		t.Errorf("plain unit: %q, %v", s, err)
+	}
+}
+
+// TestKeyfileManyRoutes: numbering thousands of routes in one keyfile was
+// cubic (a linear get for every candidate number of every route: minutes
+// for a few thousand, in PID 1); it must number them route1..routeN in
+// order, fast.
+func TestKeyfileManyRoutes(t *testing.T) {
+	const n = 8192
+	start := time.Now()
+	var k keyfile
+	k.set("ipv4", "method", "manual")
+	for i := 0; i < n; i++ {
+		k.addNumbered("ipv4", "route", fmt.Sprintf("10.%d.%d.0/24", i>>8, i&255))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("%d routes took %v", n, d)
+	}
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		if got, want := k.get("ipv4", fmt.Sprint("route", i+1)), fmt.Sprintf("10.%d.%d.0/24", i>>8, i&255); got != want {
+			t.Errorf("route%d = %q, want %q", i+1, got, want)
+		}
+	}
+	if k.get("ipv4", fmt.Sprint("route", n+1)) != "" || len(k.sec["ipv4"]) != n+1 {
+		t.Errorf("%d entries, want %d", len(k.sec["ipv4"]), n+1)
+	}
+	// Set keeps replacing in place.
+	k.set("ipv4", "method", "auto")
+	if k.get("ipv4", "method") != "auto" || k.sec["ipv4"][0] != [2]string{"method", "auto"} {
+		t.Errorf("method not replaced in place: %v", k.sec["ipv4"][0])
 	}
 }

@@ -42,10 +42,14 @@ func NMUUID(name string) string {
 
 // keyfile is an INI file with sections in insertion order. A key or value
 // with a control character, which would end the line early, is kept out and
-// makes text fail, naming the key.
+// makes text fail, naming the key. Lookups go through an index, so that a
+// connection with thousands of routes is not quadratic (or, through
+// addNumbered, cubic) to build.
 type keyfile struct {
 	order []string
 	sec   map[string][][2]string
+	idx   map[[2]string]int // section, key -> position in sec[section]
+	next  map[[2]string]int // section, prefix -> first n addNumbered may use
 	err   error
 }
 
@@ -57,36 +61,35 @@ func (k *keyfile) set(section, key, val string) {
 		return
 	}
 	if k.sec == nil {
-		k.sec = map[string][][2]string{}
+		k.sec, k.idx, k.next = map[string][][2]string{}, map[[2]string]int{}, map[[2]string]int{}
 	}
 	if _, ok := k.sec[section]; !ok {
 		k.order = append(k.order, section)
 	}
-	for i, e := range k.sec[section] {
-		if e[0] == key {
-			k.sec[section][i][1] = val
-			return
-		}
+	if i, ok := k.idx[[2]string{section, key}]; ok {
+		k.sec[section][i][1] = val
+		return
 	}
+	k.idx[[2]string{section, key}] = len(k.sec[section])
 	k.sec[section] = append(k.sec[section], [2]string{key, val})
 }
 
 func (k *keyfile) get(section, key string) string {
-	for _, e := range k.sec[section] {
-		if e[0] == key {
-			return e[1]
-		}
+	if i, ok := k.idx[[2]string{section, key}]; ok {
+		return k.sec[section][i][1]
 	}
 	return ""
 }
 
 // addNumbered sets key<n> for the first free n, from 1.
 func (k *keyfile) addNumbered(section, prefix, val string) {
-	for n := 1; ; n++ {
-		if k.get(section, fmt.Sprint(prefix, n)) == "" {
-			k.set(section, fmt.Sprint(prefix, n), val)
-			return
-		}
+	n := max(k.next[[2]string{section, prefix}], 1)
+	for k.get(section, fmt.Sprint(prefix, n)) != "" {
+		n++
+	}
+	k.set(section, fmt.Sprint(prefix, n), val)
+	if k.next != nil {
+		k.next[[2]string{section, prefix}] = n + 1
 	}
 }
 
