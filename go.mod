@@ -3,6 +3,7 @@ module github.com/earlyinit/earlyinit
 go 1.26
 
 require (
+	github.com/insomniacslk/dhcp v0.0.0-20260901064844-234b97448fae
 	github.com/u-root/gobusybox/src v0.0.0-20250101170133-2e884e4509c7
 	github.com/u-root/mkuimage v0.0.0-20250905073043-9a40452f5d3b
 	github.com/u-root/u-root v0.16.0
@@ -15,7 +16,6 @@ require (
 
 require (
 	github.com/hugelgupf/go-shlex v0.0.0-20200702092117-c80c9d0918fa // indirect
-	github.com/insomniacslk/dhcp v0.0.0-20260901064844-234b97448fae // indirect
 	github.com/josharian/native v1.1.0 // indirect
 	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/klauspost/pgzip v1.2.6 // indirect
