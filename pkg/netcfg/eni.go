@@ -112,6 +112,11 @@ func parseENI(text string) (*Config, error) {
 			if (dev == "lo") != (st == "loopback") {
 				return nil, bad("iface %s: the loopback method is for lo, and lo only", name)
 			}
+			if len(stanzas) >= MaxSubnets {
+				// Validate would refuse the result anyway: stop before
+				// spending seconds of PID 1 on megabytes of stanzas.
+				return nil, bad("more than %d iface stanzas", MaxSubnets)
+			}
 			cur = &eniStanza{name: name, line: lineNo, sub: Subnet{Type: st}}
 			stanzas = append(stanzas, cur)
 			if dev != "lo" {
