@@ -23,7 +23,7 @@ var hashedRE = regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`)
 //     password: the default user's password when neither is given;
 //   - text passwords go to chpasswd, hashes to chpasswd -e, both on stdin;
 //   - chpasswd.expire (default true): passwd --expire for each user set;
-//   - random passwords are printed to the output log (as cloud-init prints
+//   - random passwords are kept in RandomPasswordsFile, 0600 (cloud-init prints
 //     them to the console), never to the runner's log;
 //   - ssh_pwauth true/false: PasswordAuthentication yes/no in
 //     /etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf; "unchanged" or
@@ -143,7 +143,7 @@ func setPasswords(ctx context.Context, e *Env) error {
 		errs = append(errs, e.chpasswd(ctx, pairs(hashed), true))
 	}
 	if len(random) > 0 {
-		fmt.Fprintf(e.output(), "Set the following 'random' passwords\n%s\n", strings.Join(random, "\n"))
+		errs = append(errs, e.keepRandom(random))
 	}
 	if expire {
 		for _, p := range append(text, hashed...) {
@@ -190,4 +190,23 @@ func randomPassword() (string, error) {
 		b[i] = pwChars[n.Int64()]
 	}
 	return string(b), nil
+}
+
+// RandomPasswordsFile, in the instance's directory, keeps the random
+// passwords chpasswd set, 0600 root. cloud-init prints them to the console
+// and its output log; a password in a log is a secret in a log, so here the
+// log says only whose they are and where.
+const RandomPasswordsFile = "random-passwords"
+
+func (e *Env) keepRandom(random []string) error {
+	name := e.instanceDir() + "/" + RandomPasswordsFile
+	if err := e.Root.AppendFile(name, []byte(strings.Join(random, "\n")+"\n"), 0o600, 0, 0); err != nil {
+		return fmt.Errorf("chpasswd: keep the random passwords: %w", err)
+	}
+	users := make([]string, len(random))
+	for i, r := range random {
+		users[i], _, _ = strings.Cut(r, ":")
+	}
+	e.logf("chpasswd: random passwords for %s are in %s (root only)", strings.Join(users, ", "), name)
+	return nil
 }

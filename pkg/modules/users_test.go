@@ -196,8 +196,19 @@ ssh_pwauth: true
 			t.Errorf("log has %q:\n%s", secret, te.log.String())
 		}
 	}
-	if !strings.Contains(te.out.String(), "carol:") {
-		t.Error("random password not shown in the output log")
+	// carol's random password: only in the 0600 file, its owner named in
+	// the log.
+	kept := te.read("/var/lib/earlyinit/instances/" + te.InstanceID + "/random-passwords")
+	pw, ok := strings.CutPrefix(strings.TrimSpace(kept), "carol:")
+	if !ok || len(pw) < 8 || !strings.Contains(stdins[0], "carol:"+pw+"\n") {
+		t.Errorf("random-passwords %q does not hold the password chpasswd got", kept)
+	}
+	te.wantMode("/var/lib/earlyinit/instances/"+te.InstanceID+"/random-passwords", 0o600, 0, 0)
+	if strings.Contains(te.out.String(), pw) || strings.Contains(te.log.String(), pw) {
+		t.Error("a random password reached the output log or the log")
+	}
+	if !strings.Contains(te.log.String(), "random passwords for carol are in") {
+		t.Errorf("log does not say where the random passwords are:\n%s", te.log.String())
 	}
 	te.wantFile("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf", "# Written by earlyinit from cloud-config's ssh_pwauth.\nPasswordAuthentication yes\n", 0o644, 0, 0)
 
