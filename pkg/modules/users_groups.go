@@ -114,7 +114,10 @@ func (e *Env) addMember(ctx context.Context, group, user string) error {
 }
 
 // useraddOpts are cloud-init's add_user options, in the sorted key order
-// it applies them.
+// it applies them. passwd is not one: cloud-init passes the hash as
+// useradd --password, where any local user can read it in
+// /proc/<pid>/cmdline while useradd runs; here it goes to chpasswd -e on
+// stdin after useradd.
 var useraddOpts = []struct{ key, opt string }{
 	{"expiredate", "--expiredate"},
 	{"gecos", "--comment"},
@@ -123,7 +126,6 @@ var useraddOpts = []struct{ key, opt string }{
 	{"inactive", "--inactive"},
 	{"no_log_init", "--no-log-init"},
 	{"no_user_group", "--no-user-group"},
-	{"passwd", "--password"},
 	{"primary_group", "--gid"},
 	{"selinux_user", "--selinux-user"},
 	{"shell", "--shell"},
@@ -265,10 +267,13 @@ func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, grou
 	} else {
 		args = append(args, "-m")
 	}
-	e.logf("creating user %s", name) // the command may hold a password hash
+	e.logf("creating user %s", name)
 	_, err := e.Exec.Run(ctx, Cmd{Name: "useradd", Args: args})
 	if err != nil {
 		return fmt.Errorf("useradd %s failed: %w", name, redactErr(err))
+	}
+	if pw := cfgString(cfg, "passwd", ""); pw != "" {
+		return e.chpasswd(ctx, []string{name + ":" + pw}, true)
 	}
 	return nil
 }

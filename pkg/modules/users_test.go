@@ -233,3 +233,29 @@ ssh_pwauth: true
 		t.Errorf("failure error %v", err)
 	}
 }
+
+// TestUsersPasswdNotInArgv: users[].passwd is a hash; on useradd's command
+// line any local user could read it from /proc/<pid>/cmdline, so it goes to
+// chpasswd -e on stdin after useradd.
+func TestUsersPasswdNotInArgv(t *testing.T) {
+	te := newEnv(t, "users: [{name: carol, passwd: $6$salt$HASHMARKER, lock_passwd: false}]")
+	var stdin string
+	te.exec.handlers["chpasswd"] = func(c Cmd) ([]byte, error) {
+		stdin = strings.Join(c.Args, " ") + "|" + string(c.Stdin)
+		return nil, nil
+	}
+	if err := te.runModule("users_groups"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range te.calls() {
+		if strings.Contains(c, "HASHMARKER") {
+			t.Errorf("the hash is on a command line: %q", c)
+		}
+	}
+	if stdin != "-e|carol:$6$salt$HASHMARKER\n" {
+		t.Errorf("chpasswd got %q", stdin)
+	}
+	if strings.Contains(te.log.String(), "HASHMARKER") {
+		t.Errorf("the hash is in the log:\n%s", te.log.String())
+	}
+}
