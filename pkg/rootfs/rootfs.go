@@ -822,9 +822,12 @@ func (fi *fileInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
 func (fi *fileInfo) IsDir() bool        { return fi.Mode().IsDir() }
 func (fi *fileInfo) Sys() any           { return &fi.st }
 
-func (fi *fileInfo) Mode() fs.FileMode {
-	m := fs.FileMode(fi.st.Mode & 0o777)
-	switch fi.st.Mode & syscall.S_IFMT {
+func (fi *fileInfo) Mode() fs.FileMode { return FileMode(fi.st.Mode) }
+
+// FileMode turns a stat(2) st_mode into an fs.FileMode, as os.Stat does.
+func FileMode(mode uint32) fs.FileMode {
+	m := fs.FileMode(mode & 0o777)
+	switch mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:
 		m |= fs.ModeDir
 	case syscall.S_IFLNK:
@@ -838,13 +841,13 @@ func (fi *fileInfo) Mode() fs.FileMode {
 	case syscall.S_IFBLK:
 		m |= fs.ModeDevice
 	}
-	if fi.st.Mode&syscall.S_ISUID != 0 {
+	if mode&syscall.S_ISUID != 0 {
 		m |= fs.ModeSetuid
 	}
-	if fi.st.Mode&syscall.S_ISGID != 0 {
+	if mode&syscall.S_ISGID != 0 {
 		m |= fs.ModeSetgid
 	}
-	if fi.st.Mode&syscall.S_ISVTX != 0 {
+	if mode&syscall.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
 	return m
