@@ -354,7 +354,11 @@ func (b *Boot) prepareHandoff(rec Record) error {
 	var errs []error
 	for i := len(b.private) - 1; i >= 0; i-- {
 		if err := unix.Unmount(b.private[i], 0); err != nil {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", b.private[i], err))
+			// Busy, or a read of a stalled drive still blocked in it:
+			// detach it, so it is gone from the real system's view.
+			if derr := unix.Unmount(b.private[i], unix.MNT_DETACH); derr != nil {
+				errs = append(errs, fmt.Errorf("unmount %s: %w", b.private[i], err))
+			}
 		}
 	}
 	rec.Steps = b.Log.Steps()

@@ -2,6 +2,7 @@ package boot
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
 func TestChooseInit(t *testing.T) {
@@ -178,5 +180,33 @@ func TestNearMissLabels(t *testing.T) {
 		if strings.Contains(out, quiet+":") {
 			t.Errorf("a line for %s (exact, unrelated or not a drive filesystem):\n%s", quiet, out)
 		}
+	}
+}
+
+// TestBoundedDriveRead: a drive whose device stops answering (a mount or
+// read that never returns) is given up on at the bound; a panic in the
+// reader is an error; a normal read comes back.
+func TestBoundedDriveRead(t *testing.T) {
+	var console bytes.Buffer
+	b := &Boot{Log: NewLog(&console, nil, time.Now())}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	block := make(chan struct{})
+	defer close(block)
+	t0 := time.Now()
+	_, err := b.bounded(ctx, "/dev/sr0", func() (*instance.Data, error) { <-block; return nil, nil })
+	if !errors.Is(err, errGaveUp) || !strings.Contains(err.Error(), "/dev/sr0") {
+		t.Errorf("stalled read: %v", err)
+	}
+	if took := time.Since(t0); took > 2*time.Second {
+		t.Errorf("gave up after %s, bound 100ms", took)
+	}
+	_, err = b.bounded(context.Background(), "/dev/sr1", func() (*instance.Data, error) { panic("reader bug") })
+	if err == nil || !strings.Contains(err.Error(), "panic: reader bug") || !strings.Contains(console.String(), "reading /dev/sr1 panicked") {
+		t.Errorf("panicking read: %v\n%s", err, console.String())
+	}
+	d, err := b.bounded(context.Background(), "/dev/sr2", func() (*instance.Data, error) { return &instance.Data{InstanceID: "i-1"}, nil })
+	if err != nil || d.InstanceID != "i-1" {
+		t.Errorf("normal read: %v %v", d, err)
 	}
 }

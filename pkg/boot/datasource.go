@@ -2,11 +2,13 @@ package boot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
@@ -283,15 +285,53 @@ func (b *Boot) readDrive(name string, dev blockdev.Device) (*instance.Data, erro
 		return nil, err
 	}
 	b.LoadFS(dev.FS.Type)
-	if err := unix.Mount(dev.Path, dir, dev.FS.Type, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return nil, fmt.Errorf("mount -t %s -o ro %s: %w", dev.FS.Type, dev.Path, err)
+	// A drive whose device stops answering would block the mount or a
+	// read forever: both run bounded by earlyinit.timeout, and a drive
+	// given up on is detached lazily at the handoff.
+	ctx, cancel := context.WithTimeout(context.Background(), b.Cmd.Timeout)
+	defer cancel()
+	var mounted atomic.Bool
+	d, err := b.bounded(ctx, dev.Path, func() (*instance.Data, error) {
+		if err := unix.Mount(dev.Path, dir, dev.FS.Type, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return nil, fmt.Errorf("mount -t %s -o ro %s: %w", dev.FS.Type, dev.Path, err)
+		}
+		mounted.Store(true)
+		return readers[name](datasource.DriveFS(dir, datasource.MaxDriveTotal))
+	})
+	if mounted.Load() || errors.Is(err, errGaveUp) {
+		b.private = append(b.private, dir)
 	}
-	b.private = append(b.private, dir)
-	d, err := readers[name](datasource.DriveFS(dir, datasource.MaxDriveTotal))
-	if err != nil {
-		return nil, err
+	return d, err
+}
+
+// errGaveUp is bounded's error when fn did not return in time.
+var errGaveUp = errors.New("gave up")
+
+// bounded runs fn in its own goroutine, under a recover, and waits for it
+// until ctx ends. A read from a stalled device cannot be interrupted: on
+// timeout the goroutine is left behind, blocked, and the boot goes on.
+func (b *Boot) bounded(ctx context.Context, what string, fn func() (*instance.Data, error)) (*instance.Data, error) {
+	type result struct {
+		d   *instance.Data
+		err error
 	}
-	return d, nil
+	done := make(chan result, 1)
+	t0 := time.Now()
+	go func() {
+		var r result
+		r.err = b.Log.Guard("reading "+what, func() error {
+			var err error
+			r.d, err = fn()
+			return err
+		})
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		return r.d, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w after %s: the device does not answer", what, errGaveUp, round(time.Since(t0)))
+	}
 }
 
 func contains(list []string, s string) bool {
