@@ -231,8 +231,21 @@ func (r *Root) readFile(name string) ([]byte, error) {
 	if err := checkFd(fd, join(d.path, base), d.taint); err != nil {
 		return nil, err
 	}
-	return io.ReadAll(f)
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxReadSize {
+		return nil, fmt.Errorf("%d bytes is over the %d byte limit", fi.Size(), MaxReadSize)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxReadSize+1))
+	if err == nil && len(b) > MaxReadSize {
+		return nil, fmt.Errorf("over the %d byte limit", MaxReadSize)
+	}
+	return b, err
 }
+
+// MaxReadSize bounds ReadFile: a user can make the files earlyinit reads in
+// their home (authorized_keys) as large as the disk. Nothing earlyinit reads
+// from a root is legitimately larger: the instance cache's own files are
+// capped at 16 MiB, status files at 64 MiB.
+const MaxReadSize = 64 << 20
 
 // MkdirAll creates directory name and any missing parents. Parents are
 // created 0755 and owned by root; name itself, if created, gets mode and

@@ -469,3 +469,31 @@ func TestWriteFileImmutable(t *testing.T) {
 		t.Errorf("write next to the immutable file: %v", err)
 	}
 }
+
+// TestReadFileCapped: a file a user made huge (a sparse authorized_keys) is
+// refused by its size, not read into memory.
+func TestReadFileCapped(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(10 << 30); err != nil { // 10 GiB, sparse
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.WriteFile(filepath.Join(dir, "small"), []byte("ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ReadFile("/big"); err == nil || !strings.Contains(err.Error(), "over the 67108864 byte limit") || !strings.Contains(err.Error(), "/big") {
+		t.Errorf("ReadFile of a 10 GiB file: %v", err)
+	}
+	if b, err := r.ReadFile("/small"); err != nil || string(b) != "ok\n" {
+		t.Errorf("ReadFile small: %q %v", b, err)
+	}
+}
