@@ -121,7 +121,7 @@ func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool
 		if b.cold != nil {
 			b.Log.Guard("coldplug scan", func() error { _, err := b.cold.Scan(); return err })
 		}
-		devs, err := blockdev.ListContext(ctx, "/sys", "/dev")
+		devs, err := listDevices(ctx)
 		if err == nil {
 			last = devs
 			for _, d := range devs {
@@ -136,6 +136,23 @@ func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// probeGrace is the least time a listing gets to probe its devices: a
+// coldplug scan (seconds of module loading under emulation) can use up the
+// wait, and a listing that probes nothing can neither match the device nor
+// say what was there.
+const probeGrace = time.Second
+
+// listDevices lists block devices, probing each within ctx's deadline but
+// never less than probeGrace, so a wait always ends with one real look.
+func listDevices(ctx context.Context) ([]blockdev.Device, error) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < probeGrace {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), probeGrace)
+		defer cancel()
+	}
+	return blockdev.ListContext(ctx, "/sys", "/dev")
 }
 
 // knownFilesystems reads /proc/filesystems (block filesystems only).
