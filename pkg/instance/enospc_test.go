@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/earlyinit/earlyinit/internal/roottest"
 )
 
 // TestStoreENOSPC: a root that fills up while the cache of a new instance
@@ -18,14 +20,7 @@ import (
 // still names the old instance (the next boot retries), the new
 // user-data.txt is not there half-written, and no temporary file is left.
 func TestStoreENOSPC(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test mounts a tmpfs and must run as root; euid is %d", os.Geteuid())
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0755"); err != nil {
-		t.Fatalf("mount a 256k tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	dir := roottest.Tmpfs(t, "256k")
 	old := testData()
 	storeBoot(t, dir, old)
 	snapshot := func() map[string]string {

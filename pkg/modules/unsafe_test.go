@@ -9,18 +9,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/rootfs"
 	"golang.org/x/sys/unix"
-)
 
-// requireRoot fails (never skips) a test that chowns to uid 1000 or sets
-// file flags.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test must run as root (it makes files owned by uid 1000, or sets FS_IMMUTABLE_FL); euid is %d", os.Geteuid())
-	}
-}
+	"github.com/earlyinit/earlyinit/internal/roottest"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+)
 
 const shadowContent = "root:$6$rootsecret:19000:0:99999:7:::\n"
 
@@ -92,7 +85,7 @@ func (te *testEnv) plant(name, target string) {
 // reports ErrUnsafe naming the path, /etc/shadow keeps its content, mode
 // and owner, alice's link stays, and the rest of the module goes on.
 func TestModulesRefuseUserLinks(t *testing.T) {
-	requireRoot(t)
+	roottest.Require(t)
 	for _, tt := range []struct {
 		name, module, cfg string
 		plant, target     string
@@ -192,31 +185,10 @@ func TestModulesRefuseUserLinks(t *testing.T) {
 	}
 }
 
-// fsImmutableFL is linux/fs.h's FS_IMMUTABLE_FL (chattr +i).
-const fsImmutableFL = 0x10
-
-func setImmutable(p string, on bool) error {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
-	if err != nil {
-		return err
-	}
-	if on {
-		flags |= fsImmutableFL
-	} else {
-		flags &^= fsImmutableFL
-	}
-	return unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags))
-}
-
 // TestImmutableEtcFile: with chattr +i /etc/hostname, set_hostname fails
 // naming the file and leaves it; write_files goes on to its next entry.
 func TestImmutableEtcFile(t *testing.T) {
-	requireRoot(t)
+	roottest.Require(t)
 	te := newEnv(t, `hostname: web-2
 write_files:
   - {path: /etc/hostname, content: "evil\n"}
@@ -224,10 +196,7 @@ write_files:
 `)
 	te.write("/etc/hostname", "web-1\n", 0o644)
 	p := te.Root.Path("/etc/hostname")
-	if err := setImmutable(p, true); err != nil {
-		t.Fatalf("chattr +i %s: %v", p, err)
-	}
-	t.Cleanup(func() { setImmutable(p, false) })
+	roottest.Immutable(t, p)
 	for _, m := range []string{"set_hostname", "write_files"} {
 		err := te.runModule(m)
 		if !errors.Is(err, unix.EPERM) || !strings.Contains(err.Error(), "/etc/hostname") {

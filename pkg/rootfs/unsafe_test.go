@@ -11,16 +11,9 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-)
 
-// RequireRoot fails (never skips) a test that needs root: chown to another
-// uid, mount, chattr.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test must run as root (it chowns files to uid 1000, mounts a tmpfs or sets FS_IMMUTABLE_FL); euid is %d", os.Geteuid())
-	}
-}
+	"github.com/earlyinit/earlyinit/internal/roottest"
+)
 
 // fileState is what must not change in a target a user pointed a link at.
 type fileState struct {
@@ -49,7 +42,7 @@ func stateOf(t *testing.T, p string) fileState {
 // through them, the root-owned target keeps its content, mode and owner,
 // and the error says which path and why.
 func TestUserWritableDirs(t *testing.T) {
-	requireRoot(t)
+	roottest.Require(t)
 	const shadow = "root:$6$secret:19000:0:99999:7:::\n"
 	for _, tt := range []struct {
 		name string
@@ -268,7 +261,7 @@ func userDir(t *testing.T, root, p string, uid int, mode fs.FileMode) {
 // user-owned directories, and symlinks in root's own directories are
 // followed as before.
 func TestUserWritableDirsAllowed(t *testing.T) {
-	requireRoot(t)
+	roottest.Require(t)
 	modes(t, func(t *testing.T, r *Root) {
 		userDir(t, r.Dir(), "/var/home/alice", 1000, 0o755)
 		mustSymlink(t, "/var/home", filepath.Join(r.Dir(), "home"))
@@ -304,7 +297,7 @@ func TestUserWritableDirsAllowed(t *testing.T) {
 // called at most maxOpenat2Tries times per resolution, after which the
 // component walk does the job; a few EINTRs are retried.
 func TestOpenat2RetryBounded(t *testing.T) {
-	requireRoot(t)
+	roottest.Require(t)
 	for _, tt := range []struct {
 		name    string
 		errs    []error // returned in turn, then the real openat2
@@ -355,12 +348,7 @@ func TestOpenat2RetryBounded(t *testing.T) {
 // leaves the old file whole and no temporary file behind, and says which
 // file.
 func TestWriteFileENOSPC(t *testing.T) {
-	requireRoot(t)
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k,mode=0755"); err != nil {
-		t.Fatalf("mount a 64k tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	dir := roottest.Tmpfs(t, "64k")
 	r, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -407,33 +395,11 @@ func TestWriteFileENOSPC(t *testing.T) {
 	}
 }
 
-// fsImmutableFL is linux/fs.h's FS_IMMUTABLE_FL (chattr +i).
-const fsImmutableFL = 0x10
-
-func setImmutable(t *testing.T, p string, on bool) error {
-	t.Helper()
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
-	if err != nil {
-		return err
-	}
-	if on {
-		flags |= fsImmutableFL
-	} else {
-		flags &^= fsImmutableFL
-	}
-	return unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags))
-}
-
 // TestWriteFileImmutable: chattr +i /etc/hostname makes the write fail with
 // EPERM naming the file, the file unchanged and nothing left behind; a
 // write next to it still works.
 func TestWriteFileImmutable(t *testing.T) {
-	requireRoot(t)
+	roottest.Require(t)
 	r, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -442,10 +408,7 @@ func TestWriteFileImmutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(r.Dir(), "etc/hostname")
-	if err := setImmutable(t, p, true); err != nil {
-		t.Fatalf("chattr +i %s: %v", p, err)
-	}
-	t.Cleanup(func() { setImmutable(t, p, false) })
+	roottest.Immutable(t, p)
 	before := tree(t, r.Dir())
 	for name, op := range map[string]func() error{
 		"WriteFile":  func() error { return r.WriteFile("/etc/hostname", []byte("new\n"), 0o644, 0, 0) },
