@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/pkg/settings"
 	"github.com/u-root/u-root/pkg/kmodule"
 	"golang.org/x/sys/unix"
 )
@@ -36,7 +37,7 @@ const (
 // Boot is one run of the pipeline.
 type Boot struct {
 	Log   *Log
-	Cmd   Cmdline
+	Cmd   settings.Settings
 	start time.Time
 	cold  *kmod.Coldplug
 	// private mounts (config drives...) to undo before switch_root,
@@ -76,7 +77,7 @@ func Main() error {
 		b.Log.Errorf("read /proc/cmdline: %v", err)
 	}
 	var errs []error
-	b.Cmd, errs = ParseCmdline(string(raw))
+	b.Cmd, errs = settings.ParseCmdline(string(raw))
 	b.Log.SetDebug(b.Cmd.Debug)
 	for _, e := range errs {
 		b.Log.Errorf("%v", e)

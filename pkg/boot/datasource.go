@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/nic"
+	"github.com/earlyinit/earlyinit/pkg/settings"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,7 +60,7 @@ const driveGrace = 2 * time.Second
 // DatasourceOrder returns the datasources to try, from earlyinit.ds=
 // (comma separated), or the default order. Unknown names are reported and
 // skipped.
-func DatasourceOrder(c Cmdline) (order []string, explicit bool, errs []error) {
+func DatasourceOrder(c settings.Settings) (order []string, explicit bool, errs []error) {
 	v := c.Datasources
 	if v == "" {
 		return DefaultDatasources, false, nil

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/settings"
 )
 
 // injectFault panics at the start of each step named by
@@ -18,7 +20,7 @@ func injectFault(step string) {
 	if err != nil {
 		return
 	}
-	for _, f := range SplitCmdline(string(raw)) {
+	for _, f := range settings.SplitCmdline(string(raw)) {
 		if v, ok := strings.CutPrefix(f, "earlyinit.test_panic="); ok && slices.Contains(strings.Split(v, ","), step) {
 			panic("fault injected by earlyinit.test_panic=" + step)
 		}

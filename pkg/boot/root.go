@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/pkg/settings"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +23,7 @@ type RootRequest struct {
 }
 
 // NewRootRequest builds a request from the command line.
-func NewRootRequest(c Cmdline) (RootRequest, error) {
+func NewRootRequest(c settings.Settings) (RootRequest, error) {
 	if c.Root == "" {
 		return RootRequest{}, errors.New("no root= on the kernel command line")
 	}

@@ -1,4 +1,8 @@
-package boot
+// Package settings is earlyinit's configuration, typed and parsed once:
+// today the kernel command line (root=, init=, earlyinit.*), later the
+// image's own configuration merged into the same struct. Every option has a
+// field with a type and a default; steps read fields, never raw words.
+package settings
 
 import (
 	"errors"
@@ -20,10 +24,10 @@ const DefaultTimeout = 30 * time.Second
 // maxTimeout is the largest earlyinit.timeout= accepted: one day.
 const maxTimeout = 24 * time.Hour
 
-// Cmdline is what earlyinit reads from /proc/cmdline, parsed once: every
+// Settings is what earlyinit reads from /proc/cmdline, parsed once: every
 // option earlyinit itself reads has a typed field here, and the steps read
 // the fields, never the raw words.
-type Cmdline struct {
+type Settings struct {
 	Root       string // root=: /dev/vda1, LABEL=, UUID=, PARTUUID=
 	RootFSType string // rootfstype=, may be a comma-separated list
 	RootFlags  string // rootflags=
@@ -36,7 +40,7 @@ type Cmdline struct {
 	Debug       bool          // earlyinit.debug
 	Timeout     time.Duration // earlyinit.timeout=, in seconds (or a Go duration)
 	KeepNet     bool          // earlyinit.keepnet: the temporary lease stays
-	Datasources string        // earlyinit.ds=, comma separated; DatasourceOrder checks the names
+	Datasources string        // earlyinit.ds=, comma separated; pkg/discover checks the names
 	MetadataURL string        // earlyinit.metadata_url=, an http(s) URL; "" for the default
 	Renderer    string        // earlyinit.renderer=, a render.ByName name; "" to detect
 
@@ -86,8 +90,8 @@ func SplitCmdline(s string) []string {
 // earlyinit's own options, and unknown earlyinit.* keys, are reported (one
 // error each, naming the key) and the default is kept: a typo on the
 // command line must not stop a boot.
-func ParseCmdline(s string) (Cmdline, []error) {
-	c := Cmdline{ReadOnly: true, Timeout: DefaultTimeout, Params: map[string]string{}}
+func ParseCmdline(s string) (Settings, []error) {
+	c := Settings{ReadOnly: true, Timeout: DefaultTimeout, Params: map[string]string{}}
 	var errs []error
 	for _, w := range SplitCmdline(s) {
 		k, v, _ := strings.Cut(w, "=")
@@ -128,8 +132,8 @@ func ParseCmdline(s string) (Cmdline, []error) {
 // options are earlyinit's own keys. Each setter parses v ("" for a bare
 // key) and sets its field only when v is good, so a bad value keeps the
 // default (or the value an earlier word gave); its error says what it wants.
-var options = map[string]func(c *Cmdline, v string) error{
-	"earlyinit": func(c *Cmdline, v string) error {
+var options = map[string]func(c *Settings, v string) error{
+	"earlyinit": func(c *Settings, v string) error {
 		// The late stage's units and status read earlyinit=disabled
 		// literally; keep these words in step with pkg/late.
 		switch v {
@@ -142,9 +146,9 @@ var options = map[string]func(c *Cmdline, v string) error{
 		}
 		return nil
 	},
-	"earlyinit.debug":   boolOption(func(c *Cmdline) *bool { return &c.Debug }),
-	"earlyinit.keepnet": boolOption(func(c *Cmdline) *bool { return &c.KeepNet }),
-	"earlyinit.timeout": func(c *Cmdline, v string) error {
+	"earlyinit.debug":   boolOption(func(c *Settings) *bool { return &c.Debug }),
+	"earlyinit.keepnet": boolOption(func(c *Settings) *bool { return &c.KeepNet }),
+	"earlyinit.timeout": func(c *Settings, v string) error {
 		d, err := parseSeconds(v)
 		if err != nil {
 			return err
@@ -152,14 +156,14 @@ var options = map[string]func(c *Cmdline, v string) error{
 		c.Timeout = d
 		return nil
 	},
-	"earlyinit.ds": func(c *Cmdline, v string) error {
+	"earlyinit.ds": func(c *Settings, v string) error {
 		if strings.Trim(v, ", ") == "" {
 			return errors.New("want datasource names, comma separated")
 		}
 		c.Datasources = v
 		return nil
 	},
-	"earlyinit.metadata_url": func(c *Cmdline, v string) error {
+	"earlyinit.metadata_url": func(c *Settings, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			return errors.New("want an http:// or https:// URL with a host and no user, query or fragment")
@@ -167,7 +171,7 @@ var options = map[string]func(c *Cmdline, v string) error{
 		c.MetadataURL = v
 		return nil
 	},
-	"earlyinit.renderer": func(c *Cmdline, v string) error {
+	"earlyinit.renderer": func(c *Settings, v string) error {
 		if _, err := render.ByName(v); err != nil {
 			return fmt.Errorf("want one of %s", strings.Join(render.Names(), ", "))
 		}
@@ -176,12 +180,12 @@ var options = map[string]func(c *Cmdline, v string) error{
 	},
 	// Read by test builds only (go build -tags faultinject, see
 	// fault_inject.go); known here so that no build warns about it.
-	"earlyinit.test_panic": func(*Cmdline, string) error { return nil },
+	"earlyinit.test_panic": func(*Settings, string) error { return nil },
 }
 
 // setOption sets earlyinit's option k from v. Its error names the key, and
 // the value unless it is an unknown key's or may hold a password.
-func (c *Cmdline) setOption(k, v string) error {
+func (c *Settings) setOption(k, v string) error {
 	set, ok := options[k]
 	if !ok {
 		return fmt.Errorf("cmdline: unknown option %q ignored (known: %s)", k, strings.Join(slices.Sorted(maps.Keys(options)), ", "))
@@ -197,8 +201,8 @@ func (c *Cmdline) setOption(k, v string) error {
 }
 
 // boolOption is the setter of a boolean option: a bare key is true.
-func boolOption(field func(*Cmdline) *bool) func(*Cmdline, string) error {
-	return func(c *Cmdline, v string) error {
+func boolOption(field func(*Settings) *bool) func(*Settings, string) error {
+	return func(c *Settings, v string) error {
 		b, err := parseBool(v)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package boot
+package settings
 
 import (
 	"reflect"
@@ -26,29 +26,29 @@ func TestSplitCmdline(t *testing.T) {
 func TestParseCmdline(t *testing.T) {
 	for _, tt := range []struct {
 		in      string
-		want    Cmdline
+		want    Settings
 		wantErr string
 	}{
 		{
 			in:   "BOOT_IMAGE=/vmlinuz root=LABEL=root rootfstype=ext4 rootflags=noatime rw init=/bin/sh rootwait rootdelay=2 earlyinit.debug earlyinit.timeout=7",
-			want: Cmdline{Root: "LABEL=root", RootFSType: "ext4", RootFlags: "noatime", Init: "/bin/sh", RootWait: true, RootDelay: 2 * time.Second, Debug: true, Timeout: 7 * time.Second},
+			want: Settings{Root: "LABEL=root", RootFSType: "ext4", RootFlags: "noatime", Init: "/bin/sh", RootWait: true, RootDelay: 2 * time.Second, Debug: true, Timeout: 7 * time.Second},
 		},
 		{
 			in:   "root=UUID=0b7c ro earlyinit=disabled earlyinit.timeout=1500ms",
-			want: Cmdline{Root: "UUID=0b7c", ReadOnly: true, Disabled: true, Timeout: 1500 * time.Millisecond},
+			want: Settings{Root: "UUID=0b7c", ReadOnly: true, Disabled: true, Timeout: 1500 * time.Millisecond},
 		},
 		{
 			in:   "root=/dev/vda",
-			want: Cmdline{Root: "/dev/vda", ReadOnly: true, Timeout: DefaultTimeout},
+			want: Settings{Root: "/dev/vda", ReadOnly: true, Timeout: DefaultTimeout},
 		},
 		{
 			in:      "root=/dev/vda earlyinit.timeout=soon",
-			want:    Cmdline{Root: "/dev/vda", ReadOnly: true, Timeout: DefaultTimeout},
+			want:    Settings{Root: "/dev/vda", ReadOnly: true, Timeout: DefaultTimeout},
 			wantErr: `earlyinit.timeout="soon"`,
 		},
 		{
 			in:      "root=/dev/vda rootdelay=-1 earlyinit=maybe",
-			want:    Cmdline{Root: "/dev/vda", ReadOnly: true, Timeout: DefaultTimeout},
+			want:    Settings{Root: "/dev/vda", ReadOnly: true, Timeout: DefaultTimeout},
 			wantErr: `rootdelay="-1"`,
 		},
 	} {
@@ -70,48 +70,48 @@ func TestParseCmdline(t *testing.T) {
 // values it takes, the malformed ones (one error naming the key, default
 // kept) and the unknown keys (one error naming the key, not its value).
 func TestParseCmdlineOptions(t *testing.T) {
-	def := Cmdline{ReadOnly: true, Timeout: DefaultTimeout}
-	with := func(f func(c *Cmdline)) Cmdline {
+	def := Settings{ReadOnly: true, Timeout: DefaultTimeout}
+	with := func(f func(c *Settings)) Settings {
 		c := def
 		f(&c)
 		return c
 	}
 	for _, tt := range []struct {
 		in      string
-		want    Cmdline
+		want    Settings
 		wantErr string // "" for none; else the one error contains it
 		notErr  string // and does not contain this
 	}{
 		// earlyinit=
-		{in: "earlyinit=disabled", want: with(func(c *Cmdline) { c.Disabled = true })},
-		{in: "earlyinit=off", want: with(func(c *Cmdline) { c.Disabled = true })},
-		{in: "earlyinit=0", want: with(func(c *Cmdline) { c.Disabled = true })},
+		{in: "earlyinit=disabled", want: with(func(c *Settings) { c.Disabled = true })},
+		{in: "earlyinit=off", want: with(func(c *Settings) { c.Disabled = true })},
+		{in: "earlyinit=0", want: with(func(c *Settings) { c.Disabled = true })},
 		{in: "earlyinit=disabled earlyinit=enabled", want: def},
 		{in: "earlyinit=on", want: def},
 		{in: "earlyinit=1", want: def},
 		{in: "earlyinit=maybe", want: def, wantErr: `earlyinit="maybe": want disabled or enabled (default kept)`},
 		{in: "earlyinit", want: def, wantErr: `earlyinit="": want disabled or enabled`},
-		{in: "earlyinit=disabled earlyinit=maybe", want: with(func(c *Cmdline) { c.Disabled = true }), wantErr: `earlyinit="maybe"`},
+		{in: "earlyinit=disabled earlyinit=maybe", want: with(func(c *Settings) { c.Disabled = true }), wantErr: `earlyinit="maybe"`},
 
 		// Booleans: a bare key is true; 0/1, yes/no, true/false, on/off in any case.
-		{in: "earlyinit.debug", want: with(func(c *Cmdline) { c.Debug = true })},
-		{in: "earlyinit.debug=", want: with(func(c *Cmdline) { c.Debug = true })},
-		{in: "earlyinit.debug=1", want: with(func(c *Cmdline) { c.Debug = true })},
-		{in: "earlyinit.debug=yes", want: with(func(c *Cmdline) { c.Debug = true })},
-		{in: "earlyinit.debug=TRUE", want: with(func(c *Cmdline) { c.Debug = true })},
-		{in: "earlyinit.debug=on", want: with(func(c *Cmdline) { c.Debug = true })},
+		{in: "earlyinit.debug", want: with(func(c *Settings) { c.Debug = true })},
+		{in: "earlyinit.debug=", want: with(func(c *Settings) { c.Debug = true })},
+		{in: "earlyinit.debug=1", want: with(func(c *Settings) { c.Debug = true })},
+		{in: "earlyinit.debug=yes", want: with(func(c *Settings) { c.Debug = true })},
+		{in: "earlyinit.debug=TRUE", want: with(func(c *Settings) { c.Debug = true })},
+		{in: "earlyinit.debug=on", want: with(func(c *Settings) { c.Debug = true })},
 		{in: "earlyinit.debug=0", want: def},
 		{in: "earlyinit.debug=no", want: def},
 		{in: "earlyinit.debug=false", want: def},
 		{in: "earlyinit.debug=Off", want: def},
 		{in: "earlyinit.debug earlyinit.debug=0", want: def},
 		{in: "earlyinit.debug=2", want: def, wantErr: `earlyinit.debug="2": want 0/1, yes/no, true/false or on/off (default kept)`},
-		{in: "earlyinit.debug earlyinit.debug=y", want: with(func(c *Cmdline) { c.Debug = true }), wantErr: `earlyinit.debug="y"`},
-		{in: "earlyinit.keepnet", want: with(func(c *Cmdline) { c.KeepNet = true })},
-		{in: "earlyinit.keepnet=1", want: with(func(c *Cmdline) { c.KeepNet = true })},
-		{in: "earlyinit.keepnet=yes", want: with(func(c *Cmdline) { c.KeepNet = true })},
-		{in: "earlyinit.keepnet=true", want: with(func(c *Cmdline) { c.KeepNet = true })},
-		{in: "earlyinit.keepnet=on", want: with(func(c *Cmdline) { c.KeepNet = true })},
+		{in: "earlyinit.debug earlyinit.debug=y", want: with(func(c *Settings) { c.Debug = true }), wantErr: `earlyinit.debug="y"`},
+		{in: "earlyinit.keepnet", want: with(func(c *Settings) { c.KeepNet = true })},
+		{in: "earlyinit.keepnet=1", want: with(func(c *Settings) { c.KeepNet = true })},
+		{in: "earlyinit.keepnet=yes", want: with(func(c *Settings) { c.KeepNet = true })},
+		{in: "earlyinit.keepnet=true", want: with(func(c *Settings) { c.KeepNet = true })},
+		{in: "earlyinit.keepnet=on", want: with(func(c *Settings) { c.KeepNet = true })},
 		{in: "earlyinit.keepnet=0", want: def},
 		{in: "earlyinit.keepnet=no", want: def},
 		{in: "earlyinit.keepnet=false", want: def},
@@ -119,10 +119,10 @@ func TestParseCmdlineOptions(t *testing.T) {
 		{in: "earlyinit.keepnet=sometimes", want: def, wantErr: `earlyinit.keepnet="sometimes": want 0/1`},
 
 		// earlyinit.timeout=
-		{in: "earlyinit.timeout=10", want: with(func(c *Cmdline) { c.Timeout = 10 * time.Second })},
-		{in: "earlyinit.timeout=0.5", want: with(func(c *Cmdline) { c.Timeout = 500 * time.Millisecond })},
-		{in: "earlyinit.timeout=2m", want: with(func(c *Cmdline) { c.Timeout = 2 * time.Minute })},
-		{in: "earlyinit.timeout=86400", want: with(func(c *Cmdline) { c.Timeout = 24 * time.Hour })},
+		{in: "earlyinit.timeout=10", want: with(func(c *Settings) { c.Timeout = 10 * time.Second })},
+		{in: "earlyinit.timeout=0.5", want: with(func(c *Settings) { c.Timeout = 500 * time.Millisecond })},
+		{in: "earlyinit.timeout=2m", want: with(func(c *Settings) { c.Timeout = 2 * time.Minute })},
+		{in: "earlyinit.timeout=86400", want: with(func(c *Settings) { c.Timeout = 24 * time.Hour })},
 		{in: "earlyinit.timeout", want: def, wantErr: `earlyinit.timeout=""`},
 		{in: "earlyinit.timeout=0", want: def, wantErr: `earlyinit.timeout="0"`},
 		{in: "earlyinit.timeout=-5s", want: def, wantErr: `earlyinit.timeout="-5s"`},
@@ -131,14 +131,14 @@ func TestParseCmdlineOptions(t *testing.T) {
 		{in: "earlyinit.timeout=NaN", want: def, wantErr: `earlyinit.timeout="NaN"`},
 
 		// earlyinit.ds=: the names are DatasourceOrder's to check.
-		{in: "earlyinit.ds=configdrive,ec2", want: with(func(c *Cmdline) { c.Datasources = "configdrive,ec2" })},
+		{in: "earlyinit.ds=configdrive,ec2", want: with(func(c *Settings) { c.Datasources = "configdrive,ec2" })},
 		{in: "earlyinit.ds", want: def, wantErr: `earlyinit.ds="": want datasource names`},
 		{in: "earlyinit.ds=", want: def, wantErr: `earlyinit.ds="": want datasource names`},
 		{in: "earlyinit.ds=,", want: def, wantErr: `earlyinit.ds=",": want datasource names`},
 
 		// earlyinit.metadata_url=: never echoed, it may hold a password.
-		{in: "earlyinit.metadata_url=http://10.0.2.2:8080/", want: with(func(c *Cmdline) { c.MetadataURL = "http://10.0.2.2:8080/" })},
-		{in: "earlyinit.metadata_url=https://[fe80::a9fe:a9fe%25eth0]", want: with(func(c *Cmdline) { c.MetadataURL = "https://[fe80::a9fe:a9fe%25eth0]" })},
+		{in: "earlyinit.metadata_url=http://10.0.2.2:8080/", want: with(func(c *Settings) { c.MetadataURL = "http://10.0.2.2:8080/" })},
+		{in: "earlyinit.metadata_url=https://[fe80::a9fe:a9fe%25eth0]", want: with(func(c *Settings) { c.MetadataURL = "https://[fe80::a9fe:a9fe%25eth0]" })},
 		{in: "earlyinit.metadata_url=169.254.169.254", want: def, wantErr: `earlyinit.metadata_url: want an http:// or https:// URL`},
 		{in: "earlyinit.metadata_url=file:///etc/shadow", want: def, wantErr: `earlyinit.metadata_url: want`},
 		{in: "earlyinit.metadata_url=http://", want: def, wantErr: `earlyinit.metadata_url: want`},
@@ -147,8 +147,8 @@ func TestParseCmdlineOptions(t *testing.T) {
 		{in: "earlyinit.metadata_url=http://10.0.2.2/?token=s3cret", want: def, wantErr: `earlyinit.metadata_url: want`, notErr: "s3cret"},
 
 		// earlyinit.renderer=
-		{in: "earlyinit.renderer=networkd", want: with(func(c *Cmdline) { c.Renderer = "networkd" })},
-		{in: "earlyinit.renderer=network-manager", want: with(func(c *Cmdline) { c.Renderer = "network-manager" })},
+		{in: "earlyinit.renderer=networkd", want: with(func(c *Settings) { c.Renderer = "networkd" })},
+		{in: "earlyinit.renderer=network-manager", want: with(func(c *Settings) { c.Renderer = "network-manager" })},
 		{in: "earlyinit.renderer=netowrkd", want: def, wantErr: `earlyinit.renderer="netowrkd": want one of eni, sysconfig, netplan, network-manager, networkd (default kept)`},
 		{in: "earlyinit.renderer", want: def, wantErr: `earlyinit.renderer="": want one of`},
 
@@ -165,7 +165,7 @@ func TestParseCmdlineOptions(t *testing.T) {
 		{in: "earlyinit_debug earlyinitx=1", want: def},
 
 		// rootdelay=
-		{in: "rootdelay=5", want: with(func(c *Cmdline) { c.RootDelay = 5 * time.Second })},
+		{in: "rootdelay=5", want: with(func(c *Settings) { c.RootDelay = 5 * time.Second })},
 		{in: "rootdelay=x", want: def, wantErr: `rootdelay="x"`},
 		{in: "rootdelay=-1", want: def, wantErr: `rootdelay="-1"`},
 		{in: "rootdelay=9999999999999", want: def, wantErr: `rootdelay="9999999999999": want a whole number of seconds, at most 86400`},
@@ -206,28 +206,6 @@ func TestParseCmdlineParams(t *testing.T) {
 	}
 	if c.KeepNet {
 		t.Errorf("earlyinit.keepnet=0: KeepNet is true")
-	}
-}
-
-// TestDatasourceOrderFromCmdline: earlyinit.ds= reaches DatasourceOrder
-// through its typed field; a malformed one keeps the default order.
-func TestDatasourceOrderFromCmdline(t *testing.T) {
-	for _, tt := range []struct {
-		in       string
-		want     []string
-		explicit bool
-		nerrs    int
-	}{
-		{"root=/dev/vda", DefaultDatasources, false, 0},
-		{"earlyinit.ds=NoCloud,ec2", []string{DSNoCloud, DSEC2}, true, 0},
-		{"earlyinit.ds=ec2,azure", []string{DSEC2}, true, 1},
-		{"earlyinit.ds=,", DefaultDatasources, false, 0},
-	} {
-		c, _ := ParseCmdline(tt.in)
-		got, explicit, errs := DatasourceOrder(c)
-		if !reflect.DeepEqual(got, tt.want) || explicit != tt.explicit || len(errs) != tt.nerrs {
-			t.Errorf("DatasourceOrder(%q) = %q, %v, %v; want %q, %v, %d errors", tt.in, got, explicit, errs, tt.want, tt.explicit, tt.nerrs)
-		}
 	}
 }
 
