@@ -160,7 +160,7 @@ func TestWait(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, seen, err := Wait(ctx, f.sys, f.dev, 10*time.Millisecond, spec.Match)
+	d, seen, err := Wait(ctx, f.sys, f.dev, 10*time.Millisecond, spec.Match, nil)
 	if err != nil {
 		t.Fatalf("Wait: %v (seen %v)", err, seen)
 	}
@@ -173,7 +173,7 @@ func TestWait(t *testing.T) {
 	defer cancel()
 	never, _ := ParseSpec("LABEL=nothere")
 	t0 := time.Now()
-	d, seen, err = Wait(ctx, f.sys, f.dev, 10*time.Millisecond, never.Match)
+	d, seen, err = Wait(ctx, f.sys, f.dev, 10*time.Millisecond, never.Match, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || d.Name != "" || len(seen) != 2 {
 		t.Errorf("Wait for nothing = %s, %v, %v", d, seen, err)
 	}
@@ -184,14 +184,14 @@ func TestWait(t *testing.T) {
 	// No interval is a short one, not a panic.
 	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	if _, seen, err = Wait(ctx, f.sys, f.dev+"/", 0, never.Match); !errors.Is(err, context.DeadlineExceeded) || len(seen) != 2 || seen[0].Path != f.dev+"/vda" {
+	if _, seen, err = Wait(ctx, f.sys, f.dev+"/", 0, never.Match, nil); !errors.Is(err, context.DeadlineExceeded) || len(seen) != 2 || seen[0].Path != f.dev+"/vda" {
 		t.Errorf("Wait with interval 0 = %v, %v", seen, err)
 	}
 
 	// A listing that keeps failing says so next to ctx's error.
 	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	_, seen, err = Wait(ctx, filepath.Join(t.TempDir(), "nosys"), f.dev, 10*time.Millisecond, never.Match)
+	_, seen, err = Wait(ctx, filepath.Join(t.TempDir(), "nosys"), f.dev, 10*time.Millisecond, never.Match, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "list block devices") || seen != nil {
 		t.Errorf("Wait without sysfs = %v, %v", seen, err)
 	}
@@ -290,5 +290,38 @@ func TestListPartitions(t *testing.T) {
 		if len(got) == 0 || got[0] != want {
 			t.Errorf("%s matches %v, want %s first", spec, got, want)
 		}
+	}
+}
+
+// TestWaitScanAndGrace: scan runs before every listing (a device its
+// driver brings is found), and a wait whose deadline has all but passed
+// still probes once, for ProbeGrace, instead of matching nothing.
+func TestWaitScanAndGrace(t *testing.T) {
+	f := newFakeSys(t)
+	root := mkext4(t, t.TempDir(), "root.img", "root")
+	spec, err := ParseSpec("LABEL=root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scans := 0
+	scan := func() {
+		scans++
+		if scans == 3 {
+			f.add("vda", "", 0, 4<<20, false, root)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, _, err := Wait(ctx, f.sys, f.dev, time.Millisecond, spec.Match, scan)
+	if err != nil || d.Name != "vda" || scans != 3 {
+		t.Errorf("Wait with scan = %s, %v after %d scans; want vda after 3", d, err, scans)
+	}
+
+	ctx, cancel = context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	d, seen, err := Wait(ctx, f.sys, f.dev, time.Millisecond, spec.Match, nil)
+	if err != nil || d.FS.Label != "root" || len(seen) != 1 {
+		t.Errorf("Wait past its deadline = %s, %v, %v; want the device probed within ProbeGrace", d, seen, err)
 	}
 }

@@ -101,7 +101,9 @@ func TestListStuckDevice(t *testing.T) {
 }
 
 // TestWaitStuckDevice: Wait for a root that is not there, with a stuck
-// device listed, ends at its context's deadline, not the probe bound.
+// device listed, ends at its context's deadline (or, for a deadline
+// shorter than ProbeGrace, after the last listing's ProbeGrace), not the
+// probe bound.
 func TestWaitStuckDevice(t *testing.T) {
 	f := newFakeSys(t)
 	junk := sparse(t, t.TempDir(), "junk.img", 1<<20)
@@ -114,9 +116,9 @@ func TestWaitStuckDevice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	_, seen, err := Wait(ctx, f.sys, f.dev, 10*time.Millisecond, spec.Match)
-	if took := time.Since(t0); took > time.Second {
-		t.Errorf("Wait took %s with a 200ms context", took)
+	_, seen, err := Wait(ctx, f.sys, f.dev, 10*time.Millisecond, spec.Match, nil)
+	if took := time.Since(t0); took > ProbeGrace+time.Second {
+		t.Errorf("Wait took %s with a 200ms context and a %s probe grace", took, ProbeGrace)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) || len(seen) != 1 || !errors.Is(seen[0].ProbeErr, ErrProbeTimeout) {
 		t.Fatalf("Wait = %v, %v; want the deadline and vda timed out", seen, err)
