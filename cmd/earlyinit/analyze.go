@@ -11,6 +11,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/boot"
 	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 func init() {
@@ -34,7 +35,7 @@ func analyzeVerb(args []string) int {
 
 func analyze(w io.Writer, root string) error {
 	var rec boot.Record
-	if err := readJSON(filepath.Join(root, boot.RunDir, "boot.json"), &rec); err != nil {
+	if err := readJSON(filepath.Join(root, paths.BootRecordFile), &rec); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "initramfs (earlyinit %s), switch_root to %s after %s:\n", rec.Version, rec.Init, rec.Total.Round(time.Millisecond))

@@ -15,6 +15,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/boot"
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 )
@@ -82,7 +83,7 @@ func lateVerb(args []string) int {
 func lateExec(root, init string, initArgs []string) int {
 	self, err := os.Executable()
 	if err != nil {
-		self = late.Binary
+		self = paths.LateBinary
 	}
 	lateBootAsInit(root)
 	final := exec.Command(self, "late", "--stage", "final", "--root", root)

@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 	"github.com/u-root/u-root/pkg/kmodule"
 	"golang.org/x/sys/unix"
@@ -27,11 +28,6 @@ var Version = "dev"
 
 const (
 	newRoot = "/newroot"
-	// RunDir is earlyinit's directory under /run; /run moves into the real
-	// root, so the real OS finds the boot record there.
-	RunDir = "/run/earlyinit"
-	// DisabledFile in the real root turns earlyinit off for that image.
-	DisabledFile = "/etc/earlyinit/disabled"
 )
 
 // Boot is one run of the pipeline.
@@ -124,9 +120,9 @@ func (b *Boot) run() error {
 	disabled := b.Cmd.Disabled
 	if disabled {
 		b.Log.Printf("earlyinit=disabled on the command line: only mounting the root and switch_root")
-	} else if _, err := os.Lstat(filepath.Join(newRoot, DisabledFile)); err == nil {
+	} else if _, err := os.Lstat(filepath.Join(newRoot, paths.DisabledFile)); err == nil {
 		disabled = true
-		b.Log.Printf("%s exists in the real root: only switch_root", DisabledFile)
+		b.Log.Printf("%s exists in the real root: only switch_root", paths.DisabledFile)
 	}
 	_ = dev
 	runner := false
@@ -370,8 +366,8 @@ func (b *Boot) prepareHandoff(rec Record) error {
 	b.Log.Printf("time: total %s, module loading %s, device waits %s, metadata service %s, earlyinit's own %s",
 		round(rec.Total), round(rec.ModuleLoad), round(rec.DeviceWait), round(rec.NetworkWait),
 		round(rec.Total-rec.ModuleLoad-rec.DeviceWait-rec.NetworkWait))
-	if err := os.MkdirAll(RunDir, 0o755); err == nil {
-		if err := os.WriteFile(filepath.Join(RunDir, "boot.json"), rec.Marshal(), 0o644); err != nil {
+	if err := os.MkdirAll(paths.RunDir, 0o755); err == nil {
+		if err := os.WriteFile(paths.BootRecordFile, rec.Marshal(), 0o644); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
@@ -37,7 +38,7 @@ func (b *Boot) writeInstance(d *instance.Data) (isNew bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if err := cache.Store(d, instance.StoreOptions{Run: run, RunDir: RunDir, Sys: b.sysInfo()}); err != nil {
+	if err := cache.Store(d, instance.StoreOptions{Run: run, RunDir: paths.RunDir, Sys: b.sysInfo()}); err != nil {
 		return isNew, fmt.Errorf("instance cache: %w", err)
 	}
 	if !isNew {

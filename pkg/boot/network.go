@@ -15,13 +15,14 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 	"github.com/earlyinit/earlyinit/pkg/nic"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
 // networkDigest records what was last written, so the network config is
 // rewritten on a new instance and whenever it changes, and left alone
 // otherwise.
-const networkDigest = instance.DataDir + "/network-config.sha256"
+const networkDigest = paths.DataDir + "/network-config.sha256"
 
 // cloudInitBins tell that the real root has cloud-init, whose own network
 // config must then be turned off.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
@@ -21,7 +22,7 @@ func (b *Boot) installRunner(init string, args []string) (string, []string) {
 	var path string
 	var argv []string
 	err := b.Log.Step("runner", func() error {
-		if err := copySelf(late.Binary); err != nil {
+		if err := copySelf(paths.LateBinary); err != nil {
 			return err
 		}
 		if usesSystemd(newRoot, init) {
@@ -29,15 +30,15 @@ func (b *Boot) installRunner(init string, args []string) (string, []string) {
 			if err != nil {
 				return err
 			}
-			if err := late.InstallUnits(run, late.Binary); err != nil {
+			if err := late.InstallUnits(run, paths.LateBinary); err != nil {
 				return fmt.Errorf("systemd units: %w", err)
 			}
 			b.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service")
 			path, argv = init, args
 			return nil
 		}
-		b.Log.Printf("late stages: %s is not systemd; entering it through %s late --exec", init, late.Binary)
-		path = late.Binary
+		b.Log.Printf("late stages: %s is not systemd; entering it through %s late --exec", init, paths.LateBinary)
+		path = paths.LateBinary
 		argv = append([]string{"late", "--exec", init, "--"}, args...)
 		return nil
 	})
@@ -87,16 +88,16 @@ func usesSystemd(root, init string) bool {
 
 // markDisabled tells `earlyinit status` that this boot was disabled.
 func markDisabled() error {
-	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+	if err := os.MkdirAll(paths.RunDir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(late.RunDisabledFile, nil, 0o644)
+	return os.WriteFile(paths.RunDisabledFile, nil, 0o644)
 }
 
 // saveLog leaves the initramfs log where the boot stage appends it to
 // /var/log/earlyinit.log.
 func (b *Boot) saveLog() {
-	if err := os.MkdirAll(RunDir, 0o755); err == nil {
-		os.WriteFile(late.InitramfsLogFile, b.Log.Bytes(), 0o600)
+	if err := os.MkdirAll(paths.RunDir, 0o755); err == nil {
+		os.WriteFile(paths.InitramfsLogFile, b.Log.Bytes(), 0o600)
 	}
 }

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
 // The cache layout in the real root, cloud-init's /var/lib/cloud shape under
-// /var/lib/earlyinit:
+// paths.CacheDir (/var/lib/earlyinit):
 //
 //	/var/lib/earlyinit/
 //	  instance -> instances/<iid>          relative symlink to this boot's instance
@@ -32,8 +33,8 @@ import (
 //	    previous-datasource                the instance's datasource line before
 //	                                       this boot (this boot's if none), 0644
 //
-// and in the run directory (/run/earlyinit; /run moves into the real root at
-// switch_root):
+// and in the run directory (paths.RunDir, /run/earlyinit; /run moves into
+// the real root at switch_root):
 //
 //	instance-data.json                     0644, secrets redacted (InstanceData)
 //	instance-data-sensitive.json           0600
@@ -41,17 +42,10 @@ import (
 //
 // Every file is written atomically through rootfs, so symlinks in the real
 // root cannot redirect a write outside it.
-const (
-	CacheDir     = "/var/lib/earlyinit"
-	InstancesDir = CacheDir + "/instances"
-	InstanceLink = CacheDir + "/instance"
-	DataDir      = CacheDir + "/data"
-	RunDir       = "/run/earlyinit"
 
-	// NoPreviousInstanceID is what previous-instance-id holds on a first
-	// boot, as in cloud-init.
-	NoPreviousInstanceID = "NO_PREVIOUS_INSTANCE_ID"
-)
+// NoPreviousInstanceID is what previous-instance-id holds on a first
+// boot, as in cloud-init.
+const NoPreviousInstanceID = "NO_PREVIOUS_INSTANCE_ID"
 
 // Cache is the cache layout of one real root.
 type Cache struct {
@@ -73,7 +67,7 @@ func (c *Cache) CachedID() (string, error) {
 	if c.cached != nil {
 		return *c.cached, nil
 	}
-	b, err := c.root.ReadFile(DataDir + "/instance-id")
+	b, err := c.root.ReadFile(paths.DataDir + "/instance-id")
 	id := strings.TrimSpace(string(b))
 	if errors.Is(err, fs.ErrNotExist) {
 		id, err = "", nil
@@ -125,7 +119,7 @@ type StoreOptions struct {
 	// Run is the tree holding RunDir: the initramfs "/" at boot (its /run
 	// moves into the real root). Nil means the cache's own root.
 	Run *rootfs.Root
-	// RunDir is earlyinit's run directory in Run; "" means RunDir.
+	// RunDir is earlyinit's run directory in Run; "" means paths.RunDir.
 	RunDir string
 	// Sys goes into instance-data.json's v1 keys.
 	Sys SysInfo
@@ -145,7 +139,7 @@ func (c *Cache) Store(d *Data, opts StoreOptions) error {
 	}
 	runDir := opts.RunDir
 	if runDir == "" {
-		runDir = RunDir
+		runDir = paths.RunDir
 	}
 	prev, err := c.CachedID()
 	if err != nil {
@@ -161,7 +155,7 @@ func (c *Cache) Store(d *Data, opts StoreOptions) error {
 
 	r := c.root
 	name := InstanceDirName(d.InstanceID)
-	idir := InstancesDir + "/" + name
+	idir := paths.InstancesDir + "/" + name
 	ds := DatasourceString(d) + "\n"
 	prevDS := ds
 	if b, err := r.ReadFile(idir + "/datasource"); err == nil && strings.TrimSpace(string(b)) != "" {
@@ -182,21 +176,21 @@ func (c *Cache) Store(d *Data, opts StoreOptions) error {
 		{r, idir + "/vendor-data.txt", d.VendorData, 0o600},
 		{r, idir + "/vendor-data2.txt", d.VendorData2, 0o600},
 		{r, idir + "/datasource", []byte(ds), 0o644},
-		{r, DataDir + "/datasource", []byte(ds), 0o644},
-		{r, DataDir + "/previous-datasource", []byte(prevDS), 0o644},
+		{r, paths.DataDir + "/datasource", []byte(ds), 0o644},
+		{r, paths.DataDir + "/previous-datasource", []byte(prevDS), 0o644},
 		{run, runDir + "/" + InstanceDataSensitiveFile, sensitive, 0o600},
 		{run, runDir + "/" + InstanceDataFile, redacted, 0o644},
 		{run, runDir + "/.instance-id", []byte(d.InstanceID + "\n"), 0o644},
-		{r, DataDir + "/previous-instance-id", []byte(prev + "\n"), 0o644},
+		{r, paths.DataDir + "/previous-instance-id", []byte(prev + "\n"), 0o644},
 	} {
 		if err := f.root.WriteFile(f.name, f.data, f.mode, 0, 0); err != nil {
 			return err
 		}
 	}
-	if err := r.Symlink("instances/"+name, InstanceLink); err != nil {
+	if err := r.Symlink("instances/"+name, paths.InstanceLink); err != nil {
 		return err
 	}
-	return r.WriteFile(DataDir+"/instance-id", []byte(d.InstanceID+"\n"), 0o644, 0, 0)
+	return r.WriteFile(paths.DataDir+"/instance-id", []byte(d.InstanceID+"\n"), 0o644, 0, 0)
 }
 
 // ApplyNewInstance does what a new instance needs in the real root before

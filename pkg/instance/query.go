@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 // QueryPaths are the files the query verb reads, like cloud-init query's
@@ -29,11 +31,11 @@ type QueryPaths struct {
 // instance data for root when it exists, else the redacted one, and the
 // current instance's user-data.txt and vendor-data.txt.
 func DefaultQueryPaths(rootDir string, uid int) QueryPaths {
-	run := filepath.Join(rootDir, RunDir)
+	run := filepath.Join(rootDir, paths.RunDir)
 	p := QueryPaths{
 		InstanceData: filepath.Join(run, InstanceDataFile),
-		UserData:     filepath.Join(rootDir, InstanceLink, "user-data.txt"),
-		VendorData:   filepath.Join(rootDir, InstanceLink, "vendor-data.txt"),
+		UserData:     filepath.Join(rootDir, paths.InstanceLink, "user-data.txt"),
+		VendorData:   filepath.Join(rootDir, paths.InstanceLink, "vendor-data.txt"),
 	}
 	if uid == 0 {
 		s := filepath.Join(run, InstanceDataSensitiveFile)

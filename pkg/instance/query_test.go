@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 // TestQueryAgainstCloudInit checks Query and ListKeys against what
@@ -120,7 +122,7 @@ func TestReadQueryData(t *testing.T) {
 		}
 	}
 	// Root falls back to the redacted file when the sensitive one is gone.
-	os.Remove(filepath.Join(root, RunDir, InstanceDataSensitiveFile))
+	os.Remove(filepath.Join(root, paths.RunDir, InstanceDataSensitiveFile))
 	if p := DefaultQueryPaths(root, 0); filepath.Base(p.InstanceData) != InstanceDataFile {
 		t.Errorf("without the sensitive file root reads %s", p.InstanceData)
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 // readStatusFile is status.json as written.
@@ -206,7 +206,7 @@ func TestPanicInUserDataDecoding(t *testing.T) {
 func TestBigUserData(t *testing.T) {
 	f := newFixture(t)
 	f.store("iid-1", "#cloud-config\n")
-	name := f.root.Path(instance.InstancesDir + "/iid-1/user-data.txt")
+	name := f.root.Path(paths.InstancesDir + "/iid-1/user-data.txt")
 	if err := os.Truncate(name, 200<<20); err != nil { // sparse: cheap
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestBigUserData(t *testing.T) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
 		t.Errorf("allocated %d bytes: the file was read", alloc)
 	}
-	want := "user-data: " + instance.InstancesDir + "/iid-1/user-data.txt: 209715200 bytes, more than the limit of 16777216: not read: ignored"
+	want := "user-data: " + paths.InstancesDir + "/iid-1/user-data.txt: 209715200 bytes, more than the limit of 16777216: not read: ignored"
 	if ran != 1 || len(res.Errors) != 1 || res.Errors[0] != want {
 		t.Errorf("ran %d, errors %q\nwant %q", ran, res.Errors, want)
 	}
@@ -340,7 +340,7 @@ func TestNonUTF8Script(t *testing.T) {
 	if len(boot.Errors)+len(boot.Warnings)+len(final.Errors)+len(final.Warnings) != 0 {
 		t.Errorf("boot %q %q, final %q %q", boot.Errors, boot.Warnings, final.Errors, final.Warnings)
 	}
-	name := instance.InstancesDir + "/iid-1/scripts/part-001"
+	name := paths.InstancesDir + "/iid-1/scripts/part-001"
 	if got := f.read(name); got != script {
 		t.Errorf("script written as %q", got)
 	}

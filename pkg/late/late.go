@@ -42,6 +42,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 )
@@ -82,7 +83,7 @@ type Result struct {
 	Modules    []ModuleResult
 	Errors     []string
 	Warnings   []string
-	// Disabled: DisabledFile exists; nothing ran.
+	// Disabled: paths.DisabledFile exists; nothing ran.
 	Disabled bool
 	// Reboot: a script asked for a reboot; the runner did it.
 	Reboot bool
@@ -299,13 +300,13 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (res *Result, e
 	r := opts.Root
 	res = &Result{Stage: stage}
 	s := newSession(&opts, string(stage))
-	if r.Exists(DisabledFile) {
+	if r.Exists(paths.DisabledFile) {
 		res.Disabled = true
-		s.logf("%s exists: earlyinit is disabled", DisabledFile)
+		s.logf("%s exists: earlyinit is disabled", paths.DisabledFile)
 		return res, s.flush()
 	}
 	if stage == modules.StageBoot {
-		if b, err := r.ReadFile(InitramfsLogFile); err == nil && len(b) > 0 {
+		if b, err := r.ReadFile(paths.InitramfsLogFile); err == nil && len(b) > 0 {
 			s.log.Write(b)
 		}
 	}

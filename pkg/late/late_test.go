@@ -14,6 +14,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
@@ -222,7 +223,7 @@ func TestStatusAndResult(t *testing.T) {
 	}
 
 	// Disabled.
-	if err := f.root.WriteFile(DisabledFile, nil, 0o644, 0, 0); err != nil {
+	if err := f.root.WriteFile(paths.DisabledFile, nil, 0o644, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	rep, _ = Status(f.dir)
@@ -237,7 +238,7 @@ func TestStatusAndResult(t *testing.T) {
 
 func TestStatusDisabledNotRun(t *testing.T) {
 	f := newFixture(t)
-	f.root.WriteFile(DisabledFile, nil, 0o644, 0, 0)
+	f.root.WriteFile(paths.DisabledFile, nil, 0o644, 0, 0)
 	rep, err := Status(f.dir)
 	if err != nil || rep.Status != StatusDisabled || rep.ExitCode() != 0 {
 		t.Errorf("%+v %v", rep, err)
@@ -436,7 +437,7 @@ func TestUnits(t *testing.T) {
 		t.Error("final unit holds multi-user.target")
 	}
 	f := newFixture(t)
-	if err := InstallUnits(f.root, Binary); err != nil {
+	if err := InstallUnits(f.root, paths.LateBinary); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range links {
@@ -463,7 +464,7 @@ func TestClean(t *testing.T) {
 	if err := Clean(f.dir, false); err != nil {
 		t.Fatal(err)
 	}
-	names, _ := listDir(f.root, instance.CacheDir)
+	names, _ := listDir(f.root, paths.CacheDir)
 	if !reflect.DeepEqual(names, []string{"seed"}) || !f.root.Exists("/var/lib/earlyinit/seed/nocloud/meta-data") {
 		t.Errorf("left %q", names)
 	}

@@ -5,11 +5,12 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
 // SemDir holds the semaphores of "once" modules.
-const SemDir = instance.CacheDir + "/sem"
+const SemDir = paths.CacheDir + "/sem"
 
 // SemPath is the semaphore of module at frequency f for instance iid:
 // instances/<iid>/sem/<module> per instance, sem/<module>.once once, ""
@@ -17,7 +18,7 @@ const SemDir = instance.CacheDir + "/sem"
 func SemPath(iid, module string, f modules.Frequency) string {
 	switch f {
 	case modules.PerInstance:
-		return instance.InstancesDir + "/" + instance.InstanceDirName(iid) + "/sem/" + module
+		return paths.InstancesDir + "/" + instance.InstanceDirName(iid) + "/sem/" + module
 	case modules.Once:
 		return SemDir + "/" + module + ".once"
 	}

@@ -10,23 +10,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
-// Run-time files, in cloud-init's /run/cloud-init shape.
+// Run-time files, in cloud-init's /run/cloud-init shape. The ones other
+// packages write (paths.RunDisabledFile, paths.InitramfsLogFile) are in
+// pkg/paths.
 const (
-	StatusFile = instance.RunDir + "/status.json"
-	ResultFile = instance.RunDir + "/result.json"
-	// DisabledFile in the real root turns the runner off (cloud-init's
-	// /etc/cloud/cloud-init.disabled).
-	DisabledFile = "/etc/earlyinit/disabled"
-	// RunDisabledFile is written by the boot step when the kernel command
-	// line says earlyinit=disabled, for status to report it.
-	RunDisabledFile = instance.RunDir + "/disabled"
-	// InitramfsLogFile is the initramfs's log, which the boot stage
-	// appends to LogFile.
-	InitramfsLogFile = instance.RunDir + "/initramfs.log"
+	StatusFile = paths.RunDir + "/status.json"
+	ResultFile = paths.RunDir + "/result.json"
 )
 
 // ModuleResult is how one module went.
@@ -147,7 +140,7 @@ func (s StatusReport) ExitCode() int {
 // Status reads the runner's status in root ("/" for the running system,
 // or a mounted image), as cloud-init's get_status_details:
 //
-//   - disabled: DisabledFile in the root, RunDisabledFile, or
+//   - disabled: paths.DisabledFile in the root, paths.RunDisabledFile, or
 //     earlyinit=disabled on root's /proc/cmdline;
 //   - not run: no status.json;
 //   - running: status.json without result.json, a stage in progress, or
@@ -162,9 +155,9 @@ func Status(root string) (StatusReport, error) {
 	rep := StatusReport{Status: StatusNotRun, Errors: []string{}, RecoverableErrors: map[string][]string{}, BootStatusCode: "enabled"}
 	cmdline, _ := os.ReadFile(r.Path("/proc/cmdline"))
 	switch {
-	case r.Exists(DisabledFile):
-		rep.Status, rep.BootStatusCode, rep.Detail = StatusDisabled, "disabled-by-marker-file", "earlyinit disabled by "+DisabledFile
-	case hasWord(string(cmdline), "earlyinit=disabled") || r.Exists(RunDisabledFile):
+	case r.Exists(paths.DisabledFile):
+		rep.Status, rep.BootStatusCode, rep.Detail = StatusDisabled, "disabled-by-marker-file", "earlyinit disabled by "+paths.DisabledFile
+	case hasWord(string(cmdline), "earlyinit=disabled") || r.Exists(paths.RunDisabledFile):
 		rep.Status, rep.BootStatusCode, rep.Detail = StatusDisabled, "disabled-by-kernel-cmdline", "earlyinit disabled by kernel parameter earlyinit=disabled"
 	}
 	st, err := readStatus(r)
@@ -260,7 +253,7 @@ func Clean(root string, logs bool) error {
 			}
 		}
 	}
-	fi, err := r.Stat(instance.CacheDir)
+	fi, err := r.Stat(paths.CacheDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -268,9 +261,9 @@ func Clean(root string, logs bool) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("clean: %s is not a directory", instance.CacheDir)
+		return fmt.Errorf("clean: %s is not a directory", paths.CacheDir)
 	}
-	names, err := listDir(r, instance.CacheDir)
+	names, err := listDir(r, paths.CacheDir)
 	if err != nil {
 		return err
 	}
@@ -278,7 +271,7 @@ func Clean(root string, logs bool) error {
 		if n == "seed" {
 			continue
 		}
-		if err := removeAll(r, instance.CacheDir+"/"+n); err != nil {
+		if err := removeAll(r, paths.CacheDir+"/"+n); err != nil {
 			return fmt.Errorf("clean: %w", err)
 		}
 	}

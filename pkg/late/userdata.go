@@ -11,6 +11,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 )
@@ -62,21 +63,21 @@ func readCapped(r *rootfs.Root, name string, max int64) ([]byte, error) {
 // name. User-data or vendor-data that cannot be read (too big, say) is
 // left out, with a problem in probs: the stage goes on without it.
 func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) {
-	b, err := readCapped(r, instance.DataDir+"/instance-id", maxSmallFile)
+	b, err := readCapped(r, paths.DataDir+"/instance-id", maxSmallFile)
 	if err == nil && b == nil {
 		err = fs.ErrNotExist
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("no cached instance (%s/instance-id): the boot step did not find a datasource", instance.DataDir)
+		return nil, nil, fmt.Errorf("no cached instance (%s/instance-id): the boot step did not find a datasource", paths.DataDir)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	d = &instance.Data{InstanceID: strings.TrimSpace(string(b))}
 	if d.InstanceID == "" {
-		return nil, nil, fmt.Errorf("%s/instance-id is empty", instance.DataDir)
+		return nil, nil, fmt.Errorf("%s/instance-id is empty", paths.DataDir)
 	}
-	idir := instance.InstancesDir + "/" + instance.InstanceDirName(d.InstanceID)
+	idir := paths.InstancesDir + "/" + instance.InstanceDirName(d.InstanceID)
 	if d.UserData, err = readCapped(r, idir+"/user-data.txt", maxUserData); err != nil {
 		probs = append(probs, fmt.Sprintf("user-data: %v: ignored", err))
 	}
@@ -88,7 +89,7 @@ func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) 
 		d.Datasource = strings.ToLower(strings.TrimPrefix(name, "DataSource"))
 		d.Subplatform = sub
 	}
-	if b, err := readCapped(r, instance.RunDir+"/"+instance.InstanceDataFile, maxInstanceData); err != nil {
+	if b, err := readCapped(r, paths.RunDir+"/"+instance.InstanceDataFile, maxInstanceData); err != nil {
 		probs = append(probs, fmt.Sprintf("%v: public keys and host name not known", err))
 	} else if b != nil {
 		var id struct {
@@ -103,7 +104,7 @@ func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) 
 			} `json:"ds"`
 		}
 		if err := json.Unmarshal(b, &id); err != nil {
-			return nil, nil, fmt.Errorf("parse %s/%s: %w", instance.RunDir, instance.InstanceDataFile, err)
+			return nil, nil, fmt.Errorf("parse %s/%s: %w", paths.RunDir, instance.InstanceDataFile, err)
 		}
 		if id.V1.InstanceID == d.InstanceID {
 			d.PublicKeys = id.V1.PublicSSHKeys
@@ -226,7 +227,7 @@ func partName(p userdata.Part) string {
 // 0700. It returns the boothooks, written to instances/<iid>/boothooks/
 // without their #cloud-boothook line.
 func writeScripts(r *rootfs.Root, iid string, parts []userdata.Part) ([]string, error) {
-	idir := instance.InstancesDir + "/" + instance.InstanceDirName(iid)
+	idir := paths.InstancesDir + "/" + instance.InstanceDirName(iid)
 	var hooks []string
 	var errs []error
 	for _, p := range parts {

@@ -3,11 +3,11 @@ package modules
 import (
 	"context"
 
-	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 // BootcmdPath is where bootcmd's script is written before it runs.
-const BootcmdPath = instance.RunDir + "/bootcmd"
+const BootcmdPath = paths.RunDir + "/bootcmd"
 
 // bootcmd is cc_bootcmd: the bootcmd list made into one sh script
 // (shellify: a list item is an argv, quoted; a string is a shell line) and

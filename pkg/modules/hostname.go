@@ -9,12 +9,13 @@ import (
 	"syscall"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 // PreviousHostnameFile remembers the host name earlyinit last wrote, so a
 // name the admin changed since is left alone (cloud-init's
 // data/previous-hostname).
-const PreviousHostnameFile = instance.DataDir + "/previous-hostname"
+const PreviousHostnameFile = paths.DataDir + "/previous-hostname"
 
 // hostnames is cloud-init's util.get_hostname_fqdn: fqdn wins, then a
 // dotted hostname, then the datasource's local-hostname, overridden by a

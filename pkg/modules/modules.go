@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
@@ -277,13 +278,13 @@ func (e *Env) output() io.Writer {
 
 // instanceDir is instances/<iid> in the cache.
 func (e *Env) instanceDir() string {
-	return instance.InstancesDir + "/" + instance.InstanceDirName(e.InstanceID)
+	return paths.InstancesDir + "/" + instance.InstanceDirName(e.InstanceID)
 }
 
 // ScriptsDir is where the runner writes user-data scripts and runcmd for
 // instance id.
 func ScriptsDir(id string) string {
-	return instance.InstancesDir + "/" + instance.InstanceDirName(id) + "/scripts"
+	return paths.InstancesDir + "/" + instance.InstanceDirName(id) + "/scripts"
 }
 
 // errNoExec guards modules from a nil Exec.

@@ -3,16 +3,16 @@ package modules
 import (
 	"context"
 
-	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 // Script directories, as cloud-init's /var/lib/cloud/scripts/. Parts of
 // user-data typed text/x-shellscript-per-{boot,instance,once} are written
 // there by the runner; an image may ship its own.
 const (
-	ScriptsPerBootDir     = instance.CacheDir + "/scripts/per-boot"
-	ScriptsPerInstanceDir = instance.CacheDir + "/scripts/per-instance"
-	ScriptsPerOnceDir     = instance.CacheDir + "/scripts/per-once"
+	ScriptsPerBootDir     = paths.CacheDir + "/scripts/per-boot"
+	ScriptsPerInstanceDir = paths.CacheDir + "/scripts/per-instance"
+	ScriptsPerOnceDir     = paths.CacheDir + "/scripts/per-once"
 )
 
 // scriptsPerBoot, scriptsPerInstance and scriptsPerOnce are
