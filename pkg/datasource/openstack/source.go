@@ -1,0 +1,18 @@
+package openstack
+
+import (
+	"context"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+)
+
+// Source is nova's metadata service (and the Neutron and ZStack proxies
+// that answer for it).
+var Source = datasource.Source{
+	Name: "openstack",
+	Metadata: func(ctx context.Context, base string, logf func(string, ...any)) (*instance.Data, error) {
+		c := &Client{BaseURL: base, Logf: logf}
+		return c.Read(ctx)
+	},
+}

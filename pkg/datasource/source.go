@@ -1,0 +1,67 @@
+package datasource
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/earlyinit/earlyinit/pkg/instance"
+)
+
+// Source describes one datasource, once: its name, every way it is
+// recognised and how it is read. Each reader package declares its Source
+// (configdrive.Source, nocloud.Source, ...); pkg/discover lists them and is
+// the only code that walks them. A source fills in the ways it has and
+// leaves the others nil.
+type Source struct {
+	// Name is the source's name in earlyinit.ds=, in the logs and in
+	// instance-data's "datasource" (lower case).
+	Name string
+
+	// Labels are the filesystem labels of the source's config drive
+	// (ISO9660 or vfat), compared exactly: vfat labels are often
+	// upper-cased, so both spellings are listed.
+	Labels []string
+	// SeedDirs are directories in the real root read, as a drive is,
+	// before any drive (cloud-init's /var/lib/cloud/seed/...).
+	SeedDirs []string
+	// ReadFS reads a drive or a seed directory. It is given a DriveFS:
+	// no links, no special files, every read capped.
+	ReadFS func(fs.FS) (*instance.Data, error)
+
+	// Metadata reads the source's metadata service at base (an http or
+	// https URL without a trailing slash: http://169.254.169.254, the
+	// link-local IPv6 address, or earlyinit.metadata_url). All metadata
+	// sources share one temporary network, brought up once.
+	Metadata func(ctx context.Context, base string, logf func(string, ...any)) (*instance.Data, error)
+
+	// Cmdline reads the source's own words on the kernel command line
+	// (every word that is not earlyinit's, as key -> value). ok is false
+	// when the command line does not name this source; then discovery
+	// does not consider it asked for.
+	Cmdline func(params map[string]string) (h Hint, ok bool, err error)
+}
+
+// Hint is what a source's kernel command-line words ask for.
+type Hint struct {
+	// Seed is a directory in the real root to read before anything else,
+	// "" for none; Origin says where it came from, for the logs
+	// ("ds=nocloud;s=/seed").
+	Seed, Origin string
+	// Apply, if set, overrides what any read of this source found
+	// (ds=nocloud;i=...;h=... sets the instance id and hostname).
+	Apply func(*instance.Data)
+}
+
+// Drive tells whether a filesystem of type fstype labelled label is one of
+// s's config drives.
+func (s Source) Drive(fstype, label string) bool {
+	if fstype != "iso9660" && fstype != "vfat" {
+		return false
+	}
+	for _, l := range s.Labels {
+		if l == label {
+			return true
+		}
+	}
+	return false
+}

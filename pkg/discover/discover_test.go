@@ -1,0 +1,373 @@
+package discover
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/settings"
+)
+
+// testLog records what discovery logs, a line each, "E " before errors.
+type testLog struct{ bytes.Buffer }
+
+func (l *testLog) Printf(f string, a ...any) { fmt.Fprintf(&l.Buffer, f+"\n", a...) }
+func (l *testLog) Errorf(f string, a ...any) { fmt.Fprintf(&l.Buffer, "E "+f+"\n", a...) }
+func (l *testLog) Debugf(f string, a ...any) {}
+func (l *testLog) Guard(what string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+			l.Errorf("%s panicked: %v", what, r)
+		}
+	}()
+	return fn()
+}
+
+// fakeSys is a machine with seed directories, drives (their files by
+// device path) and a metadata network that works or not.
+type fakeSys struct {
+	seeds    map[string]fs.FS
+	devs     []blockdev.Device
+	files    map[string]fs.FS
+	netErr   error
+	calls    []string
+	driveFor time.Duration
+}
+
+func (s *fakeSys) SeedDir(dir string) (fs.FS, bool) {
+	s.calls = append(s.calls, "seed "+dir)
+	f, ok := s.seeds[dir]
+	if !ok {
+		return fstest.MapFS{}, false
+	}
+	return f, true
+}
+
+func (s *fakeSys) Drives(wait time.Duration, match func(blockdev.Device) bool) []blockdev.Device {
+	s.calls = append(s.calls, "drives")
+	s.driveFor = wait
+	return s.devs
+}
+
+func (s *fakeSys) ReadDrive(dev blockdev.Device, read func(fs.FS) (*instance.Data, error)) (*instance.Data, error) {
+	s.calls = append(s.calls, "read "+dev.Path)
+	return read(s.files[dev.Path])
+}
+
+func (s *fakeSys) RaiseLinks() func() {
+	s.calls = append(s.calls, "raise")
+	return func() { s.calls = append(s.calls, "lower") }
+}
+
+func (s *fakeSys) Network(ctx context.Context) (string, func(), error) {
+	s.calls = append(s.calls, "network")
+	if s.netErr != nil {
+		return "", nil, s.netErr
+	}
+	return "http://meta", func() { s.calls = append(s.calls, "network down") }, nil
+}
+
+func configDrive(uuid string) fs.FS {
+	return fstest.MapFS{"openstack/latest/meta_data.json": {Data: []byte(`{"uuid": "` + uuid + `", "hostname": "cd-host"}`)}}
+}
+
+func noCloudSeed(iid string) fs.FS {
+	return fstest.MapFS{"meta-data": {Data: []byte("instance-id: " + iid + "\nlocal-hostname: nc-host\n")}}
+}
+
+func drive(path, fstype, label string) blockdev.Device {
+	return blockdev.Device{Path: path, Name: strings.TrimPrefix(path, "/dev/"), FS: blockdev.FS{Type: fstype, Label: label}}
+}
+
+func cmdline(t *testing.T, s string) settings.Settings {
+	t.Helper()
+	c, errs := settings.ParseCmdline(s)
+	if len(errs) > 0 {
+		t.Fatalf("ParseCmdline(%q): %v", s, errs)
+	}
+	return c
+}
+
+func TestFind(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		cmdline string
+		sys     *fakeSys
+		wantID  string // "" for no instance
+		wantSub string
+		wantErr string
+		calls   []string // the system calls made, in order (nil: not checked)
+		logged  []string
+	}{{
+		name: "config drive",
+		sys: &fakeSys{devs: []blockdev.Device{drive("/dev/vda1", "ext4", "root"), drive("/dev/sr0", "iso9660", "config-2")},
+			files: map[string]fs.FS{"/dev/sr0": configDrive("u-1")}},
+		wantID: "u-1", wantSub: "config-disk (/dev/sr0)",
+		calls:  []string{"raise", "seed /var/lib/cloud/seed/config_drive", "drives", "read /dev/sr0", "lower"},
+		logged: []string{`datasource configdrive: instance "u-1", hostname "cd-host" (config-disk (/dev/sr0))`},
+	}, {
+		// Sources go in order, each with its seeds before its drives: a
+		// config drive comes before a NoCloud seed directory.
+		name: "order before seed dirs",
+		sys: &fakeSys{seeds: map[string]fs.FS{"/var/lib/cloud/seed/nocloud": noCloudSeed("nc-1")},
+			devs: []blockdev.Device{drive("/dev/sr0", "iso9660", "CONFIG-2")}, files: map[string]fs.FS{"/dev/sr0": configDrive("u-2")}},
+		wantID: "u-2", wantSub: "config-disk (/dev/sr0)",
+	}, {
+		name:   "nocloud seed dir",
+		sys:    &fakeSys{seeds: map[string]fs.FS{"/var/lib/cloud/seed/nocloud-net": noCloudSeed("nc-2")}},
+		wantID: "nc-2", wantSub: "seed-dir (/var/lib/cloud/seed/nocloud-net)",
+	}, {
+		// A rejected drive is logged and the next one read.
+		name: "rejected then good",
+		sys: &fakeSys{devs: []blockdev.Device{drive("/dev/sr0", "iso9660", "config-2"), drive("/dev/vdb", "vfat", "cidata")},
+			files: map[string]fs.FS{"/dev/sr0": fstest.MapFS{"openstack/latest/meta_data.json": {Data: []byte("{")}}, "/dev/vdb": noCloudSeed("nc-3")}},
+		wantID: "nc-3", wantSub: "config-disk (/dev/vdb)",
+		logged: []string{"E datasource configdrive: drive sr0 ", "rejected: parse openstack/latest/meta_data.json"},
+	}, {
+		name: "only rejected",
+		sys: &fakeSys{devs: []blockdev.Device{drive("/dev/vdb", "vfat", "CIDATA")}, netErr: errors.New("no link"),
+			files: map[string]fs.FS{"/dev/vdb": fstest.MapFS{"meta-data": {Data: []byte("local-hostname: x\n")}}}},
+		wantErr: "no datasource found (tried configdrive, nocloud, openstack, ec2; block devices: vdb no medium); 1 rejected",
+		logged:  []string{`E datasource nocloud: drive vdb no medium rejected: meta-data: "instance-id": missing or empty`, "metadata service: no link"},
+	}, {
+		// Nothing at all is no error: a normal state.
+		name:   "nothing",
+		sys:    &fakeSys{netErr: errors.New("no link")},
+		logged: []string{"no datasource found (tried configdrive, nocloud, openstack, ec2; block devices: )"},
+	}, {
+		// earlyinit.ds= picks and orders; the drive wait is the timeout.
+		name:    "explicit metadata",
+		cmdline: "earlyinit.ds=ec2 earlyinit.timeout=3",
+		sys:     &fakeSys{devs: []blockdev.Device{drive("/dev/sr0", "iso9660", "config-2")}},
+		wantErr: "no datasource found (tried ec2; block devices: ); 1 rejected",
+		calls:   []string{"raise", "network", "network down", "lower"},
+	}, {
+		// ds=nocloud;s=: its seed first, its i= and h= over what is read,
+		// and nocloud is tried though earlyinit.ds= leaves it out.
+		name:    "cmdline seed",
+		cmdline: "earlyinit.ds=configdrive ds=nocloud;s=file:///srv/seed/;i=iid-cmd;h=cmdhost",
+		sys:     &fakeSys{seeds: map[string]fs.FS{"/srv/seed": noCloudSeed("nc-4")}},
+		wantID:  "iid-cmd", wantSub: "seed-dir (/srv/seed)",
+		calls:   []string{"seed /srv/seed"},
+		logged:  []string{`datasource nocloud: instance "iid-cmd", hostname "cmdhost"`},
+	}, {
+		name:    "cmdline overrides a drive",
+		cmdline: "ds=nocloud;h=cmdhost",
+		sys:     &fakeSys{devs: []blockdev.Device{drive("/dev/vdb", "vfat", "cidata")}, files: map[string]fs.FS{"/dev/vdb": noCloudSeed("nc-5")}},
+		wantID:  "nc-5", wantSub: "config-disk (/dev/vdb)",
+		logged:  []string{`hostname "cmdhost"`},
+	}, {
+		name:    "cmdline seed rejected",
+		cmdline: "ds=nocloud;s=/srv/none earlyinit.ds=nocloud",
+		sys:     &fakeSys{},
+		wantErr: "; 1 rejected",
+		logged:  []string{"E datasource nocloud (ds=nocloud;s=/srv/none) rejected:"},
+	}, {
+		name:    "cmdline seed over http",
+		cmdline: "ds=nocloud;s=http://10.0.0.1/ earlyinit.ds=nocloud",
+		sys:     &fakeSys{},
+		wantErr: "; 1 rejected",
+		logged:  []string{"E datasource nocloud (ds=nocloud;s=http://10.0.0.1/) rejected:"},
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var log testLog
+			d, err := Find(tt.sys, cmdline(t, "root=/dev/vda1 "+tt.cmdline), &log)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("err = %v, want %q", err, tt.wantErr)
+				}
+			} else if err != nil {
+				t.Errorf("err = %v", err)
+			}
+			switch {
+			case tt.wantID == "" && d != nil:
+				t.Errorf("found %q, want nothing", d.InstanceID)
+			case tt.wantID != "" && d == nil:
+				t.Errorf("found nothing, want %q", tt.wantID)
+			case d != nil && (d.InstanceID != tt.wantID || d.Subplatform != tt.wantSub):
+				t.Errorf("found %q (%s), want %q (%s)", d.InstanceID, d.Subplatform, tt.wantID, tt.wantSub)
+			}
+			if tt.calls != nil && !reflect.DeepEqual(tt.sys.calls, tt.calls) {
+				t.Errorf("system calls %q, want %q", tt.sys.calls, tt.calls)
+			}
+			for _, l := range tt.logged {
+				if !strings.Contains(log.String(), l) {
+					t.Errorf("log has no %q:\n%s", l, log.String())
+				}
+			}
+		})
+	}
+}
+
+// TestDriveWait: without earlyinit.ds= the drive poll is short; with it,
+// the sources were asked for and the poll waits earlyinit.timeout.
+func TestDriveWait(t *testing.T) {
+	for _, tt := range []struct {
+		cmdline string
+		want    time.Duration
+	}{
+		{"", DriveGrace},
+		{"earlyinit.timeout=1", time.Second},
+		{"earlyinit.ds=nocloud earlyinit.timeout=9", 9 * time.Second},
+	} {
+		sys := &fakeSys{netErr: errors.New("no link")}
+		Find(sys, cmdline(t, tt.cmdline), &testLog{})
+		if sys.driveFor != tt.want {
+			t.Errorf("%q: drives polled for %s, want %s", tt.cmdline, sys.driveFor, tt.want)
+		}
+	}
+}
+
+// TestMetadataShareOneNetwork: the metadata sources are asked in order over
+// one temporary network; a rejected one (even one that panics) is logged
+// and the next asked.
+func TestMetadataShareOneNetwork(t *testing.T) {
+	old := Sources
+	defer func() { Sources = old }()
+	var asked []string
+	reader := func(name string, d *instance.Data, err error) func(context.Context, string, func(string, ...any)) (*instance.Data, error) {
+		return func(ctx context.Context, base string, _ func(string, ...any)) (*instance.Data, error) {
+			asked = append(asked, name+" "+base)
+			if name == "boom" {
+				panic("reader bug")
+			}
+			return d, err
+		}
+	}
+	Sources = append([]datasource.Source(nil), old...)
+	Sources = append(Sources,
+		datasource.Source{Name: "boom", Metadata: reader("boom", nil, nil)},
+		datasource.Source{Name: "bad", Metadata: reader("bad", nil, errors.New("404"))},
+		datasource.Source{Name: "good", Metadata: reader("good", &instance.Data{InstanceID: "i-9"}, nil)},
+	)
+	sys := &fakeSys{}
+	var log testLog
+	d, err := Find(sys, cmdline(t, "earlyinit.ds=boom,bad,good"), &log)
+	if err != nil || d == nil || d.InstanceID != "i-9" {
+		t.Fatalf("Find = %v, %v\n%s", d, err, log.String())
+	}
+	if want := []string{"boom http://meta", "bad http://meta", "good http://meta"}; !reflect.DeepEqual(asked, want) {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+	if want := []string{"raise", "network", "network down", "lower"}; !reflect.DeepEqual(sys.calls, want) {
+		t.Errorf("system calls %q, want %q", sys.calls, want)
+	}
+	for _, l := range []string{"E datasource boom rejected: panic: reader bug", "E datasource bad rejected: 404"} {
+		if !strings.Contains(log.String(), l) {
+			t.Errorf("log has no %q:\n%s", l, log.String())
+		}
+	}
+}
+
+// TestOrder: earlyinit.ds= names the sources in any case; unknown names
+// are one error each and skipped.
+func TestOrder(t *testing.T) {
+	names := func(l []datasource.Source) []string {
+		var n []string
+		for _, s := range l {
+			n = append(n, s.Name)
+		}
+		return n
+	}
+	for _, tt := range []struct {
+		in       string
+		want     []string
+		explicit bool
+		nerrs    int
+	}{
+		{"", []string{"configdrive", "nocloud", "openstack", "ec2"}, false, 0},
+		{"NoCloud, ec2", []string{"nocloud", "ec2"}, true, 0},
+		{"ec2,azure", []string{"ec2"}, true, 1},
+		{"azure", nil, true, 1},
+		{",", []string{"configdrive", "nocloud", "openstack", "ec2"}, false, 0},
+	} {
+		got, explicit, errs := Order(tt.in)
+		if !reflect.DeepEqual(names(got), tt.want) || explicit != tt.explicit || len(errs) != tt.nerrs {
+			t.Errorf("Order(%q) = %q, %v, %v; want %q, %v, %d errors", tt.in, names(got), explicit, errs, tt.want, tt.explicit, tt.nerrs)
+		}
+	}
+	if _, _, errs := Order("azure"); len(errs) != 1 || !strings.Contains(errs[0].Error(), "(known: configdrive, nocloud, openstack, ec2)") {
+		t.Errorf("unknown name: %v", errs)
+	}
+}
+
+// TestSourcesNamedOnce: every source has a unique lower-case name and a
+// way to be read.
+func TestSourcesNamedOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Sources {
+		if s.Name == "" || s.Name != strings.ToLower(s.Name) || seen[s.Name] {
+			t.Errorf("source name %q: empty, not lower case or twice", s.Name)
+		}
+		seen[s.Name] = true
+		if (len(s.Labels) > 0 || len(s.SeedDirs) > 0) != (s.ReadFS != nil) {
+			t.Errorf("%s: drives or seeds without ReadFS, or the reverse", s.Name)
+		}
+		if s.ReadFS == nil && s.Metadata == nil {
+			t.Errorf("%s: no way to read it", s.Name)
+		}
+	}
+}
+
+func TestNearMissLabels(t *testing.T) {
+	var log testLog
+	devs := []blockdev.Device{
+		drive("/dev/sr0", "iso9660", "Config-2"),
+		drive("/dev/sr1", "iso9660", "config-2"),
+		drive("/dev/vdb", "vfat", "CIDATA_"),
+		drive("/dev/vdc", "vfat", "data"),
+		drive("/dev/vda1", "ext4", "CONFIG_2"),
+	}
+	nearMisses(&log, Sources, devs)
+	out := log.String()
+	for _, want := range []string{
+		`/dev/sr0: label "Config-2" is not "config-2": not read as a configdrive drive`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q:\n%s", want, out)
+		}
+	}
+	for _, quiet := range []string{"/dev/sr1", "/dev/vdc", "/dev/vda1"} {
+		if strings.Contains(out, quiet+":") {
+			t.Errorf("a line for %s (exact, unrelated or not a drive filesystem):\n%s", quiet, out)
+		}
+	}
+}
+
+// TestBoundedDriveRead: a drive whose device stops answering (a mount or
+// read that never returns) is given up on at the bound; a panic in the
+// reader is an error; a normal read comes back.
+func TestBoundedDriveRead(t *testing.T) {
+	var log testLog
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	block := make(chan struct{})
+	defer close(block)
+	t0 := time.Now()
+	_, err := bounded(ctx, &log, "/dev/sr0", func() (*instance.Data, error) { <-block; return nil, nil })
+	if !errors.Is(err, errGaveUp) || !strings.Contains(err.Error(), "/dev/sr0") {
+		t.Errorf("stalled read: %v", err)
+	}
+	if took := time.Since(t0); took > 2*time.Second {
+		t.Errorf("gave up after %s, bound 100ms", took)
+	}
+	_, err = bounded(context.Background(), &log, "/dev/sr1", func() (*instance.Data, error) { panic("reader bug") })
+	if err == nil || !strings.Contains(err.Error(), "panic: reader bug") || !strings.Contains(log.String(), "reading /dev/sr1 panicked") {
+		t.Errorf("panicking read: %v\n%s", err, log.String())
+	}
+	d, err := bounded(context.Background(), &log, "/dev/sr2", func() (*instance.Data, error) { return &instance.Data{InstanceID: "i-1"}, nil })
+	if err != nil || d.InstanceID != "i-1" {
+		t.Errorf("normal read: %v %v", d, err)
+	}
+}
