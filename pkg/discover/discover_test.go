@@ -159,14 +159,14 @@ func TestFind(t *testing.T) {
 		cmdline: "earlyinit.ds=configdrive ds=nocloud;s=file:///srv/seed/;i=iid-cmd;h=cmdhost",
 		sys:     &fakeSys{seeds: map[string]fs.FS{"/srv/seed": noCloudSeed("nc-4")}},
 		wantID:  "iid-cmd", wantSub: "seed-dir (/srv/seed)",
-		calls:   []string{"seed /srv/seed"},
-		logged:  []string{`datasource nocloud: instance "iid-cmd", hostname "cmdhost"`},
+		calls:  []string{"seed /srv/seed"},
+		logged: []string{`datasource nocloud: instance "iid-cmd", hostname "cmdhost"`},
 	}, {
 		name:    "cmdline overrides a drive",
 		cmdline: "ds=nocloud;h=cmdhost",
 		sys:     &fakeSys{devs: []blockdev.Device{drive("/dev/vdb", "vfat", "cidata")}, files: map[string]fs.FS{"/dev/vdb": noCloudSeed("nc-5")}},
 		wantID:  "nc-5", wantSub: "config-disk (/dev/vdb)",
-		logged:  []string{`hostname "cmdhost"`},
+		logged: []string{`hostname "cmdhost"`},
 	}, {
 		name:    "cmdline seed rejected",
 		cmdline: "ds=nocloud;s=/srv/none earlyinit.ds=nocloud",
