@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/instance/cache"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
@@ -67,7 +68,7 @@ func TestQuery(t *testing.T) {
 	}
 	d := &instance.Data{Datasource: "nocloud", CloudName: "nocloud", Platform: "nocloud", Subplatform: "seed-dir (/x)",
 		InstanceID: "iid-q", LocalHostname: "qhost", UserData: []byte("#cloud-config\n"), AdminPass: "pw", Meta: map[string]any{"instance-id": "iid-q"}}
-	if err := instance.NewCache(root).Store(d, instance.StoreOptions{}); err != nil {
+	if err := cache.New(root).Store(d, cache.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/instance/cache"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
@@ -29,16 +30,16 @@ func (b *Boot) writeInstance(d *instance.Data) (isNew bool, err error) {
 			b.Log.Printf("random_seed: %d bytes into the kernel pool", len(d.RandomSeed))
 		}
 	}
-	cache := instance.NewCache(root)
-	prev, err := cache.CachedID()
+	c := cache.New(root)
+	prev, err := c.CachedID()
 	if err != nil {
 		return false, fmt.Errorf("read cached instance id: %w", err)
 	}
-	isNew, err = cache.IsNew(d)
+	isNew, err = c.IsNew(d)
 	if err != nil {
 		return false, err
 	}
-	if err := cache.Store(d, instance.StoreOptions{Run: run, RunDir: paths.RunDir, Sys: b.sysInfo()}); err != nil {
+	if err := c.Store(d, cache.StoreOptions{Run: run, RunDir: paths.RunDir, Sys: b.sysInfo()}); err != nil {
 		return isNew, fmt.Errorf("instance cache: %w", err)
 	}
 	if !isNew {
@@ -50,7 +51,7 @@ func (b *Boot) writeInstance(d *instance.Data) (isNew bool, err error) {
 	} else {
 		b.Log.Printf("instance %q: new instance (was %q)", d.InstanceID, prev)
 	}
-	return true, instance.ApplyNewInstance(root, d)
+	return true, cache.ApplyNewInstance(root, d)
 }
 
 func seedKernel(seed []byte) error {
@@ -58,7 +59,7 @@ func seedKernel(seed []byte) error {
 	if err != nil {
 		return err
 	}
-	err = instance.SeedRandom(f, seed)
+	err = cache.SeedRandom(f, seed)
 	return errors.Join(err, f.Close())
 }
 

@@ -1,6 +1,11 @@
-// Package instance holds the one instance model every datasource produces, and
-// (in cache.go) its layout in the real root.
+// Package instance holds the one instance model every datasource produces,
+// and what is derived from it alone: host names and /etc/hosts lines,
+// instance-data.json (rendered, redacted, queried) and the names in the
+// instance cache. It writes nothing; pkg/instance/cache writes the model into
+// the real root.
 package instance
+
+import "strings"
 
 // Data is what a datasource knows about this instance. Every datasource
 // (config drive, NoCloud, OpenStack over HTTP, EC2) fills the same fields; the
@@ -63,4 +68,10 @@ const (
 type File struct {
 	Path    string
 	Content []byte
+}
+
+// InstanceDirName is the directory name of instance id under instances/:
+// the id with every "/" replaced by "_", as cloud-init does.
+func InstanceDirName(id string) string {
+	return strings.ReplaceAll(id, "/", "_")
 }

@@ -3,7 +3,6 @@ package instance
 import (
 	"encoding/base64"
 	"fmt"
-	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,16 +90,6 @@ func variant(distro string) string {
 		return "suse"
 	}
 	return "linux"
-}
-
-// ShortHostname is the host name cloud-init derives from local-hostname:
-// the part before the first dot, or "ip-10-0-0-1" for an IPv4 address.
-func ShortHostname(name string) string {
-	if ip, err := netip.ParseAddr(name); err == nil && ip.Is4() {
-		return "ip-" + strings.ReplaceAll(name, ".", "-")
-	}
-	short, _, _ := strings.Cut(name, ".")
-	return short
 }
 
 // DatasourceString is what earlyinit writes to data/datasource-like files:

@@ -81,6 +81,38 @@ func TestQueryErrors(t *testing.T) {
 	}
 }
 
+// writeLayout writes what query reads of the instance cache under root,
+// as pkg/instance/cache lays it out: both instance-data files in
+// paths.RunDir, the payloads in d's instance directory and the instance
+// link to it. (The cache package's tests query what Store writes.)
+func writeLayout(t *testing.T, root string, d *Data) {
+	t.Helper()
+	redacted, sensitive, err := InstanceData(d, SysInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(root, paths.RunDir)
+	idir := filepath.Join(root, paths.InstancesDir, InstanceDirName(d.InstanceID))
+	for _, dir := range []string{run, idir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, data := range map[string][]byte{
+		filepath.Join(run, InstanceDataFile):          redacted,
+		filepath.Join(run, InstanceDataSensitiveFile): sensitive,
+		filepath.Join(idir, "user-data.txt"):          d.UserData,
+		filepath.Join(idir, "vendor-data.txt"):        d.VendorData,
+	} {
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("instances/"+InstanceDirName(d.InstanceID), filepath.Join(root, paths.InstanceLink)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestReadQueryData(t *testing.T) {
 	root := t.TempDir()
 	d := testData()
@@ -90,7 +122,7 @@ func TestReadQueryData(t *testing.T) {
 	zw.Close()
 	d.UserData = gz.Bytes()
 	d.VendorData = []byte{0xff, 0xfe, 0x00}
-	storeBoot(t, root, d)
+	writeLayout(t, root, d)
 
 	for _, tt := range []struct {
 		uid        int

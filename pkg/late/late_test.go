@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/instance/cache"
 	"github.com/earlyinit/earlyinit/pkg/modules"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
@@ -75,7 +76,7 @@ func (f *fixture) store(iid, userData string) {
 	f.t.Helper()
 	d := &instance.Data{Datasource: "nocloud", Subplatform: "seed-dir (/x)", InstanceID: iid, LocalHostname: "host1.example.com",
 		UserData: []byte(userData), PublicKeys: []string{"ssh-ed25519 AAAAmeta meta@key"}, Meta: map[string]any{"local-hostname": "host1.example.com"}}
-	if err := instance.NewCache(f.root).Store(d, instance.StoreOptions{}); err != nil {
+	if err := cache.New(f.root).Store(d, cache.StoreOptions{}); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package instance
+package cache
 
 import (
 	"bytes"
@@ -10,12 +10,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
-func testData() *Data {
+func testData() *instance.Data {
 	idx := 0
-	return &Data{
+	return &instance.Data{
 		Datasource:       "configdrive",
 		CloudName:        "openstack",
 		Platform:         "openstack",
@@ -48,9 +49,9 @@ func openRoot(t *testing.T, dir string) *rootfs.Root {
 }
 
 // storeBoot is one boot: a fresh Cache over the root, IsNew, then Store.
-func storeBoot(t *testing.T, dir string, d *Data) bool {
+func storeBoot(t *testing.T, dir string, d *instance.Data) bool {
 	t.Helper()
-	c := NewCache(openRoot(t, dir))
+	c := New(openRoot(t, dir))
 	isNew, err := c.IsNew(d)
 	if err != nil {
 		t.Fatal(err)
@@ -102,11 +103,11 @@ func TestStoreFirstBoot(t *testing.T) {
 	if !storeBoot(t, root, d) {
 		t.Errorf("first boot is not new")
 	}
-	c := NewCache(openRoot(t, root))
+	c := New(openRoot(t, root))
 	if id, err := c.CachedID(); err != nil || id != d.InstanceID {
 		t.Errorf("CachedID after first boot = %q, %v", id, err)
 	}
-	redacted, sensitive, err := InstanceData(d, SysInfo{})
+	redacted, sensitive, err := instance.InstanceData(d, instance.SysInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestBootSequence(t *testing.T) {
 	b.UserData = []byte("#cloud-config\n{}\n")
 
 	for i, boot := range []struct {
-		d        *Data
+		d        *instance.Data
 		isNew    bool
 		previous string
 		prevDS   string
@@ -190,7 +191,7 @@ func TestBootSequence(t *testing.T) {
 		if got := readFile(t, p("data/instance-id")); got != boot.d.InstanceID+"\n" {
 			t.Errorf("boot %d: instance-id = %q", i+1, got)
 		}
-		if got := readFile(t, p("data/datasource")); got != DatasourceString(boot.d)+"\n" {
+		if got := readFile(t, p("data/datasource")); got != instance.DatasourceString(boot.d)+"\n" {
 			t.Errorf("boot %d: datasource = %q", i+1, got)
 		}
 		if got := readFile(t, p("data/previous-datasource")); got != boot.prevDS+"\n" {
@@ -227,7 +228,7 @@ func TestStoreIDs(t *testing.T) {
 		root := t.TempDir()
 		d := testData()
 		d.InstanceID = tt.id
-		err := NewCache(openRoot(t, root)).Store(d, StoreOptions{})
+		err := New(openRoot(t, root)).Store(d, StoreOptions{})
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "instance-id") {
 				t.Errorf("Store(%q) = %v, want an instance-id error with %q", tt.id, err, tt.err)
@@ -251,7 +252,7 @@ func TestStoreIDs(t *testing.T) {
 		if got := readFile(t, filepath.Join(base, "data/instance-id")); got != tt.id+"\n" {
 			t.Errorf("Store(%q): instance-id = %q", tt.id, got)
 		}
-		if id, _ := NewCache(openRoot(t, root)).CachedID(); id != tt.id {
+		if id, _ := New(openRoot(t, root)).CachedID(); id != tt.id {
 			t.Errorf("CachedID = %q, want %q", id, tt.id)
 		}
 	}
@@ -260,7 +261,7 @@ func TestStoreIDs(t *testing.T) {
 func TestStoreSeparateRun(t *testing.T) {
 	realRoot, initramfs := t.TempDir(), t.TempDir()
 	d := testData()
-	err := NewCache(openRoot(t, realRoot)).Store(d, StoreOptions{Run: openRoot(t, initramfs), RunDir: "/run/x"})
+	err := New(openRoot(t, realRoot)).Store(d, StoreOptions{Run: openRoot(t, initramfs), RunDir: "/run/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func TestApplyNewInstanceFiles(t *testing.T) {
 	}
 	d := testData()
 	d.LocalHostname = "bad host\nname"
-	d.Files = []File{
+	d.Files = []instance.File{
 		{Path: "/etc/motd", Content: []byte("hello\n")},
 		{Path: "/../../../etc/escape", Content: []byte("x")},
 		{Path: "/opt/app/conf", Content: []byte("conf")},
@@ -412,79 +413,6 @@ func TestApplyNewInstanceFiles(t *testing.T) {
 	}
 }
 
-func TestHostnames(t *testing.T) {
-	for _, tt := range []struct {
-		in, fqdn, short, err string
-	}{
-		{in: "web-1", fqdn: "web-1", short: "web-1"},
-		{in: "web-1.example.com", fqdn: "web-1.example.com", short: "web-1"},
-		{in: "web-1.example.com.", fqdn: "web-1.example.com", short: "web-1"},
-		{in: "192.168.1.20", fqdn: "ip-192-168-1-20", short: "ip-192-168-1-20"},
-		{in: "Host-A.lan", fqdn: "Host-A.lan", short: "Host-A"},
-		{in: "Host_A.lan", err: "invalid character '_'"},
-		{in: "-rf", err: `starts or ends with "-"`},
-		{in: "-F.example.com", err: `starts or ends with "-"`},
-		{in: "web.-x.com", err: `starts or ends with "-"`},
-		{in: "web-.x.com", err: `starts or ends with "-"`},
-		{in: "a$(reboot)", err: "invalid character '$'"},
-		{in: strings.Repeat("a", 63), fqdn: strings.Repeat("a", 63), short: strings.Repeat("a", 63)},
-		{in: "", err: "label"},
-		{in: "a..b", err: "label"},
-		{in: "a b", err: "invalid character"},
-		{in: "a\n127.0.0.1 evil", err: "invalid character"},
-		{in: strings.Repeat("a", 64), err: "63"},
-		{in: strings.Repeat("a.", 127) + "a", err: "253"},
-	} {
-		fqdn, short, err := Hostnames(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "local-hostname") {
-				t.Errorf("Hostnames(%q) = %q %q %v, want error with %q", tt.in, fqdn, short, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || fqdn != tt.fqdn || short != tt.short {
-			t.Errorf("Hostnames(%q) = %q %q %v, want %q %q", tt.in, fqdn, short, err, tt.fqdn, tt.short)
-		}
-	}
-}
-
-func FuzzUpdateHosts(f *testing.F) {
-	f.Add([]byte("127.0.0.1 localhost\n127.0.1.1 old\n"), "a.b", "a")
-	f.Add([]byte(""), "a", "a")
-	f.Add([]byte("127.0.1.1\n\n127.0.1.1 x y\r\nfoo"), "h.d", "h")
-	f.Fuzz(func(t *testing.T, old []byte, fqdn, short string) {
-		out := string(UpdateHosts(old, fqdn, short))
-		line := "127.0.1.1\t" + fqdn
-		if short != fqdn {
-			line += " " + short
-		}
-		var others, ours []string
-		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-			if l == line {
-				ours = append(ours, l)
-			} else if f := strings.Fields(l); len(f) == 0 || f[0] != "127.0.1.1" {
-				others = append(others, l)
-			}
-		}
-		if len(ours) != 1 && !strings.ContainsAny(fqdn+short, "\n") {
-			t.Fatalf("%d lines %q in %q", len(ours), line, out)
-		}
-		if len(old) == 0 || strings.ContainsAny(fqdn+short, "\n") {
-			return
-		}
-		// Every other old line is kept, in order.
-		var want []string
-		for _, l := range strings.Split(strings.TrimSuffix(string(old), "\n"), "\n") {
-			if f := strings.Fields(l); len(f) == 0 || f[0] != "127.0.1.1" {
-				want = append(want, l)
-			}
-		}
-		if strings.Join(want, "\n") != strings.Join(others, "\n") {
-			t.Fatalf("other lines changed: %q -> %q", want, others)
-		}
-	})
-}
-
 type failWriter struct{ n int }
 
 func (w *failWriter) Write(p []byte) (int, error) {
@@ -504,5 +432,43 @@ func TestSeedRandom(t *testing.T) {
 	}
 	if err := SeedRandom(w, seed); err == nil || !strings.Contains(err.Error(), "6 bytes") {
 		t.Errorf("failing writer: %v", err)
+	}
+}
+
+// TestStoreQuery: what Store writes is what query finds. Root reads the
+// sensitive instance data and the raw user-data through the instance link;
+// anyone else the redacted file and a file reference.
+func TestStoreQuery(t *testing.T) {
+	root := t.TempDir()
+	d := testData()
+	d.UserData = []byte("#cloud-config\nruncmd: [x]\n")
+	storeBoot(t, root, d)
+	for _, tt := range []struct {
+		uid            int
+		file           string
+		userdata, pass string
+	}{
+		{0, instance.InstanceDataSensitiveFile, string(d.UserData), d.AdminPass},
+		{1000, instance.InstanceDataFile,
+			"<redacted for non-root user> file:" + filepath.Join(root, "/var/lib/earlyinit/instance/user-data.txt"),
+			instance.Redacted},
+	} {
+		p := instance.DefaultQueryPaths(root, tt.uid)
+		if filepath.Base(p.InstanceData) != tt.file {
+			t.Errorf("uid %d reads %s, want %s", tt.uid, p.InstanceData, tt.file)
+		}
+		b, err := instance.ReadQueryData(p, tt.uid == 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string]string{
+			"userdata":                tt.userdata,
+			"ds.meta_data.admin_pass": tt.pass,
+			"v1.instance_id":          d.InstanceID,
+		} {
+			if got, err := instance.Query(b, key); err != nil || got != want {
+				t.Errorf("uid %d: %s = %q, %v; want %q", tt.uid, key, got, err, want)
+			}
+		}
 	}
 }

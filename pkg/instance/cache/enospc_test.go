@@ -1,4 +1,4 @@
-package instance
+package cache
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func TestStoreENOSPC(t *testing.T) {
 	d := testData()
 	d.InstanceID = "i-new"
 	d.UserData = bytes.Repeat([]byte("#"), 1<<20)
-	err := NewCache(openRoot(t, dir)).Store(d, StoreOptions{})
+	err := New(openRoot(t, dir)).Store(d, StoreOptions{})
 	if !errors.Is(err, unix.ENOSPC) {
 		t.Fatalf("Store = %v, want ENOSPC", err)
 	}
@@ -57,7 +57,7 @@ func TestStoreENOSPC(t *testing.T) {
 			t.Errorf("new file %s left (half-written or temporary)", p)
 		}
 	}
-	if id, err := NewCache(openRoot(t, dir)).CachedID(); err != nil || id != old.InstanceID {
+	if id, err := New(openRoot(t, dir)).CachedID(); err != nil || id != old.InstanceID {
 		t.Errorf("cached id = %q, %v; want the old %q", id, err, old.InstanceID)
 	}
 }

@@ -1,32 +1,23 @@
-package instance
-
-import (
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"net/netip"
-	"strings"
-	"syscall"
-
-	"github.com/earlyinit/earlyinit/pkg/paths"
-	"github.com/earlyinit/earlyinit/pkg/rootfs"
-)
-
-// The cache layout in the real root, cloud-init's /var/lib/cloud shape under
-// paths.CacheDir (/var/lib/earlyinit):
+// Package cache writes an instance into the real root: the instance cache
+// (cloud-init's /var/lib/cloud shape, under paths.CacheDir), the
+// instance-data files in the run directory, and what a new instance gets
+// (host name, /etc/hosts, injected files, the random seed). The model it
+// writes, and the rendering of instance-data.json, are pkg/instance's; this
+// package holds every write, all of them through pkg/rootfs.
+//
+// The layout, under paths.CacheDir (/var/lib/earlyinit):
 //
 //	/var/lib/earlyinit/
 //	  instance -> instances/<iid>          relative symlink to this boot's instance
 //	  instances/<iid>/                     one per instance ever seen, never deleted;
 //	                                       "/" in the id becomes "_"
-//	    datasource                         DatasourceString(d) + "\n", 0644
+//	    datasource                         instance.DatasourceString(d) + "\n", 0644
 //	    user-data.txt                      raw user-data, byte for byte, 0600
 //	    vendor-data.txt                    raw vendor-data, 0600
 //	    vendor-data2.txt                   raw vendor-data2, 0600
 //	    handlers/ scripts/ sem/            for the late stage, 0755
 //	  data/
-//	    datasource                         DatasourceString(d) + "\n" of this boot, 0644
+//	    datasource                         instance.DatasourceString(d) + "\n" of this boot, 0644
 //	    instance-id                        this boot's id + "\n", 0644
 //	    previous-instance-id               the id cached before this boot + "\n",
 //	                                       or NO_PREVIOUS_INSTANCE_ID, 0644
@@ -36,12 +27,26 @@ import (
 // and in the run directory (paths.RunDir, /run/earlyinit; /run moves into
 // the real root at switch_root):
 //
-//	instance-data.json                     0644, secrets redacted (InstanceData)
+//	instance-data.json                     0644, secrets redacted (instance.InstanceData)
 //	instance-data-sensitive.json           0600
 //	.instance-id                           this boot's id + "\n", 0644
 //
 // Every file is written atomically through rootfs, so symlinks in the real
 // root cannot redirect a write outside it.
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"syscall"
+
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+)
 
 // NoPreviousInstanceID is what previous-instance-id holds on a first
 // boot, as in cloud-init.
@@ -56,8 +61,8 @@ type Cache struct {
 	cached *string
 }
 
-// NewCache returns the cache of real root r.
-func NewCache(r *rootfs.Root) *Cache {
+// New returns the cache of real root r.
+func New(r *rootfs.Root) *Cache {
 	return &Cache{root: r}
 }
 
@@ -81,7 +86,7 @@ func (c *Cache) CachedID() (string, error) {
 
 // IsNew tells whether d is a new instance: no id cached by the previous
 // boot, or a different one.
-func (c *Cache) IsNew(d *Data) (bool, error) {
+func (c *Cache) IsNew(d *instance.Data) (bool, error) {
 	id, err := c.CachedID()
 	if err != nil {
 		return false, err
@@ -89,15 +94,9 @@ func (c *Cache) IsNew(d *Data) (bool, error) {
 	return id == "" || id != d.InstanceID, nil
 }
 
-// InstanceDirName is the directory name of instance id under instances/:
-// the id with every "/" replaced by "_", as cloud-init does.
-func InstanceDirName(id string) string {
-	return strings.ReplaceAll(id, "/", "_")
-}
-
 // checkID refuses ids that cannot name a directory or a line of a file.
 func checkID(id string) error {
-	switch InstanceDirName(id) {
+	switch instance.InstanceDirName(id) {
 	case "":
 		return errors.New("instance-id is empty")
 	case ".", "..":
@@ -122,14 +121,14 @@ type StoreOptions struct {
 	// RunDir is earlyinit's run directory in Run; "" means paths.RunDir.
 	RunDir string
 	// Sys goes into instance-data.json's v1 keys.
-	Sys SysInfo
+	Sys instance.SysInfo
 }
 
 // Store writes the cache for d: its instance directory and payloads, the
-// instance symlink, data/ and the instance-data files (see the layout
-// above). It never deletes an old instance's directory. data/instance-id is
+// instance symlink, data/ and the instance-data files (the layout in the
+// package comment). It never deletes an old instance's directory. data/instance-id is
 // written last, so a boot interrupted half-way is seen as new again.
-func (c *Cache) Store(d *Data, opts StoreOptions) error {
+func (c *Cache) Store(d *instance.Data, opts StoreOptions) error {
 	if err := checkID(d.InstanceID); err != nil {
 		return fmt.Errorf("store instance cache: %w", err)
 	}
@@ -148,15 +147,15 @@ func (c *Cache) Store(d *Data, opts StoreOptions) error {
 	if prev == "" {
 		prev = NoPreviousInstanceID
 	}
-	redacted, sensitive, err := InstanceData(d, opts.Sys)
+	redacted, sensitive, err := instance.InstanceData(d, opts.Sys)
 	if err != nil {
 		return err
 	}
 
 	r := c.root
-	name := InstanceDirName(d.InstanceID)
+	name := instance.InstanceDirName(d.InstanceID)
 	idir := paths.InstancesDir + "/" + name
-	ds := DatasourceString(d) + "\n"
+	ds := instance.DatasourceString(d) + "\n"
 	prevDS := ds
 	if b, err := r.ReadFile(idir + "/datasource"); err == nil && strings.TrimSpace(string(b)) != "" {
 		prevDS = string(b)
@@ -178,8 +177,8 @@ func (c *Cache) Store(d *Data, opts StoreOptions) error {
 		{r, idir + "/datasource", []byte(ds), 0o644},
 		{r, paths.DataDir + "/datasource", []byte(ds), 0o644},
 		{r, paths.DataDir + "/previous-datasource", []byte(prevDS), 0o644},
-		{run, runDir + "/" + InstanceDataSensitiveFile, sensitive, 0o600},
-		{run, runDir + "/" + InstanceDataFile, redacted, 0o644},
+		{run, runDir + "/" + instance.InstanceDataSensitiveFile, sensitive, 0o600},
+		{run, runDir + "/" + instance.InstanceDataFile, redacted, 0o644},
 		{run, runDir + "/.instance-id", []byte(d.InstanceID + "\n"), 0o644},
 		{r, paths.DataDir + "/previous-instance-id", []byte(prev + "\n"), 0o644},
 	} {
@@ -194,13 +193,13 @@ func (c *Cache) Store(d *Data, opts StoreOptions) error {
 }
 
 // ApplyNewInstance does what a new instance needs in the real root before
-// its init runs: /etc/hostname gets the short host name (ShortHostname of
-// local-hostname), /etc/hosts gets a "127.0.1.1 <fqdn> <short>" line
-// (UpdateHosts), and OpenStack injected files are written, mode 0644, owned
-// by root, confined to the root. It goes on after a failure and returns all
-// errors joined. Existing /etc/hostname and /etc/hosts keep their mode and
-// owner.
-func ApplyNewInstance(r *rootfs.Root, d *Data) error {
+// its init runs: /etc/hostname gets the short host name
+// (instance.Hostnames of local-hostname), /etc/hosts gets a "127.0.1.1
+// <fqdn> <short>" line (instance.UpdateHosts), and OpenStack injected files
+// are written, mode 0644, owned by root, confined to the root. It goes on
+// after a failure and returns all errors joined. Existing /etc/hostname and
+// /etc/hosts keep their mode and owner.
+func ApplyNewInstance(r *rootfs.Root, d *instance.Data) error {
 	var errs []error
 	if d.LocalHostname != "" {
 		errs = append(errs, setHostname(r, d.LocalHostname))
@@ -214,7 +213,7 @@ func ApplyNewInstance(r *rootfs.Root, d *Data) error {
 }
 
 func setHostname(r *rootfs.Root, name string) error {
-	fqdn, short, err := Hostnames(name)
+	fqdn, short, err := instance.Hostnames(name)
 	if err != nil {
 		return err
 	}
@@ -225,7 +224,7 @@ func setHostname(r *rootfs.Root, name string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return writeKeep(r, "/etc/hosts", UpdateHosts(old, fqdn, short))
+	return writeKeep(r, "/etc/hosts", instance.UpdateHosts(old, fqdn, short))
 }
 
 // writeKeep writes name keeping an existing file's mode and owner (0644,
@@ -239,83 +238,6 @@ func writeKeep(r *rootfs.Root, name string, data []byte) error {
 		}
 	}
 	return r.WriteFile(name, data, mode, uid, gid)
-}
-
-// Hostnames returns the fully qualified and short names for local-hostname
-// name, as cloud-init derives them: the short name is the part before the
-// first dot ("ip-a-b-c-d" for an IPv4 address); the fqdn is name without a
-// trailing dot (the short name when name has no domain). Each label must be
-// 1 to 63 letters, digits or "-", not starting or ending with "-" (RFC 1123,
-// and systemd's hostname_is_valid), the whole at most 253 bytes: nothing
-// else may reach /etc/hostname, /etc/hosts or hostname(1)'s command line.
-// The late stage's hostname modules use it too.
-func Hostnames(name string) (fqdn, short string, err error) {
-	fqdn = strings.TrimSuffix(name, ".")
-	if ip, err := netip.ParseAddr(fqdn); err == nil && ip.Is4() {
-		fqdn = ShortHostname(fqdn) // an IPv4 address has no domain
-	}
-	short = ShortHostname(fqdn)
-	bad := func(reason string) (string, string, error) {
-		return "", "", fmt.Errorf("local-hostname %q: %s", name, reason)
-	}
-	if len(fqdn) > 253 {
-		return bad("longer than 253 bytes")
-	}
-	for _, label := range strings.Split(fqdn, ".") {
-		if label == "" || len(label) > 63 {
-			return bad("a label is empty or longer than 63 bytes")
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return bad(fmt.Sprintf("invalid character %q", c))
-			}
-		}
-		if label[0] == '-' || label[len(label)-1] == '-' {
-			return bad("a label starts or ends with \"-\"")
-		}
-	}
-	return fqdn, short, nil
-}
-
-// UpdateHosts returns /etc/hosts content old with a "127.0.1.1\t<fqdn>
-// <short>" line (just the short name when fqdn is the same): the first
-// 127.0.1.1 line is replaced, any later ones are dropped, and all other lines
-// are kept as they were. Without a 127.0.1.1 line, it is appended; without
-// any content, localhost lines are written first.
-func UpdateHosts(old []byte, fqdn, short string) []byte {
-	names := fqdn
-	if short != fqdn {
-		names += " " + short
-	}
-	line := "127.0.1.1\t" + names
-	if len(old) == 0 {
-		return []byte("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" + line + "\n")
-	}
-	text := string(old)
-	trailing := strings.HasSuffix(text, "\n")
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	var out []string
-	done := false
-	for _, l := range lines {
-		f := strings.Fields(l)
-		if len(f) > 0 && f[0] == "127.0.1.1" {
-			if !done {
-				out = append(out, line)
-				done = true
-			}
-			continue
-		}
-		out = append(out, l)
-	}
-	if !done {
-		out = append(out, line)
-		trailing = true
-	}
-	s := strings.Join(out, "\n")
-	if trailing {
-		s += "\n"
-	}
-	return []byte(s)
 }
 
 // SeedRandom mixes seed (the datasource's random_seed) into the kernel's
