@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
-	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 	"github.com/u-root/u-root/pkg/kmodule"
@@ -39,12 +39,6 @@ type Boot struct {
 	// private mounts (config drives...) to undo before switch_root,
 	// innermost last.
 	private []string
-	// rejected counts datasources that were found but could not be used.
-	rejected int
-	// wasDown holds the links the metadata step brought up, by name.
-	wasDown map[string]int
-	// keptIface has the lease earlyinit.keepnet keeps.
-	keptIface string
 	// netWait adds up the time spent on the metadata service: DHCP,
 	// carrier and HTTP waits.
 	netWait time.Duration
@@ -138,7 +132,7 @@ func (b *Boot) run() error {
 	rec := Record{Version: Version, Init: init, Disabled: disabled}
 	execPath, execArgs := init, args
 	if runner {
-		execPath, execArgs = b.installRunner(init, args)
+		execPath, execArgs = provision.InstallRunner(b.env(), init, args)
 	}
 	b.Log.Step("handoff", func() error { return b.prepareHandoff(rec) })
 	if execPath != init {
@@ -150,28 +144,20 @@ func (b *Boot) run() error {
 	return switchRoot(newRoot, execPath, execArgs, b.Log)
 }
 
-// provision does earlyinit's work in the real root. Nothing here stops the
-// boot: every failure is logged and the handoff follows.
+// provision does earlyinit's work in the real root (pkg/provision: the
+// steps datasource, instance and network). Nothing there stops the boot.
 // It reports whether there is an instance for the late-stage runner.
 func (b *Boot) provision() bool {
-	var d *instance.Data
-	if err := b.Log.Step("datasource", func() error {
-		var err error
-		d, err = b.findDatasource()
-		return err
-	}); err != nil || d == nil {
-		return false
-	}
-	isNew := false
-	if err := b.Log.Step("instance", func() error {
-		var err error
-		isNew, err = b.writeInstance(d)
-		return err
-	}); err != nil {
-		return false
-	}
-	b.Log.Step("network", func() error { return b.network(d, isNew) })
-	return true
+	res := provision.Run(b.env())
+	b.private = append(b.private, res.Mounts...)
+	b.deviceWait += res.DeviceWait
+	b.netWait += res.NetWait
+	return res.Instance
+}
+
+// env is what pkg/provision needs from the boot.
+func (b *Boot) env() provision.Env {
+	return provision.Env{Root: newRoot, Settings: b.Cmd, Log: b.Log, Scan: b.scan, LoadFS: b.LoadFS, LoadTime: b.loadTime}
 }
 
 // coldplug loads the modules the hardware asks for, until no new device

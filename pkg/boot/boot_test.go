@@ -2,7 +2,6 @@ package boot
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -12,9 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/earlyinit/earlyinit/pkg/blockdev"
-	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
 func TestChooseInit(t *testing.T) {
@@ -158,55 +154,5 @@ func TestGuardReturnsError(t *testing.T) {
 	}
 	if err := l.Guard("x", func() error { panic(errors.New("deep")) }); err == nil || err.Error() != "panic: deep" {
 		t.Errorf("Guard: %v", err)
-	}
-}
-
-func TestNearMissLabels(t *testing.T) {
-	var console bytes.Buffer
-	b := &Boot{Log: NewLog(&console, nil, time.Now())}
-	devs := []blockdev.Device{
-		{Path: "/dev/sr0", FS: blockdev.FS{Type: "iso9660", Label: "Config-2"}},
-		{Path: "/dev/sr1", FS: blockdev.FS{Type: "iso9660", Label: "config-2"}},
-		{Path: "/dev/vdb", FS: blockdev.FS{Type: "vfat", Label: "CIDATA_"}},
-		{Path: "/dev/vdc", FS: blockdev.FS{Type: "vfat", Label: "data"}},
-		{Path: "/dev/vda1", FS: blockdev.FS{Type: "ext4", Label: "CONFIG_2"}},
-	}
-	b.nearMisses(DefaultDatasources, devs)
-	out := console.String()
-	if !strings.Contains(out, `/dev/sr0: label "Config-2" is not "config-2": not read as a configdrive drive`) {
-		t.Errorf("no line for the mistyped config-2 label:\n%s", out)
-	}
-	for _, quiet := range []string{"/dev/sr1", "/dev/vdc", "/dev/vda1"} {
-		if strings.Contains(out, quiet+":") {
-			t.Errorf("a line for %s (exact, unrelated or not a drive filesystem):\n%s", quiet, out)
-		}
-	}
-}
-
-// TestBoundedDriveRead: a drive whose device stops answering (a mount or
-// read that never returns) is given up on at the bound; a panic in the
-// reader is an error; a normal read comes back.
-func TestBoundedDriveRead(t *testing.T) {
-	var console bytes.Buffer
-	b := &Boot{Log: NewLog(&console, nil, time.Now())}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	block := make(chan struct{})
-	defer close(block)
-	t0 := time.Now()
-	_, err := b.bounded(ctx, "/dev/sr0", func() (*instance.Data, error) { <-block; return nil, nil })
-	if !errors.Is(err, errGaveUp) || !strings.Contains(err.Error(), "/dev/sr0") {
-		t.Errorf("stalled read: %v", err)
-	}
-	if took := time.Since(t0); took > 2*time.Second {
-		t.Errorf("gave up after %s, bound 100ms", took)
-	}
-	_, err = b.bounded(context.Background(), "/dev/sr1", func() (*instance.Data, error) { panic("reader bug") })
-	if err == nil || !strings.Contains(err.Error(), "panic: reader bug") || !strings.Contains(console.String(), "reading /dev/sr1 panicked") {
-		t.Errorf("panicking read: %v\n%s", err, console.String())
-	}
-	d, err := b.bounded(context.Background(), "/dev/sr2", func() (*instance.Data, error) { return &instance.Data{InstanceID: "i-1"}, nil })
-	if err != nil || d.InstanceID != "i-1" {
-		t.Errorf("normal read: %v %v", d, err)
 	}
 }

@@ -113,47 +113,18 @@ func (e *RootError) Unwrap() error { return e.Err }
 // running coldplug on every round so late devices get their drivers. It
 // returns the device matched (if any) and the last listing.
 func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool) (blockdev.Device, []blockdev.Device, error) {
-	var last []blockdev.Device
 	if b.cold == nil {
 		// The modules step failed or panicked before coldplug began.
 		b.Log.Guard("coldplug during the root wait", b.startColdplug)
 	}
-	for {
-		if b.cold != nil {
-			b.Log.Guard("coldplug scan", func() error { _, err := b.cold.Scan(); return err })
-		}
-		devs, err := listDevices(ctx)
-		if err == nil {
-			last = devs
-			for _, d := range devs {
-				if match(d) {
-					return d, devs, nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return blockdev.Device{}, last, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return blockdev.Wait(ctx, "/sys", "/dev", 50*time.Millisecond, match, b.scan)
 }
 
-// probeGrace is the least time a listing gets to probe its devices: a
-// coldplug scan (seconds of module loading under emulation) can use up the
-// wait, and a listing that probes nothing can neither match the device nor
-// say what was there.
-const probeGrace = time.Second
-
-// listDevices lists block devices, probing each within ctx's deadline but
-// never less than probeGrace, so a wait always ends with one real look.
-func listDevices(ctx context.Context) ([]blockdev.Device, error) {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < probeGrace {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), probeGrace)
-		defer cancel()
+// scan runs one coldplug round, if coldplug could start.
+func (b *Boot) scan() {
+	if b.cold != nil {
+		b.Log.Guard("coldplug scan", func() error { _, err := b.cold.Scan(); return err })
 	}
-	return blockdev.ListContext(ctx, "/sys", "/dev")
 }
 
 // knownFilesystems reads /proc/filesystems (block filesystems only).

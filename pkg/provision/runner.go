@@ -1,4 +1,4 @@
-package boot
+package provision
 
 import (
 	"fmt"
@@ -11,21 +11,21 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
-// installRunner sets up the late-stage runner for this boot without changing
+// InstallRunner sets up the late-stage runner for this boot without changing
 // the image: earlyinit copies itself to /run/earlyinit (/run moves into the
 // real root). With systemd as the real init, units in /run/systemd/system
 // run the boot and final stages; any other init is entered through
 // `earlyinit late --exec INIT`, which runs the boot stage, starts the final
 // stage in the background and execs INIT as PID 1. It returns what to exec
 // at switch_root; on any failure, the real init itself.
-func (b *Boot) installRunner(init string, args []string) (string, []string) {
+func InstallRunner(env Env, init string, args []string) (string, []string) {
 	var path string
 	var argv []string
-	err := b.Log.Step("runner", func() error {
+	err := env.Log.Step("runner", func() error {
 		if err := copySelf(paths.LateBinary); err != nil {
 			return err
 		}
-		if usesSystemd(newRoot, init) {
+		if usesSystemd(env.Root, init) {
 			run, err := rootfs.Open("/")
 			if err != nil {
 				return err
@@ -33,11 +33,11 @@ func (b *Boot) installRunner(init string, args []string) (string, []string) {
 			if err := late.InstallUnits(run, paths.LateBinary); err != nil {
 				return fmt.Errorf("systemd units: %w", err)
 			}
-			b.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service")
+			env.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service")
 			path, argv = init, args
 			return nil
 		}
-		b.Log.Printf("late stages: %s is not systemd; entering it through %s late --exec", init, paths.LateBinary)
+		env.Log.Printf("late stages: %s is not systemd; entering it through %s late --exec", init, paths.LateBinary)
 		path = paths.LateBinary
 		argv = append([]string{"late", "--exec", init, "--"}, args...)
 		return nil
@@ -86,18 +86,3 @@ func usesSystemd(root, init string) bool {
 	return filepath.Base(p) == "systemd"
 }
 
-// markDisabled tells `earlyinit status` that this boot was disabled.
-func markDisabled() error {
-	if err := os.MkdirAll(paths.RunDir, 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(paths.RunDisabledFile, nil, 0o644)
-}
-
-// saveLog leaves the initramfs log where the boot stage appends it to
-// /var/log/earlyinit.log.
-func (b *Boot) saveLog() {
-	if err := os.MkdirAll(paths.RunDir, 0o755); err == nil {
-		os.WriteFile(paths.InitramfsLogFile, b.Log.Bytes(), 0o600)
-	}
-}

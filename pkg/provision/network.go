@@ -1,4 +1,4 @@
-package boot
+package provision
 
 import (
 	"context"
@@ -30,19 +30,19 @@ var cloudInitBins = []string{"/usr/bin/cloud-init", "/usr/local/bin/cloud-init"}
 
 // network names the NICs and writes the network config for the real root.
 // Every failure is logged; none stops the boot.
-func (b *Boot) network(d *instance.Data, isNew bool) error {
+func network(env Env, d *instance.Data, isNew bool) (deviceWait time.Duration, err error) {
 	nl := nic.System()
 	links, err := nl.LinkList()
 	if err != nil {
-		return fmt.Errorf("list links: %w", err)
+		return 0, fmt.Errorf("list links: %w", err)
 	}
-	cfg, err := b.networkConfig(d, links)
+	cfg, err := networkConfig(env, d, links)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if cfg.Disabled {
-		b.Log.Printf("network: config disabled by the datasource; nothing renamed or written")
-		return nil
+		env.Log.Printf("network: config disabled by the datasource; nothing renamed or written")
+		return 0, nil
 	}
 	want := cfg.RenameMap()
 	var errs []error
@@ -52,24 +52,20 @@ func (b *Boot) network(d *instance.Data, isNew bool) error {
 			macs = append(macs, m)
 		}
 		sort.Strings(macs)
-		ctx, cancel := context.WithTimeout(context.Background(), b.Cmd.Timeout)
-		t0, loaded := time.Now(), b.loadTime()
-		var cold interface{ Scan() (int, error) }
-		if b.cold != nil {
-			cold = b.cold
-		}
-		missing, err := waitLinks(ctx, nl, macs, cold)
+		ctx, cancel := context.WithTimeout(context.Background(), env.Settings.Timeout)
+		t0, loaded := time.Now(), loadTime(env)
+		missing, err := waitLinks(ctx, nl, macs, env.Scan)
 		cancel()
-		b.deviceWait += time.Since(t0) - (b.loadTime() - loaded)
+		deviceWait = time.Since(t0) - (loadTime(env) - loaded)
 		if err != nil && len(missing) > 0 {
-			b.Log.Errorf("network: NICs not found within %s: %s", b.Cmd.Timeout, strings.Join(missing, " "))
+			env.Log.Errorf("network: NICs not found within %s: %s", env.Settings.Timeout, strings.Join(missing, " "))
 		}
 		applied, problems, err := nic.Apply(nl, want)
 		for _, p := range problems {
-			b.Log.Errorf("network: rename %s", p)
+			env.Log.Errorf("network: rename %s", p)
 		}
 		for _, s := range applied {
-			b.Log.Printf("network: renamed %s", s)
+			env.Log.Printf("network: renamed %s", s)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rename NICs: %w", err))
@@ -79,36 +75,36 @@ func (b *Boot) network(d *instance.Data, isNew bool) error {
 			delete(want, strings.ToLower(p.MAC))
 		}
 	}
-	root, err := rootfs.Open(newRoot)
+	root, err := rootfs.Open(env.Root)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return deviceWait, errors.Join(append(errs, err)...)
 	}
-	files, err := b.renderNetwork(root, cfg, want)
+	files, err := renderNetwork(env, root, cfg, want)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return deviceWait, errors.Join(append(errs, err)...)
 	}
 	digest := digestFiles(files)
 	if old, err := root.ReadFile(networkDigest); err == nil && !isNew && strings.TrimSpace(string(old)) == digest {
-		b.Log.Printf("network: config unchanged since last written; left as is")
-		return errors.Join(errs...)
+		env.Log.Printf("network: config unchanged since last written; left as is")
+		return deviceWait, errors.Join(errs...)
 	}
 	for _, f := range files {
 		if err := root.WriteFile(f.Path, f.Data, f.Mode, 0, 0); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		b.Log.Printf("network: wrote %s", f.Path)
+		env.Log.Printf("network: wrote %s", f.Path)
 	}
 	if err := root.WriteFile(networkDigest, []byte(digest+"\n"), 0o644, 0, 0); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return deviceWait, errors.Join(errs...)
 }
 
 // networkConfig parses the datasource's network config, naming NICs from
 // the live links, or falls back to DHCP on the first NIC when there is none
 // or it is unusable.
-func (b *Boot) networkConfig(d *instance.Data, links []nic.Link) (*netcfg.Config, error) {
+func networkConfig(env Env, d *instance.Data, links []nic.Link) (*netcfg.Config, error) {
 	live := map[string]string{}
 	for _, l := range links {
 		if l.MAC != "" && l.Kind == "device" {
@@ -127,16 +123,16 @@ func (b *Boot) networkConfig(d *instance.Data, links []nic.Link) (*netcfg.Config
 			err = cfg.Validate()
 		}
 		if err == nil {
-			b.Log.Printf("network: %s config with %d interfaces", d.NetworkFormat, len(cfg.Interfaces))
+			env.Log.Printf("network: %s config with %d interfaces", d.NetworkFormat, len(cfg.Interfaces))
 			return cfg, nil
 		}
-		b.Log.Errorf("network: %v; using the fallback config instead", err)
+		env.Log.Errorf("network: %v; using the fallback config instead", err)
 	}
 	cfg, err := netcfg.Fallback(liveNICs(links))
 	if err != nil {
 		return nil, fmt.Errorf("fallback network config: %w", err)
 	}
-	b.Log.Printf("network: fallback config, DHCP on %s", cfg.Interfaces[0].Name)
+	env.Log.Printf("network: fallback config, DHCP on %s", cfg.Interfaces[0].Name)
 	return cfg, nil
 }
 
@@ -153,10 +149,10 @@ func liveNICs(links []nic.Link) []netcfg.NIC {
 // renderNetwork returns the files to write: the renderer's, the persistent
 // NIC names, and the drop-in that keeps an installed cloud-init from
 // writing its own network config.
-func (b *Boot) renderNetwork(root *rootfs.Root, cfg *netcfg.Config, names map[string]string) ([]render.File, error) {
+func renderNetwork(env Env, root *rootfs.Root, cfg *netcfg.Config, names map[string]string) ([]render.File, error) {
 	var r render.Renderer
 	var err error
-	if name := b.Cmd.Renderer; name != "" {
+	if name := env.Settings.Renderer; name != "" {
 		r, err = render.ByName(name)
 		if err != nil {
 			return nil, fmt.Errorf("earlyinit.renderer=%s: %w", name, err)
@@ -168,7 +164,7 @@ func (b *Boot) renderNetwork(root *rootfs.Root, cfg *netcfg.Config, names map[st
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", r.Name(), err)
 	}
-	b.Log.Printf("network: renderer %s", r.Name())
+	env.Log.Printf("network: renderer %s", r.Name())
 	if r.Name() == "eni" {
 		if raw, err := root.ReadFile("/etc/network/interfaces"); err != nil || !strings.Contains(string(raw), "interfaces.d") {
 			files = append(files, render.ENIInterfaces())
@@ -188,7 +184,7 @@ func (b *Boot) renderNetwork(root *rootfs.Root, cfg *netcfg.Config, names map[st
 
 // waitLinks waits for NICs with the given MACs, running coldplug between
 // short polls so late NIC drivers load.
-func waitLinks(ctx context.Context, nl nic.Netlinker, macs []string, cold interface{ Scan() (int, error) }) ([]string, error) {
+func waitLinks(ctx context.Context, nl nic.Netlinker, macs []string, scan func()) ([]string, error) {
 	for {
 		sub, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
 		missing, err := nic.WaitFor(sub, nl, macs, 50*time.Millisecond)
@@ -196,8 +192,8 @@ func waitLinks(ctx context.Context, nl nic.Netlinker, macs []string, cold interf
 		if err == nil || ctx.Err() != nil {
 			return missing, err
 		}
-		if cold != nil {
-			cold.Scan()
+		if scan != nil {
+			scan()
 		}
 	}
 }
@@ -211,4 +207,11 @@ func digestFiles(files []render.File) string {
 		h.Write(f.Data)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+func loadTime(env Env) time.Duration {
+	if env.LoadTime == nil {
+		return 0
+	}
+	return env.LoadTime()
 }

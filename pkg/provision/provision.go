@@ -1,0 +1,165 @@
+// Package provision is earlyinit's work on a mounted real root: find the
+// instance (pkg/discover), store it (the instance cache, and on a new
+// instance its identity), name the NICs and write the network config
+// (pkg/network), and set up the late-stage runner. Each is a logged step run
+// under a recover; none stops the boot.
+//
+// pkg/boot runs it as PID 1 between mounting the root and switch_root; a
+// distro initramfs hook runs the same steps on the root the distro mounted.
+package provision
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/discover"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/instance/cache"
+	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/pkg/settings"
+	"golang.org/x/sys/unix"
+)
+
+// Log is where the steps report. Step runs fn as a named, timed step under a
+// recover; Guard runs fn under a recover.
+type Log interface {
+	discover.Log
+	Step(name string, fn func() error) error
+}
+
+// Env is what a run needs: the mounted root, the settings, the log and the
+// boot's coldplug hooks.
+type Env struct {
+	// Root is where the real root is mounted, read-write.
+	Root     string
+	Settings settings.Settings
+	Log      Log
+	// Scan runs a coldplug round between device polls; LoadFS loads the
+	// modules a filesystem needs; LoadTime is the time spent loading
+	// modules so far. Each may be nil.
+	Scan     func()
+	LoadFS   func(fstype string)
+	LoadTime func() time.Duration
+}
+
+// Result is what the caller needs for its handoff.
+type Result struct {
+	// Instance is set when an instance was found and stored: the late
+	// stages have work.
+	Instance bool
+	// Mounts are the drives discovery mounted, innermost last, to
+	// unmount before switch_root.
+	Mounts []string
+	// DeviceWait and NetWait are the time spent waiting for devices and
+	// on the metadata service.
+	DeviceWait, NetWait time.Duration
+}
+
+// Run finds the instance and provisions env.Root with it: the steps
+// datasource, instance and network. Every failure is logged; Run always
+// returns.
+func Run(env Env) Result {
+	sys := &discover.Linux{
+		Root: env.Root, Timeout: env.Settings.Timeout, MetadataURL: env.Settings.MetadataURL,
+		KeepNet: env.Settings.KeepNet, Log: env.Log, Scan: env.Scan, LoadFS: env.LoadFS, LoadTime: env.LoadTime,
+	}
+	var res Result
+	defer func() {
+		res.Mounts, res.DeviceWait, res.NetWait = sys.Mounts, sys.DeviceWait, sys.NetWait
+	}()
+	var d *instance.Data
+	if err := env.Log.Step("datasource", func() error {
+		var err error
+		d, err = discover.Find(sys, env.Settings, env.Log)
+		return err
+	}); err != nil || d == nil {
+		return res
+	}
+	isNew := false
+	if err := env.Log.Step("instance", func() error {
+		var err error
+		isNew, err = writeInstance(env, d)
+		return err
+	}); err != nil {
+		return res
+	}
+	res.Instance = true
+	env.Log.Step("network", func() error {
+		wait, err := network(env, d, isNew)
+		res.DeviceWait += wait
+		return err
+	})
+	return res
+}
+
+// writeInstance writes the instance cache into the real root and, on a new
+// instance, its identity (hostname, /etc/hosts, injected files). The random
+// seed goes into the kernel pool on every boot it is present.
+func writeInstance(env Env, d *instance.Data) (isNew bool, err error) {
+	root, err := rootfs.Open(env.Root)
+	if err != nil {
+		return false, err
+	}
+	run, err := rootfs.Open("/")
+	if err != nil {
+		return false, err
+	}
+	if len(d.RandomSeed) > 0 {
+		if err := seedKernel(d.RandomSeed); err != nil {
+			env.Log.Errorf("random_seed: %v", err)
+		} else {
+			env.Log.Printf("random_seed: %d bytes into the kernel pool", len(d.RandomSeed))
+		}
+	}
+	c := cache.New(root)
+	prev, err := c.CachedID()
+	if err != nil {
+		return false, fmt.Errorf("read cached instance id: %w", err)
+	}
+	isNew, err = c.IsNew(d)
+	if err != nil {
+		return false, err
+	}
+	if err := c.Store(d, cache.StoreOptions{Run: run, RunDir: paths.RunDir, Sys: sysInfo(env.Root)}); err != nil {
+		return isNew, fmt.Errorf("instance cache: %w", err)
+	}
+	if !isNew {
+		env.Log.Printf("instance %q: same as last boot", d.InstanceID)
+		return false, nil
+	}
+	if prev == "" {
+		env.Log.Printf("instance %q: first boot", d.InstanceID)
+	} else {
+		env.Log.Printf("instance %q: new instance (was %q)", d.InstanceID, prev)
+	}
+	return true, cache.ApplyNewInstance(root, d)
+}
+
+func seedKernel(seed []byte) error {
+	f, err := os.OpenFile("/dev/urandom", os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = cache.SeedRandom(f, seed)
+	return errors.Join(err, f.Close())
+}
+
+// sysInfo describes the real root's OS and the kernel for instance-data.
+func sysInfo(root string) instance.SysInfo {
+	var si instance.SysInfo
+	for _, p := range []string{"/etc/os-release", "/usr/lib/os-release"} {
+		if raw, err := os.ReadFile(root + p); err == nil {
+			si = instance.OSRelease(raw)
+			break
+		}
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		si.KernelRelease = unix.ByteSliceToString(u.Release[:])
+	}
+	si.Machine = "x86_64"
+	return si
+}
