@@ -85,4 +85,3 @@ func usesSystemd(root, init string) bool {
 	}
 	return filepath.Base(p) == "systemd"
 }
-
