@@ -31,7 +31,7 @@ var cloudInitBins = []string{"/usr/bin/cloud-init", "/usr/local/bin/cloud-init"}
 // network names the NICs and writes the network config for the real root.
 // Every failure is logged; none stops the boot.
 func network(env Env, d *instance.Data, isNew bool) (deviceWait time.Duration, err error) {
-	nl := nic.System()
+	nl := env.netlink()
 	links, err := nl.LinkList()
 	if err != nil {
 		return 0, fmt.Errorf("list links: %w", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/discover"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/instance/cache"
+	"github.com/earlyinit/earlyinit/pkg/nic"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 	"github.com/earlyinit/earlyinit/pkg/settings"
@@ -43,6 +44,29 @@ type Env struct {
 	Scan     func()
 	LoadFS   func(fstype string)
 	LoadTime func() time.Duration
+
+	// System is what discovery reads the datasources through; nil means
+	// the machine's (a discover.Linux made from the fields above).
+	System discover.System
+	// Netlink names the NICs; nil means nic.System().
+	Netlink nic.Netlinker
+	// RunRoot is the directory /run is in, for the run directory's
+	// instance-data; "" means "/".
+	RunRoot string
+}
+
+func (env Env) netlink() nic.Netlinker {
+	if env.Netlink == nil {
+		return nic.System()
+	}
+	return env.Netlink
+}
+
+func (env Env) runRoot() string {
+	if env.RunRoot == "" {
+		return "/"
+	}
+	return env.RunRoot
 }
 
 // Result is what the caller needs for its handoff.
@@ -61,15 +85,19 @@ type Result struct {
 // Run finds the instance and provisions env.Root with it: the steps
 // datasource, instance and network. Every failure is logged; Run always
 // returns.
-func Run(env Env) Result {
-	sys := &discover.Linux{
-		Root: env.Root, Timeout: env.Settings.Timeout, MetadataURL: env.Settings.MetadataURL,
-		KeepNet: env.Settings.KeepNet, Log: env.Log, Scan: env.Scan, LoadFS: env.LoadFS, LoadTime: env.LoadTime,
+func Run(env Env) (res Result) {
+	sys := env.System
+	if sys == nil {
+		linux := &discover.Linux{
+			Root: env.Root, Timeout: env.Settings.Timeout, MetadataURL: env.Settings.MetadataURL,
+			KeepNet: env.Settings.KeepNet, Log: env.Log, Scan: env.Scan, LoadFS: env.LoadFS, LoadTime: env.LoadTime,
+			Netlink: env.Netlink,
+		}
+		defer func() {
+			res.Mounts, res.DeviceWait, res.NetWait = linux.Mounts, res.DeviceWait+linux.DeviceWait, linux.NetWait
+		}()
+		sys = linux
 	}
-	var res Result
-	defer func() {
-		res.Mounts, res.DeviceWait, res.NetWait = sys.Mounts, sys.DeviceWait, sys.NetWait
-	}()
 	var d *instance.Data
 	if err := env.Log.Step("datasource", func() error {
 		var err error
@@ -103,7 +131,7 @@ func writeInstance(env Env, d *instance.Data) (isNew bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	run, err := rootfs.Open("/")
+	run, err := rootfs.Open(env.runRoot())
 	if err != nil {
 		return false, err
 	}

@@ -26,7 +26,7 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 			return err
 		}
 		if usesSystemd(env.Root, init) {
-			run, err := rootfs.Open("/")
+			run, err := rootfs.Open(env.runRoot())
 			if err != nil {
 				return err
 			}
