@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 // bootRecord is the part of /run/earlyinit/boot.json the tests read.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 const osUUID = "83679162-1378-4288-a2d4-70e13ec132aa"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 // debianCache is where the Debian root tarball and its .debs are kept

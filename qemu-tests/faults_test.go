@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 // TestPanicInEachStep boots the faultinject build with a panic injected at

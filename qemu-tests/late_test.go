@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 // TestLateRunnerWithoutSystemd boots a busybox root (no systemd), which

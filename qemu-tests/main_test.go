@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/initramfs"
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 var (

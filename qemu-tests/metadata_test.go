@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 var netnsSeq atomic.Int32

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 func lookPath(tool string) (string, error) {

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 const (

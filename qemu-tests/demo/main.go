@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/earlyinit/earlyinit/qemu-tests/vm"
+	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
 func main() {
