@@ -2,19 +2,12 @@ package nic
 
 import (
 	"fmt"
-	"io/fs"
 	"path"
 	"sort"
 	"strings"
-)
 
-// File is a file to write into the real root. Path is absolute within that
-// root.
-type File struct {
-	Path string
-	Data []byte
-	Mode fs.FileMode
-}
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
 
 // Where the persistence files go in the real root.
 const (
@@ -23,14 +16,15 @@ const (
 )
 
 // PersistFiles returns the files that make the names in want (MAC -> name)
-// stick in the real OS. With systemd it is one systemd .link file per entry,
+// stick in the real OS, as netcfg.File like the renderers' output. With
+// systemd it is one systemd .link file per entry,
 // LinkDir/10-earlyinit-<name>.link, matching the MAC; without, one classic
 // udev rules file, UdevRules, with a line per entry as cloud-init writes it.
 // Files and lines are sorted by name. Entries Plan rejects whatever the live
 // links (invalid MAC or name, a MAC given two names, a name given to two
 // MACs) are left out; MACs are written in normal form, and a MAC spelt twice
 // with the same name gives one entry.
-func PersistFiles(want map[string]string, systemd bool) []File {
+func PersistFiles(want map[string]string, systemd bool) []netcfg.File {
 	type entry struct{ mac, name string }
 	names, _ := normalize(want)
 	entries := make([]entry, 0, len(names))
@@ -42,9 +36,9 @@ func PersistFiles(want map[string]string, systemd bool) []File {
 		return nil
 	}
 	if systemd {
-		files := make([]File, 0, len(entries))
+		files := make([]netcfg.File, 0, len(entries))
 		for _, e := range entries {
-			files = append(files, File{
+			files = append(files, netcfg.File{
 				Path: path.Join(LinkDir, "10-earlyinit-"+e.name+".link"),
 				Data: fmt.Appendf(nil, "# Written by earlyinit.\n[Match]\nMACAddress=%s\n\n[Link]\nName=%s\n", e.mac, e.name),
 				Mode: 0o644,
@@ -57,7 +51,7 @@ func PersistFiles(want map[string]string, systemd bool) []File {
 	for _, e := range entries {
 		fmt.Fprintf(&b, "SUBSYSTEM==\"net\", ACTION==\"add\", DRIVERS==\"?*\", ATTR{address}==\"%s\", NAME=\"%s\"\n", e.mac, e.name)
 	}
-	return []File{{Path: UdevRules, Data: []byte(b.String()), Mode: 0o644}}
+	return []netcfg.File{{Path: UdevRules, Data: []byte(b.String()), Mode: 0o644}}
 }
 
 // HasSystemdUdevd tells from a root's exists() whether systemd-udevd is

@@ -1,6 +1,10 @@
 package nic
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
 
 func TestPersistFiles(t *testing.T) {
 	want := map[string]string{
@@ -18,13 +22,13 @@ func TestPersistFiles(t *testing.T) {
 		name    string
 		want    map[string]string
 		systemd bool
-		files   []File
+		files   []netcfg.File
 	}{
 		{
 			name:    "systemd link files",
 			want:    want,
 			systemd: true,
-			files: []File{
+			files: []netcfg.File{
 				{
 					Path: "/etc/systemd/network/10-earlyinit-lan0.link",
 					Data: []byte("# Written by earlyinit.\n[Match]\nMACAddress=52:54:00:ab:cd:ef\n\n[Link]\nName=lan0\n"),
@@ -40,7 +44,7 @@ func TestPersistFiles(t *testing.T) {
 		{
 			name: "udev rule",
 			want: want,
-			files: []File{{
+			files: []netcfg.File{{
 				Path: "/etc/udev/rules.d/70-persistent-net.rules",
 				Data: []byte("# Written by earlyinit.\n" +
 					`SUBSYSTEM=="net", ACTION=="add", DRIVERS=="?*", ATTR{address}=="52:54:00:ab:cd:ef", NAME="lan0"` + "\n" +

@@ -11,7 +11,6 @@ package render
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,13 +19,10 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
 
-// File is one output file: Path is absolute within the root
+// File is one output file: netcfg.File, the one file-to-write type of the
+// network pipeline. Path is absolute within the root
 // ("/etc/systemd/network/10-cloud-init-eth0.network").
-type File struct {
-	Path string
-	Data []byte
-	Mode fs.FileMode
-}
+type File = netcfg.File
 
 // Renderer renders a network configuration for one network manager.
 type Renderer interface {
