@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // Helpers reading the generic YAML values userdata.Merge produces
@@ -36,37 +38,13 @@ func scalarString(v any) string {
 	return fmt.Sprint(v)
 }
 
-// isTrue is cloud-init's util.is_true / get_cfg_option_bool.
-func isTrue(v any) bool {
-	switch t := v.(type) {
-	case bool:
-		return t
-	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "true", "1", "on", "yes", "y":
-			return true
-		}
-	case int:
-		return t == 1
-	}
-	return false
-}
+// isTrue is cloud-init's util.is_true / get_cfg_option_bool, which also
+// takes "y" (cloud-init does not).
+func isTrue(v any) bool { return scalar.IsTrue(v, "y") }
 
-// isFalse is cloud-init's util.is_false.
-func isFalse(v any) bool {
-	switch t := v.(type) {
-	case bool:
-		return !t
-	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "false", "0", "off", "no", "n":
-			return true
-		}
-	case int:
-		return t == 0
-	}
-	return false
-}
+// isFalse is cloud-init's util.is_false, which also takes "n" (cloud-init
+// does not).
+func isFalse(v any) bool { return scalar.IsFalse(v, "n") }
 
 func cfgBool(m map[string]any, key string, def bool) bool {
 	v, ok := m[key]
@@ -113,23 +91,8 @@ func toStrings(key string, v any, commaSplit bool) ([]string, error) {
 	return nil, fmt.Errorf("%s: want a string or a list of strings, got %s", key, kind(v))
 }
 
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case int, int64, float64:
-		return "a number"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a map"
-	}
-	return fmt.Sprintf("a %T", v)
-}
+// kind names v's type for a message ("a map", "a list", "null").
+func kind(v any) string { return scalar.YAMLNoun(v) }
 
 // cfgInt returns m[key] as an integer (a string of digits is accepted).
 func cfgInt(m map[string]any, key string, def int) (int, error) {
