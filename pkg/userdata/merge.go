@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // How cloud-config merges (cloud-init 22.4's cloudinit/mergers, which we
@@ -115,7 +117,7 @@ func parseMergeHow(v any) ([]mergerSpec, error) {
 					spec.opts = append(spec.opts, fmt.Sprint(s))
 				}
 			default:
-				return nil, fmt.Errorf("merge_how entry %d must be a map or a list, not %s", i, typeName(e))
+				return nil, fmt.Errorf("merge_how entry %d must be a map or a list, not %s", i, scalar.TypeName(e))
 			}
 			if spec.name != "" {
 				out = append(out, spec)
@@ -123,7 +125,7 @@ func parseMergeHow(v any) ([]mergerSpec, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("merge_how must be a string or a list, not %s", typeName(v))
+	return nil, fmt.Errorf("merge_how must be a string or a list, not %s", scalar.TypeName(v))
 }
 
 // merger is the LookupMerger cloud-init builds from a merger list: for each
@@ -360,7 +362,7 @@ func MergeParts(parts []Part) (map[string]any, []Warning) {
 		}
 		cfg, ok := v.(map[string]any)
 		if !ok {
-			skip(p, "top level is a %s, not a map", typeName(v))
+			skip(p, "top level is a %s, not a map", scalar.TypeName(v))
 			continue
 		}
 		specs, err := popMergers(cfg)
@@ -459,8 +461,6 @@ func VendorParts(userCfg map[string]any, vendor []Part) ([]Part, []Warning) {
 	return out, warns
 }
 
-var trueStrings = map[string]bool{"true": true, "1": true, "on": true, "yes": true}
-
 func vendorPolicy(cfg map[string]any) (bool, map[string]bool, []Warning) {
 	v, ok := cfg["vendor_data"]
 	if !ok {
@@ -468,7 +468,7 @@ func vendorPolicy(cfg map[string]any) (bool, map[string]bool, []Warning) {
 	}
 	vd, ok := v.(map[string]any)
 	if !ok {
-		return false, nil, []Warning{Warning(fmt.Sprintf("invalid vendor_data setting (a %s, not a map): vendor-data disabled", typeName(v)))}
+		return false, nil, []Warning{Warning(fmt.Sprintf("invalid vendor_data setting (a %s, not a map): vendor-data disabled", scalar.TypeName(v)))}
 	}
 	var warns []Warning
 	enabled := true
@@ -477,10 +477,11 @@ func vendorPolicy(cfg map[string]any) (bool, map[string]bool, []Warning) {
 		case bool:
 			enabled = t
 		case string:
-			enabled = trueStrings[strings.ToLower(strings.TrimSpace(t))]
+			enabled = scalar.IsTrue(t)
 			warns = append(warns, Warning(fmt.Sprintf("vendor_data.enabled: the string %q is deprecated, use a boolean", t)))
 		default:
-			enabled = trueStrings[strings.ToLower(strings.TrimSpace(fmt.Sprint(e)))]
+			// fmt.Sprint, not Python's str(): 1.0 reads as "1" here.
+			enabled = scalar.IsTrue(fmt.Sprint(e))
 		}
 	}
 	disabled := map[string]bool{}

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // SchemaError is one finding of Validate, placed at the YAML node it is
@@ -172,13 +173,11 @@ func (v *validator) kind(n *yaml.Node, path string) (string, any, bool) {
 			v.errorf(n, path, "%v", err)
 			return "", nil, false
 		}
-		return typeName(val), val, true
+		return scalar.TypeName(val), val, true
 	}
 	v.errorf(n, path, "unexpected YAML node")
 	return "", nil, false
 }
-
-var yaml11BoolWords = map[string]bool{"yes": true, "no": true, "on": true, "off": true}
 
 // SensitivePath tells whether a value at a dotted key path
 // ("users.0.passwd") may be a secret, so that no message quotes it: any
@@ -219,7 +218,7 @@ func describe(n *yaml.Node, k string, val any, hide bool) string {
 	}
 	if isPlain(n) {
 		switch {
-		case k == "boolean" && yaml11BoolWords[strings.ToLower(n.Value)]:
+		case k == "boolean" && scalar.YAML11Only(n.Value):
 			s += fmt.Sprintf(" (YAML 1.1 reads unquoted %s as a boolean: quote it for a string)", n.Value)
 		case k == "integer" && n.Value != fmt.Sprint(val):
 			s += fmt.Sprintf(" (YAML 1.1 reads unquoted %s as the integer %v: quote it for a string)", n.Value, val)
@@ -257,8 +256,8 @@ func typed(kinds ...string) check {
 // boolQuirk warns about yes/no/on/off used as booleans.
 func boolQuirk(v *validator, n *yaml.Node, path string) {
 	d := v.deref(n)
-	if isPlain(d) && yaml11BoolWords[strings.ToLower(d.Value)] {
-		val := yaml11Bool[d.Value]
+	if isPlain(d) && scalar.YAML11Only(d.Value) {
+		val, _ := scalar.Bool(d.Value)
 		v.warnf(n, path, "unquoted %s is the boolean %v in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write %v", d.Value, val, val)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // Content types of the parts Decode returns.
@@ -308,7 +310,7 @@ func (d *decoder) archive(filename string, payload []byte) error {
 	}
 	entries, ok := v.([]any)
 	if !ok {
-		d.warnf("part %s: #cloud-config-archive must be a YAML list, not %s: skipped", partName(filename), typeName(v))
+		d.warnf("part %s: #cloud-config-archive must be a YAML list, not %s: skipped", partName(filename), scalar.TypeName(v))
 		return nil
 	}
 	for i, e := range entries {
@@ -318,7 +320,7 @@ func (d *decoder) archive(filename string, payload []byte) error {
 		}
 		m, ok := e.(map[string]any)
 		if !ok {
-			d.warnf("%s is a %s, not a map or a string: skipped", where, typeName(e))
+			d.warnf("%s is a %s, not a map or a string: skipped", where, scalar.TypeName(e))
 			continue
 		}
 		var content []byte
@@ -330,7 +332,7 @@ func (d *decoder) archive(filename string, payload []byte) error {
 		case []byte:
 			content, binary = c, true
 		default:
-			d.warnf("%s: content is a %s, not a string: skipped", where, typeName(c))
+			d.warnf("%s: content is a %s, not a string: skipped", where, scalar.TypeName(c))
 			continue
 		}
 		if len(content) > d.budget {
@@ -378,26 +380,4 @@ func (d *decoder) archive(filename string, payload []byte) error {
 		}
 	}
 	return nil
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case int:
-		return "integer"
-	case float64:
-		return "number"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "map"
-	case []byte:
-		return "binary"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // cloud-init reads YAML with PyYAML's SafeLoader, which implements YAML 1.1;
@@ -32,11 +34,6 @@ import (
 const maxYAMLNodes = 1 << 20
 
 var (
-	yaml11Bool = map[string]bool{
-		"yes": true, "Yes": true, "YES": true, "no": false, "No": false, "NO": false,
-		"true": true, "True": true, "TRUE": true, "false": false, "False": false, "FALSE": false,
-		"on": true, "On": true, "ON": true, "off": false, "Off": false, "OFF": false,
-	}
 	yaml11Null  = map[string]bool{"": true, "~": true, "null": true, "Null": true, "NULL": true}
 	yaml11Int   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
 	yaml11Float = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
@@ -268,7 +265,7 @@ func scalarValue(n *yaml.Node) (any, error) {
 	case "!!null":
 		return nil, nil
 	case "!!bool":
-		b, ok := yaml11Bool[s]
+		b, ok := scalar.Bool(s)
 		if !ok {
 			return nil, bad(errors.New("not a boolean"))
 		}
@@ -311,7 +308,7 @@ func resolvePlain(s string) any {
 	if yaml11Null[s] {
 		return nil
 	}
-	if b, ok := yaml11Bool[s]; ok {
+	if b, ok := scalar.Bool(s); ok {
 		return b
 	}
 	if v, ok := parseYAML11Int(s); ok {
