@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // MaxFileSize is the most a reader takes from any one datasource file
@@ -77,7 +79,7 @@ func PublicKeys(v any) ([]string, error) {
 		for i, e := range l {
 			s, ok := e.(string)
 			if !ok {
-				return fmt.Errorf("%selement %d: want a string, got %s", where, i, TypeName(e))
+				return fmt.Errorf("%selement %d: want a string, got %s", where, i, scalar.JSONNoun(e))
 			}
 			add(s)
 		}
@@ -107,34 +109,20 @@ func PublicKeys(v any) ([]string, error) {
 					return nil, err
 				}
 			default:
-				return nil, fmt.Errorf("%q: want a string or a list, got %s", name, TypeName(kv))
+				return nil, fmt.Errorf("%q: want a string or a list, got %s", name, scalar.JSONNoun(kv))
 			}
 		}
 	default:
-		return nil, fmt.Errorf("want a string, a list or an object, got %s", TypeName(v))
+		return nil, fmt.Errorf("want a string, a list or an object, got %s", scalar.JSONNoun(v))
 	}
 	return keys, nil
 }
 
 // TypeName names the JSON type of a decoded JSON or YAML value, for errors.
-func TypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	case map[string]any, map[any]any:
-		return "an object"
-	case float32, float64, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, interface{ Int64() (int64, error) }:
-		return "a number"
-	default:
-		return fmt.Sprintf("%T", v)
-	}
-}
+//
+// Deprecated: use scalar.JSONNoun; this stays only until the last caller
+// outside pkg/datasource moves.
+func TypeName(v any) string { return scalar.JSONNoun(v) }
 
 // DecodeJSON decodes a JSON document, keeping numbers as json.Number so they
 // survive a round trip into instance-data.json unchanged. A syntax error names

@@ -31,6 +31,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // ErrNotConfigDrive is returned (wrapped) when fsys has no
@@ -90,7 +91,7 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 			return nil, err
 		}
 		if _, ok := v.(map[string]any); !ok {
-			return nil, fmt.Errorf("%s: want an object, got %s", name, datasource.TypeName(v))
+			return nil, fmt.Errorf("%s: want an object, got %s", name, scalar.JSONNoun(v))
 		}
 		d.NetworkFormat = instance.NetworkDataJSON
 	}
@@ -139,7 +140,7 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 			return nil, err
 		}
 		if _, ok := v.(map[string]any); !ok {
-			return nil, fmt.Errorf("ec2/latest/meta-data.json: want an object, got %s", datasource.TypeName(v))
+			return nil, fmt.Errorf("ec2/latest/meta-data.json: want an object, got %s", scalar.JSONNoun(v))
 		}
 		d.Meta["ec2_metadata"] = v
 	}
@@ -177,7 +178,7 @@ func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
 	}
 	md, ok := v.(map[string]any)
 	if !ok {
-		return nil, "", fmt.Errorf("%s: want an object, got %s", name, datasource.TypeName(v))
+		return nil, "", fmt.Errorf("%s: want an object, got %s", name, scalar.JSONNoun(v))
 	}
 	keyErr := func(key, format string, a ...any) error {
 		return fmt.Errorf("%s: %q: %s", name, key, fmt.Sprintf(format, a...))
@@ -190,7 +191,7 @@ func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
 		case string:
 			return s, nil
 		default:
-			return "", keyErr(key, "want a string, got %s", datasource.TypeName(s))
+			return "", keyErr(key, "want a string, got %s", scalar.JSONNoun(s))
 		}
 	}
 
@@ -232,7 +233,7 @@ func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
 	if li, ok := md["launch_index"]; ok && li != nil {
 		n, ok := li.(json.Number)
 		if !ok {
-			return nil, "", keyErr("launch_index", "want an integer, got %s", datasource.TypeName(li))
+			return nil, "", keyErr("launch_index", "want an integer, got %s", scalar.JSONNoun(li))
 		}
 		i, err := n.Int64()
 		if err != nil || i < 0 || i > math.MaxInt32 {
@@ -253,7 +254,7 @@ func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
 	switch m := md["meta"].(type) {
 	case nil, map[string]any:
 	default:
-		return nil, "", keyErr("meta", "want an object, got %s", datasource.TypeName(m))
+		return nil, "", keyErr("meta", "want an object, got %s", scalar.JSONNoun(m))
 	}
 	var netCfg string
 	switch nc := md["network_config"].(type) {
@@ -265,12 +266,12 @@ func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
 		}
 		netCfg = p
 	default:
-		return nil, "", keyErr("network_config", "want an object, got %s", datasource.TypeName(nc))
+		return nil, "", keyErr("network_config", "want an object, got %s", scalar.JSONNoun(nc))
 	}
 	switch f := md["files"].(type) {
 	case nil, []any:
 	default:
-		return nil, "", keyErr("files", "want a list, got %s", datasource.TypeName(f))
+		return nil, "", keyErr("files", "want a list, got %s", scalar.JSONNoun(f))
 	}
 
 	// Secrets have their own fields and are only ever written to the
@@ -305,7 +306,7 @@ func readFiles(fsys fs.FS, mdPath string, d *instance.Data) error {
 		}
 		item, ok := e.(map[string]any)
 		if !ok {
-			return keyErr("want an object, got %s", datasource.TypeName(e))
+			return keyErr("want an object, got %s", scalar.JSONNoun(e))
 		}
 		p, ok := item["path"]
 		if !ok {
@@ -313,7 +314,7 @@ func readFiles(fsys fs.FS, mdPath string, d *instance.Data) error {
 		}
 		dst, ok := p.(string)
 		if !ok {
-			return keyErr("\"path\": want a string, got %s", datasource.TypeName(p))
+			return keyErr("\"path\": want a string, got %s", scalar.JSONNoun(p))
 		}
 		if strings.TrimSpace(dst) == "" {
 			return keyErr("\"path\": empty")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // ConvertVendorData extracts the cloud-init payload from an OpenStack
@@ -67,7 +68,7 @@ func convertVendorData(v any, top bool) ([]byte, error) {
 		for i, e := range v {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("%slist element %d: want a string, got %s", where, i, datasource.TypeName(e))
+				return nil, fmt.Errorf("%slist element %d: want a string, got %s", where, i, scalar.JSONNoun(e))
 			}
 			if s != "" {
 				parts = append(parts, s)
@@ -86,7 +87,7 @@ func convertVendorData(v any, top bool) ([]byte, error) {
 		}
 		return nil, fmt.Errorf(`"cloud-init": cannot be an object`)
 	}
-	return nil, fmt.Errorf("%swant a string, a list or an object, got %s", where, datasource.TypeName(v))
+	return nil, fmt.Errorf("%swant a string, a list or an object, got %s", where, scalar.JSONNoun(v))
 }
 
 // mimeMultipart joins parts into one multipart/mixed message. A part that is

@@ -33,6 +33,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // DefaultBaseURL is the IMDS address.
@@ -252,7 +253,7 @@ func fromMeta(mdURL string, meta map[string]any) (*instance.Data, error) {
 			}
 			return "", keyErr(path+key, "want one value, got %d lines", len(v))
 		default:
-			return "", keyErr(path+key, "want a string, got %s", datasource.TypeName(v))
+			return "", keyErr(path+key, "want a string, got %s", scalar.JSONNoun(v))
 		}
 	}
 	d := &instance.Data{Datasource: "ec2", CloudName: "aws", Platform: "ec2", Meta: meta}
@@ -276,7 +277,7 @@ func fromMeta(mdURL string, meta map[string]any) (*instance.Data, error) {
 			return nil, err
 		}
 	default:
-		return nil, keyErr("placement", "want a directory, got %s", datasource.TypeName(pl))
+		return nil, keyErr("placement", "want a directory, got %s", scalar.JSONNoun(pl))
 	}
 	if d.Region == "" && d.AvailabilityZone != "" {
 		// cloud-init: the zone less its letter ("us-east-1a").
@@ -305,7 +306,7 @@ func fromMeta(mdURL string, meta map[string]any) (*instance.Data, error) {
 		}
 		d.NetworkFormat = instance.NetworkEC2Metadata
 	default:
-		return nil, keyErr("network", "want a directory, got %s", datasource.TypeName(nw))
+		return nil, keyErr("network", "want a directory, got %s", scalar.JSONNoun(nw))
 	}
 	return d, nil
 }

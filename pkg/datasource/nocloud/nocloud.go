@@ -30,6 +30,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // MaxDocSize bounds meta-data and network-config, which are parsed as YAML:
@@ -136,7 +137,7 @@ func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
 	case string:
 		eni = v
 	default:
-		return nil, "", keyErr("network-interfaces", "want a string (interfaces(5) text), got %s", datasource.TypeName(v))
+		return nil, "", keyErr("network-interfaces", "want a string (interfaces(5) text), got %s", scalar.JSONNoun(v))
 	}
 	return d, eni, nil
 }
@@ -166,7 +167,7 @@ func (d doc) scalar(name, key string) (string, error) {
 	case bool, int, int64, uint64, float64:
 		return fmt.Sprint(v), nil
 	}
-	return "", fmt.Errorf("%s: %q: want a string, got %s", name, key, datasource.TypeName(v))
+	return "", fmt.Errorf("%s: %q: want a string, got %s", name, key, scalar.JSONNoun(v))
 }
 
 // decode parses a YAML document that must be a mapping (or empty). JSON that
@@ -227,7 +228,7 @@ func jsonDoc(name string, v any) (doc, error) {
 		}
 		return d, nil
 	default:
-		return doc{}, fmt.Errorf("parse %s: want a mapping, got %s", name, datasource.TypeName(v))
+		return doc{}, fmt.Errorf("parse %s: want a mapping, got %s", name, scalar.JSONNoun(v))
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // DefaultBaseURL is nova's metadata service address.
@@ -265,7 +266,7 @@ func (f *fetcher) decodeObject(name string, b []byte) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s: want a JSON object, got %s", f.url(name), datasource.TypeName(v))
+		return nil, fmt.Errorf("%s: want a JSON object, got %s", f.url(name), scalar.JSONNoun(v))
 	}
 	return m, nil
 }
