@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // parseV1 interprets a network config v1 list as network_state's v1
@@ -250,14 +252,17 @@ func (p *yparser) paramValue(n *yaml.Node, path, sep string) (string, error) {
 }
 
 // stpValue normalises bridge STP to "on" or "off", as network_state does.
+// It takes scalar.Word's words (on, 1, true, yes; off, 0, false, no; any
+// case).
 func stpValue(v string) (string, error) {
-	switch strings.ToLower(v) {
-	case "on", "1", "true", "yes":
+	b, ok := scalar.Word(v)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("cannot convert %q to a boolean", v)
+	case b:
 		return "on", nil
-	case "off", "0", "false", "no":
-		return "off", nil
 	}
-	return "", fmt.Errorf("cannot convert %q to a boolean", v)
+	return "off", nil
 }
 
 func (p *yparser) mtu(kvs []ykv, path string) (int, error) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // v2BondParams maps netplan bond parameters to model (v1, unprefixed) names:
@@ -448,7 +450,7 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 			if err != nil {
 				return nil, 0, err
 			}
-			if b, ok := yaml11Bool(v); ok {
+			if b, ok := scalar.WordYN(v); ok {
 				o.UseDomains = fmt.Sprint(b)
 			} else if strings.ToLower(v) == "route" {
 				o.UseDomains = "route"

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // ParseYAML parses network config version 1 or 2 (cloud-init's
@@ -199,7 +201,9 @@ func (p *yparser) integer(kvs []ykv, key, path string) (int, bool, error) {
 	return v, true, nil
 }
 
-// boolean accepts YAML 1.1 booleans, as cloud-init (PyYAML) reads them.
+// boolean accepts a scalar's text as scalar.WordYN reads it: true, yes,
+// on, y, 1 and false, no, off, n, 0, in any case (YAML 1.1's booleans, as
+// cloud-init reads them, and more).
 func (p *yparser) boolean(kvs []ykv, key, path string) (bool, bool, error) {
 	n := get(kvs, key)
 	if n == nil {
@@ -209,22 +213,10 @@ func (p *yparser) boolean(kvs []ykv, key, path string) (bool, bool, error) {
 	if err != nil || s == "" {
 		return false, false, err
 	}
-	if v, ok := yaml11Bool(s); ok {
+	if v, ok := scalar.WordYN(s); ok {
 		return v, true, nil
 	}
 	return false, false, yerr(sn, join(path, key), "%q is not a boolean", s)
-}
-
-// yaml11Bool reads s as a YAML 1.1 boolean (true/yes/on/y/1, false/no/off/
-// n/0, in any case); ok is false for anything else.
-func yaml11Bool(s string) (v, ok bool) {
-	switch strings.ToLower(s) {
-	case "true", "yes", "on", "y", "1":
-		return true, true
-	case "false", "no", "off", "n", "0":
-		return false, true
-	}
-	return false, false
 }
 
 // nonNegative is integer under key, which must not be negative; 0 when
