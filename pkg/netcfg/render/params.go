@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
+	sc "github.com/earlyinit/earlyinit/pkg/scalar" // netplan.go has a func scalar
 )
 
 // bondKeys are the v1 bond parameters (cloud-init's NET_CONFIG_TO_V2["bond"]
@@ -93,16 +94,9 @@ func portValues(s string) map[string]string {
 	return out
 }
 
-// truthy reads the spellings of a boolean cloud-init accepts.
-func truthy(v string) (val, ok bool) {
-	switch strings.ToLower(v) {
-	case "1", "on", "yes", "true", "y":
-		return true, true
-	case "0", "off", "no", "false", "n":
-		return false, true
-	}
-	return false, false
-}
+// truthy reads a bond or bridge parameter's boolean: scalar.WordYN's
+// words (1, on, yes, true, y; 0, off, no, false, n; any case).
+func truthy(v string) (val, ok bool) { return sc.WordYN(v) }
 
 // sortedKeys returns m's keys sorted.
 func sortedKeys(m map[string]string) []string {
