@@ -149,21 +149,33 @@ type ndLink struct {
 	name  string
 }
 
+// ndRef is a bond or VLAN whose link ids are resolved to names once every
+// link is named.
+type ndRef struct {
+	ifIndex int
+	link    string // vlan_link
+	members []string
+	where   string
+}
+
+// ndParser is the state of one network_data.json parse.
+type ndParser struct {
+	c          *Config
+	macToName  map[string]string
+	byID       map[string]*ndLink
+	networks   []jsonObj
+	netsByLink map[string][]int // indexes into networks, by link id
+	bonds      int              // bonds named so far
+	refs       []ndRef
+}
+
+// parseNetworkData is ParseNetworkData without the file name on its errors:
+// links first, then the references between them, then the services.
 func parseNetworkData(data []byte, macToName map[string]string) (*Config, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var top any
-	if err := dec.Decode(&top); err != nil {
+	o, err := decodeNetworkData(data)
+	if err != nil {
 		return nil, err
 	}
-	if dec.More() {
-		return nil, errors.New("trailing data after the JSON object")
-	}
-	root, ok := top.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("want a JSON object, have %s", jsonType(top))
-	}
-	o := jsonObj(root)
 	links, err := o.objects("links")
 	if err != nil {
 		return nil, err
@@ -177,11 +189,54 @@ func parseNetworkData(data []byte, macToName map[string]string) (*Config, error)
 		return nil, err
 	}
 
-	c := &Config{Version: 1}
-	byID := map[string]*ndLink{}
-	ids := make([]string, len(links))
+	p := &ndParser{c: &Config{Version: 1}, macToName: macToName, networks: networks}
+	ids, err := p.indexLinks(links)
+	if err != nil {
+		return nil, err
+	}
 	// Networks by the link they attach to, checked up front so that a
 	// network naming an unknown link is reported.
+	if err := p.indexNetworks(); err != nil {
+		return nil, err
+	}
+	for i, l := range links {
+		if err := p.link(i, ids[i], l); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.resolveRefs(); err != nil {
+		return nil, err
+	}
+	if err := p.services(services); err != nil {
+		return nil, err
+	}
+	return p.c, nil
+}
+
+// decodeNetworkData decodes data as exactly one JSON object, numbers kept
+// as json.Number.
+func decodeNetworkData(data []byte) (jsonObj, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var top any
+	if err := dec.Decode(&top); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON object")
+	}
+	root, ok := top.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a JSON object, have %s", jsonType(top))
+	}
+	return jsonObj(root), nil
+}
+
+// indexLinks records every link's id in p.byID and returns the ids in link
+// order; a missing or duplicate id is an error.
+func (p *ndParser) indexLinks(links []jsonObj) ([]string, error) {
+	p.byID = map[string]*ndLink{}
+	ids := make([]string, len(links))
 	for i, l := range links {
 		id, _, err := l.str("id")
 		if err != nil {
@@ -190,174 +245,221 @@ func parseNetworkData(data []byte, macToName map[string]string) (*Config, error)
 		if id == "" {
 			return nil, fmt.Errorf("links[%d]: no id", i)
 		}
-		if _, dup := byID[id]; dup {
+		if _, dup := p.byID[id]; dup {
 			return nil, fmt.Errorf("links[%d] (id %q): duplicate id", i, id)
 		}
-		byID[id] = &ndLink{index: -1}
+		p.byID[id] = &ndLink{index: -1}
 		ids[i] = id
 	}
-	netsByLink := map[string][]int{}
-	for i, n := range networks {
+	return ids, nil
+}
+
+// indexNetworks fills p.netsByLink; a network naming an unknown link is an
+// error.
+func (p *ndParser) indexNetworks() error {
+	p.netsByLink = map[string][]int{}
+	for i, n := range p.networks {
 		nid, _, err := n.str("id")
 		if err != nil {
-			return nil, fmt.Errorf("networks[%d]: %w", i, err)
+			return fmt.Errorf("networks[%d]: %w", i, err)
 		}
 		link, _, err := n.str("link")
 		if err != nil {
-			return nil, fmt.Errorf("networks[%d] (id %q): %w", i, nid, err)
+			return fmt.Errorf("networks[%d] (id %q): %w", i, nid, err)
 		}
-		if _, ok := byID[link]; !ok {
-			return nil, fmt.Errorf("networks[%d] (id %q): link %q: no such link", i, nid, link)
+		if _, ok := p.byID[link]; !ok {
+			return fmt.Errorf("networks[%d] (id %q): link %q: no such link", i, nid, link)
 		}
-		netsByLink[link] = append(netsByLink[link], i)
+		p.netsByLink[link] = append(p.netsByLink[link], i)
+	}
+	return nil
+}
+
+// link adds links[i] (with the given id) and its networks to p.c as one
+// interface.
+func (p *ndParser) link(i int, id string, l jsonObj) error {
+	where := fmt.Sprintf("links[%d] (id %q)", i, id)
+	typ, _, err := l.str("type")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	mac, name, mtu, err := ndLinkCommon(l, where)
+	if err != nil {
+		return err
+	}
+	iface := Interface{MTU: mtu}
+	switch {
+	case typ == "bond":
+		err = p.bond(&iface, l, mac, where)
+	case typ == "vlan":
+		err = p.vlan(&iface, l, where)
+	case physicalLinkTypes[typ]:
+		err = p.physical(&iface, mac, name, where)
+	default:
+		err = fmt.Errorf("%s: unknown type %q", where, typ)
+	}
+	if err != nil {
+		return err
 	}
 
-	bonds := 0
-	type pending struct {
-		ifIndex int
-		link    string // vlan_link
-		members []string
-		where   string
+	for _, ni := range p.netsByLink[id] {
+		if err := ndSubnet(&iface, p.networks[ni], ni); err != nil {
+			return err
+		}
 	}
-	var refs []pending
-	for i, l := range links {
-		id := ids[i]
-		where := fmt.Sprintf("links[%d] (id %q)", i, id)
-		typ, _, err := l.str("type")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		var iface Interface
-		mac, hasMAC, err := l.str("ethernet_mac_address")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		if hasMAC && mac != "" {
-			if mac, err = parseMAC(mac); err != nil {
-				return nil, fmt.Errorf("%s: ethernet_mac_address: %w", where, err)
-			}
-		} else {
-			mac = ""
-		}
-		name, _, err := l.str("name")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		mtu, _, err := l.integer("mtu")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		if mtu < 0 {
-			return nil, fmt.Errorf("%s: mtu: %d is negative", where, mtu)
-		}
-		iface.MTU = mtu
+	p.byID[id].index = len(p.c.Interfaces)
+	p.c.Interfaces = append(p.c.Interfaces, iface)
+	return nil
+}
 
-		switch {
-		case typ == "bond":
-			iface.Kind = Bond
-			iface.MAC = mac
-			iface.Name = fmt.Sprintf("bond%d", bonds)
-			bonds++
-			members, err := l.list("bond_links")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			if len(members) == 0 {
-				return nil, fmt.Errorf("%s: bond without bond_links", where)
-			}
-			var mids []string
-			for j, m := range members {
-				s, ok := m.(string)
-				if !ok {
-					return nil, fmt.Errorf("%s: bond_links[%d]: want a link id, have %s", where, j, jsonType(m))
-				}
-				if _, ok := byID[s]; !ok {
-					return nil, fmt.Errorf("%s: bond_links[%d]: %q: no such link", where, j, s)
-				}
-				mids = append(mids, s)
-			}
-			params := map[string]string{}
-			for k, v := range l {
-				if k == "bond_links" || !strings.HasPrefix(k, "bond") {
-					continue
-				}
-				key := strings.TrimLeft(strings.TrimPrefix(k, "bond"), "_-")
-				key = strings.ReplaceAll(key, "_", "-")
-				if key == "" {
-					continue
-				}
-				val, err := paramString(v)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", where, k, err)
-				}
-				params[key] = val
-			}
-			iface.Bond = &BondConfig{Params: params}
-			refs = append(refs, pending{ifIndex: len(c.Interfaces), members: mids, where: where})
-		case typ == "vlan":
-			iface.Kind = VLAN
-			parent, ok, err := l.str("vlan_link")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			if !ok || parent == "" {
-				return nil, fmt.Errorf("%s: vlan without vlan_link", where)
-			}
-			if _, ok := byID[parent]; !ok {
-				return nil, fmt.Errorf("%s: vlan_link %q: no such link", where, parent)
-			}
-			vid, ok, err := l.integer("vlan_id")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			if !ok {
-				return nil, fmt.Errorf("%s: vlan without vlan_id", where)
-			}
-			if vid < 1 || vid > 4094 {
-				return nil, fmt.Errorf("%s: vlan_id %d out of range 1-4094", where, vid)
-			}
-			vmac, ok, err := l.str("vlan_mac_address")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			if ok && vmac != "" {
-				if iface.MAC, err = parseMAC(vmac); err != nil {
-					return nil, fmt.Errorf("%s: vlan_mac_address: %w", where, err)
-				}
-			}
-			iface.VLAN = &VLANConfig{ID: vid}
-			refs = append(refs, pending{ifIndex: len(c.Interfaces), link: parent, where: where})
-		case physicalLinkTypes[typ]:
-			iface.Kind = Physical
-			iface.MAC = mac
-			switch {
-			case name != "":
-				iface.Name = name
-			case mac == "":
-				return nil, fmt.Errorf("%s: no ethernet_mac_address or name", where)
-			default:
-				iface.Name = macToName[mac]
-			}
-		default:
-			return nil, fmt.Errorf("%s: unknown type %q", where, typ)
-		}
-
-		for _, ni := range netsByLink[id] {
-			if err := ndSubnet(&iface, networks[ni], ni); err != nil {
-				return nil, err
-			}
-		}
-		byID[id].index = len(c.Interfaces)
-		c.Interfaces = append(c.Interfaces, iface)
+// ndLinkCommon reads the keys every link type may have: its MAC
+// (normalised, "" if none), its name and its MTU.
+func ndLinkCommon(l jsonObj, where string) (mac, name string, mtu int, err error) {
+	mac, hasMAC, err := l.str("ethernet_mac_address")
+	if err != nil {
+		return "", "", 0, fmt.Errorf("%s: %w", where, err)
 	}
+	if hasMAC && mac != "" {
+		if mac, err = parseMAC(mac); err != nil {
+			return "", "", 0, fmt.Errorf("%s: ethernet_mac_address: %w", where, err)
+		}
+	} else {
+		mac = ""
+	}
+	name, _, err = l.str("name")
+	if err != nil {
+		return "", "", 0, fmt.Errorf("%s: %w", where, err)
+	}
+	mtu, _, err = l.integer("mtu")
+	if err != nil {
+		return "", "", 0, fmt.Errorf("%s: %w", where, err)
+	}
+	if mtu < 0 {
+		return "", "", 0, fmt.Errorf("%s: mtu: %d is negative", where, mtu)
+	}
+	return mac, name, mtu, nil
+}
 
-	// Resolve references by link id to names, now that all links are named.
-	nameOf := func(id string) string { return c.Interfaces[byID[id].index].Name }
+// bond makes iface the next bond (bond0, bond1, ...) from link l; its
+// members are resolved to names later.
+func (p *ndParser) bond(iface *Interface, l jsonObj, mac, where string) error {
+	iface.Kind = Bond
+	iface.MAC = mac
+	iface.Name = fmt.Sprintf("bond%d", p.bonds)
+	p.bonds++
+	members, err := l.list("bond_links")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if len(members) == 0 {
+		return fmt.Errorf("%s: bond without bond_links", where)
+	}
+	var mids []string
+	for j, m := range members {
+		s, ok := m.(string)
+		if !ok {
+			return fmt.Errorf("%s: bond_links[%d]: want a link id, have %s", where, j, jsonType(m))
+		}
+		if _, ok := p.byID[s]; !ok {
+			return fmt.Errorf("%s: bond_links[%d]: %q: no such link", where, j, s)
+		}
+		mids = append(mids, s)
+	}
+	params, err := ndBondParams(l, where)
+	if err != nil {
+		return err
+	}
+	iface.Bond = &BondConfig{Params: params}
+	p.refs = append(p.refs, ndRef{ifIndex: len(p.c.Interfaces), members: mids, where: where})
+	return nil
+}
+
+// ndBondParams returns a bond link's bond_* keys (other than bond_links)
+// under their model names: "bond_xmit_hash_policy" is "xmit-hash-policy".
+func ndBondParams(l jsonObj, where string) (map[string]string, error) {
+	params := map[string]string{}
+	for k, v := range l {
+		if k == "bond_links" || !strings.HasPrefix(k, "bond") {
+			continue
+		}
+		key := strings.TrimLeft(strings.TrimPrefix(k, "bond"), "_-")
+		key = strings.ReplaceAll(key, "_", "-")
+		if key == "" {
+			continue
+		}
+		val, err := paramString(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", where, k, err)
+		}
+		params[key] = val
+	}
+	return params, nil
+}
+
+// vlan makes iface a VLAN from link l; its parent and name are resolved
+// later.
+func (p *ndParser) vlan(iface *Interface, l jsonObj, where string) error {
+	iface.Kind = VLAN
+	parent, ok, err := l.str("vlan_link")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if !ok || parent == "" {
+		return fmt.Errorf("%s: vlan without vlan_link", where)
+	}
+	if _, ok := p.byID[parent]; !ok {
+		return fmt.Errorf("%s: vlan_link %q: no such link", where, parent)
+	}
+	vid, ok, err := l.integer("vlan_id")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if !ok {
+		return fmt.Errorf("%s: vlan without vlan_id", where)
+	}
+	if vid < 1 || vid > 4094 {
+		return fmt.Errorf("%s: vlan_id %d out of range 1-4094", where, vid)
+	}
+	vmac, ok, err := l.str("vlan_mac_address")
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if ok && vmac != "" {
+		if iface.MAC, err = parseMAC(vmac); err != nil {
+			return fmt.Errorf("%s: vlan_mac_address: %w", where, err)
+		}
+	}
+	iface.VLAN = &VLANConfig{ID: vid}
+	p.refs = append(p.refs, ndRef{ifIndex: len(p.c.Interfaces), link: parent, where: where})
+	return nil
+}
+
+// physical makes iface a physical NIC named by the link's name, else by
+// its MAC through p.macToName ("" if the MAC is not known).
+func (p *ndParser) physical(iface *Interface, mac, name, where string) error {
+	iface.Kind = Physical
+	iface.MAC = mac
+	switch {
+	case name != "":
+		iface.Name = name
+	case mac == "":
+		return fmt.Errorf("%s: no ethernet_mac_address or name", where)
+	default:
+		iface.Name = p.macToName[mac]
+	}
+	return nil
+}
+
+// resolveRefs names VLANs after their parents and fills bond members, now
+// that all links are named; a reference to an unnamed link is an error.
+func (p *ndParser) resolveRefs() error {
+	c := p.c
+	nameOf := func(id string) string { return c.Interfaces[p.byID[id].index].Name }
 	// VLANs may sit on VLANs or bonds: resolve in link order, which is
 	// enough for OpenStack (parents come first); a parent VLAN declared
 	// later is named below in a second pass.
 	for pass := 0; pass < 2; pass++ {
-		for _, r := range refs {
+		for _, r := range p.refs {
 			iface := &c.Interfaces[r.ifIndex]
 			if iface.Kind != VLAN {
 				continue
@@ -367,43 +469,48 @@ func parseNetworkData(data []byte, macToName map[string]string) (*Config, error)
 			iface.Name = fmt.Sprintf("%s.%d", parent, iface.VLAN.ID)
 		}
 	}
-	for _, r := range refs {
+	for _, r := range p.refs {
 		iface := &c.Interfaces[r.ifIndex]
 		switch iface.Kind {
 		case VLAN:
 			if iface.VLAN.Link == "" || strings.HasPrefix(iface.VLAN.Link, ".") {
-				return nil, fmt.Errorf("%s: vlan_link %q has no interface name (its MAC is not on this system and it has no \"name\")", r.where, r.link)
+				return fmt.Errorf("%s: vlan_link %q has no interface name (its MAC is not on this system and it has no \"name\")", r.where, r.link)
 			}
 		case Bond:
 			for _, m := range r.members {
 				n := nameOf(m)
 				if n == "" {
-					return nil, fmt.Errorf("%s: bond link %q has no interface name (its MAC is not on this system and it has no \"name\")", r.where, m)
+					return fmt.Errorf("%s: bond link %q has no interface name (its MAC is not on this system and it has no \"name\")", r.where, m)
 				}
 				iface.Bond.Members = append(iface.Bond.Members, n)
 			}
 		}
 	}
+	return nil
+}
 
+// services adds the addresses of the top-level services of type "dns" to
+// the global nameservers.
+func (p *ndParser) services(services []jsonObj) error {
 	for i, s := range services {
 		typ, _, err := s.str("type")
 		if err != nil {
-			return nil, fmt.Errorf("services[%d]: %w", i, err)
+			return fmt.Errorf("services[%d]: %w", i, err)
 		}
 		if typ != "dns" {
 			continue
 		}
 		addr, _, err := s.str("address")
 		if err != nil {
-			return nil, fmt.Errorf("services[%d]: %w", i, err)
+			return fmt.Errorf("services[%d]: %w", i, err)
 		}
 		ip, err := parseIP(addr)
 		if err != nil {
-			return nil, fmt.Errorf("services[%d]: address: %w", i, err)
+			return fmt.Errorf("services[%d]: address: %w", i, err)
 		}
-		c.DNS.Nameservers = append(c.DNS.Nameservers, ip)
+		p.c.DNS.Nameservers = append(p.c.DNS.Nameservers, ip)
 	}
-	return c, nil
+	return nil
 }
 
 // ndSubnet adds network networks[i] to iface, as convert_net_json does.
