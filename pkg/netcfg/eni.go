@@ -1,6 +1,7 @@
 package netcfg
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -52,175 +53,226 @@ type eniStanza struct {
 	addr, mask string
 }
 
+// eniParser is the state of one interfaces(5) parse.
+type eniParser struct {
+	devs       map[string]*eniDev
+	bondMaster map[string][]string // bond -> slaves naming it
+	stanzas    []*eniStanza
+	cur        *eniStanza // the stanza options go to, nil outside one
+	inMapping  bool       // in a mapping stanza, whose lines are skipped
+	lineNo     int        // of the logical line being parsed
+}
+
+// parseENI is ParseENI without the file name on its errors: every line
+// first, then the stanzas become subnets and the devices interfaces.
 func parseENI(text string) (*Config, error) {
-	devs := map[string]*eniDev{}
-	bondMaster := map[string][]string{} // bond -> slaves naming it
-	var stanzas []*eniStanza
-	var cur *eniStanza
-	inMapping := false
+	p := &eniParser{devs: map[string]*eniDev{}, bondMaster: map[string][]string{}}
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
-		lineNo := i + 1
-		line := strings.TrimSpace(lines[i])
-		if strings.HasSuffix(line, "\\") {
-			// Join the continued lines once, at the end: joining pairwise
-			// copies the logical line for every physical one, quadratic
-			// time on a long chain (minutes for 512 KiB).
-			var parts []string
-			for strings.HasSuffix(line, "\\") {
-				line = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
-				if i+1 >= len(lines) {
-					break
-				}
-				parts = append(parts, line)
-				i++
-				line = strings.TrimSpace(lines[i])
-			}
-			line = strings.TrimSpace(strings.Join(append(parts, line), " "))
-		}
+		p.lineNo = i + 1
+		var line string
+		line, i = eniJoinLine(lines, i)
 		f := strings.Fields(line)
 		// A continuation may join into nothing ("\" then an empty line):
 		// check the fields, not the text, before indexing them.
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			continue
 		}
-		opt, args := f[0], f[1:]
-		bad := func(format string, a ...any) error {
-			return fmt.Errorf("line %d: %s", lineNo, fmt.Sprintf(format, a...))
-		}
-		switch {
-		case opt == "auto" || strings.HasPrefix(opt, "allow-") || opt == "source" || opt == "source-directory" || opt == "source-dir" || opt == "no-auto-down" || opt == "no-scripts":
-			cur, inMapping = nil, false
-			continue
-		case opt == "mapping":
-			cur, inMapping = nil, true
-			continue
-		case opt == "iface":
-			inMapping = false
-			if len(args) < 3 {
-				return nil, bad("iface: want name, family and method")
-			}
-			name, family, method := args[0], args[1], args[2]
-			dev, _, _ := strings.Cut(name, ":")
-			if dev == "" {
-				return nil, bad("iface %q: no device name", name)
-			}
-			st, err := eniSubnetType(family, method)
-			if err != nil {
-				return nil, bad("iface %s: %v", name, err)
-			}
-			if (dev == "lo") != (st == "loopback") {
-				return nil, bad("iface %s: the loopback method is for lo, and lo only", name)
-			}
-			if len(stanzas) >= MaxSubnets {
-				// Validate would refuse the result anyway: stop before
-				// spending seconds of PID 1 on megabytes of stanzas.
-				return nil, bad("more than %d iface stanzas", MaxSubnets)
-			}
-			cur = &eniStanza{name: name, line: lineNo, sub: Subnet{Type: st}}
-			stanzas = append(stanzas, cur)
-			if dev != "lo" {
-				d := devs[dev]
-				if d == nil {
-					d = &eniDev{iface: Interface{Name: dev, Kind: Physical}, line: lineNo,
-						brParams: map[string]string{}, bondParams: map[string]string{}}
-					devs[dev] = d
-				}
-				cur.dev = d
-			}
-			continue
-		}
-		if cur == nil {
-			if inMapping {
-				continue
-			}
-			return nil, bad("%q outside an iface stanza", opt)
-		}
-		if len(args) == 0 {
-			continue // an option without a value sets nothing we use
-		}
-		d := cur.dev
-		if d == nil && opt != "dns-nameservers" && opt != "dns-search" {
-			continue // lo: only its resolver settings matter
-		}
-		var err error
-		switch opt {
-		case "address":
-			cur.addr = args[0]
-		case "netmask":
-			cur.mask = args[0]
-		case "gateway":
-			if cur.sub.Gateway, err = parseIP(args[0]); err != nil {
-				return nil, bad("iface %s: gateway: %v", cur.name, err)
-			}
-		case "metric": // cloud-init drops it
-			n, err := strconv.Atoi(args[0])
-			if err != nil || n < 0 {
-				return nil, bad("iface %s: metric: %q is not a metric", cur.name, args[0])
-			}
-			cur.sub.Metric = n
-		case "mtu":
-			n, err := strconv.Atoi(args[0])
-			if err != nil || n < 0 {
-				return nil, bad("iface %s: mtu: %q is not an MTU", cur.name, args[0])
-			}
-			d.iface.MTU = n
-		case "hwaddress":
-			v := args[0]
-			if v == "ether" && len(args) > 1 {
-				v = args[1]
-			}
-			if d.iface.MAC, err = parseMAC(v); err != nil {
-				return nil, bad("iface %s: hwaddress: %v", cur.name, err)
-			}
-		case "dns-nameservers":
-			for _, a := range args {
-				ip, err := parseIP(a)
-				if err != nil {
-					return nil, bad("iface %s: dns-nameservers: %v", cur.name, err)
-				}
-				cur.sub.DNS.Nameservers = append(cur.sub.DNS.Nameservers, ip)
-			}
-		case "dns-search":
-			cur.sub.DNS.Search = append(cur.sub.DNS.Search, args...)
-		case "bridge_ports", "bridge-ports":
-			d.bridge = true
-			for _, a := range args {
-				if a != "none" {
-					d.ports = append(d.ports, a)
-				}
-			}
-		case "bond-slaves", "bond_slaves":
-			d.bond = true
-			for _, a := range args {
-				if a != "none" {
-					d.bondSlaves = append(d.bondSlaves, a)
-				}
-			}
-		case "bond-master", "bond_master":
-			bondMaster[args[0]] = append(bondMaster[args[0]], d.iface.Name)
-		case "vlan-raw-device", "vlan_raw_device":
-			d.vlanRaw = args[0]
-		default:
-			if k, ok := strings.CutPrefix(strings.ReplaceAll(opt, "_", "-"), "bond-"); ok {
-				d.bondParams[k] = strings.Join(args, " ")
-			} else if k, ok := strings.CutPrefix(strings.ReplaceAll(opt, "-", "_"), "bridge_"); ok {
-				if err := eniBridgeParam(d.brParams, k, args); err != nil {
-					return nil, bad("iface %s: %s: %v", cur.name, opt, err)
-				}
-			}
+		if err := p.line(f[0], f[1:]); err != nil {
+			return nil, err
 		}
 	}
 
 	c := &Config{Version: 1}
-	for _, st := range stanzas {
+	if err := p.subnets(c); err != nil {
+		return nil, err
+	}
+	if err := p.interfaces(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// eniJoinLine returns the logical line that starts at lines[i], trimmed,
+// with its "\"-continued lines joined by spaces, and the index of its last
+// physical line.
+func eniJoinLine(lines []string, i int) (string, int) {
+	line := strings.TrimSpace(lines[i])
+	if !strings.HasSuffix(line, "\\") {
+		return line, i
+	}
+	// Join the continued lines once, at the end: joining pairwise
+	// copies the logical line for every physical one, quadratic
+	// time on a long chain (minutes for 512 KiB).
+	var parts []string
+	for strings.HasSuffix(line, "\\") {
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
+		if i+1 >= len(lines) {
+			break
+		}
+		parts = append(parts, line)
+		i++
+		line = strings.TrimSpace(lines[i])
+	}
+	return strings.TrimSpace(strings.Join(append(parts, line), " ")), i
+}
+
+// bad is an error about the current line.
+func (p *eniParser) bad(format string, a ...any) error {
+	return fmt.Errorf("line %d: %s", p.lineNo, fmt.Sprintf(format, a...))
+}
+
+// line applies one logical line: a stanza keyword starts or ends a stanza,
+// anything else is an option of the current iface stanza.
+func (p *eniParser) line(opt string, args []string) error {
+	switch {
+	case opt == "auto" || strings.HasPrefix(opt, "allow-") || opt == "source" || opt == "source-directory" || opt == "source-dir" || opt == "no-auto-down" || opt == "no-scripts":
+		p.cur, p.inMapping = nil, false
+		return nil
+	case opt == "mapping":
+		p.cur, p.inMapping = nil, true
+		return nil
+	case opt == "iface":
+		p.inMapping = false
+		return p.iface(args)
+	}
+	if p.cur == nil {
+		if p.inMapping {
+			return nil
+		}
+		return p.bad("%q outside an iface stanza", opt)
+	}
+	if len(args) == 0 {
+		return nil // an option without a value sets nothing we use
+	}
+	if p.cur.dev == nil && opt != "dns-nameservers" && opt != "dns-search" {
+		return nil // lo: only its resolver settings matter
+	}
+	return p.option(opt, args)
+}
+
+// iface starts the stanza "iface <name> <family> <method>", making its
+// device on first sight (lo has none).
+func (p *eniParser) iface(args []string) error {
+	if len(args) < 3 {
+		return p.bad("iface: want name, family and method")
+	}
+	name, family, method := args[0], args[1], args[2]
+	dev, _, _ := strings.Cut(name, ":")
+	if dev == "" {
+		return p.bad("iface %q: no device name", name)
+	}
+	st, err := eniSubnetType(family, method)
+	if err != nil {
+		return p.bad("iface %s: %v", name, err)
+	}
+	if (dev == "lo") != (st == "loopback") {
+		return p.bad("iface %s: the loopback method is for lo, and lo only", name)
+	}
+	if len(p.stanzas) >= MaxSubnets {
+		// Validate would refuse the result anyway: stop before
+		// spending seconds of PID 1 on megabytes of stanzas.
+		return p.bad("more than %d iface stanzas", MaxSubnets)
+	}
+	p.cur = &eniStanza{name: name, line: p.lineNo, sub: Subnet{Type: st}}
+	p.stanzas = append(p.stanzas, p.cur)
+	if dev != "lo" {
+		d := p.devs[dev]
+		if d == nil {
+			d = &eniDev{iface: Interface{Name: dev, Kind: Physical}, line: p.lineNo,
+				brParams: map[string]string{}, bondParams: map[string]string{}}
+			p.devs[dev] = d
+		}
+		p.cur.dev = d
+	}
+	return nil
+}
+
+// option applies one option of the current stanza, to its subnet or to
+// its device; unknown options are ignored.
+func (p *eniParser) option(opt string, args []string) error {
+	cur, d := p.cur, p.cur.dev
+	var err error
+	switch opt {
+	case "address":
+		cur.addr = args[0]
+	case "netmask":
+		cur.mask = args[0]
+	case "gateway":
+		if cur.sub.Gateway, err = parseIP(args[0]); err != nil {
+			return p.bad("iface %s: gateway: %v", cur.name, err)
+		}
+	case "metric": // cloud-init drops it
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 0 {
+			return p.bad("iface %s: metric: %q is not a metric", cur.name, args[0])
+		}
+		cur.sub.Metric = n
+	case "mtu":
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 0 {
+			return p.bad("iface %s: mtu: %q is not an MTU", cur.name, args[0])
+		}
+		d.iface.MTU = n
+	case "hwaddress":
+		v := args[0]
+		if v == "ether" && len(args) > 1 {
+			v = args[1]
+		}
+		if d.iface.MAC, err = parseMAC(v); err != nil {
+			return p.bad("iface %s: hwaddress: %v", cur.name, err)
+		}
+	case "dns-nameservers":
+		for _, a := range args {
+			ip, err := parseIP(a)
+			if err != nil {
+				return p.bad("iface %s: dns-nameservers: %v", cur.name, err)
+			}
+			cur.sub.DNS.Nameservers = append(cur.sub.DNS.Nameservers, ip)
+		}
+	case "dns-search":
+		cur.sub.DNS.Search = append(cur.sub.DNS.Search, args...)
+	case "bridge_ports", "bridge-ports":
+		d.bridge = true
+		for _, a := range args {
+			if a != "none" {
+				d.ports = append(d.ports, a)
+			}
+		}
+	case "bond-slaves", "bond_slaves":
+		d.bond = true
+		for _, a := range args {
+			if a != "none" {
+				d.bondSlaves = append(d.bondSlaves, a)
+			}
+		}
+	case "bond-master", "bond_master":
+		p.bondMaster[args[0]] = append(p.bondMaster[args[0]], d.iface.Name)
+	case "vlan-raw-device", "vlan_raw_device":
+		d.vlanRaw = args[0]
+	default:
+		if k, ok := strings.CutPrefix(strings.ReplaceAll(opt, "_", "-"), "bond-"); ok {
+			d.bondParams[k] = strings.Join(args, " ")
+		} else if k, ok := strings.CutPrefix(strings.ReplaceAll(opt, "-", "_"), "bridge_"); ok {
+			if err := eniBridgeParam(d.brParams, k, args); err != nil {
+				return p.bad("iface %s: %s: %v", cur.name, opt, err)
+			}
+		}
+	}
+	return nil
+}
+
+// subnets gives every stanza's subnet to its device, in stanza order; lo's
+// resolver settings go to the global DNS.
+func (p *eniParser) subnets(c *Config) error {
+	for _, st := range p.stanzas {
 		if st.sub.Type == Static {
 			if st.addr == "" {
-				return nil, fmt.Errorf("line %d: iface %s: static without address", st.line, st.name)
+				return fmt.Errorf("line %d: iface %s: static without address", st.line, st.name)
 			}
 			pf, err := parseIPNet(st.addr, st.mask, nil)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: iface %s: address: %v", st.line, st.name, err)
+				return fmt.Errorf("line %d: iface %s: address: %v", st.line, st.name, err)
 			}
 			st.sub.Address = pf
 		}
@@ -231,47 +283,62 @@ func parseENI(text string) (*Config, error) {
 		}
 		st.dev.iface.Subnets = append(st.dev.iface.Subnets, st.sub)
 	}
+	return nil
+}
 
-	names := make([]string, 0, len(devs))
-	for n := range devs {
+// interfaces adds the devices to c, sorted by name, each a bridge, bond,
+// VLAN or physical NIC by its options and name.
+func (p *eniParser) interfaces(c *Config) error {
+	names := make([]string, 0, len(p.devs))
+	for n := range p.devs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		d := devs[n]
+		d := p.devs[n]
 		iface := d.iface
 		switch {
 		case d.bridge:
 			iface.Kind = Bridge
 			iface.Bridge = &BridgeConfig{Members: d.ports, Params: d.brParams}
-		case d.bond || len(bondMaster[n]) > 0:
+		case d.bond || len(p.bondMaster[n]) > 0:
 			iface.Kind = Bond
-			slaves := dedup(append(d.bondSlaves, bondMaster[n]...))
+			slaves := dedup(append(d.bondSlaves, p.bondMaster[n]...))
 			if len(slaves) == 0 {
-				return nil, fmt.Errorf("line %d: bond %s without slaves", d.line, n)
+				return fmt.Errorf("line %d: bond %s without slaves", d.line, n)
 			}
 			delete(d.bondParams, "master")
 			iface.Bond = &BondConfig{Members: slaves, Params: d.bondParams}
 		case d.vlanRaw != "" || isVLANName(n):
-			link, idText := d.vlanRaw, ""
-			if i := strings.LastIndex(n, "."); i > 0 {
-				idText = n[i+1:]
-				if link == "" {
-					link = n[:i]
-				}
-			} else {
-				idText = strings.TrimLeft(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_")
-			}
-			id, err := strconv.Atoi(idText)
-			if err != nil || id < 1 || id > 4094 {
-				return nil, fmt.Errorf("line %d: vlan %s: cannot tell a VLAN id (1-4094) from the name", d.line, n)
+			v, err := eniVLAN(n, d.vlanRaw)
+			if err != nil {
+				return fmt.Errorf("line %d: vlan %s: %s", d.line, n, err)
 			}
 			iface.Kind = VLAN
-			iface.VLAN = &VLANConfig{ID: id, Link: link}
+			iface.VLAN = v
 		}
 		c.Interfaces = append(c.Interfaces, iface)
 	}
-	return c, nil
+	return nil
+}
+
+// eniVLAN returns the VLAN of device n: its id from the name (<link>.<id>
+// or vlan<id>), its link from vlan-raw-device, else from the name.
+func eniVLAN(n, vlanRaw string) (*VLANConfig, error) {
+	link, idText := vlanRaw, ""
+	if i := strings.LastIndex(n, "."); i > 0 {
+		idText = n[i+1:]
+		if link == "" {
+			link = n[:i]
+		}
+	} else {
+		idText = strings.TrimLeft(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_")
+	}
+	id, err := strconv.Atoi(idText)
+	if err != nil || id < 1 || id > 4094 {
+		return nil, errors.New("cannot tell a VLAN id (1-4094) from the name")
+	}
+	return &VLANConfig{ID: id, Link: link}, nil
 }
 
 // isVLANName tells whether n looks like <link>.<id>.
