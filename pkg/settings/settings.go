@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // DefaultTimeout bounds every wait earlyinit does unless earlyinit.timeout=
@@ -215,11 +216,11 @@ func boolOption(field func(*Settings) *bool) func(*Settings, string) error {
 // parseBool reads a boolean option's value, in any case: "" (a bare key),
 // 1, yes, true and on are true; 0, no, false and off are false.
 func parseBool(v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "", "1", "yes", "true", "on":
+	if v == "" {
 		return true, nil
-	case "0", "no", "false", "off":
-		return false, nil
+	}
+	if b, ok := scalar.Word(v); ok {
+		return b, nil
 	}
 	return false, errors.New("want 0/1, yes/no, true/false or on/off")
 }
