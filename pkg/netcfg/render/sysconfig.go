@@ -241,64 +241,88 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 // for the rhel flavour. It returns the routes for route-<name>/route6-<name>.
 func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefault bool) (sysRoutes, error) {
 	for _, s := range ifc.Subnets {
-		// A subnet's metric, static or DHCP, is METRIC, as in cloud-init,
-		// but only for IPv4: cloud-init lets an IPv6 subnet overwrite it;
-		// here that goes to NetworkManager's IPV6_ROUTE_METRIC.
-		if s.Metric != 0 && s.IPv6() {
-			cfg["IPV6_ROUTE_METRIC"] = fmt.Sprint(s.Metric)
-		} else if s.Metric != 0 {
-			cfg["METRIC"] = fmt.Sprint(s.Metric)
+		sysconfigSubnetKeys(ifc, s, cfg)
+	}
+	sysconfigAddresses(ifc, cfg, hasDefault)
+	if _, ok := cfg["DNS1"]; !ok {
+		sysconfigNameservers(cfg, ifc.DNS.Nameservers)
+	}
+	if _, ok := cfg["DOMAIN"]; !ok && len(ifc.DNS.Search) > 0 {
+		cfg["DOMAIN"] = strings.Join(ifc.DNS.Search, " ")
+	}
+	return sysconfigRoutes(c, ifc, cfg)
+}
+
+// sysconfigSubnetKeys sets the keys that subnet s's type and metric imply:
+// BOOTPROTO, the IPv6 switches, the MTU of a static subnet.
+func sysconfigSubnetKeys(ifc *netcfg.Interface, s netcfg.Subnet, cfg kv) {
+	// A subnet's metric, static or DHCP, is METRIC, as in cloud-init,
+	// but only for IPv4: cloud-init lets an IPv6 subnet overwrite it;
+	// here that goes to NetworkManager's IPV6_ROUTE_METRIC.
+	if s.Metric != 0 && s.IPv6() {
+		cfg["IPV6_ROUTE_METRIC"] = fmt.Sprint(s.Metric)
+	} else if s.Metric != 0 {
+		cfg["METRIC"] = fmt.Sprint(s.Metric)
+	}
+	mtuKey := "MTU"
+	switch s.Type {
+	case netcfg.DHCPv6Stateful:
+		cfg["BOOTPROTO"] = "dhcp"
+		cfg["DHCPV6C"] = "yes"
+		cfg["IPV6INIT"] = "yes"
+		cfg["IPV6_AUTOCONF"] = "no"
+	case netcfg.DHCP6:
+		cfg["IPV6INIT"] = "yes"
+		cfg["DHCPV6C"] = "yes"
+	case netcfg.DHCPv6Stateless:
+		cfg["IPV6INIT"] = "yes"
+		cfg["IPV6_AUTOCONF"] = "yes"
+		cfg["DHCPV6C"] = "yes"
+		cfg["DHCPV6C_OPTIONS"] = "-S"
+	case netcfg.SLAAC:
+		cfg["IPV6INIT"] = "yes"
+		cfg["IPV6_AUTOCONF"] = "yes"
+	case netcfg.DHCP4:
+		cfg["BOOTPROTO"] = "dhcp"
+		if o := ifc.DHCP4Overrides; o != nil {
+			sysconfigDHCP4Overrides(o, cfg)
 		}
-		mtuKey := "MTU"
-		switch s.Type {
-		case netcfg.DHCPv6Stateful:
-			cfg["BOOTPROTO"] = "dhcp"
-			cfg["DHCPV6C"] = "yes"
+	case netcfg.Static:
+		if s.IPv6() {
+			mtuKey = "IPV6_MTU"
 			cfg["IPV6INIT"] = "yes"
+			cfg["IPV6_FORCE_ACCEPT_RA"] = "no"
 			cfg["IPV6_AUTOCONF"] = "no"
-		case netcfg.DHCP6:
-			cfg["IPV6INIT"] = "yes"
-			cfg["DHCPV6C"] = "yes"
-		case netcfg.DHCPv6Stateless:
-			cfg["IPV6INIT"] = "yes"
-			cfg["IPV6_AUTOCONF"] = "yes"
-			cfg["DHCPV6C"] = "yes"
-			cfg["DHCPV6C_OPTIONS"] = "-S"
-		case netcfg.SLAAC:
-			cfg["IPV6INIT"] = "yes"
-			cfg["IPV6_AUTOCONF"] = "yes"
-		case netcfg.DHCP4:
-			cfg["BOOTPROTO"] = "dhcp"
-			if o := ifc.DHCP4Overrides; o != nil {
-				// initscripts' and NetworkManager's ifcfg keys; cloud-init
-				// writes none of them.
-				if o.UseDNS != nil && !*o.UseDNS {
-					cfg["PEERDNS"] = "no"
-				}
-				if o.UseRoutes != nil && !*o.UseRoutes {
-					cfg["PEERROUTES"] = "no"
-				}
-				if o.Hostname != "" {
-					cfg["DHCP_HOSTNAME"] = o.Hostname
-				}
-			}
-		case netcfg.Static:
-			if s.IPv6() {
-				mtuKey = "IPV6_MTU"
-				cfg["IPV6INIT"] = "yes"
-				cfg["IPV6_FORCE_ACCEPT_RA"] = "no"
-				cfg["IPV6_AUTOCONF"] = "no"
-			}
-			if s.MTU != 0 {
-				cfg[mtuKey] = fmt.Sprint(s.MTU)
-			}
-		case netcfg.Manual:
-			// An MTU is the only reason to bring a manual link up.
-			if _, ok := cfg["MTU"]; !ok {
-				cfg["ONBOOT"] = "no"
-			}
+		}
+		if s.MTU != 0 {
+			cfg[mtuKey] = fmt.Sprint(s.MTU)
+		}
+	case netcfg.Manual:
+		// An MTU is the only reason to bring a manual link up.
+		if _, ok := cfg["MTU"]; !ok {
+			cfg["ONBOOT"] = "no"
 		}
 	}
+}
+
+// sysconfigDHCP4Overrides sets initscripts' and NetworkManager's ifcfg keys
+// for the DHCPv4 overrides; cloud-init writes none of them.
+func sysconfigDHCP4Overrides(o *netcfg.DHCPOverrides, cfg kv) {
+	if o.UseDNS != nil && !*o.UseDNS {
+		cfg["PEERDNS"] = "no"
+	}
+	if o.UseRoutes != nil && !*o.UseRoutes {
+		cfg["PEERROUTES"] = "no"
+	}
+	if o.Hostname != "" {
+		cfg["DHCP_HOSTNAME"] = o.Hostname
+	}
+}
+
+// sysconfigAddresses sets the static subnets' addresses (IPADDR<n>,
+// NETMASK<n>, IPV6ADDR and its secondaries), gateways and DNS, and keeps a
+// DHCPv4 lease from setting the default route when another one is given.
+func sysconfigAddresses(ifc *netcfg.Interface, cfg kv, hasDefault bool) {
 	var v4, v6 []string
 	for _, s := range ifc.Subnets {
 		switch s.Type {
@@ -333,23 +357,7 @@ func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefaul
 		if len(s.DNS.Search) > 0 {
 			cfg["DOMAIN"] = strings.Join(s.DNS.Search, " ")
 		}
-		for j, n := range s.DNS.Nameservers {
-			if j == 3 { // resolv.conf(5) MAXNS
-				break
-			}
-			cfg[fmt.Sprintf("DNS%d", j+1)] = n.String()
-		}
-	}
-	if _, ok := cfg["DNS1"]; !ok {
-		for j, n := range ifc.DNS.Nameservers {
-			if j == 3 {
-				break
-			}
-			cfg[fmt.Sprintf("DNS%d", j+1)] = n.String()
-		}
-	}
-	if _, ok := cfg["DOMAIN"]; !ok && len(ifc.DNS.Search) > 0 {
-		cfg["DOMAIN"] = strings.Join(ifc.DNS.Search, " ")
+		sysconfigNameservers(cfg, s.DNS.Nameservers)
 	}
 	if len(v6) > 0 {
 		cfg["IPV6ADDR"] = v6[0]
@@ -357,7 +365,22 @@ func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefaul
 			cfg["IPV6ADDR_SECONDARIES"] = strings.Join(v6[1:], " ")
 		}
 	}
+}
 
+// sysconfigNameservers sets DNS1 to DNS3 from the first three of ns.
+func sysconfigNameservers(cfg kv, ns []netip.Addr) {
+	for j, n := range ns {
+		if j == 3 { // resolv.conf(5) MAXNS
+			break
+		}
+		cfg[fmt.Sprintf("DNS%d", j+1)] = n.String()
+	}
+}
+
+// sysconfigRoutes puts the interface's default routes into cfg (one per
+// family; a second is an error) and returns the others, the subnets' then
+// the global ones, for route-<name> and route6-<name>.
+func sysconfigRoutes(c *netcfg.Config, ifc *netcfg.Interface, cfg kv) (sysRoutes, error) {
 	var out sysRoutes
 	var set4, set6 bool
 	place := func(r netcfg.Route, dynamic6 bool) error {
