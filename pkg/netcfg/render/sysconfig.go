@@ -89,6 +89,8 @@ type sysRoutes struct {
 	v6 []netcfg.Route
 }
 
+// Render writes ifcfg-<name> and its route files for every interface, then
+// the host-wide files.
 func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 	if c.Disabled {
 		return nil, nil
@@ -102,69 +104,7 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 	useIPv6 := false
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
-		cfg := kv{"DEVICE": ifc.Name, "ONBOOT": "yes", "USERCTL": "no", "NM_CONTROLLED": "no", "BOOTPROTO": "none"}
-		switch ifc.Kind {
-		case netcfg.Physical:
-			cfg["TYPE"] = "Ethernet"
-			if ifc.MAC != "" {
-				cfg["HWADDR"] = ifc.MAC
-			}
-		case netcfg.Bond:
-			cfg["TYPE"] = "Bond"
-			cfg["BONDING_MASTER"] = "yes"
-			p := bondParams(ifc.Bond)
-			var opts []string
-			for _, k := range sysconfigBondOpts() {
-				if v, ok := p[k]; ok {
-					opts = append(opts, strings.ReplaceAll(k, "-", "_")+"="+v)
-				}
-			}
-			if len(opts) > 0 {
-				cfg["BONDING_OPTS"] = strings.Join(opts, " ")
-			}
-			for j, m := range sortedCopy(ifc.Bond.Members) {
-				cfg[fmt.Sprintf("BONDING_SLAVE%d", j)] = m
-			}
-			if ifc.MAC != "" {
-				cfg["MACADDR"] = ifc.MAC
-			}
-		case netcfg.VLAN:
-			// TYPE=Vlan is left out, as cloud-init does: initscripts
-			// recognise VLANs by VLAN=yes.
-			cfg["VLAN"] = "yes"
-			cfg["PHYSDEV"] = ifc.VLAN.Link
-		case netcfg.Bridge:
-			cfg["TYPE"] = "Bridge"
-			p := bridgeParams(ifc.Bridge)
-			if v, ok := truthy(p["stp"]); ok {
-				cfg["STP"] = yesNo(v)
-			}
-			if v, ok := p["ageing"]; ok {
-				cfg["AGEING"] = v
-			}
-			if v, ok := p["priority"]; ok {
-				cfg["PRIO"] = v
-			}
-			if v, ok := p["fd"]; ok {
-				cfg["DELAY"] = v
-			}
-			if ifc.MAC != "" {
-				cfg["MACADDR"] = ifc.MAC
-			}
-		}
-		if b, ok := rel.bondOf[ifc.Name]; ok {
-			cfg["MASTER"] = b
-			cfg["SLAVE"] = "yes"
-		}
-		if br, ok := rel.bridgeOf[ifc.Name]; ok {
-			cfg["BRIDGE"] = br
-		}
-		if ifc.MTU != 0 {
-			cfg["MTU"] = fmt.Sprint(ifc.MTU)
-		}
-		if ifc.AcceptRA != nil {
-			cfg["IPV6_FORCE_ACCEPT_RA"] = yesNo(*ifc.AcceptRA)
-		}
+		cfg := sysconfigIfcfg(ifc, rel)
 		routes, err := sysconfigSubnets(c, ifc, cfg, hasDefault)
 		if err != nil {
 			return nil, fmt.Errorf("sysconfig: %w", err)
@@ -179,42 +119,138 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 			return nil, fmt.Errorf("sysconfig: ifcfg-%s: %w", ifc.Name, err)
 		}
 		files = append(files, File{Path: SysconfigDir + "/ifcfg-" + ifc.Name, Data: []byte(data), Mode: 0o644})
-		if len(routes.v4) > 0 {
-			var b strings.Builder
-			b.WriteString(sysconfigHeader)
-			for j, r := range routes.v4 {
-				fmt.Fprintf(&b, "ADDRESS%d=%s\n", j, r.To.Addr())
-				if r.Via.IsValid() {
-					fmt.Fprintf(&b, "GATEWAY%d=%s\n", j, r.Via)
-				}
-				fmt.Fprintf(&b, "NETMASK%d=%s\n", j, prefixMask(r.To.Bits()))
-				if r.Metric != 0 {
-					fmt.Fprintf(&b, "METRIC%d=%d\n", j, r.Metric)
-				}
-			}
-			files = append(files, File{Path: SysconfigDir + "/route-" + ifc.Name, Data: []byte(b.String()), Mode: 0o644})
+		files = append(files, sysconfigRouteFiles(ifc.Name, routes)...)
+	}
+	files = append(files, sysconfigHostFiles(c, useIPv6)...)
+	return sortFiles(files), nil
+}
+
+// sysconfigIfcfg returns the ifcfg keys of ifc that do not depend on its
+// subnets: its kind's, its place in a bond or bridge, MTU and accept-ra.
+func sysconfigIfcfg(ifc *netcfg.Interface, rel relations) kv {
+	cfg := kv{"DEVICE": ifc.Name, "ONBOOT": "yes", "USERCTL": "no", "NM_CONTROLLED": "no", "BOOTPROTO": "none"}
+	switch ifc.Kind {
+	case netcfg.Physical:
+		cfg["TYPE"] = "Ethernet"
+		if ifc.MAC != "" {
+			cfg["HWADDR"] = ifc.MAC
 		}
-		if len(routes.v6) > 0 {
-			var b strings.Builder
-			b.WriteString(sysconfigHeader)
-			for _, r := range routes.v6 {
-				line := r.To.String()
-				if r.Via.IsValid() {
-					line += " via " + r.Via.String()
-				}
-				if r.Metric != 0 {
-					line += fmt.Sprintf(" metric %d", r.Metric)
-				}
-				fmt.Fprintf(&b, "%s dev %s\n", line, ifc.Name)
-			}
-			files = append(files, File{Path: SysconfigDir + "/route6-" + ifc.Name, Data: []byte(b.String()), Mode: 0o644})
+	case netcfg.Bond:
+		sysconfigBond(ifc, cfg)
+	case netcfg.VLAN:
+		// TYPE=Vlan is left out, as cloud-init does: initscripts
+		// recognise VLANs by VLAN=yes.
+		cfg["VLAN"] = "yes"
+		cfg["PHYSDEV"] = ifc.VLAN.Link
+	case netcfg.Bridge:
+		sysconfigBridge(ifc, cfg)
+	}
+	if b, ok := rel.bondOf[ifc.Name]; ok {
+		cfg["MASTER"] = b
+		cfg["SLAVE"] = "yes"
+	}
+	if br, ok := rel.bridgeOf[ifc.Name]; ok {
+		cfg["BRIDGE"] = br
+	}
+	if ifc.MTU != 0 {
+		cfg["MTU"] = fmt.Sprint(ifc.MTU)
+	}
+	if ifc.AcceptRA != nil {
+		cfg["IPV6_FORCE_ACCEPT_RA"] = yesNo(*ifc.AcceptRA)
+	}
+	return cfg
+}
+
+// sysconfigBond sets a bond's keys: BONDING_OPTS in cloud-init's order,
+// its slaves sorted, its MAC.
+func sysconfigBond(ifc *netcfg.Interface, cfg kv) {
+	cfg["TYPE"] = "Bond"
+	cfg["BONDING_MASTER"] = "yes"
+	p := bondParams(ifc.Bond)
+	var opts []string
+	for _, k := range sysconfigBondOpts() {
+		if v, ok := p[k]; ok {
+			opts = append(opts, strings.ReplaceAll(k, "-", "_")+"="+v)
 		}
 	}
+	if len(opts) > 0 {
+		cfg["BONDING_OPTS"] = strings.Join(opts, " ")
+	}
+	for j, m := range sortedCopy(ifc.Bond.Members) {
+		cfg[fmt.Sprintf("BONDING_SLAVE%d", j)] = m
+	}
+	if ifc.MAC != "" {
+		cfg["MACADDR"] = ifc.MAC
+	}
+}
+
+// sysconfigBridge sets a bridge's keys: STP, AGEING, PRIO, DELAY, its MAC.
+func sysconfigBridge(ifc *netcfg.Interface, cfg kv) {
+	cfg["TYPE"] = "Bridge"
+	p := bridgeParams(ifc.Bridge)
+	if v, ok := truthy(p["stp"]); ok {
+		cfg["STP"] = yesNo(v)
+	}
+	if v, ok := p["ageing"]; ok {
+		cfg["AGEING"] = v
+	}
+	if v, ok := p["priority"]; ok {
+		cfg["PRIO"] = v
+	}
+	if v, ok := p["fd"]; ok {
+		cfg["DELAY"] = v
+	}
+	if ifc.MAC != "" {
+		cfg["MACADDR"] = ifc.MAC
+	}
+}
+
+// sysconfigRouteFiles returns route-<name> (initscripts' ADDRESS<n> form)
+// and route6-<name> (ip route lines) for the routes that have any.
+func sysconfigRouteFiles(name string, routes sysRoutes) []File {
+	var files []File
+	if len(routes.v4) > 0 {
+		var b strings.Builder
+		b.WriteString(sysconfigHeader)
+		for j, r := range routes.v4 {
+			fmt.Fprintf(&b, "ADDRESS%d=%s\n", j, r.To.Addr())
+			if r.Via.IsValid() {
+				fmt.Fprintf(&b, "GATEWAY%d=%s\n", j, r.Via)
+			}
+			fmt.Fprintf(&b, "NETMASK%d=%s\n", j, prefixMask(r.To.Bits()))
+			if r.Metric != 0 {
+				fmt.Fprintf(&b, "METRIC%d=%d\n", j, r.Metric)
+			}
+		}
+		files = append(files, File{Path: SysconfigDir + "/route-" + name, Data: []byte(b.String()), Mode: 0o644})
+	}
+	if len(routes.v6) > 0 {
+		var b strings.Builder
+		b.WriteString(sysconfigHeader)
+		for _, r := range routes.v6 {
+			line := r.To.String()
+			if r.Via.IsValid() {
+				line += " via " + r.Via.String()
+			}
+			if r.Metric != 0 {
+				line += fmt.Sprintf(" metric %d", r.Metric)
+			}
+			fmt.Fprintf(&b, "%s dev %s\n", line, name)
+		}
+		files = append(files, File{Path: SysconfigDir + "/route6-" + name, Data: []byte(b.String()), Mode: 0o644})
+	}
+	return files
+}
+
+// sysconfigHostFiles returns the host-wide files: /etc/sysconfig/network
+// and, for global DNS, /etc/resolv.conf and the NetworkManager drop-in that
+// keeps it.
+func sysconfigHostFiles(c *netcfg.Config, useIPv6 bool) []File {
 	network := sysconfigHeader + "NETWORKING=yes\n"
 	if useIPv6 {
 		network += "NETWORKING_IPV6=yes\nIPV6_AUTOCONF=no\n"
 	}
-	files = append(files, File{Path: "/etc/sysconfig/network", Data: []byte(network), Mode: 0o644})
+	files := []File{{Path: "/etc/sysconfig/network", Data: []byte(network), Mode: 0o644}}
 	gns, gsearch := globalDNS(c)
 	if len(gns) > 0 || len(gsearch) > 0 {
 		var b strings.Builder
@@ -234,7 +270,7 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 			Mode: 0o644,
 		})
 	}
-	return sortFiles(files), nil
+	return files
 }
 
 // sysconfigSubnets is cloud-init's _render_subnets and _render_subnet_routes
