@@ -80,6 +80,7 @@ demo: deps build initramfs
 bench-late: ; ./bench/late-vs-cloudinit.sh $(BENCH_RUNS)
 
 bench: build initramfs
+	$(GO) test -run XXX -bench . -benchtime 200x ./pkg/provision
 	./bench/size.sh
 	./bench/net-convert.sh build/earlyinit 5
 	./bench/boot.sh 3
