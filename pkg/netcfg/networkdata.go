@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -541,68 +542,99 @@ func ndSubnet(iface *Interface, n jsonObj, i int) error {
 		if typ == "ipv6" || typ == "static6" {
 			setRA(false)
 		}
-		addr, _, err := n.str("ip_address")
-		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		if addr == "" {
-			return fmt.Errorf("%s: %s network without ip_address", where, typ)
-		}
-		mask, _, err := n.str("netmask")
-		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		if s.Address, err = parseIPNet(addr, mask, nil); err != nil {
-			return fmt.Errorf("%s: ip_address: %w", where, err)
-		}
-		want6 := typ == "ipv6" || typ == "static6"
-		if s.Address.Addr().Is6() != want6 {
-			return fmt.Errorf("%s: ip_address %q does not match type %q", where, addr, typ)
+		if s.Address, err = ndStaticAddress(n, typ, where); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("%s: unknown type %q", where, typ)
 	}
-	gw, _, err := n.str("gateway")
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+	if s.Gateway, s.Routes, err = ndGatewayRoutes(n, where); err != nil {
+		return err
 	}
-	if gw != "" {
-		if s.Gateway, err = parseIP(gw); err != nil {
-			return fmt.Errorf("%s: gateway: %w", where, err)
+	if s.DNS, err = ndSubnetDNS(n, where); err != nil {
+		return err
+	}
+	iface.Subnets = append(iface.Subnets, s)
+	return nil
+}
+
+// ndStaticAddress returns the address of a static network of type typ
+// (ip_address and netmask), which must be of the type's family.
+func ndStaticAddress(n jsonObj, typ, where string) (netip.Prefix, error) {
+	addr, _, err := n.str("ip_address")
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if addr == "" {
+		return netip.Prefix{}, fmt.Errorf("%s: %s network without ip_address", where, typ)
+	}
+	mask, _, err := n.str("netmask")
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%s: %w", where, err)
+	}
+	pf, err := parseIPNet(addr, mask, nil)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%s: ip_address: %w", where, err)
+	}
+	want6 := typ == "ipv6" || typ == "static6"
+	if pf.Addr().Is6() != want6 {
+		return netip.Prefix{}, fmt.Errorf("%s: ip_address %q does not match type %q", where, addr, typ)
+	}
+	return pf, nil
+}
+
+// ndGatewayRoutes returns a network's gateway and routes.
+func ndGatewayRoutes(n jsonObj, where string) (netip.Addr, []Route, error) {
+	var gw netip.Addr
+	gwText, _, err := n.str("gateway")
+	if err != nil {
+		return netip.Addr{}, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if gwText != "" {
+		if gw, err = parseIP(gwText); err != nil {
+			return netip.Addr{}, nil, fmt.Errorf("%s: gateway: %w", where, err)
 		}
 	}
 	routes, err := n.objects("routes")
 	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+		return netip.Addr{}, nil, fmt.Errorf("%s: %w", where, err)
 	}
+	var out []Route
 	for j, r := range routes {
 		rt, err := ndRoute(r)
 		if err != nil {
-			return fmt.Errorf("%s: routes[%d]: %w", where, j, err)
+			return netip.Addr{}, nil, fmt.Errorf("%s: routes[%d]: %w", where, j, err)
 		}
-		s.Routes = append(s.Routes, rt)
+		out = append(out, rt)
 	}
+	return gw, out, nil
+}
+
+// ndSubnetDNS returns a network's resolver settings: dns_nameservers and
+// dns_search, then the addresses of its services of type "dns".
+func ndSubnetDNS(n jsonObj, where string) (DNS, error) {
+	var d DNS
 	// Non-standard, but in convert_net_json's list of subnet keys.
 	for _, k := range []string{"dns_nameservers", "dns_search"} {
 		vals, err := stringList(n[k])
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", where, k, err)
+			return DNS{}, fmt.Errorf("%s: %s: %w", where, k, err)
 		}
 		for _, v := range vals {
 			if k == "dns_search" {
-				s.DNS.Search = append(s.DNS.Search, v)
+				d.Search = append(d.Search, v)
 				continue
 			}
 			ip, err := parseIP(v)
 			if err != nil {
-				return fmt.Errorf("%s: %s: %w", where, k, err)
+				return DNS{}, fmt.Errorf("%s: %s: %w", where, k, err)
 			}
-			s.DNS.Nameservers = append(s.DNS.Nameservers, ip)
+			d.Nameservers = append(d.Nameservers, ip)
 		}
 	}
 	svcs, err := n.objects("services")
 	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+		return DNS{}, fmt.Errorf("%s: %w", where, err)
 	}
 	for j, sv := range svcs {
 		if t, _, _ := sv.str("type"); t != "dns" {
@@ -610,16 +642,15 @@ func ndSubnet(iface *Interface, n jsonObj, i int) error {
 		}
 		addr, _, err := sv.str("address")
 		if err != nil {
-			return fmt.Errorf("%s: services[%d]: %w", where, j, err)
+			return DNS{}, fmt.Errorf("%s: services[%d]: %w", where, j, err)
 		}
 		ip, err := parseIP(addr)
 		if err != nil {
-			return fmt.Errorf("%s: services[%d]: address: %w", where, j, err)
+			return DNS{}, fmt.Errorf("%s: services[%d]: address: %w", where, j, err)
 		}
-		s.DNS.Nameservers = append(s.DNS.Nameservers, ip)
+		d.Nameservers = append(d.Nameservers, ip)
 	}
-	iface.Subnets = append(iface.Subnets, s)
-	return nil
+	return d, nil
 }
 
 // ndRoute parses an OpenStack route {network, netmask, gateway}; cloud-init
