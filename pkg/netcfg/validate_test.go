@@ -28,7 +28,7 @@ func TestParseENIFile(t *testing.T) {
 }
 
 func TestParseUnknownFormat(t *testing.T) {
-	checkErr(t, func() error { _, err := Parse("ec2", []byte("{}"), nil); return err }(), `unknown format "ec2"`)
+	checkErr(t, func() error { _, err := Parse("toml", []byte("{}"), nil); return err }(), `unknown format "toml"`)
 }
 
 func TestValidate(t *testing.T) {

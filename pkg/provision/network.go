@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource/ec2"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
@@ -115,7 +114,7 @@ func networkConfig(env Env, d *instance.Data, links []nic.Link) (*netcfg.Config,
 		var cfg *netcfg.Config
 		var err error
 		if d.NetworkFormat == instance.NetworkEC2Metadata {
-			cfg, err = ec2.ParseNetwork(d.Network, live)
+			cfg, err = netcfg.ParseEC2(d.Network, live)
 		} else {
 			cfg, err = netcfg.Parse(string(d.NetworkFormat), d.Network, live)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/pkg/httpget"
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
 
 func FuzzParseListing(f *testing.F) {
@@ -81,33 +82,12 @@ func FuzzWalk(f *testing.F) {
 			t.Fatalf("tree not JSON: %v", err)
 		}
 		if nw, ok := tree["network"].(map[string]any); ok {
-			ConvertNetwork(nw, nil)
+			b, err := json.Marshal(nw)
+			if err != nil {
+				t.Fatalf("network/ not JSON: %v", err)
+			}
+			netcfg.Parse("ec2", b, nil)
 		}
 		fromMeta("http://imds/latest/meta-data/", tree)
-	})
-}
-
-func FuzzParseNetwork(f *testing.F) {
-	b, _ := json.Marshal(wantNetwork())
-	f.Add(b)
-	for _, s := range []string{
-		`{"interfaces": {"macs": {"0a:00:00:00:00:01": {"device-number": "0", "local-ipv4s": ["10.0.0.1", "10.0.0.2"], "subnet-ipv4-cidr-block": "10.0.0.0/8"}}}}`,
-		`{"interfaces": {"macs": {"0A-00-00-00-00-01": {"device-number": 3.5}}}}`,
-		`{"interfaces": {"macs": {}}}`, `{"interfaces": []}`, `null`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := ParseNetwork(b, nil)
-		if err != nil {
-			return
-		}
-		names := map[string]bool{}
-		for _, i := range c.Interfaces {
-			if i.Name == "" || names[i.Name] || i.MAC == "" || len(i.Subnets) == 0 || i.Subnets[0].Type != "dhcp4" {
-				t.Fatalf("ParseNetwork(%s): interface %+v", b, i)
-			}
-			names[i.Name] = true
-		}
 	})
 }
