@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
+	"github.com/earlyinit/earlyinit/pkg/network"
 )
 
 func init() {
@@ -69,12 +70,18 @@ func netConvert(args []string) int {
 		fmt.Fprintf(os.Stderr, "net-convert: %v\n", err)
 		return 1
 	}
-	files, err := render.Convert(data, kind, macs, out)
+	// The renderer is checked before the input is parsed, so a bad -O is
+	// the error reported whatever the input.
+	if _, err := render.ByName(out); err != nil {
+		fmt.Fprintf(os.Stderr, "net-convert: %s: %v\n", in, err)
+		return 1
+	}
+	res, err := network.Build(network.Input{Format: kind, Data: data, MACs: macs, Renderer: out})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "net-convert: %s: %v\n", in, err)
 		return 1
 	}
-	if err := render.WriteDir(dir, files); err != nil {
+	if err := render.WriteDir(dir, res.Files); err != nil {
 		fmt.Fprintf(os.Stderr, "net-convert: %v\n", err)
 		return 1
 	}
