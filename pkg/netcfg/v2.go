@@ -72,143 +72,13 @@ var v2BridgeParams = map[string]string{
 func (p *yparser) parseV2(top []ykv, path string) (*Config, error) {
 	c := &Config{Version: 2}
 	// First pass: ethernet ids to names, for references.
-	idToName := map[string]string{}
-	type dev struct {
-		section, id string
-		kvs         []ykv
-		node        *yaml.Node
-		path        string
-	}
-	var devs []dev
-	for _, sec := range top {
-		spath := join(path, sec.key)
-		switch sec.key {
-		case "version", "renderer", "wifis":
-			continue
-		case "ethernets", "bonds", "bridges", "vlans":
-		default:
-			return nil, yerr(sec.knode, spath, "unknown or unsupported key")
-		}
-		entries, err := p.mapping(sec.val, spath)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			epath := join(spath, e.key)
-			kvs, err := p.mapping(e.val, epath)
-			if err != nil {
-				return nil, err
-			}
-			d := dev{section: sec.key, id: e.key, kvs: kvs, node: e.knode, path: epath}
-			if sec.key == "ethernets" {
-				name, err := p.v2EthernetName(kvs, e.key, epath)
-				if err != nil {
-					return nil, err
-				}
-				idToName[e.key] = name
-			}
-			devs = append(devs, d)
-		}
-	}
-	ref := func(id string) string {
-		if n, ok := idToName[id]; ok {
-			return n
-		}
-		return id
+	devs, ids, err := p.v2Devices(top, path)
+	if err != nil {
+		return nil, err
 	}
 	for _, d := range devs {
-		iface := Interface{Name: d.id}
-		var err error
-		switch d.section {
-		case "ethernets":
-			iface.Kind = Physical
-			iface.Name = idToName[d.id]
-			match, err := p.mapping(nodeOr(get(d.kvs, "match")), join(d.path, "match"))
-			if err != nil {
-				return nil, err
-			}
-			if mac, err := p.str(match, "macaddress", join(d.path, "match")); err != nil {
-				return nil, err
-			} else if mac != "" {
-				if iface.MAC, err = parseMAC(mac); err != nil {
-					return nil, yerr(get(match, "macaddress"), join(d.path, "match.macaddress"), "%v", err)
-				}
-			}
-			if iface.Driver, err = p.str(match, "driver", join(d.path, "match")); err != nil {
-				return nil, err
-			}
-			setName, err := p.str(d.kvs, "set-name", d.path)
-			if err != nil {
-				return nil, err
-			}
-			iface.NoRename = setName == ""
-		case "bonds", "bridges":
-			members, err := p.memberList(d.kvs, "interfaces", d.node, d.path)
-			if err != nil {
-				return nil, err
-			}
-			for i := range members {
-				members[i] = ref(members[i])
-			}
-			params, err := p.mapping(nodeOr(get(d.kvs, "parameters")), join(d.path, "parameters"))
-			if err != nil {
-				return nil, err
-			}
-			if d.section == "bonds" {
-				if len(members) == 0 {
-					return nil, yerr(d.node, d.path, "bond without interfaces")
-				}
-				iface.Kind = Bond
-				iface.Bond = &BondConfig{Members: members, Params: map[string]string{}}
-				if err := p.v2Params(params, v2BondParams, iface.Bond.Params, join(d.path, "parameters")); err != nil {
-					return nil, err
-				}
-			} else {
-				iface.Kind = Bridge
-				iface.Bridge = &BridgeConfig{Members: members, Params: map[string]string{}}
-				if err := p.v2Params(params, v2BridgeParams, iface.Bridge.Params, join(d.path, "parameters")); err != nil {
-					return nil, err
-				}
-			}
-		case "vlans":
-			iface.Kind = VLAN
-			id, ok, err := p.integer(d.kvs, "id", d.path)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return nil, yerr(d.node, d.path, "vlan without id")
-			}
-			if id < 1 || id > 4094 {
-				return nil, yerr(get(d.kvs, "id"), join(d.path, "id"), "%d out of range 1-4094", id)
-			}
-			link, err := p.str(d.kvs, "link", d.path)
-			if err != nil {
-				return nil, err
-			}
-			if link == "" {
-				return nil, yerr(d.node, d.path, "vlan without link")
-			}
-			iface.VLAN = &VLANConfig{ID: id, Link: ref(link)}
-		}
-		if d.section != "ethernets" {
-			if mac, err := p.str(d.kvs, "macaddress", d.path); err != nil {
-				return nil, err
-			} else if mac != "" {
-				if iface.MAC, err = parseMAC(mac); err != nil {
-					return nil, yerr(get(d.kvs, "macaddress"), join(d.path, "macaddress"), "%v", err)
-				}
-			}
-		}
-		if iface.MTU, err = p.mtu(d.kvs, d.path); err != nil {
-			return nil, err
-		}
-		if ra, ok, err := p.boolean(d.kvs, "accept-ra", d.path); err != nil {
-			return nil, err
-		} else if ok {
-			iface.AcceptRA = &ra
-		}
-		if iface.Optional, _, err = p.boolean(d.kvs, "optional", d.path); err != nil {
+		iface, err := p.v2Interface(d, ids)
+		if err != nil {
 			return nil, err
 		}
 		if err := p.v2IPConfig(d.kvs, d.path, &iface, c); err != nil {
@@ -217,6 +87,181 @@ func (p *yparser) parseV2(top []ykv, path string) (*Config, error) {
 		c.Interfaces = append(c.Interfaces, iface)
 	}
 	return c, nil
+}
+
+// v2Dev is one entry of a device section, kept for the second pass.
+type v2Dev struct {
+	section, id string
+	kvs         []ykv
+	node        *yaml.Node
+	path        string
+}
+
+// v2IDs maps ethernet ids to their interface names.
+type v2IDs map[string]string
+
+// ref is the interface name a device id refers to: an ethernet's name, else
+// the id itself.
+func (ids v2IDs) ref(id string) string {
+	if n, ok := ids[id]; ok {
+		return n
+	}
+	return id
+}
+
+// v2Devices lists the entries of the device sections in document order and
+// names the ethernets; an unknown section is an error.
+func (p *yparser) v2Devices(top []ykv, path string) ([]v2Dev, v2IDs, error) {
+	ids := v2IDs{}
+	var devs []v2Dev
+	for _, sec := range top {
+		spath := join(path, sec.key)
+		switch sec.key {
+		case "version", "renderer", "wifis":
+			continue
+		case "ethernets", "bonds", "bridges", "vlans":
+		default:
+			return nil, nil, yerr(sec.knode, spath, "unknown or unsupported key")
+		}
+		entries, err := p.mapping(sec.val, spath)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			epath := join(spath, e.key)
+			kvs, err := p.mapping(e.val, epath)
+			if err != nil {
+				return nil, nil, err
+			}
+			d := v2Dev{section: sec.key, id: e.key, kvs: kvs, node: e.knode, path: epath}
+			if sec.key == "ethernets" {
+				name, err := p.v2EthernetName(kvs, e.key, epath)
+				if err != nil {
+					return nil, nil, err
+				}
+				ids[e.key] = name
+			}
+			devs = append(devs, d)
+		}
+	}
+	return devs, ids, nil
+}
+
+// v2Interface reads device d but for its IP configuration: its section's
+// keys, then the keys every device has.
+func (p *yparser) v2Interface(d v2Dev, ids v2IDs) (Interface, error) {
+	iface := Interface{Name: d.id}
+	var err error
+	switch d.section {
+	case "ethernets":
+		err = p.v2Ethernet(&iface, d, ids)
+	case "bonds", "bridges":
+		err = p.v2BondBridge(&iface, d, ids)
+	case "vlans":
+		err = p.v2VLAN(&iface, d, ids)
+	}
+	if err != nil {
+		return Interface{}, err
+	}
+	if d.section != "ethernets" {
+		if mac, err := p.str(d.kvs, "macaddress", d.path); err != nil {
+			return Interface{}, err
+		} else if mac != "" {
+			if iface.MAC, err = parseMAC(mac); err != nil {
+				return Interface{}, yerr(get(d.kvs, "macaddress"), join(d.path, "macaddress"), "%v", err)
+			}
+		}
+	}
+	if iface.MTU, err = p.mtu(d.kvs, d.path); err != nil {
+		return Interface{}, err
+	}
+	if ra, ok, err := p.boolean(d.kvs, "accept-ra", d.path); err != nil {
+		return Interface{}, err
+	} else if ok {
+		iface.AcceptRA = &ra
+	}
+	if iface.Optional, _, err = p.boolean(d.kvs, "optional", d.path); err != nil {
+		return Interface{}, err
+	}
+	return iface, nil
+}
+
+// v2Ethernet makes iface the physical NIC of ethernet d: its name, and the
+// MAC and driver it matches.
+func (p *yparser) v2Ethernet(iface *Interface, d v2Dev, ids v2IDs) error {
+	iface.Kind = Physical
+	iface.Name = ids[d.id]
+	match, err := p.mapping(nodeOr(get(d.kvs, "match")), join(d.path, "match"))
+	if err != nil {
+		return err
+	}
+	if mac, err := p.str(match, "macaddress", join(d.path, "match")); err != nil {
+		return err
+	} else if mac != "" {
+		if iface.MAC, err = parseMAC(mac); err != nil {
+			return yerr(get(match, "macaddress"), join(d.path, "match.macaddress"), "%v", err)
+		}
+	}
+	if iface.Driver, err = p.str(match, "driver", join(d.path, "match")); err != nil {
+		return err
+	}
+	setName, err := p.str(d.kvs, "set-name", d.path)
+	if err != nil {
+		return err
+	}
+	iface.NoRename = setName == ""
+	return nil
+}
+
+// v2BondBridge makes iface the bond or bridge of d: its interfaces, by
+// name, and its parameters.
+func (p *yparser) v2BondBridge(iface *Interface, d v2Dev, ids v2IDs) error {
+	members, err := p.memberList(d.kvs, "interfaces", d.node, d.path)
+	if err != nil {
+		return err
+	}
+	for i := range members {
+		members[i] = ids.ref(members[i])
+	}
+	params, err := p.mapping(nodeOr(get(d.kvs, "parameters")), join(d.path, "parameters"))
+	if err != nil {
+		return err
+	}
+	if d.section == "bonds" {
+		if len(members) == 0 {
+			return yerr(d.node, d.path, "bond without interfaces")
+		}
+		iface.Kind = Bond
+		iface.Bond = &BondConfig{Members: members, Params: map[string]string{}}
+		return p.v2Params(params, v2BondParams, iface.Bond.Params, join(d.path, "parameters"))
+	}
+	iface.Kind = Bridge
+	iface.Bridge = &BridgeConfig{Members: members, Params: map[string]string{}}
+	return p.v2Params(params, v2BridgeParams, iface.Bridge.Params, join(d.path, "parameters"))
+}
+
+// v2VLAN makes iface the VLAN of d: its id and its link, by name.
+func (p *yparser) v2VLAN(iface *Interface, d v2Dev, ids v2IDs) error {
+	iface.Kind = VLAN
+	id, ok, err := p.integer(d.kvs, "id", d.path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return yerr(d.node, d.path, "vlan without id")
+	}
+	if id < 1 || id > 4094 {
+		return yerr(get(d.kvs, "id"), join(d.path, "id"), "%d out of range 1-4094", id)
+	}
+	link, err := p.str(d.kvs, "link", d.path)
+	if err != nil {
+		return err
+	}
+	if link == "" {
+		return yerr(d.node, d.path, "vlan without link")
+	}
+	iface.VLAN = &VLANConfig{ID: id, Link: ids.ref(link)}
+	return nil
 }
 
 func (p *yparser) v2EthernetName(kvs []ykv, id, path string) (string, error) {
