@@ -128,14 +128,13 @@ func epoch(t time.Time) *float64 {
 
 // session is one run's logs and environment.
 type session struct {
-	opts   *Options
-	log    *fileLog
-	out    *fileLog
-	lg     *logger
-	env    *modules.Env
-	data   *instance.Data
-	proc   *processed
-	result *Result
+	opts *Options
+	log  *fileLog
+	out  *fileLog
+	lg   *logger
+	env  *modules.Env
+	data *instance.Data
+	proc *processed
 }
 
 func newSession(opts *Options, stage string) *session {
@@ -312,89 +311,140 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (res *Result, e
 	}
 	s.logf("earlyinit %s: stage %s starting", opts.Version, stage)
 
-	// status.json: a fresh one at boot; result.json of an earlier boot gone.
+	sr := &stageRun{session: s, stage: stage, res: res}
+	if err := sr.startStatus(); err != nil {
+		return nil, err
+	}
+	if err := sr.loadUserData(ctx); err != nil {
+		return res, errors.Join(err, sr.finish())
+	}
+	sr.scripts(ctx)
+	sr.runModules(ctx)
+	argv := sr.lastAction(ctx)
+	ferr := sr.finish()
+	if argv != nil {
+		if err := sr.act(ctx, argv); err != nil {
+			return res, errors.Join(ferr, err)
+		}
+	}
+	return res, ferr
+}
+
+// stageRun is one stage of Run: its session, its Result and its part of
+// status.json.
+type stageRun struct {
+	*session
+	stage modules.Stage
+	res   *Result
+	st    *statusFile
+	cur   *StageStatus
+}
+
+// startStatus writes status.json with the stage running: a fresh one at
+// boot (and result.json of an earlier boot gone), the current one at final.
+func (sr *stageRun) startStatus() error {
+	r := sr.opts.Root
 	st, err := readStatus(r)
 	if err != nil {
-		s.logf("WARNING: %v: starting a new status", err)
+		sr.logf("WARNING: %v: starting a new status", err)
 	}
-	if stage == modules.StageBoot || st == nil {
+	if sr.stage == modules.StageBoot || st == nil {
 		st = &statusFile{V1: statusV1{Boot: newStage(), Final: newStage()}}
 		if err := r.Remove(ResultFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return err
 		}
 	}
 	cur := newStage()
-	cur.Start = epoch(opts.now())
-	name := string(stage)
+	cur.Start = epoch(sr.opts.now())
+	name := string(sr.stage)
 	st.V1.Stage = &name
-	setStage(st, stage, cur)
-	if err := writeJSON(r, StatusFile, st); err != nil {
-		return nil, err
-	}
-	finish := func() error {
-		cur.Finished = epoch(opts.now())
-		st.V1.Stage = nil
-		cur.Errors = append(cur.Errors, res.Errors...)
-		if len(res.Warnings) > 0 {
-			cur.RecoverableErrors["WARNING"] = append(cur.RecoverableErrors["WARNING"], res.Warnings...)
-		}
-		cur.Modules = append(cur.Modules, res.Modules...)
-		err := writeJSON(r, StatusFile, st)
-		if stage == modules.StageFinal {
-			var rf resultFile
-			rf.V1.Datasource = st.V1.Datasource
-			rf.V1.Errors = append(append([]string{}, st.V1.Boot.Errors...), st.V1.Final.Errors...)
-			err = errors.Join(err, writeJSON(r, ResultFile, rf))
-		}
-		s.logf("stage %s finished: %d module(s), %d error(s), %d warning(s)", stage, len(res.Modules), len(res.Errors), len(res.Warnings))
-		return errors.Join(err, s.flush())
-	}
+	setStage(st, sr.stage, cur)
+	sr.st, sr.cur = st, cur
+	return writeJSON(r, StatusFile, st)
+}
 
-	var get userdata.Getter
-	if stage == modules.StageFinal {
-		get = opts.Include
+// finish records the Result in status.json (and, after the final stage,
+// writes result.json), logs the stage's end and flushes the logs.
+func (sr *stageRun) finish() error {
+	r, res, st, cur := sr.opts.Root, sr.res, sr.st, sr.cur
+	cur.Finished = epoch(sr.opts.now())
+	st.V1.Stage = nil
+	cur.Errors = append(cur.Errors, res.Errors...)
+	if len(res.Warnings) > 0 {
+		cur.RecoverableErrors["WARNING"] = append(cur.RecoverableErrors["WARNING"], res.Warnings...)
 	}
-	probs, err := s.load(ctx, get)
+	cur.Modules = append(cur.Modules, res.Modules...)
+	err := writeJSON(r, StatusFile, st)
+	if sr.stage == modules.StageFinal {
+		var rf resultFile
+		rf.V1.Datasource = st.V1.Datasource
+		rf.V1.Errors = append(append([]string{}, st.V1.Boot.Errors...), st.V1.Final.Errors...)
+		err = errors.Join(err, writeJSON(r, ResultFile, rf))
+	}
+	sr.logf("stage %s finished: %d module(s), %d error(s), %d warning(s)", sr.stage, len(res.Modules), len(res.Errors), len(res.Warnings))
+	return errors.Join(err, sr.flush())
+}
+
+// loadUserData loads the instance and user-data (#include URLs fetched in
+// the final stage only) and records their problems, warnings and datasource.
+func (sr *stageRun) loadUserData(ctx context.Context) error {
+	res := sr.res
+	var get userdata.Getter
+	if sr.stage == modules.StageFinal {
+		get = sr.opts.Include
+	}
+	probs, err := sr.load(ctx, get)
 	if err != nil {
 		res.Errors = append(res.Errors, err.Error())
-		s.logf("ERROR: %v", err)
-		return res, errors.Join(err, finish())
+		sr.logf("ERROR: %v", err)
+		return err
 	}
 	res.Errors = append(res.Errors, probs...)
-	res.InstanceID = s.data.InstanceID
+	res.InstanceID = sr.data.InstanceID
 	// Decoding and schema warnings are recorded once per boot, at boot;
 	// the final stage adds only what fetching #include URLs found.
-	if stage == modules.StageBoot {
-		res.Warnings = append(res.Warnings, s.proc.warnings...)
+	if sr.stage == modules.StageBoot {
+		res.Warnings = append(res.Warnings, sr.proc.warnings...)
 	} else {
-		res.Warnings = append(res.Warnings, s.proc.includeWarnings...)
+		res.Warnings = append(res.Warnings, sr.proc.includeWarnings...)
 	}
-	if s.data.Datasource != "" {
-		ds := instance.DatasourceString(s.data)
-		st.V1.Datasource = &ds
+	if sr.data.Datasource != "" {
+		ds := instance.DatasourceString(sr.data)
+		sr.st.V1.Datasource = &ds
 	}
+	return nil
+}
 
+// scripts writes user-data's scripts into the instance and, at boot, runs
+// its boothooks.
+func (sr *stageRun) scripts(ctx context.Context) {
+	res := sr.res
 	var hooks []string
-	if err := s.guard("user-data scripts", func() (err error) {
-		hooks, err = writeScripts(r, s.data.InstanceID, s.proc.parts)
+	if err := sr.guard("user-data scripts", func() (err error) {
+		hooks, err = writeScripts(sr.opts.Root, sr.data.InstanceID, sr.proc.parts)
 		return err
 	}); err != nil {
 		res.Errors = append(res.Errors, "user-data scripts: "+err.Error())
-		s.logf("ERROR: user-data scripts: %v", err)
+		sr.logf("ERROR: user-data scripts: %v", err)
 	}
-	if stage == modules.StageBoot {
-		res.Warnings = append(res.Warnings, s.boothooks(ctx, hooks)...)
+	if sr.stage == modules.StageBoot {
+		res.Warnings = append(res.Warnings, sr.boothooks(ctx, hooks)...)
 	}
+}
 
-	for _, m := range s.opts.modules() {
-		if m.Stage != stage {
+// runModules runs the stage's modules in order, each at its frequency; after
+// a script's reboot request the rest are skipped.
+func (sr *stageRun) runModules(ctx context.Context) {
+	res := sr.res
+	for _, m := range sr.opts.modules() {
+		if m.Stage != sr.stage {
 			continue
 		}
 		if res.Reboot {
 			res.Modules = append(res.Modules, ModuleResult{Name: m.Name, Frequency: string(m.Frequency), Status: ModuleSkipped, Reason: "reboot requested"})
 			continue
 		}
-		mr, inc := s.runModule(ctx, m, m.Frequency, false)
+		mr, inc := sr.runModule(ctx, m, m.Frequency, false)
 		res.Modules = append(res.Modules, mr)
 		if mr.Error != "" {
 			res.Errors = append(res.Errors, fmt.Sprintf("module %s: %s", m.Name, mr.Error))
@@ -403,38 +453,45 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (res *Result, e
 			res.Reboot = true
 		}
 	}
+}
 
-	// What happens last: a reboot a script asked for, else power_state.
-	var argv []string
+// lastAction is what happens last, if anything: a reboot a script asked
+// for, else, after the final stage, power_state if its condition holds.
+func (sr *stageRun) lastAction(ctx context.Context) (argv []string) {
+	res := sr.res
 	if res.Reboot {
-		argv = rebootArgv
-	} else if stage == modules.StageFinal && s.env.Power != nil {
-		var ok bool
-		err := s.guard("power_state condition", func() (err error) {
-			ok, err = s.env.Power.Go(ctx, s.env.Exec)
-			return err
-		})
-		switch {
-		case err != nil:
-			res.Errors = append(res.Errors, err.Error())
-		case !ok:
-			s.logf("power_state: condition not met: nothing done")
-		default:
-			res.Power = s.env.Power
-			argv = s.env.Power.Argv
-		}
+		return rebootArgv
 	}
-	ferr := finish()
-	if argv != nil {
-		s.logf("running %v", argv)
-		s.flush()
-		if err := s.guard("power action", func() error { return opts.action(ctx, argv) }); err != nil {
-			s.logf("ERROR: %v: %v", argv, err)
-			s.flush()
-			return res, errors.Join(ferr, fmt.Errorf("%v: %w", argv, err))
-		}
+	if sr.stage != modules.StageFinal || sr.env.Power == nil {
+		return nil
 	}
-	return res, ferr
+	var ok bool
+	err := sr.guard("power_state condition", func() (err error) {
+		ok, err = sr.env.Power.Go(ctx, sr.env.Exec)
+		return err
+	})
+	switch {
+	case err != nil:
+		res.Errors = append(res.Errors, err.Error())
+	case !ok:
+		sr.logf("power_state: condition not met: nothing done")
+	default:
+		res.Power = sr.env.Power
+		argv = sr.env.Power.Argv
+	}
+	return argv
+}
+
+// act runs argv, the reboot or power action, under a guard, logging it.
+func (sr *stageRun) act(ctx context.Context, argv []string) error {
+	sr.logf("running %v", argv)
+	sr.flush()
+	if err := sr.guard("power action", func() error { return sr.opts.action(ctx, argv) }); err != nil {
+		sr.logf("ERROR: %v: %v", argv, err)
+		sr.flush()
+		return fmt.Errorf("%v: %w", argv, err)
+	}
+	return nil
 }
 
 // boothooks runs the boot stage's boothooks (paths in the root), each
