@@ -76,6 +76,7 @@ type Note struct {
 	Text    string
 }
 
+// String is the note's text.
 func (n Note) String() string { return n.Text }
 
 // Result is what Build made.
