@@ -679,18 +679,8 @@ func (r *Root) walk(rootfd int, rel string, create bool) (resolved, error) {
 			fd, err = mkdirOpen(cur.fd, c, 0o755, 0, 0)
 		}
 		if err != nil {
-			var st unix.Stat_t
-			if serr := unix.Fstatat(cur.fd, c, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-				return resolved{fd: -1}, fmt.Errorf("%s: %w", c, err)
-			}
-			if cur.taint != nil {
-				return resolved{fd: -1}, &unsafeError{join(cur.path, c), "is a symlink", cur.taint}
-			}
 			links++
-			if links > maxSymlinks {
-				return resolved{fd: -1}, unix.ELOOP
-			}
-			target, err := readlinkat(cur.fd, c)
+			target, err := linkTarget(cur, c, err, links)
 			if err != nil {
 				return resolved{fd: -1}, err
 			}
@@ -714,6 +704,24 @@ func (r *Root) walk(rootfd int, rel string, create bool) (resolved, error) {
 	d := stack[len(stack)-1]
 	stack = stack[:len(stack)-1]
 	return d, nil
+}
+
+// linkTarget is, for walk, the target of c under cur when opening it as a
+// directory failed with openErr: c must be a symlink (else openErr, named),
+// not under a user-writable directory (ErrUnsafe), and the walk's links-th
+// at most maxSymlinks (ELOOP).
+func linkTarget(cur resolved, c string, openErr error, links int) (string, error) {
+	var st unix.Stat_t
+	if serr := unix.Fstatat(cur.fd, c, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return "", fmt.Errorf("%s: %w", c, openErr)
+	}
+	if cur.taint != nil {
+		return "", &unsafeError{join(cur.path, c), "is a symlink", cur.taint}
+	}
+	if links > maxSymlinks {
+		return "", unix.ELOOP
+	}
+	return readlinkat(cur.fd, c)
 }
 
 // mkdirOpen creates directory name in dirfd with mode and owner unless it
