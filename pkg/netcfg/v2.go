@@ -325,6 +325,42 @@ func (p *yparser) v2Params(params []ykv, names map[string]string, out map[string
 // v2IPConfig is network_state's _v2_to_v1_ipcfg plus the nameserver half of
 // _v2_common.
 func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config) error {
+	if err := p.v2DHCP(kvs, path, iface); err != nil {
+		return err
+	}
+	gw4, gw6, err := p.v2Gateways(kvs, path)
+	if err != nil {
+		return err
+	}
+	var dns DNS
+	if nn := get(kvs, "nameservers"); nn != nil {
+		npath := join(path, "nameservers")
+		nkvs, err := p.mapping(nn, npath)
+		if err != nil {
+			return err
+		}
+		if dns, err = p.v1DNS(nkvs, "addresses", "search", npath, false); err != nil {
+			return err
+		}
+	}
+	if err := p.v2Addresses(kvs, path, iface, gw4, gw6, dns); err != nil {
+		return err
+	}
+	if err := p.v2Routes(kvs, path, iface); err != nil {
+		return err
+	}
+	// _v2_common: cloud-init only records nameservers that list addresses.
+	if len(dns.Nameservers) > 0 {
+		c.DNS.Nameservers = append(c.DNS.Nameservers, dns.Nameservers...)
+		c.DNS.Search = append(c.DNS.Search, dns.Search...)
+		iface.DNS = dns
+	}
+	return nil
+}
+
+// v2DHCP adds the DHCPv4 then the DHCPv6 subnet, when on, with their
+// overrides.
+func (p *yparser) v2DHCP(kvs []ykv, path string, iface *Interface) error {
 	dhcp4, _, err := p.boolean(kvs, "dhcp4", path)
 	if err != nil {
 		return err
@@ -352,21 +388,25 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 		}
 		iface.Subnets = append(iface.Subnets, sub)
 	}
-	var gw4, gw6 netip.Addr
+	return nil
+}
+
+// v2Gateways reads gateway4 and gateway6, each of its own family.
+func (p *yparser) v2Gateways(kvs []ykv, path string) (gw4, gw6 netip.Addr, err error) {
 	for _, k := range []string{"gateway4", "gateway6"} {
 		s, err := p.str(kvs, k, path)
 		if err != nil || s == "" {
 			if err != nil {
-				return err
+				return netip.Addr{}, netip.Addr{}, err
 			}
 			continue
 		}
 		a, err := parseIP(s)
 		if err != nil {
-			return yerr(get(kvs, k), join(path, k), "%v", err)
+			return netip.Addr{}, netip.Addr{}, yerr(get(kvs, k), join(path, k), "%v", err)
 		}
 		if a.Is4() != (k == "gateway4") {
-			return yerr(get(kvs, k), join(path, k), "%q is of the wrong family", s)
+			return netip.Addr{}, netip.Addr{}, yerr(get(kvs, k), join(path, k), "%q is of the wrong family", s)
 		}
 		if k == "gateway4" {
 			gw4 = a
@@ -374,86 +414,92 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 			gw6 = a
 		}
 	}
-	var dns DNS
-	if nn := get(kvs, "nameservers"); nn != nil {
-		npath := join(path, "nameservers")
-		nkvs, err := p.mapping(nn, npath)
+	return gw4, gw6, nil
+}
+
+// v2Addresses adds one static subnet per address, gw4 and gw6 on the first
+// address of their family and dns on the first address.
+func (p *yparser) v2Addresses(kvs []ykv, path string, iface *Interface, gw4, gw6 netip.Addr, dns DNS) error {
+	an := get(kvs, "addresses")
+	if an == nil {
+		return nil
+	}
+	apath := join(path, "addresses")
+	items, err := p.list(an, apath)
+	if err != nil {
+		return err
+	}
+	for i, it := range items {
+		pf, err := p.v2Address(it, fmt.Sprintf("%s[%d]", apath, i))
 		if err != nil {
 			return err
 		}
-		if dns, err = p.v1DNS(nkvs, "addresses", "search", npath, false); err != nil {
-			return err
+		sub := Subnet{Type: Static, Address: pf}
+		if pf.Addr().Is4() && gw4.IsValid() {
+			sub.Gateway, gw4 = gw4, netip.Addr{}
+		} else if pf.Addr().Is6() && gw6.IsValid() {
+			sub.Gateway, gw6 = gw6, netip.Addr{}
 		}
+		if i == 0 {
+			sub.DNS = dns
+		}
+		iface.Subnets = append(iface.Subnets, sub)
 	}
-	first := true
-	if an := get(kvs, "addresses"); an != nil {
-		apath := join(path, "addresses")
-		items, err := p.list(an, apath)
+	return nil
+}
+
+// v2Address reads one address: a string, or netplan's mapping form
+// ("10.0.0.2/24": {label: x}).
+func (p *yparser) v2Address(it *yaml.Node, ipath string) (netip.Prefix, error) {
+	r, err := p.node(it)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	var s string
+	if r.Kind == yaml.MappingNode { // netplan: - "10.0.0.2/24": {label: x}
+		m, err := p.mapping(r, ipath)
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		if len(m) != 1 {
+			return netip.Prefix{}, yerr(r, ipath, "want one address, have %d keys", len(m))
+		}
+		s, r = m[0].key, m[0].knode
+	} else if s, r, err = p.scalar(r, ipath); err != nil {
+		return netip.Prefix{}, err
+	}
+	pf, err := parseIPNet(s, "", nil)
+	if err != nil {
+		return netip.Prefix{}, yerr(r, ipath, "%v", err)
+	}
+	return pf, nil
+}
+
+// v2Routes puts the routes on the first subnet, adding a manual one to a
+// device that has none.
+func (p *yparser) v2Routes(kvs []ykv, path string, iface *Interface) error {
+	rn := get(kvs, "routes")
+	if rn == nil {
+		return nil
+	}
+	rpath := join(path, "routes")
+	items, err := p.list(rn, rpath)
+	if err != nil {
+		return err
+	}
+	var routes []Route
+	for i, it := range items {
+		r, err := p.v2Route(it, fmt.Sprintf("%s[%d]", rpath, i))
 		if err != nil {
 			return err
 		}
-		for i, it := range items {
-			ipath := fmt.Sprintf("%s[%d]", apath, i)
-			r, err := p.node(it)
-			if err != nil {
-				return err
-			}
-			var s string
-			if r.Kind == yaml.MappingNode { // netplan: - "10.0.0.2/24": {label: x}
-				m, err := p.mapping(r, ipath)
-				if err != nil {
-					return err
-				}
-				if len(m) != 1 {
-					return yerr(r, ipath, "want one address, have %d keys", len(m))
-				}
-				s, r = m[0].key, m[0].knode
-			} else if s, r, err = p.scalar(r, ipath); err != nil {
-				return err
-			}
-			pf, err := parseIPNet(s, "", nil)
-			if err != nil {
-				return yerr(r, ipath, "%v", err)
-			}
-			sub := Subnet{Type: Static, Address: pf}
-			if pf.Addr().Is4() && gw4.IsValid() {
-				sub.Gateway, gw4 = gw4, netip.Addr{}
-			} else if pf.Addr().Is6() && gw6.IsValid() {
-				sub.Gateway, gw6 = gw6, netip.Addr{}
-			}
-			if first {
-				sub.DNS = dns
-				first = false
-			}
-			iface.Subnets = append(iface.Subnets, sub)
-		}
+		routes = append(routes, r)
 	}
-	if rn := get(kvs, "routes"); rn != nil {
-		rpath := join(path, "routes")
-		items, err := p.list(rn, rpath)
-		if err != nil {
-			return err
+	if len(routes) > 0 {
+		if len(iface.Subnets) == 0 {
+			iface.Subnets = append(iface.Subnets, Subnet{Type: Manual})
 		}
-		var routes []Route
-		for i, it := range items {
-			r, err := p.v2Route(it, fmt.Sprintf("%s[%d]", rpath, i))
-			if err != nil {
-				return err
-			}
-			routes = append(routes, r)
-		}
-		if len(routes) > 0 {
-			if len(iface.Subnets) == 0 {
-				iface.Subnets = append(iface.Subnets, Subnet{Type: Manual})
-			}
-			iface.Subnets[0].Routes = routes
-		}
-	}
-	// _v2_common: cloud-init only records nameservers that list addresses.
-	if len(dns.Nameservers) > 0 {
-		c.DNS.Nameservers = append(c.DNS.Nameservers, dns.Nameservers...)
-		c.DNS.Search = append(c.DNS.Search, dns.Search...)
-		iface.DNS = dns
+		iface.Subnets[0].Routes = routes
 	}
 	return nil
 }
