@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
+	"github.com/earlyinit/earlyinit/pkg/network"
 	"github.com/earlyinit/earlyinit/pkg/nic"
 	"github.com/earlyinit/earlyinit/pkg/nic/dhcp"
 	"golang.org/x/sys/unix"
@@ -256,7 +257,7 @@ func (l *Linux) raiseLinks(nl nic.Netlinker) {
 		return
 	}
 	l.wasDown = map[string]int{}
-	for _, c := range netcfg.FallbackOrder(liveNICs(links)) {
+	for _, c := range netcfg.FallbackOrder(network.LiveNICs(links)) {
 		for _, k := range links {
 			if k.Name != c.Name || k.Up {
 				continue
@@ -283,7 +284,7 @@ func (l *Linux) linkedNIC(ctx context.Context, nl nic.Netlinker) (string, error)
 		if err != nil {
 			return "", err
 		}
-		cands := netcfg.FallbackOrder(liveNICs(links))
+		cands := netcfg.FallbackOrder(network.LiveNICs(links))
 		if len(cands) == 0 {
 			return "", errors.New("no NIC to reach a metadata service")
 		}
@@ -326,14 +327,4 @@ func round(d time.Duration) time.Duration {
 // executables.
 func mount(dev, dir, fstype string) error {
 	return unix.Mount(dev, dir, fstype, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
-}
-
-// liveNICs: TEMPORARY until pkg/network's LiveNICs lands.
-func liveNICs(links []nic.Link) []netcfg.NIC {
-	var nics []netcfg.NIC
-	for _, l := range links {
-		nics = append(nics, netcfg.NIC{Name: l.Name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
-			Virtual: l.Kind != "device" && l.Kind != "loopback", Bridge: l.Kind == "bridge", Bond: l.Kind == "bond", Loopback: l.Kind == "loopback"})
-	}
-	return nics
 }

@@ -116,7 +116,7 @@ func Run(env Env) (res Result) {
 	}
 	res.Instance = true
 	env.Log.Step("network", func() error {
-		wait, err := network(env, d, isNew)
+		wait, err := networkStep(env, d, isNew)
 		res.DeviceWait += wait
 		return err
 	})
