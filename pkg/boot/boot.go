@@ -341,8 +341,12 @@ func (b *Boot) prepareHandoff(rec Record) error {
 			// detach it, so it is gone from the real system's view.
 			if derr := unix.Unmount(b.private[i], unix.MNT_DETACH); derr != nil {
 				errs = append(errs, fmt.Errorf("unmount %s: %w", b.private[i], err))
+				continue
 			}
+			b.Log.Printf("detached %s (busy: %v)", b.private[i], err)
+			continue
 		}
+		b.Log.Printf("unmounted %s", b.private[i])
 	}
 	rec.Steps = b.Log.Steps()
 	rec.Total = time.Since(b.start)
