@@ -1,8 +1,8 @@
 // Package datasource holds what the datasource readers (configdrive, nocloud,
 // openstack, ec2) share.
 //
-// The readers import this package, so it must never import them: a registry
-// that lists every source belongs in the caller (pkg/boot), not here.
+// The readers import this package, so it must never import them: the
+// registry that lists every source is pkg/discover.
 package datasource
 
 import (
@@ -117,12 +117,6 @@ func PublicKeys(v any) ([]string, error) {
 	}
 	return keys, nil
 }
-
-// TypeName names the JSON type of a decoded JSON or YAML value, for errors.
-//
-// Deprecated: use scalar.JSONNoun; this stays only until the last caller
-// outside pkg/datasource moves.
-func TypeName(v any) string { return scalar.JSONNoun(v) }
 
 // DecodeJSON decodes a JSON document, keeping numbers as json.Number so they
 // survive a round trip into instance-data.json unchanged. A syntax error names
