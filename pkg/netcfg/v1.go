@@ -87,6 +87,8 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 	return c, nil
 }
 
+// v1Interface reads a physical, bond, vlan or bridge entry: the keys all
+// of them have, its kind's keys, then its subnets.
 func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (Interface, error) {
 	iface := Interface{Kind: kind}
 	var err error
@@ -118,96 +120,127 @@ func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (
 	ppath := join(path, "params")
 	switch kind {
 	case Physical:
-		if iface.Driver, err = p.str(params, "driver", ppath); err != nil {
-			return iface, err
-		}
+		iface.Driver, err = p.str(params, "driver", ppath)
 	case Bond:
-		members, err := p.memberList(kvs, "bond_interfaces", n, path)
-		if err != nil {
-			return iface, err
-		}
-		if len(members) == 0 {
-			return iface, yerr(n, path, "bond without bond_interfaces")
-		}
-		iface.Bond = &BondConfig{Members: members, Params: map[string]string{}}
-		for _, kv := range params {
-			key := kv.key
-			if k, ok := strings.CutPrefix(key, "bond-"); ok {
-				key = k
-			} else if k, ok := strings.CutPrefix(key, "bond_"); ok {
-				key = strings.ReplaceAll(k, "_", "-")
-			}
-			v, err := p.paramValue(kv.val, join(ppath, kv.key), " ")
-			if err != nil {
-				return iface, err
-			}
-			iface.Bond.Params[key] = v
-		}
+		iface.Bond, err = p.v1Bond(kvs, params, n, path)
 	case VLAN:
-		link, err := p.str(kvs, "vlan_link", path)
-		if err != nil {
-			return iface, err
-		}
-		if link == "" {
-			return iface, yerr(n, path, "vlan without vlan_link")
-		}
-		id, ok, err := p.integer(kvs, "vlan_id", path)
-		if err != nil {
-			return iface, err
-		}
-		if !ok {
-			return iface, yerr(n, path, "vlan without vlan_id")
-		}
-		if id < 1 || id > 4094 {
-			return iface, yerr(get(kvs, "vlan_id"), join(path, "vlan_id"), "%d out of range 1-4094", id)
-		}
-		iface.VLAN = &VLANConfig{ID: id, Link: link}
+		iface.VLAN, err = p.v1VLAN(kvs, n, path)
 	case Bridge:
-		if get(kvs, "bridge_interfaces") == nil {
-			return iface, yerr(n, path, "bridge without bridge_interfaces")
-		}
-		members, err := p.memberList(kvs, "bridge_interfaces", n, path)
-		if err != nil {
-			return iface, err
-		}
-		iface.Bridge = &BridgeConfig{Members: members, Params: map[string]string{}}
-		for _, kv := range params {
-			key := strings.TrimPrefix(kv.key, "bridge_")
-			sep := " "
-			switch key {
-			case "bridgeprio":
-				key = "priority"
-			case "pathcost", "portprio":
-				sep = ","
-			}
-			v, err := p.paramValue(kv.val, join(ppath, kv.key), sep)
-			if err != nil {
-				return iface, err
-			}
-			if key == "stp" {
-				if v, err = stpValue(v); err != nil {
-					return iface, yerr(kv.val, join(ppath, kv.key), "%v", err)
-				}
-			}
-			iface.Bridge.Params[key] = v
-		}
+		iface.Bridge, err = p.v1Bridge(kvs, params, n, path)
 	}
-	sn := get(kvs, "subnets")
-	if sn == nil {
-		return iface, nil
-	}
-	subnets, err := p.list(sn, join(path, "subnets"))
 	if err != nil {
 		return iface, err
 	}
+	if iface.Subnets, err = p.v1Subnets(kvs, path); err != nil {
+		return iface, err
+	}
+	return iface, nil
+}
+
+// v1Bond reads a bond's bond_interfaces and its params, bond-* and bond_*
+// keys under their model names.
+func (p *yparser) v1Bond(kvs, params []ykv, n *yaml.Node, path string) (*BondConfig, error) {
+	members, err := p.memberList(kvs, "bond_interfaces", n, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(members) == 0 {
+		return nil, yerr(n, path, "bond without bond_interfaces")
+	}
+	b := &BondConfig{Members: members, Params: map[string]string{}}
+	ppath := join(path, "params")
+	for _, kv := range params {
+		key := kv.key
+		if k, ok := strings.CutPrefix(key, "bond-"); ok {
+			key = k
+		} else if k, ok := strings.CutPrefix(key, "bond_"); ok {
+			key = strings.ReplaceAll(k, "_", "-")
+		}
+		v, err := p.paramValue(kv.val, join(ppath, kv.key), " ")
+		if err != nil {
+			return nil, err
+		}
+		b.Params[key] = v
+	}
+	return b, nil
+}
+
+// v1VLAN reads a VLAN's vlan_link and vlan_id.
+func (p *yparser) v1VLAN(kvs []ykv, n *yaml.Node, path string) (*VLANConfig, error) {
+	link, err := p.str(kvs, "vlan_link", path)
+	if err != nil {
+		return nil, err
+	}
+	if link == "" {
+		return nil, yerr(n, path, "vlan without vlan_link")
+	}
+	id, ok, err := p.integer(kvs, "vlan_id", path)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, yerr(n, path, "vlan without vlan_id")
+	}
+	if id < 1 || id > 4094 {
+		return nil, yerr(get(kvs, "vlan_id"), join(path, "vlan_id"), "%d out of range 1-4094", id)
+	}
+	return &VLANConfig{ID: id, Link: link}, nil
+}
+
+// v1Bridge reads a bridge's bridge_interfaces and its params, bridge_*
+// keys under their model names.
+func (p *yparser) v1Bridge(kvs, params []ykv, n *yaml.Node, path string) (*BridgeConfig, error) {
+	if get(kvs, "bridge_interfaces") == nil {
+		return nil, yerr(n, path, "bridge without bridge_interfaces")
+	}
+	members, err := p.memberList(kvs, "bridge_interfaces", n, path)
+	if err != nil {
+		return nil, err
+	}
+	br := &BridgeConfig{Members: members, Params: map[string]string{}}
+	ppath := join(path, "params")
+	for _, kv := range params {
+		key := strings.TrimPrefix(kv.key, "bridge_")
+		sep := " "
+		switch key {
+		case "bridgeprio":
+			key = "priority"
+		case "pathcost", "portprio":
+			sep = ","
+		}
+		v, err := p.paramValue(kv.val, join(ppath, kv.key), sep)
+		if err != nil {
+			return nil, err
+		}
+		if key == "stp" {
+			if v, err = stpValue(v); err != nil {
+				return nil, yerr(kv.val, join(ppath, kv.key), "%v", err)
+			}
+		}
+		br.Params[key] = v
+	}
+	return br, nil
+}
+
+// v1Subnets reads an interface's subnets, if any.
+func (p *yparser) v1Subnets(kvs []ykv, path string) ([]Subnet, error) {
+	sn := get(kvs, "subnets")
+	if sn == nil {
+		return nil, nil
+	}
+	subnets, err := p.list(sn, join(path, "subnets"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Subnet
 	for i, s := range subnets {
 		sub, err := p.v1Subnet(s, fmt.Sprintf("%s.subnets[%d]", path, i))
 		if err != nil {
-			return iface, err
+			return nil, err
 		}
-		iface.Subnets = append(iface.Subnets, sub)
+		out = append(out, sub)
 	}
-	return iface, nil
+	return out, nil
 }
 
 // nodeOr returns n, or a null node when n is nil.
