@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )

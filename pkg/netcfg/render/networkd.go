@@ -86,8 +86,50 @@ func (networkd) Render(c *netcfg.Config) ([]File, error) {
 	return sortFiles(files), nil
 }
 
+// networkdNetwork is the .network unit of ifc, section by section.
 func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns, gsearch []string) (string, error) {
 	var u unit
+	u.section("Match", networkdMatch(ifc)...)
+	var link []string
+	if m := ipv4MTU(ifc); m != 0 {
+		link = append(link, "MTUBytes", fmt.Sprint(m))
+	}
+	if ifc.Optional {
+		link = append(link, "RequiredForOnline", "no")
+	}
+	u.section("Link", link...)
+	u.section("Network", networkdNetworkKeys(c, ifc, rel, gns, gsearch)...)
+	for _, s := range ifc.Subnets {
+		if s.Type == netcfg.Static {
+			u.section("Address", "Address", s.Address.String())
+		}
+	}
+	dhcp4kv, raMetric := networkdMetrics(ifc)
+	u.section("DHCPv4", dhcp4kv...)
+	u.section("DHCPv6", networkdDHCP(ifc.DHCP6Overrides)...)
+	u.section("IPv6AcceptRA", raMetric...)
+	for _, s := range ifc.Subnets {
+		if s.Gateway.IsValid() {
+			gw := []string{"Gateway", s.Gateway.String()}
+			if s.Metric != 0 {
+				gw = append(gw, "Metric", fmt.Sprint(s.Metric))
+			}
+			u.section("Route", gw...)
+		}
+		for _, r := range s.Routes {
+			u.section("Route", networkdRoute(r)...)
+		}
+	}
+	for _, r := range globalRoutesFor(c, ifc) {
+		u.section("Route", networkdRoute(r)...)
+	}
+	u.section("Bridge", networkdBridgePort(c, ifc, rel)...)
+	return u.text()
+}
+
+// networkdMatch is the [Match] section: the name, and a NIC's MAC and
+// driver.
+func networkdMatch(ifc *netcfg.Interface) []string {
 	match := []string{"Name", ifc.Name}
 	if ifc.NoRename && (ifc.MAC != "" || ifc.Driver != "") {
 		// A v2 id without set-name is not the NIC's name: match the NIC by
@@ -103,18 +145,13 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 			match = append(match, "Driver", ifc.Driver)
 		}
 	}
-	u.section("Match", match...)
+	return match
+}
 
-	var link []string
-	if m := ipv4MTU(ifc); m != 0 {
-		link = append(link, "MTUBytes", fmt.Sprint(m))
-	}
-	if ifc.Optional {
-		link = append(link, "RequiredForOnline", "no")
-	}
-	u.section("Link", link...)
-
-	var dhcp4, dhcp6, ra bool
+// networkdDHCPMode is the DHCP= value the subnets ask for, and whether
+// they need router advertisements (SLAAC, stateless DHCPv6).
+func networkdDHCPMode(ifc *netcfg.Interface) (dhcp string, ra bool) {
+	var dhcp4, dhcp6 bool
 	for _, s := range ifc.Subnets {
 		switch s.Type {
 		case netcfg.DHCP4:
@@ -127,7 +164,7 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 			ra = true
 		}
 	}
-	dhcp := "no"
+	dhcp = "no"
 	switch {
 	case dhcp4 && dhcp6:
 		dhcp = "yes"
@@ -136,6 +173,13 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 	case dhcp6:
 		dhcp = "ipv6"
 	}
+	return dhcp, ra
+}
+
+// networkdNetworkKeys is the [Network] section: DHCP and RA, the IPv6 MTU,
+// the bond, bridge and VLANs the link belongs to or carries, and DNS.
+func networkdNetworkKeys(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns, gsearch []string) []string {
+	dhcp, ra := networkdDHCPMode(ifc)
 	netw := []string{"DHCP", dhcp}
 	switch {
 	case ra:
@@ -172,17 +216,17 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 	if len(search) > 0 {
 		netw = append(netw, "Domains", strings.Join(search, " "))
 	}
-	u.section("Network", netw...)
+	return netw
+}
 
-	for _, s := range ifc.Subnets {
-		if s.Type == netcfg.Static {
-			u.section("Address", "Address", s.Address.String())
-		}
-	}
+// networkdMetrics is the [DHCPv4] section (the overrides and the DHCPv4
+// subnet's metric) and the [IPv6AcceptRA] one (an IPv6 dynamic subnet's
+// metric).
+func networkdMetrics(ifc *netcfg.Interface) (dhcp4kv, raMetric []string) {
 	// A DHCP subnet's metric: [DHCPv4] has RouteMetric; IPv6 default routes
 	// come from router advertisements, so a dhcp6 metric goes to
 	// [IPv6AcceptRA]. (cloud-init writes only the v4 one, only from v2.)
-	dhcp4kv, raMetric := networkdDHCP(ifc.DHCP4Overrides), []string(nil)
+	dhcp4kv = networkdDHCP(ifc.DHCP4Overrides)
 	for _, s := range ifc.Subnets {
 		if s.Metric == 0 {
 			continue
@@ -194,38 +238,29 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 			raMetric = []string{"RouteMetric", fmt.Sprint(s.Metric)}
 		}
 	}
-	u.section("DHCPv4", dhcp4kv...)
-	u.section("DHCPv6", networkdDHCP(ifc.DHCP6Overrides)...)
-	u.section("IPv6AcceptRA", raMetric...)
-	for _, s := range ifc.Subnets {
-		if s.Gateway.IsValid() {
-			gw := []string{"Gateway", s.Gateway.String()}
-			if s.Metric != 0 {
-				gw = append(gw, "Metric", fmt.Sprint(s.Metric))
-			}
-			u.section("Route", gw...)
-		}
-		for _, r := range s.Routes {
-			u.section("Route", networkdRoute(r)...)
-		}
+	return dhcp4kv, raMetric
+}
+
+// networkdBridgePort is the [Bridge] section of a bridge port: its cost
+// and priority from the bridge's parameters.
+func networkdBridgePort(c *netcfg.Config, ifc *netcfg.Interface, rel relations) []string {
+	br, ok := rel.bridgeOf[ifc.Name]
+	if !ok {
+		return nil
 	}
-	for _, r := range globalRoutesFor(c, ifc) {
-		u.section("Route", networkdRoute(r)...)
+	bridge := c.Interface(br)
+	if bridge == nil {
+		return nil
 	}
-	if br, ok := rel.bridgeOf[ifc.Name]; ok {
-		if bridge := c.Interface(br); bridge != nil {
-			p := bridgeParams(bridge.Bridge)
-			var port []string
-			if v, ok := portValues(p["pathcost"])[ifc.Name]; ok {
-				port = append(port, "Cost", v)
-			}
-			if v, ok := portValues(p["portprio"])[ifc.Name]; ok {
-				port = append(port, "Priority", v)
-			}
-			u.section("Bridge", port...)
-		}
+	p := bridgeParams(bridge.Bridge)
+	var port []string
+	if v, ok := portValues(p["pathcost"])[ifc.Name]; ok {
+		port = append(port, "Cost", v)
 	}
-	return u.text()
+	if v, ok := portValues(p["portprio"])[ifc.Name]; ok {
+		port = append(port, "Priority", v)
+	}
+	return port
 }
 
 // networkdDHCPKeys are the [DHCPv4]/[DHCPv6] keys of the boolean overrides,
