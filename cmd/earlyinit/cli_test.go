@@ -66,7 +66,7 @@ func TestQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &instance.Data{Datasource: "nocloud", CloudName: "nocloud", Platform: "nocloud", Subplatform: "seed-dir (/x)",
+	d := &instance.Data{Datasource: "nocloud", DatasourceClass: "NoCloud", CloudName: "nocloud", Platform: "nocloud", Subplatform: "seed-dir (/x)",
 		InstanceID: "iid-q", LocalHostname: "qhost", UserData: []byte("#cloud-config\n"), AdminPass: "pw", Meta: map[string]any{"instance-id": "iid-q"}}
 	if err := cache.New(root).Store(d, cache.StoreOptions{}); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,9 @@ type Source struct {
 	// Name is the source's name in earlyinit.ds=, in the logs and in
 	// instance-data's "datasource" (lower case).
 	Name string
+	// Class is cloud-init's class name for the source without its
+	// "DataSource" prefix ("ConfigDrive"): the datasource files name it.
+	Class string
 
 	// Labels are the filesystem labels of the source's config drive
 	// (ISO9660 or vfat), compared exactly: vfat labels are often

@@ -330,9 +330,10 @@ func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 	return nil, errors.Join(errs...)
 }
 
-// finish applies what the source's command-line words override and logs
-// the instance found.
+// finish names the source in d, applies what the source's command-line
+// words override and logs the instance found.
 func (f *finder) finish(d *instance.Data, src datasource.Source) *instance.Data {
+	d.Datasource, d.DatasourceClass = src.Name, src.Class
 	if h, ok := f.hints[src.Name]; ok && h.Apply != nil {
 		h.Apply(d)
 	}

@@ -15,6 +15,11 @@ type Data struct {
 	// Datasource is the short name of the source: "configdrive", "nocloud",
 	// "openstack", "ec2".
 	Datasource string
+	// DatasourceClass is cloud-init's class name for the source without
+	// its "DataSource" prefix ("ConfigDrive", "NoCloud"), for the
+	// datasource files cloud-init's tools read; "" means Datasource with
+	// its first letter upper-cased.
+	DatasourceClass string
 	// CloudName and Platform are cloud-init's v1 cloud_name and platform.
 	CloudName string
 	Platform  string

@@ -4,7 +4,7 @@ package instance
 func testData() *Data {
 	idx := 0
 	return &Data{
-		Datasource:       "configdrive",
+		Datasource: "configdrive", DatasourceClass: "ConfigDrive",
 		CloudName:        "openstack",
 		Platform:         "openstack",
 		Subplatform:      "config-disk (/dev/sr0)",

@@ -98,12 +98,7 @@ func variant(distro string) string {
 // "DataSourceConfigDrive: DataSourceConfigDrive [net,ver=2][source=/dev/sr0]";
 // the class name before the colon is the same.
 func DatasourceString(d *Data) string {
-	name := map[string]string{
-		"configdrive": "ConfigDrive",
-		"nocloud":     "NoCloud",
-		"openstack":   "OpenStack",
-		"ec2":         "Ec2",
-	}[d.Datasource]
+	name := d.DatasourceClass
 	if name == "" && d.Datasource != "" {
 		name = strings.ToUpper(d.Datasource[:1]) + d.Datasource[1:]
 	}

@@ -237,7 +237,7 @@ func TestInstanceDataV1(t *testing.T) {
 		{
 			name: "nocloud with defaults",
 			edit: func(d *Data) {
-				*d = Data{Datasource: "nocloud", InstanceID: "iid-local01", Meta: map[string]any{"cloud-name": "MyCloud"}}
+				*d = Data{Datasource: "nocloud", DatasourceClass: "NoCloud", InstanceID: "iid-local01", Meta: map[string]any{"cloud-name": "MyCloud"}}
 			},
 			want: map[string]any{
 				"_beta_keys": []any{"subplatform"}, "availability-zone": nil, "availability_zone": nil,
@@ -325,14 +325,14 @@ func TestIsSensitiveKey(t *testing.T) {
 }
 
 func TestDatasourceString(t *testing.T) {
-	for _, tt := range []struct{ ds, sub, want string }{
-		{"configdrive", "config-disk (/dev/sr0)", "DataSourceConfigDrive: config-disk (/dev/sr0)"},
-		{"nocloud", "seed-dir (/var/lib/cloud/seed/nocloud)", "DataSourceNoCloud: seed-dir (/var/lib/cloud/seed/nocloud)"},
-		{"openstack", "metadata (http://169.254.169.254)", "DataSourceOpenStack: metadata (http://169.254.169.254)"},
-		{"ec2", "", "DataSourceEc2: unknown"},
-		{"azure", "x", "DataSourceAzure: x"},
+	for _, tt := range []struct{ ds, class, sub, want string }{
+		{"configdrive", "ConfigDrive", "config-disk (/dev/sr0)", "DataSourceConfigDrive: config-disk (/dev/sr0)"},
+		{"nocloud", "NoCloud", "seed-dir (/var/lib/cloud/seed/nocloud)", "DataSourceNoCloud: seed-dir (/var/lib/cloud/seed/nocloud)"},
+		{"openstack", "OpenStack", "metadata (http://169.254.169.254)", "DataSourceOpenStack: metadata (http://169.254.169.254)"},
+		{"ec2", "", "", "DataSourceEc2: unknown"},
+		{"azure", "", "x", "DataSourceAzure: x"},
 	} {
-		if got := DatasourceString(&Data{Datasource: tt.ds, Subplatform: tt.sub}); got != tt.want {
+		if got := DatasourceString(&Data{Datasource: tt.ds, DatasourceClass: tt.class, Subplatform: tt.sub}); got != tt.want {
 			t.Errorf("DatasourceString(%s) = %q, want %q", tt.ds, got, tt.want)
 		}
 	}

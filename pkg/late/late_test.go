@@ -74,7 +74,7 @@ func newFixture(t *testing.T) *fixture {
 // store caches an instance as the boot step does.
 func (f *fixture) store(iid, userData string) {
 	f.t.Helper()
-	d := &instance.Data{Datasource: "nocloud", Subplatform: "seed-dir (/x)", InstanceID: iid, LocalHostname: "host1.example.com",
+	d := &instance.Data{Datasource: "nocloud", DatasourceClass: "NoCloud", Subplatform: "seed-dir (/x)", InstanceID: iid, LocalHostname: "host1.example.com",
 		UserData: []byte(userData), PublicKeys: []string{"ssh-ed25519 AAAAmeta meta@key"}, Meta: map[string]any{"local-hostname": "host1.example.com"}}
 	if err := cache.New(f.root).Store(d, cache.StoreOptions{}); err != nil {
 		f.t.Fatal(err)

@@ -86,7 +86,8 @@ func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) 
 	}
 	if ds, _ := readCapped(r, idir+"/datasource", maxSmallFile); len(ds) > 0 {
 		name, sub, _ := strings.Cut(strings.TrimSpace(string(ds)), ": ")
-		d.Datasource = strings.ToLower(strings.TrimPrefix(name, "DataSource"))
+		d.DatasourceClass = strings.TrimPrefix(name, "DataSource")
+		d.Datasource = strings.ToLower(d.DatasourceClass)
 		d.Subplatform = sub
 	}
 	if b, err := readCapped(r, paths.RunDir+"/"+instance.InstanceDataFile, maxInstanceData); err != nil {

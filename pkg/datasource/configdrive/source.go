@@ -6,6 +6,7 @@ import "github.com/earlyinit/earlyinit/pkg/datasource"
 // filesystem, or cloud-init's seed directory in the real root.
 var Source = datasource.Source{
 	Name:     "configdrive",
+	Class:    "ConfigDrive",
 	Labels:   []string{"config-2", "CONFIG-2"},
 	SeedDirs: []string{"/var/lib/cloud/seed/config_drive"},
 	ReadFS:   Read,

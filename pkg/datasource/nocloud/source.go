@@ -11,6 +11,7 @@ import (
 // command line, whose i= and h= override whatever NoCloud seed is read.
 var Source = datasource.Source{
 	Name:     "nocloud",
+	Class:    "NoCloud",
 	Labels:   []string{"cidata", "CIDATA"},
 	SeedDirs: []string{"/var/lib/cloud/seed/nocloud", "/var/lib/cloud/seed/nocloud-net"},
 	ReadFS:   Read,

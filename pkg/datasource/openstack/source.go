@@ -10,7 +10,8 @@ import (
 // Source is nova's metadata service (and the Neutron and ZStack proxies
 // that answer for it).
 var Source = datasource.Source{
-	Name: "openstack",
+	Name:  "openstack",
+	Class: "OpenStack",
 	Metadata: func(ctx context.Context, base string, logf func(string, ...any)) (*instance.Data, error) {
 		c := &Client{BaseURL: base, Logf: logf}
 		return c.Read(ctx)

@@ -17,7 +17,7 @@ import (
 func testData() *instance.Data {
 	idx := 0
 	return &instance.Data{
-		Datasource:       "configdrive",
+		Datasource: "configdrive", DatasourceClass: "ConfigDrive",
 		CloudName:        "openstack",
 		Platform:         "openstack",
 		Subplatform:      "config-disk (/dev/sr0)",
@@ -165,7 +165,7 @@ func TestBootSequence(t *testing.T) {
 	a := testData()
 	b := testData()
 	b.InstanceID = "i-0b"
-	b.Datasource, b.Subplatform = "nocloud", "seed-dir (/var/lib/cloud/seed/nocloud)"
+	b.Datasource, b.DatasourceClass, b.Subplatform = "nocloud", "NoCloud", "seed-dir (/var/lib/cloud/seed/nocloud)"
 	b.UserData = []byte("#cloud-config\n{}\n")
 
 	for i, boot := range []struct {
