@@ -26,7 +26,7 @@ const defaultPrimary = "eth0"
 func Fallback(nics []NIC) (*Config, error) {
 	order := FallbackOrder(nics)
 	if len(order) == 0 {
-		return nil, errors.New("fallback network config: no candidate NIC")
+		return nil, errors.New("no candidate NIC")
 	}
 	n := order[0]
 	return &Config{Version: 2, Interfaces: []Interface{{

@@ -83,7 +83,7 @@ func Apply(ctx context.Context, env Env, res *Result) (deviceWait time.Duration,
 		}
 		applied, problems, err := nic.Apply(env.Netlink, want)
 		for _, p := range problems {
-			env.Log.Errorf("network: rename %s", p)
+			env.Log.Errorf("network: %s", p)
 		}
 		for _, s := range applied {
 			env.Log.Printf("network: renamed %s", s)

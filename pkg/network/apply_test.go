@@ -246,7 +246,7 @@ func TestApplyMissingNIC(t *testing.T) {
 	}
 	lines := log.without()
 	if len(lines) < 3 || lines[0] != "E network: NICs not found within 600ms: "+mac3 ||
-		lines[1] != `E network: rename rename `+mac3+` to "lan1": missing: no live link has this MAC` || lines[2] != "network: renamed eth1 -> lan0" {
+		lines[1] != `E network: rename `+mac3+` to "lan1": missing: no live link has this MAC` || lines[2] != "network: renamed eth1 -> lan0" {
 		t.Errorf("log %q", lines)
 	}
 	if !root.Exists("/etc/systemd/network/10-earlyinit-lan0.link") || root.Exists("/etc/systemd/network/10-earlyinit-lan1.link") {

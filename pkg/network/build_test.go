@@ -164,7 +164,7 @@ func TestBuild(t *testing.T) {
 		{
 			name: "no config and no NIC to fall back on",
 			in:   Input{NICs: LiveNICs(testLinks()[:1]), Root: newRoot(t, networkdBins), Fallback: true},
-			err:  "fallback network config: fallback network config: no candidate NIC",
+			err:  "fallback network config: no candidate NIC",
 		},
 		{
 			name: "disabled: nothing to do", in: boot("yaml", disabled, newRoot(t)),
