@@ -57,6 +57,8 @@ func scalar(v string) any {
 	return v
 }
 
+// Render writes one netplan file: the interfaces by section, in
+// cloud-init's order.
 func (netplan) Render(c *netcfg.Config) ([]File, error) {
 	if c.Disabled {
 		return nil, nil
@@ -74,82 +76,110 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 	}
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
-		e := map[string]any{}
 		switch ifc.Kind {
 		case netcfg.Physical:
-			match := map[string]any{}
-			if ifc.MAC != "" {
-				match["macaddress"] = ifc.MAC
-			}
-			if ifc.Driver != "" {
-				match["driver"] = ifc.Driver
-			}
-			if len(match) > 0 {
-				e["match"] = match
-				if !ifc.NoRename {
-					e["set-name"] = ifc.Name
-				}
-			}
+			e := netplanMatch(ifc)
 			netplanAddresses(c, ifc, e, gns, gsearch)
 			add("ethernets", ifc.Name, e)
 		case netcfg.Bond:
-			e["interfaces"] = sortedCopy(ifc.Bond.Members)
-			params := map[string]any{}
-			for k, v := range bondParams(ifc.Bond) {
-				switch nk := netplanBondKey(k); nk {
-				case "":
-				case "arp-ip-targets":
-					params[nk] = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-				case "lacp-rate":
-					params[nk] = lacpRate(v)
-				default:
-					params[nk] = scalar(v)
-				}
-			}
-			if len(params) > 0 {
+			e := map[string]any{"interfaces": sortedCopy(ifc.Bond.Members)}
+			if params := netplanBondParams(ifc.Bond); len(params) > 0 {
 				e["parameters"] = params
 			}
 			netplanVirtual(c, ifc, e, gns, gsearch)
 			add("bonds", ifc.Name, e)
 		case netcfg.Bridge:
-			e["interfaces"] = sortedCopy(ifc.Bridge.Members)
-			params := map[string]any{}
-			for k, v := range bridgeParams(ifc.Bridge) {
-				switch k {
-				case "stp":
-					if b, ok := truthy(v); ok {
-						params["stp"] = b
-					}
-				case "fd":
-					params["forward-delay"] = scalar(v)
-				case "hello":
-					params["hello-time"] = scalar(v)
-				case "maxage":
-					params["max-age"] = scalar(v)
-				case "ageing":
-					params["ageing-time"] = scalar(v)
-				case "priority":
-					params["priority"] = scalar(v)
-				case "pathcost", "portprio":
-					m := map[string]any{}
-					for port, pv := range portValues(v) {
-						m[port] = scalar(pv)
-					}
-					params[map[string]string{"pathcost": "path-cost", "portprio": "port-priority"}[k]] = m
-				}
-			}
-			if len(params) > 0 {
+			e := map[string]any{"interfaces": sortedCopy(ifc.Bridge.Members)}
+			if params := netplanBridgeParams(ifc.Bridge); len(params) > 0 {
 				e["parameters"] = params
 			}
 			netplanVirtual(c, ifc, e, gns, gsearch)
 			add("bridges", ifc.Name, e)
 		case netcfg.VLAN:
-			e["id"] = ifc.VLAN.ID
-			e["link"] = ifc.VLAN.Link
+			e := map[string]any{"id": ifc.VLAN.ID, "link": ifc.VLAN.Link}
 			netplanVirtual(c, ifc, e, gns, gsearch)
 			add("vlans", ifc.Name, e)
 		}
 	}
+	data, err := netplanEncode(sections)
+	if err != nil {
+		return nil, err
+	}
+	return []File{{Path: NetplanPath, Data: data, Mode: 0o600}}, nil
+}
+
+// netplanMatch starts an ethernet's entry: match (MAC, driver) and, when
+// it matches on something, set-name.
+func netplanMatch(ifc *netcfg.Interface) map[string]any {
+	e := map[string]any{}
+	match := map[string]any{}
+	if ifc.MAC != "" {
+		match["macaddress"] = ifc.MAC
+	}
+	if ifc.Driver != "" {
+		match["driver"] = ifc.Driver
+	}
+	if len(match) > 0 {
+		e["match"] = match
+		if !ifc.NoRename {
+			e["set-name"] = ifc.Name
+		}
+	}
+	return e
+}
+
+// netplanBondParams is a bond's parameters under netplan's names; those
+// netplan has no name for are left out.
+func netplanBondParams(b *netcfg.BondConfig) map[string]any {
+	params := map[string]any{}
+	for k, v := range bondParams(b) {
+		switch nk := netplanBondKey(k); nk {
+		case "":
+		case "arp-ip-targets":
+			params[nk] = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		case "lacp-rate":
+			params[nk] = lacpRate(v)
+		default:
+			params[nk] = scalar(v)
+		}
+	}
+	return params
+}
+
+// netplanBridgeParams is a bridge's parameters under netplan's names, the
+// per-port ones as {port: value}.
+func netplanBridgeParams(br *netcfg.BridgeConfig) map[string]any {
+	params := map[string]any{}
+	for k, v := range bridgeParams(br) {
+		switch k {
+		case "stp":
+			if b, ok := truthy(v); ok {
+				params["stp"] = b
+			}
+		case "fd":
+			params["forward-delay"] = scalar(v)
+		case "hello":
+			params["hello-time"] = scalar(v)
+		case "maxage":
+			params["max-age"] = scalar(v)
+		case "ageing":
+			params["ageing-time"] = scalar(v)
+		case "priority":
+			params["priority"] = scalar(v)
+		case "pathcost", "portprio":
+			m := map[string]any{}
+			for port, pv := range portValues(v) {
+				m[port] = scalar(pv)
+			}
+			params[map[string]string{"pathcost": "path-cost", "portprio": "port-priority"}[k]] = m
+		}
+	}
+	return params
+}
+
+// netplanEncode writes the file: a header, then the sections in
+// cloud-init's order, indented by four.
+func netplanEncode(sections map[string]map[string]any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("# Written by earlyinit from the instance's network configuration.\n")
 	buf.WriteString("network:\n    version: 2\n")
@@ -170,7 +200,7 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 			}
 		}
 	}
-	return []File{{Path: NetplanPath, Data: buf.Bytes(), Mode: 0o600}}, nil
+	return buf.Bytes(), nil
 }
 
 func netplanVirtual(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string) {
