@@ -215,17 +215,6 @@ func netplanVirtual(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, g
 // (gateway4/gateway6 are deprecated in netplan).
 func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string) {
 	var addrs []string
-	var routes []any
-	route := func(to, via string, metric int) {
-		r := map[string]any{"to": to}
-		if via != "" {
-			r["via"] = via
-		}
-		if metric != 0 {
-			r["metric"] = metric
-		}
-		routes = append(routes, r)
-	}
 	for _, s := range ifc.Subnets {
 		switch s.Type {
 		case netcfg.DHCP4:
@@ -237,19 +226,6 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 		case netcfg.Static:
 			addrs = append(addrs, s.Address.String())
 		}
-		if s.Gateway.IsValid() {
-			to := "0.0.0.0/0"
-			if s.Gateway.Is6() {
-				to = "::/0"
-			}
-			route(to, s.Gateway.String(), s.Metric)
-		}
-		for _, r := range s.Routes {
-			route(r.To.String(), viaString(r), r.Metric)
-		}
-	}
-	for _, r := range globalRoutesFor(c, ifc) {
-		route(r.To.String(), viaString(r), r.Metric)
 	}
 	if m := ipv4MTU(ifc); m != 0 {
 		e["mtu"] = m
@@ -260,7 +236,7 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 	if len(addrs) > 0 {
 		e["addresses"] = addrs
 	}
-	if len(routes) > 0 {
+	if routes := netplanRoutes(c, ifc); len(routes) > 0 {
 		e["routes"] = routes
 	}
 	ns, search := ifaceDNS(ifc)
@@ -294,6 +270,38 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 	if ifc.Optional {
 		e["optional"] = true
 	}
+}
+
+// netplanRoutes is the interface's routes: per subnet its gateway as a
+// default route and its routes, then the global routes through it.
+func netplanRoutes(c *netcfg.Config, ifc *netcfg.Interface) []any {
+	var routes []any
+	route := func(to, via string, metric int) {
+		r := map[string]any{"to": to}
+		if via != "" {
+			r["via"] = via
+		}
+		if metric != 0 {
+			r["metric"] = metric
+		}
+		routes = append(routes, r)
+	}
+	for _, s := range ifc.Subnets {
+		if s.Gateway.IsValid() {
+			to := "0.0.0.0/0"
+			if s.Gateway.Is6() {
+				to = "::/0"
+			}
+			route(to, s.Gateway.String(), s.Metric)
+		}
+		for _, r := range s.Routes {
+			route(r.To.String(), viaString(r), r.Metric)
+		}
+	}
+	for _, r := range globalRoutesFor(c, ifc) {
+		route(r.To.String(), viaString(r), r.Metric)
+	}
+	return routes
 }
 
 // netplanDHCPOverrides gives back dhcp4-overrides or dhcp6-overrides, with
