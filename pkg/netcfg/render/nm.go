@@ -112,6 +112,8 @@ func (k *keyfile) String() string {
 // [bond] section takes.
 func nmBondKey(k string) string { return strings.ReplaceAll(k, "-", "_") }
 
+// Render writes one keyfile per interface: its connection, its kind's
+// settings, its bridge port and, unless enslaved, its IP settings.
 func (networkManager) Render(c *netcfg.Config) ([]File, error) {
 	if c.Disabled {
 		return nil, nil
@@ -125,83 +127,9 @@ func (networkManager) Render(c *netcfg.Config) ([]File, error) {
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
 		var k keyfile
-		typ := map[netcfg.Kind]string{netcfg.Physical: "ethernet", netcfg.Bond: "bond", netcfg.Bridge: "bridge", netcfg.VLAN: "vlan"}[ifc.Kind]
-		k.set("connection", "id", "cloud-init "+ifc.Name)
-		k.set("connection", "uuid", NMUUID(ifc.Name))
-		k.set("connection", "type", typ)
-		if ifc.Kind != netcfg.Physical || ifc.MAC == "" {
-			k.set("connection", "interface-name", ifc.Name)
-		}
-		enslaved := false
-		if b, ok := rel.bondOf[ifc.Name]; ok {
-			k.set("connection", "slave-type", "bond")
-			k.set("connection", "master", NMUUID(b))
-			enslaved = true
-		} else if br, ok := rel.bridgeOf[ifc.Name]; ok {
-			k.set("connection", "slave-type", "bridge")
-			k.set("connection", "master", NMUUID(br))
-			enslaved = true
-		}
-		k.set("user", "org.freedesktop.NetworkManager.origin", "earlyinit")
-
-		mtu := ipv4MTU(ifc)
-		switch ifc.Kind {
-		case netcfg.Physical:
-			if mtu != 0 {
-				k.set("ethernet", "mtu", fmt.Sprint(mtu))
-			}
-			if ifc.MAC != "" {
-				k.set("ethernet", "mac-address", strings.ToUpper(ifc.MAC))
-			}
-		case netcfg.Bond:
-			p := bondParams(ifc.Bond)
-			if _, ok := p["mode"]; !ok {
-				k.set("bond", "mode", ifc.Bond.Mode())
-			}
-			for _, key := range sortedKeys(p) {
-				v := p[key]
-				if key == "lacp-rate" {
-					v = lacpRate(v)
-				}
-				k.set("bond", nmBondKey(key), v)
-			}
-		case netcfg.Bridge:
-			p := bridgeParams(ifc.Bridge)
-			if v, ok := truthy(p["stp"]); ok {
-				k.set("bridge", "stp", fmt.Sprint(v))
-			}
-			for _, m := range [][2]string{{"priority", "priority"}, {"fd", "forward-delay"}, {"hello", "hello-time"}, {"maxage", "max-age"}, {"ageing", "ageing-time"}} {
-				if v, ok := p[m[0]]; ok {
-					k.set("bridge", m[1], v)
-				}
-			}
-			if ifc.MAC != "" {
-				k.set("bridge", "mac-address", strings.ToUpper(ifc.MAC))
-			}
-		case netcfg.VLAN:
-			k.set("vlan", "id", fmt.Sprint(ifc.VLAN.ID))
-			k.set("vlan", "parent", NMUUID(ifc.VLAN.Link))
-		}
-		if ifc.Kind != netcfg.Physical {
-			// Virtual links take their MTU and MAC from the wired setting.
-			if mtu != 0 {
-				k.set("ethernet", "mtu", fmt.Sprint(mtu))
-			}
-			if ifc.MAC != "" && ifc.Kind != netcfg.Bridge {
-				k.set("ethernet", "cloned-mac-address", strings.ToUpper(ifc.MAC))
-			}
-		}
-		if br, ok := rel.bridgeOf[ifc.Name]; ok {
-			if bridge := c.Interface(br); bridge != nil {
-				p := bridgeParams(bridge.Bridge)
-				if v, ok := portValues(p["pathcost"])[ifc.Name]; ok {
-					k.set("bridge-port", "path-cost", v)
-				}
-				if v, ok := portValues(p["portprio"])[ifc.Name]; ok {
-					k.set("bridge-port", "priority", v)
-				}
-			}
-		}
+		enslaved := nmConnection(&k, ifc, rel)
+		nmLink(&k, ifc)
+		nmBridgePort(&k, c, ifc, rel)
 		if !enslaved {
 			nmIP(c, ifc, &k, gns, gsearch)
 		}
@@ -216,6 +144,113 @@ func (networkManager) Render(c *netcfg.Config) ([]File, error) {
 		})
 	}
 	return sortFiles(files), nil
+}
+
+// nmConnection sets [connection] (and [user]'s origin) and tells whether
+// ifc is enslaved to a bond or bridge.
+func nmConnection(k *keyfile, ifc *netcfg.Interface, rel relations) bool {
+	typ := map[netcfg.Kind]string{netcfg.Physical: "ethernet", netcfg.Bond: "bond", netcfg.Bridge: "bridge", netcfg.VLAN: "vlan"}[ifc.Kind]
+	k.set("connection", "id", "cloud-init "+ifc.Name)
+	k.set("connection", "uuid", NMUUID(ifc.Name))
+	k.set("connection", "type", typ)
+	if ifc.Kind != netcfg.Physical || ifc.MAC == "" {
+		k.set("connection", "interface-name", ifc.Name)
+	}
+	enslaved := false
+	if b, ok := rel.bondOf[ifc.Name]; ok {
+		k.set("connection", "slave-type", "bond")
+		k.set("connection", "master", NMUUID(b))
+		enslaved = true
+	} else if br, ok := rel.bridgeOf[ifc.Name]; ok {
+		k.set("connection", "slave-type", "bridge")
+		k.set("connection", "master", NMUUID(br))
+		enslaved = true
+	}
+	k.set("user", "org.freedesktop.NetworkManager.origin", "earlyinit")
+	return enslaved
+}
+
+// nmLink sets the settings of ifc's kind ([ethernet], [bond], [bridge],
+// [vlan]) and a virtual link's MTU and MAC.
+func nmLink(k *keyfile, ifc *netcfg.Interface) {
+	mtu := ipv4MTU(ifc)
+	switch ifc.Kind {
+	case netcfg.Physical:
+		if mtu != 0 {
+			k.set("ethernet", "mtu", fmt.Sprint(mtu))
+		}
+		if ifc.MAC != "" {
+			k.set("ethernet", "mac-address", strings.ToUpper(ifc.MAC))
+		}
+	case netcfg.Bond:
+		nmBond(k, ifc.Bond)
+	case netcfg.Bridge:
+		nmBridge(k, ifc)
+	case netcfg.VLAN:
+		k.set("vlan", "id", fmt.Sprint(ifc.VLAN.ID))
+		k.set("vlan", "parent", NMUUID(ifc.VLAN.Link))
+	}
+	if ifc.Kind != netcfg.Physical {
+		// Virtual links take their MTU and MAC from the wired setting.
+		if mtu != 0 {
+			k.set("ethernet", "mtu", fmt.Sprint(mtu))
+		}
+		if ifc.MAC != "" && ifc.Kind != netcfg.Bridge {
+			k.set("ethernet", "cloned-mac-address", strings.ToUpper(ifc.MAC))
+		}
+	}
+}
+
+// nmBond sets [bond]: the mode (the default if none is given) and the
+// other parameters under their kernel names, sorted.
+func nmBond(k *keyfile, b *netcfg.BondConfig) {
+	p := bondParams(b)
+	if _, ok := p["mode"]; !ok {
+		k.set("bond", "mode", b.Mode())
+	}
+	for _, key := range sortedKeys(p) {
+		v := p[key]
+		if key == "lacp-rate" {
+			v = lacpRate(v)
+		}
+		k.set("bond", nmBondKey(key), v)
+	}
+}
+
+// nmBridge sets [bridge]: STP, the timers and priority, the MAC.
+func nmBridge(k *keyfile, ifc *netcfg.Interface) {
+	p := bridgeParams(ifc.Bridge)
+	if v, ok := truthy(p["stp"]); ok {
+		k.set("bridge", "stp", fmt.Sprint(v))
+	}
+	for _, m := range [][2]string{{"priority", "priority"}, {"fd", "forward-delay"}, {"hello", "hello-time"}, {"maxage", "max-age"}, {"ageing", "ageing-time"}} {
+		if v, ok := p[m[0]]; ok {
+			k.set("bridge", m[1], v)
+		}
+	}
+	if ifc.MAC != "" {
+		k.set("bridge", "mac-address", strings.ToUpper(ifc.MAC))
+	}
+}
+
+// nmBridgePort sets [bridge-port] of a bridge port: its path cost and
+// priority from the bridge's parameters.
+func nmBridgePort(k *keyfile, c *netcfg.Config, ifc *netcfg.Interface, rel relations) {
+	br, ok := rel.bridgeOf[ifc.Name]
+	if !ok {
+		return
+	}
+	bridge := c.Interface(br)
+	if bridge == nil {
+		return
+	}
+	p := bridgeParams(bridge.Bridge)
+	if v, ok := portValues(p["pathcost"])[ifc.Name]; ok {
+		k.set("bridge-port", "path-cost", v)
+	}
+	if v, ok := portValues(p["portprio"])[ifc.Name]; ok {
+		k.set("bridge-port", "priority", v)
+	}
 }
 
 // nmIP fills [ipv4] and [ipv6] as cloud-init's render_interface does. A
