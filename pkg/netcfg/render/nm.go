@@ -257,9 +257,44 @@ func nmBridgePort(k *keyfile, c *netcfg.Config, ifc *netcfg.Interface, rel relat
 // family with no subnet is disabled, where cloud-init leaves NM's default
 // (DHCP for IPv4, autoconfiguration for IPv6) in place.
 func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []string) {
-	method := map[string]string{}
-	static := map[string]bool{}
-	ownDNS := false
+	method, static, ownDNS := nmSubnets(k, ifc)
+	for _, r := range globalRoutesFor(c, ifc) {
+		nmRoute(k, r)
+	}
+	if nmIfaceDNS(k, ifc, method) {
+		ownDNS = true
+	}
+	// Host-wide DNS (cloud-init drops it) goes to connections with static
+	// addresses of the nameserver's family and no DNS of their own.
+	if !ownDNS {
+		for _, n := range c.DNS.Nameservers {
+			fam := map[bool]string{true: "ipv6", false: "ipv4"}[n.Is6()]
+			if static[fam] {
+				nmDNS(k, n.String(), n.Is6())
+			}
+		}
+		if len(gsearch) > 0 && len(gns) > 0 {
+			for _, fam := range []string{"ipv4", "ipv6"} {
+				if static[fam] && k.get(fam, "dns") != "" {
+					k.set(fam, "dns-search", strings.Join(gsearch, ";")+";")
+					break
+				}
+			}
+		}
+	}
+	for _, fam := range []string{"ipv4", "ipv6"} {
+		if k.get(fam, "method") == "" {
+			k.set(fam, "method", "disabled")
+		}
+	}
+}
+
+// nmSubnets sets each subnet's keys in its family's section and returns
+// each family's method, which families have static addresses, and whether
+// a subnet has DNS of its own.
+func nmSubnets(k *keyfile, ifc *netcfg.Interface) (method map[string]string, static map[string]bool, ownDNS bool) {
+	method = map[string]string{}
+	static = map[string]bool{}
 	for _, s := range ifc.Subnets {
 		fam := "ipv4"
 		if s.IPv6() {
@@ -302,15 +337,16 @@ func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []st
 			ownDNS = true
 		}
 	}
-	for _, r := range globalRoutesFor(c, ifc) {
-		nmRoute(k, r)
-	}
-	// The interface's own DNS (cloud-init drops it).
+	return method, static, ownDNS
+}
+
+// nmIfaceDNS adds the interface's own DNS (cloud-init drops it) where the
+// subnets have not, and tells whether it has any.
+func nmIfaceDNS(k *keyfile, ifc *netcfg.Interface, method map[string]string) bool {
 	for _, n := range ifc.DNS.Nameservers {
 		if !strings.Contains(k.get(map[bool]string{true: "ipv6", false: "ipv4"}[n.Is6()], "dns"), n.String()+";") {
 			nmDNS(k, n.String(), n.Is6())
 		}
-		ownDNS = true
 	}
 	if len(ifc.DNS.Search) > 0 {
 		fam := "ipv4"
@@ -320,31 +356,8 @@ func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []st
 		if k.get(fam, "dns-search") == "" {
 			k.set(fam, "dns-search", strings.Join(ifc.DNS.Search, ";")+";")
 		}
-		ownDNS = true
 	}
-	// Host-wide DNS (cloud-init drops it) goes to connections with static
-	// addresses of the nameserver's family and no DNS of their own.
-	if !ownDNS {
-		for _, n := range c.DNS.Nameservers {
-			fam := map[bool]string{true: "ipv6", false: "ipv4"}[n.Is6()]
-			if static[fam] {
-				nmDNS(k, n.String(), n.Is6())
-			}
-		}
-		if len(gsearch) > 0 && len(gns) > 0 {
-			for _, fam := range []string{"ipv4", "ipv6"} {
-				if static[fam] && k.get(fam, "dns") != "" {
-					k.set(fam, "dns-search", strings.Join(gsearch, ";")+";")
-					break
-				}
-			}
-		}
-	}
-	for _, fam := range []string{"ipv4", "ipv6"} {
-		if k.get(fam, "method") == "" {
-			k.set(fam, "method", "disabled")
-		}
-	}
+	return len(ifc.DNS.Nameservers) > 0 || len(ifc.DNS.Search) > 0
 }
 
 // nmDHCPOverrides maps dhcp4-overrides and dhcp6-overrides to the keys NM
