@@ -168,6 +168,8 @@ func eniAttrs(c *netcfg.Config, ifc *netcfg.Interface, rel relations, subnetMTU 
 	return a
 }
 
+// eniIface is ifc's stanzas: one per subnet, the first "auto" and holding
+// the interface-level options and global routes, or one manual stanza.
 func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string {
 	_, enslaved := rel.bondOf[ifc.Name]
 	if len(ifc.Subnets) == 0 {
@@ -188,60 +190,7 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		if s.IPv6() {
 			inet = "inet6"
 		}
-		var opts []string
-		opt := func(k, v string) { opts = append(opts, "    "+k+" "+v) }
-		mode := "manual"
-		switch s.Type {
-		case netcfg.DHCP4, netcfg.DHCP6, netcfg.DHCPv6Stateful:
-			mode = "dhcp"
-			if s.IPv6() && ifc.AcceptRA != nil {
-				opt("accept_ra", map[bool]string{true: "1", false: "0"}[*ifc.AcceptRA])
-			}
-		case netcfg.DHCPv6Stateless:
-			mode = "auto"
-			opt("dhcp", "1")
-		case netcfg.SLAAC:
-			mode = "auto"
-			opt("dhcp", "0")
-		case netcfg.Static:
-			mode = "static"
-			opt("address", s.Address.String())
-			if s.IPv6() && ifc.AcceptRA != nil {
-				opt("accept_ra", map[bool]string{true: "1", false: "0"}[*ifc.AcceptRA])
-			}
-		}
-		if s.Gateway.IsValid() {
-			opt("gateway", s.Gateway.String())
-		}
-		if s.MTU != 0 {
-			opt("mtu", fmt.Sprint(s.MTU))
-		}
-		if s.Metric != 0 && !s.IPv6() { // ifupdown has metric for inet only
-			opt("metric", fmt.Sprint(s.Metric))
-		}
-		if s.Type == netcfg.DHCP4 && ifc.DHCP4Overrides != nil && ifc.DHCP4Overrides.Hostname != "" {
-			opt("hostname", ifc.DHCP4Overrides.Hostname)
-		}
-		var ns []string
-		for _, n := range s.DNS.Nameservers {
-			ns = append(ns, n.String())
-		}
-		search := s.DNS.Search
-		if i == 0 {
-			// The interface's own DNS (cloud-init writes it as a broken
-			// "dns {...}" line) joins the first stanza.
-			for _, n := range ifc.DNS.Nameservers {
-				ns = append(ns, n.String())
-			}
-			search = append(append([]string(nil), search...), ifc.DNS.Search...)
-		}
-		if ns = dedupe(ns); len(ns) > 0 {
-			opt("dns-nameservers", strings.Join(ns, " "))
-		}
-		if search = dedupe(search); len(search) > 0 {
-			opt("dns-search", strings.Join(search, " "))
-		}
-		sort.Strings(opts)
+		mode, opts := eniSubnetOpts(ifc, s, i == 0)
 		// Only the first stanza is "auto": older ifupdown complains about
 		// repeated auto lines.
 		control := "auto " + ifc.Name
@@ -263,6 +212,72 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		out = append(out, lines)
 	}
 	return out
+}
+
+// eniSubnetOpts is subnet s's method and its options, sorted; the first
+// subnet's also carry the interface's own DNS.
+func eniSubnetOpts(ifc *netcfg.Interface, s netcfg.Subnet, first bool) (string, []string) {
+	var opts []string
+	opt := func(k, v string) { opts = append(opts, "    "+k+" "+v) }
+	mode := "manual"
+	switch s.Type {
+	case netcfg.DHCP4, netcfg.DHCP6, netcfg.DHCPv6Stateful:
+		mode = "dhcp"
+		if s.IPv6() && ifc.AcceptRA != nil {
+			opt("accept_ra", map[bool]string{true: "1", false: "0"}[*ifc.AcceptRA])
+		}
+	case netcfg.DHCPv6Stateless:
+		mode = "auto"
+		opt("dhcp", "1")
+	case netcfg.SLAAC:
+		mode = "auto"
+		opt("dhcp", "0")
+	case netcfg.Static:
+		mode = "static"
+		opt("address", s.Address.String())
+		if s.IPv6() && ifc.AcceptRA != nil {
+			opt("accept_ra", map[bool]string{true: "1", false: "0"}[*ifc.AcceptRA])
+		}
+	}
+	if s.Gateway.IsValid() {
+		opt("gateway", s.Gateway.String())
+	}
+	if s.MTU != 0 {
+		opt("mtu", fmt.Sprint(s.MTU))
+	}
+	if s.Metric != 0 && !s.IPv6() { // ifupdown has metric for inet only
+		opt("metric", fmt.Sprint(s.Metric))
+	}
+	if s.Type == netcfg.DHCP4 && ifc.DHCP4Overrides != nil && ifc.DHCP4Overrides.Hostname != "" {
+		opt("hostname", ifc.DHCP4Overrides.Hostname)
+	}
+	ns, search := eniSubnetDNS(ifc, s, first)
+	if len(ns) > 0 {
+		opt("dns-nameservers", strings.Join(ns, " "))
+	}
+	if len(search) > 0 {
+		opt("dns-search", strings.Join(search, " "))
+	}
+	sort.Strings(opts)
+	return mode, opts
+}
+
+// eniSubnetDNS is subnet s's nameservers and search domains, deduplicated;
+// the first subnet's also carry the interface's own.
+func eniSubnetDNS(ifc *netcfg.Interface, s netcfg.Subnet, first bool) (ns, search []string) {
+	for _, n := range s.DNS.Nameservers {
+		ns = append(ns, n.String())
+	}
+	search = s.DNS.Search
+	if first {
+		// The interface's own DNS (cloud-init writes it as a broken
+		// "dns {...}" line) joins the first stanza.
+		for _, n := range ifc.DNS.Nameservers {
+			ns = append(ns, n.String())
+		}
+		search = append(append([]string(nil), search...), ifc.DNS.Search...)
+	}
+	return dedupe(ns), dedupe(search)
 }
 
 // eniRoute renders a route as post-up/pre-down commands. cloud-init uses
