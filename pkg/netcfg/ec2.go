@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // ParseEC2 parses the EC2 metadata service's network/ directory as JSON
@@ -40,7 +42,7 @@ func ParseEC2(data []byte, macToName map[string]string) (*Config, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("ec2 network metadata: want an object, got %s", jsonType(v))
+		return nil, fmt.Errorf("ec2 network metadata: want an object, got %s", scalar.JSONNoun(v))
 	}
 	return convertEC2(m, macToName)
 }
@@ -49,11 +51,11 @@ func ParseEC2(data []byte, macToName map[string]string) (*Config, error) {
 func convertEC2(network map[string]any, macToName map[string]string) (*Config, error) {
 	ifs, ok := network["interfaces"].(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("ec2 network metadata: \"interfaces\": want a directory, got %s", jsonType(network["interfaces"]))
+		return nil, fmt.Errorf("ec2 network metadata: \"interfaces\": want a directory, got %s", scalar.JSONNoun(network["interfaces"]))
 	}
 	macs, ok := ifs["macs"].(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("ec2 network metadata: \"interfaces/macs\": want a directory, got %s", jsonType(ifs["macs"]))
+		return nil, fmt.Errorf("ec2 network metadata: \"interfaces/macs\": want a directory, got %s", scalar.JSONNoun(ifs["macs"]))
 	}
 	type nic struct {
 		mac string
@@ -74,7 +76,7 @@ func convertEC2(network map[string]any, macToName map[string]string) (*Config, e
 		seen[mac] = where
 		md, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("ec2 network metadata: %q: want a directory, got %s", where, jsonType(v))
+			return nil, fmt.Errorf("ec2 network metadata: %q: want a directory, got %s", where, scalar.JSONNoun(v))
 		}
 		if macToName != nil && macToName[mac] == "" {
 			continue // not a NIC of this system
@@ -178,7 +180,7 @@ func ec2SecondaryAddresses(md map[string]any) ([]netip.Prefix, error) {
 		for i, ip := range ips[1:] {
 			s, ok := ip.(string)
 			if !ok {
-				return nil, fmt.Errorf("%s\" element %d: want a string, got %s", f.ips, i+1, jsonType(ip))
+				return nil, fmt.Errorf("%s\" element %d: want a string, got %s", f.ips, i+1, scalar.JSONNoun(ip))
 			}
 			addrs = append(addrs, addr{s + "/" + prefix, f.ips})
 		}

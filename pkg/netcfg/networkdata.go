@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // physicalLinkTypes are the network_data.json link types cloud-init treats as
@@ -74,7 +76,7 @@ func (o jsonObj) str(key string) (string, bool, error) {
 	case json.Number:
 		return v.String(), true, nil
 	}
-	return "", false, fmt.Errorf("%s: want a string, have %s", key, jsonType(v))
+	return "", false, fmt.Errorf("%s: want a string, have %s", key, scalar.JSONNoun(v))
 }
 
 func (o jsonObj) integer(key string) (int, bool, error) {
@@ -89,7 +91,7 @@ func (o jsonObj) integer(key string) (int, bool, error) {
 	case string:
 		s = strings.TrimSpace(v)
 	default:
-		return 0, false, fmt.Errorf("%s: want an integer, have %s", key, jsonType(v))
+		return 0, false, fmt.Errorf("%s: want an integer, have %s", key, scalar.JSONNoun(v))
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
@@ -105,7 +107,7 @@ func (o jsonObj) list(key string) ([]any, error) {
 	}
 	l, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s: want a list, have %s", key, jsonType(v))
+		return nil, fmt.Errorf("%s: want a list, have %s", key, scalar.JSONNoun(v))
 	}
 	return l, nil
 }
@@ -119,29 +121,11 @@ func (o jsonObj) objects(key string) ([]jsonObj, error) {
 	for i, v := range l {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s[%d]: want an object, have %s", key, i, jsonType(v))
+			return nil, fmt.Errorf("%s[%d]: want an object, have %s", key, i, scalar.JSONNoun(v))
 		}
 		objs[i] = m
 	}
 	return objs, nil
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // ndLink is what the parser learnt of a link, for references by id.
@@ -228,7 +212,7 @@ func decodeNetworkData(data []byte) (jsonObj, error) {
 	}
 	root, ok := top.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("want a JSON object, have %s", jsonType(top))
+		return nil, fmt.Errorf("want a JSON object, have %s", scalar.JSONNoun(top))
 	}
 	return jsonObj(root), nil
 }
@@ -359,7 +343,7 @@ func (p *ndParser) bond(iface *Interface, l jsonObj, mac, where string) error {
 	for j, m := range members {
 		s, ok := m.(string)
 		if !ok {
-			return fmt.Errorf("%s: bond_links[%d]: want a link id, have %s", where, j, jsonType(m))
+			return fmt.Errorf("%s: bond_links[%d]: want a link id, have %s", where, j, scalar.JSONNoun(m))
 		}
 		if _, ok := p.byID[s]; !ok {
 			return fmt.Errorf("%s: bond_links[%d]: %q: no such link", where, j, s)
@@ -721,7 +705,7 @@ func paramString(v any) (string, error) {
 		}
 		return strings.Join(parts, " "), nil
 	}
-	return "", fmt.Errorf("want a value, have %s", jsonType(v))
+	return "", fmt.Errorf("want a value, have %s", scalar.JSONNoun(v))
 }
 
 // stringList accepts a list of strings or one whitespace-separated string,
@@ -737,11 +721,11 @@ func stringList(v any) ([]string, error) {
 		for i, e := range v {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("[%d]: want a string, have %s", i, jsonType(e))
+				return nil, fmt.Errorf("[%d]: want a string, have %s", i, scalar.JSONNoun(e))
 			}
 			out[i] = s
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("want a list, have %s", jsonType(v))
+	return nil, fmt.Errorf("want a list, have %s", scalar.JSONNoun(v))
 }
