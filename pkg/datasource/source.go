@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
@@ -31,17 +32,29 @@ type Source struct {
 	// no links, no special files, every read capped.
 	ReadFS func(fs.FS) (*instance.Data, error)
 
-	// Metadata reads the source's metadata service at base (an http or
-	// https URL without a trailing slash: http://169.254.169.254, the
-	// link-local IPv6 address, or earlyinit.metadata_url). All metadata
-	// sources share one temporary network, brought up once.
-	Metadata func(ctx context.Context, base string, logf func(string, ...any)) (*instance.Data, error)
+	// Metadata reads the source's metadata service. All metadata sources
+	// share one temporary network, brought up once, and are given it as
+	// a Service.
+	Metadata func(ctx context.Context, svc Service) (*instance.Data, error)
 
 	// Cmdline reads the source's own words on the kernel command line
 	// (every word that is not earlyinit's, as key -> value). ok is false
 	// when the command line does not name this source; then discovery
 	// does not consider it asked for.
 	Cmdline func(params map[string]string) (h Hint, ok bool, err error)
+}
+
+// Service is a metadata service as discovery hands it to a source.
+type Service struct {
+	// Base is the service's URL without a trailing slash:
+	// http://169.254.169.254, the link-local IPv6 address, or
+	// earlyinit.metadata_url.
+	Base string
+	// HTTP makes the requests; nil means the source's own httpget.Getter
+	// (its timeouts, retries and caps).
+	HTTP httpget.Fetcher
+	// Logf is told of retries and of what the source chose.
+	Logf func(string, ...any)
 }
 
 // Hint is what a source's kernel command-line words ask for.

@@ -4,7 +4,10 @@
 //
 // Discovery is pure but for a System: the seed directories, block devices
 // and drives, and the temporary network a metadata service is reached
-// through. Linux is the System of a running machine; tests give a fake one.
+// through, with the HTTP client the sources use on it. Linux is the System
+// of a running machine; tests give a fake one. Time reaches the System only
+// as the waits and context deadlines discovery passes it, so a fake System
+// ends every wait at once.
 package discover
 
 import (
@@ -68,10 +71,12 @@ type System interface {
 	// lease kept with earlyinit.keepnet).
 	RaiseLinks() (lower func())
 	// Network brings up the temporary network for the metadata services
-	// and returns the base URL to reach them at; done takes it down again
-	// (or keeps it, with earlyinit.keepnet). base is set whenever err is
-	// nil, even when no address could be had: the sources still try.
-	Network(ctx context.Context) (base string, done func(), err error)
+	// and returns the service as the sources reach it: its base URL and
+	// the HTTP client (nil: each source's own); done takes the network
+	// down again (or keeps it, with earlyinit.keepnet). The base is set
+	// whenever err is nil, even when no address could be had: the sources
+	// still try.
+	Network(ctx context.Context) (svc datasource.Service, done func(), err error)
 }
 
 // Order returns the sources earlyinit.ds= (comma separated, any case)
@@ -306,17 +311,18 @@ func nearMisses(log Log, order []datasource.Source, devs []blockdev.Device) {
 func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	base, done, err := f.sys.Network(ctx)
+	svc, done, err := f.sys.Network(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	svc.Logf = f.log.Debugf
 	var errs []error
 	for _, src := range srcs {
 		var d *instance.Data
 		err := f.log.Guard("datasource "+src.Name, func() error {
 			var err error
-			d, err = src.Metadata(ctx, base, f.log.Debugf)
+			d, err = src.Metadata(ctx, svc)
 			return err
 		})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 )
@@ -43,6 +44,7 @@ type fakeSys struct {
 	netErr   error
 	calls    []string
 	driveFor time.Duration
+	http     httpget.Fetcher
 }
 
 func (s *fakeSys) SeedDir(dir string) (fs.FS, bool) {
@@ -70,12 +72,12 @@ func (s *fakeSys) RaiseLinks() func() {
 	return func() { s.calls = append(s.calls, "lower") }
 }
 
-func (s *fakeSys) Network(ctx context.Context) (string, func(), error) {
+func (s *fakeSys) Network(ctx context.Context) (datasource.Service, func(), error) {
 	s.calls = append(s.calls, "network")
 	if s.netErr != nil {
-		return "", nil, s.netErr
+		return datasource.Service{}, nil, s.netErr
 	}
-	return "http://meta", func() { s.calls = append(s.calls, "network down") }, nil
+	return datasource.Service{Base: "http://meta", HTTP: s.http}, func() { s.calls = append(s.calls, "network down") }, nil
 }
 
 func configDrive(uuid string) fs.FS {
@@ -236,9 +238,9 @@ func TestMetadataShareOneNetwork(t *testing.T) {
 	old := Sources
 	defer func() { Sources = old }()
 	var asked []string
-	reader := func(name string, d *instance.Data, err error) func(context.Context, string, func(string, ...any)) (*instance.Data, error) {
-		return func(ctx context.Context, base string, _ func(string, ...any)) (*instance.Data, error) {
-			asked = append(asked, name+" "+base)
+	reader := func(name string, d *instance.Data, err error) func(context.Context, datasource.Service) (*instance.Data, error) {
+		return func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+			asked = append(asked, name+" "+svc.Base)
 			if name == "boom" {
 				panic("reader bug")
 			}
@@ -369,5 +371,40 @@ func TestBoundedDriveRead(t *testing.T) {
 	d, err := bounded(context.Background(), &log, "/dev/sr2", func() (*instance.Data, error) { return &instance.Data{InstanceID: "i-1"}, nil })
 	if err != nil || d.InstanceID != "i-1" {
 		t.Errorf("normal read: %v %v", d, err)
+	}
+}
+
+// fakeHTTP answers GETs from a map of URL to body; anything else is a 404.
+type fakeHTTP struct {
+	docs map[string]string
+	got  []string
+}
+
+func (f *fakeHTTP) Get(ctx context.Context, r httpget.Request) ([]byte, error) {
+	f.got = append(f.got, r.URL)
+	if b, ok := f.docs[r.URL]; ok {
+		return []byte(b), nil
+	}
+	return nil, &httpget.StatusError{Method: "GET", URL: r.URL, Code: 404}
+}
+
+// TestMetadataThroughSystemHTTP: a metadata source makes its requests
+// through the HTTP client the System gives, at the base URL it gives: the
+// real OpenStack reader reads a fake service without a socket.
+func TestMetadataThroughSystemHTTP(t *testing.T) {
+	h := &fakeHTTP{docs: map[string]string{
+		"http://meta/openstack":                         "latest\n",
+		"http://meta/openstack/latest/meta_data.json":   `{"uuid": "os-1", "hostname": "from-http"}`,
+		"http://meta/openstack/latest/user_data":        "#cloud-config\n",
+		"http://meta/openstack/latest/vendor_data.json": "{}",
+	}}
+	sys := &fakeSys{http: h}
+	var log testLog
+	d, err := Find(sys, cmdline(t, "earlyinit.ds=openstack"), &log)
+	if err != nil || d == nil || d.InstanceID != "os-1" || d.LocalHostname != "from-http" || d.Datasource != "openstack" || d.DatasourceClass != "OpenStack" {
+		t.Fatalf("Find = %+v, %v\n%s", d, err, log.String())
+	}
+	if len(h.got) < 2 || h.got[0] != "http://meta/openstack" {
+		t.Errorf("requests %q", h.got)
 	}
 }

@@ -176,15 +176,15 @@ func (l *Linux) RaiseLinks() (lower func()) {
 // its link, gets a temporary DHCPv4 lease (or, without one, uses the IPv6
 // link-local path), and returns the metadata base URL; done takes the
 // temporary network down unless earlyinit.keepnet.
-func (l *Linux) Network(ctx context.Context) (base string, done func(), err error) {
+func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(), err error) {
 	t0 := time.Now()
 	nl := l.netlink()
 	iface, err := l.linkedNIC(ctx, nl)
 	if err != nil {
 		l.NetWait += time.Since(t0)
-		return "", nil, err
+		return svc, nil, err
 	}
-	base = DefaultBaseURL
+	base := DefaultBaseURL
 	if l.MetadataURL != "" {
 		base = strings.TrimSuffix(l.MetadataURL, "/")
 	}
@@ -230,7 +230,7 @@ func (l *Linux) Network(ctx context.Context) (base string, done func(), err erro
 			l.Log.Printf("metadata: temporary network on %s torn down", iface)
 		}
 	}
-	return base, done, nil
+	return datasource.Service{Base: base}, done, nil
 }
 
 func remaining(ctx context.Context) time.Duration {

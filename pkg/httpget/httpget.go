@@ -28,6 +28,12 @@ const (
 	DefaultBackoff        = 200 * time.Millisecond
 )
 
+// Fetcher is what a metadata client needs of HTTP: one GET. *Getter is
+// the real one; tests and other transports give their own.
+type Fetcher interface {
+	Get(ctx context.Context, r Request) ([]byte, error)
+}
+
 // Getter fetches URLs. The zero value is usable.
 type Getter struct {
 	// RequestTimeout bounds one try, from dialing to the end of the body.

@@ -71,8 +71,8 @@ func (s driveSys) ReadDrive(dev blockdev.Device, read func(fs.FS) (*instance.Dat
 	return read(datasource.DriveFS(s.dir, datasource.MaxDriveTotal))
 }
 func (s driveSys) RaiseLinks() func() { return func() {} }
-func (s driveSys) Network(context.Context) (string, func(), error) {
-	return "", nil, errors.New("no metadata service here")
+func (s driveSys) Network(context.Context) (datasource.Service, func(), error) {
+	return datasource.Service{}, nil, errors.New("no metadata service here")
 }
 
 // fakeNL is a machine's NICs: renames take effect, nothing fails.

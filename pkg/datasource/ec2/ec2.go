@@ -68,6 +68,9 @@ func ExtendedVersions() []string { return []string{"2021-03-23", "2018-09-24", "
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
+	// HTTP makes the requests; nil means an httpget.Getter with the
+	// RequestTimeout, Retries, Backoff and Logf below.
+	HTTP httpget.Fetcher
 	// RequestTimeout bounds each try of each request; 0 means 2 s. The
 	// token PUT is tried once when it times out.
 	RequestTimeout time.Duration
@@ -88,7 +91,7 @@ type Client struct {
 }
 
 type fetcher struct {
-	g       *httpget.Getter
+	g       httpget.Fetcher
 	base    string
 	header  map[string]string
 	maxBody int64
@@ -115,12 +118,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		base = DefaultBaseURL
 	}
 	f := &fetcher{
-		g: &httpget.Getter{
-			RequestTimeout: c.RequestTimeout,
-			Retries:        c.Retries,
-			Backoff:        c.Backoff,
-			Logf:           c.Logf,
-		},
+		g:       c.http(),
 		base:    base,
 		header:  map[string]string{},
 		maxBody: c.MaxBody,
@@ -309,4 +307,12 @@ func fromMeta(mdURL string, meta map[string]any) (*instance.Data, error) {
 		return nil, keyErr("network", "want a directory, got %s", scalar.JSONNoun(nw))
 	}
 	return d, nil
+}
+
+// http is c.HTTP, or a Getter with c's settings.
+func (c *Client) http() httpget.Fetcher {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

@@ -12,8 +12,8 @@ import (
 var Source = datasource.Source{
 	Name:  "ec2",
 	Class: "Ec2",
-	Metadata: func(ctx context.Context, base string, logf func(string, ...any)) (*instance.Data, error) {
-		c := &Client{BaseURL: base, Logf: logf}
+	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+		c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf}
 		return c.Read(ctx)
 	},
 }

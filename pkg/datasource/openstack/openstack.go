@@ -51,6 +51,9 @@ const maxContentFiles = 100
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
+	// HTTP makes the requests; nil means an httpget.Getter with the
+	// RequestTimeout, Retries, Backoff and Logf below.
+	HTTP httpget.Fetcher
 	// RequestTimeout bounds each try of each request; 0 means 2 s.
 	RequestTimeout time.Duration
 	// Retries is how many times a request that failed with a connection
@@ -70,7 +73,7 @@ type Client struct {
 
 // fetcher is one Read's state.
 type fetcher struct {
-	g       *httpget.Getter
+	g       httpget.Fetcher
 	base    string
 	maxBody int64
 	maxMeta int64
@@ -109,12 +112,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		base = DefaultBaseURL
 	}
 	f := &fetcher{
-		g: &httpget.Getter{
-			RequestTimeout: c.RequestTimeout,
-			Retries:        c.Retries,
-			Backoff:        c.Backoff,
-			Logf:           c.Logf,
-		},
+		g:       c.http(),
 		base:    base,
 		maxBody: c.MaxBody,
 	}
@@ -297,4 +295,12 @@ func contentName(v any) (string, bool) {
 		return "", false
 	}
 	return name, true
+}
+
+// http is c.HTTP, or a Getter with c's settings.
+func (c *Client) http() httpget.Fetcher {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }
