@@ -6,8 +6,6 @@
 package datasource
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -118,58 +117,8 @@ func PublicKeys(v any) ([]string, error) {
 	return keys, nil
 }
 
-// DecodeJSON decodes a JSON document, keeping numbers as json.Number so they
-// survive a round trip into instance-data.json unchanged. A syntax error names
-// name, the byte offset and its line:column; trailing data after the value is
-// an error too.
-func DecodeJSON(name string, b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, jsonError(name, b, err)
-	}
-	if _, err := dec.Token(); err == nil || !errors.Is(err, io.EOF) {
-		off := dec.InputOffset()
-		line, col := lineCol(b, off)
-		return nil, fmt.Errorf("parse %s: invalid JSON at byte %d (line %d:%d): data after the top-level value", name, off, line, col)
-	}
-	return v, nil
-}
-
-func jsonError(name string, b []byte, err error) error {
-	var off int64
-	var serr *json.SyntaxError
-	switch {
-	case errors.As(err, &serr):
-		off = serr.Offset
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		off = int64(len(b))
-		err = errors.New("unexpected end of JSON input")
-	default:
-		return fmt.Errorf("parse %s: %w", name, err)
-	}
-	line, col := lineCol(b, off)
-	return fmt.Errorf("parse %s: invalid JSON at byte %d (line %d:%d): %v", name, off, line, col, err)
-}
-
-// lineCol turns a byte offset as json reports it (the count of bytes read when
-// the error was found) into a 1-based line and column.
-func lineCol(b []byte, off int64) (line, col int) {
-	if off < 0 {
-		off = 0
-	}
-	if off > int64(len(b)) {
-		off = int64(len(b))
-	}
-	prefix := b[:off]
-	line = bytes.Count(prefix, []byte("\n")) + 1
-	col = len(prefix) - (bytes.LastIndexByte(prefix, '\n') + 1)
-	if col == 0 {
-		col = 1
-	}
-	return line, col
-}
+// DecodeJSON is jsondoc.Decode, for the readers.
+func DecodeJSON(name string, b []byte) (any, error) { return jsondoc.Decode(name, b) }
 
 // ReadOptional is ReadFile for a file that may be missing: it returns nil and
 // no error then, and a non-nil (possibly empty) slice when the file exists.

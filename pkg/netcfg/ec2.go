@@ -1,17 +1,15 @@
 package netcfg
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -36,7 +34,7 @@ import (
 // each NIC's DHCP subnets get cloud-init's route metric, 100 × (device-number
 // + 1), so the primary NIC's default route wins.
 func ParseEC2(data []byte, macToName map[string]string) (*Config, error) {
-	v, err := decodeEC2JSON("ec2 network metadata", data)
+	v, err := jsondoc.Decode("ec2 network metadata", data)
 	if err != nil {
 		return nil, err
 	}
@@ -195,48 +193,4 @@ func ec2SecondaryAddresses(md map[string]any) ([]netip.Prefix, error) {
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-// decodeEC2JSON decodes one JSON document with numbers as json.Number, its
-// errors worded as datasource.DecodeJSON's (the EC2 reader's, where this
-// parser lived): a syntax error names name, the byte offset and its
-// line:column; data after the value is an error too.
-func decodeEC2JSON(name string, b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		var off int64
-		var serr *json.SyntaxError
-		switch {
-		case errors.As(err, &serr):
-			off = serr.Offset
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			off = int64(len(b))
-			err = errors.New("unexpected end of JSON input")
-		default:
-			return nil, fmt.Errorf("parse %s: %w", name, err)
-		}
-		line, col := jsonLineCol(b, off)
-		return nil, fmt.Errorf("parse %s: invalid JSON at byte %d (line %d:%d): %v", name, off, line, col, err)
-	}
-	if _, err := dec.Token(); err == nil || !errors.Is(err, io.EOF) {
-		off := dec.InputOffset()
-		line, col := jsonLineCol(b, off)
-		return nil, fmt.Errorf("parse %s: invalid JSON at byte %d (line %d:%d): data after the top-level value", name, off, line, col)
-	}
-	return v, nil
-}
-
-// jsonLineCol turns a byte offset as encoding/json reports it (the count of
-// bytes read when the error was found) into a 1-based line and column.
-func jsonLineCol(b []byte, off int64) (line, col int) {
-	off = max(0, min(off, int64(len(b))))
-	prefix := b[:off]
-	line = bytes.Count(prefix, []byte("\n")) + 1
-	col = len(prefix) - (bytes.LastIndexByte(prefix, '\n') + 1)
-	if col == 0 {
-		col = 1
-	}
-	return line, col
 }
