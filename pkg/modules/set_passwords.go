@@ -31,9 +31,7 @@ var hashedRE = regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`)
 //
 // Passwords never reach the log or an error message.
 func setPasswords(ctx context.Context, e *Env) error {
-	var errs []error
-	var text, hashed [][2]string
-	var random []string
+	var pw passwords
 	expire := true
 	if c, ok := e.Cfg["chpasswd"]; ok && c != nil {
 		ch, ok := c.(map[string]any)
@@ -41,120 +39,161 @@ func setPasswords(ctx context.Context, e *Env) error {
 			return fmt.Errorf("chpasswd: want a map, got %s", kind(c))
 		}
 		expire = cfgBool(ch, "expire", true)
-		if u, ok := ch["users"]; ok && u != nil {
-			list, ok := u.([]any)
-			if !ok {
-				return fmt.Errorf("chpasswd.users: want a list, got %s", kind(u))
-			}
-			for i, it := range list {
-				m, ok := it.(map[string]any)
-				if !ok {
-					return fmt.Errorf("chpasswd.users.%d: want a map, got %s", i, kind(it))
-				}
-				name := cfgString(m, "name", "")
-				if name == "" {
-					return fmt.Errorf("chpasswd.users.%d: name is missing", i)
-				}
-				if err := checkName(name); err != nil {
-					return fmt.Errorf("chpasswd.users.%d: name: %w", i, err)
-				}
-				typ := cfgString(m, "type", "hash")
-				pw := cfgString(m, "password", "")
-				switch {
-				case typ == "RANDOM" || (typ != "text" && typ != "hash"):
-					if typ != "RANDOM" {
-						return fmt.Errorf("chpasswd.users.%d: type: want text, hash or RANDOM", i) // never the value: it may be a misplaced password
-					}
-					p, err := randomPassword()
-					if err != nil {
-						return err
-					}
-					text = append(text, [2]string{name, p})
-					random = append(random, name+":"+p)
-				case pw == "":
-					return fmt.Errorf("chpasswd.users.%d: password is missing", i)
-				case typ == "text":
-					text = append(text, [2]string{name, pw})
-				default:
-					hashed = append(hashed, [2]string{name, pw})
-				}
-			}
+		if err := pw.addUsers(ch["users"]); err != nil {
+			return err
 		}
-		var lines []string
-		switch l := ch["list"].(type) {
-		case nil:
-		case string:
-			e.logf("chpasswd.list as a multi-line string is deprecated: use chpasswd.users")
-			lines = strings.Split(l, "\n")
-		case []any:
-			e.logf("chpasswd.list is deprecated: use chpasswd.users")
-			for _, x := range l {
-				lines = append(lines, scalarString(x))
-			}
-		default:
-			return fmt.Errorf("chpasswd.list: want a list, got %s", kind(l))
-		}
-		for i, line := range lines {
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			u, p, ok := strings.Cut(line, ":")
-			if !ok || u == "" {
-				return fmt.Errorf("chpasswd.list.%d: want name:password", i)
-			}
-			if err := checkName(u); err != nil {
-				return fmt.Errorf("chpasswd.list.%d: name: %w", i, err)
-			}
-			switch {
-			case hashedRE.MatchString(p) && !strings.Contains(p, ":"):
-				hashed = append(hashed, [2]string{u, p})
-			case p == "R" || p == "RANDOM":
-				rp, err := randomPassword()
-				if err != nil {
-					return err
-				}
-				text = append(text, [2]string{u, rp})
-				random = append(random, u+":"+rp)
-			default:
-				text = append(text, [2]string{u, p})
-			}
+		if err := pw.addList(e, ch["list"]); err != nil {
+			return err
 		}
 	}
-	if len(text) == 0 && len(hashed) == 0 {
-		if pw := cfgString(e.Cfg, "password", ""); pw != "" {
+	if len(pw.text) == 0 && len(pw.hashed) == 0 {
+		if p := cfgString(e.Cfg, "password", ""); p != "" {
 			if u := e.defaultUserName(); u != "" {
-				text = append(text, [2]string{u, pw})
+				pw.text = append(pw.text, [2]string{u, p})
 			} else {
 				e.logf("password: no default user to set it for")
 			}
 		}
 	}
-	pairs := func(ps [][2]string) []string {
-		out := make([]string, len(ps))
-		for i, p := range ps {
-			out[i] = p[0] + ":" + p[1]
-		}
-		return out
-	}
-	if len(text) > 0 {
-		errs = append(errs, e.chpasswd(ctx, pairs(text), false))
-	}
-	if len(hashed) > 0 {
-		errs = append(errs, e.chpasswd(ctx, pairs(hashed), true))
-	}
-	if len(random) > 0 {
-		errs = append(errs, e.keepRandom(random))
-	}
-	if expire {
-		for _, p := range append(text, hashed...) {
-			errs = append(errs, func() error {
-				_, err := e.run(ctx, Cmd{Name: "passwd", Args: []string{"--expire", "--", p[0]}})
-				return err
-			}())
-		}
-	}
+	errs := pw.set(ctx, e, expire)
 	errs = append(errs, e.sshPwauth())
 	return errors.Join(errs...)
+}
+
+// passwords are the {name, password} pairs set_passwords sets: text ones
+// for chpasswd, hashes for chpasswd -e, and the random ones (also in text)
+// as "name:password" lines to keep.
+type passwords struct {
+	text, hashed [][2]string
+	random       []string
+}
+
+// addRandom gives name a new random password.
+func (pw *passwords) addRandom(name string) error {
+	p, err := randomPassword()
+	if err != nil {
+		return err
+	}
+	pw.text = append(pw.text, [2]string{name, p})
+	pw.random = append(pw.random, name+":"+p)
+	return nil
+}
+
+// addUsers reads chpasswd.users: {name, password, type: text|hash|RANDOM}.
+func (pw *passwords) addUsers(u any) error {
+	if u == nil {
+		return nil
+	}
+	list, ok := u.([]any)
+	if !ok {
+		return fmt.Errorf("chpasswd.users: want a list, got %s", kind(u))
+	}
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return fmt.Errorf("chpasswd.users.%d: want a map, got %s", i, kind(it))
+		}
+		name := cfgString(m, "name", "")
+		if name == "" {
+			return fmt.Errorf("chpasswd.users.%d: name is missing", i)
+		}
+		if err := checkName(name); err != nil {
+			return fmt.Errorf("chpasswd.users.%d: name: %w", i, err)
+		}
+		typ := cfgString(m, "type", "hash")
+		p := cfgString(m, "password", "")
+		switch {
+		case typ == "RANDOM" || (typ != "text" && typ != "hash"):
+			if typ != "RANDOM" {
+				return fmt.Errorf("chpasswd.users.%d: type: want text, hash or RANDOM", i) // never the value: it may be a misplaced password
+			}
+			if err := pw.addRandom(name); err != nil {
+				return err
+			}
+		case p == "":
+			return fmt.Errorf("chpasswd.users.%d: password is missing", i)
+		case typ == "text":
+			pw.text = append(pw.text, [2]string{name, p})
+		default:
+			pw.hashed = append(pw.hashed, [2]string{name, p})
+		}
+	}
+	return nil
+}
+
+// addList reads the deprecated chpasswd.list: "name:password" lines, a
+// password that looks like a crypt hash being a hash, R or RANDOM a random
+// one.
+func (pw *passwords) addList(e *Env, list any) error {
+	var lines []string
+	switch l := list.(type) {
+	case nil:
+	case string:
+		e.logf("chpasswd.list as a multi-line string is deprecated: use chpasswd.users")
+		lines = strings.Split(l, "\n")
+	case []any:
+		e.logf("chpasswd.list is deprecated: use chpasswd.users")
+		for _, x := range l {
+			lines = append(lines, scalarString(x))
+		}
+	default:
+		return fmt.Errorf("chpasswd.list: want a list, got %s", kind(l))
+	}
+	for i, line := range lines {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		u, p, ok := strings.Cut(line, ":")
+		if !ok || u == "" {
+			return fmt.Errorf("chpasswd.list.%d: want name:password", i)
+		}
+		if err := checkName(u); err != nil {
+			return fmt.Errorf("chpasswd.list.%d: name: %w", i, err)
+		}
+		switch {
+		case hashedRE.MatchString(p) && !strings.Contains(p, ":"):
+			pw.hashed = append(pw.hashed, [2]string{u, p})
+		case p == "R" || p == "RANDOM":
+			if err := pw.addRandom(u); err != nil {
+				return err
+			}
+		default:
+			pw.text = append(pw.text, [2]string{u, p})
+		}
+	}
+	return nil
+}
+
+// set runs chpasswd for the text and the hashed passwords, keeps the random
+// ones and, with expire, expires every password set; it returns each
+// step's error (nil for success), in that order.
+func (pw *passwords) set(ctx context.Context, e *Env, expire bool) []error {
+	var errs []error
+	if len(pw.text) > 0 {
+		errs = append(errs, e.chpasswd(ctx, chpasswdLines(pw.text), false))
+	}
+	if len(pw.hashed) > 0 {
+		errs = append(errs, e.chpasswd(ctx, chpasswdLines(pw.hashed), true))
+	}
+	if len(pw.random) > 0 {
+		errs = append(errs, e.keepRandom(pw.random))
+	}
+	if expire {
+		for _, p := range append(pw.text, pw.hashed...) {
+			_, err := e.run(ctx, Cmd{Name: "passwd", Args: []string{"--expire", "--", p[0]}})
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// chpasswdLines is pairs as chpasswd's "name:password" lines.
+func chpasswdLines(pairs [][2]string) []string {
+	out := make([]string, len(pairs))
+	for i, p := range pairs {
+		out[i] = p[0] + ":" + p[1]
+	}
+	return out
 }
 
 func (e *Env) sshPwauth() error {
