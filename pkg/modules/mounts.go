@@ -47,89 +47,22 @@ func sanitizeDev(s string) string {
 // (through Exec; a failure is logged, not fatal, since nofail entries may
 // legitimately be absent).
 func mounts(ctx context.Context, e *Env) error {
-	defs := defaultMountFields
-	if d, ok := e.Cfg["mount_default_fields"]; ok && d != nil {
-		l, ok := d.([]any)
-		if !ok || len(l) != 6 {
-			return fmt.Errorf("mount_default_fields: want a list of 6 fields")
-		}
-		defs = l
+	defs, err := mountDefaults(e.Cfg)
+	if err != nil {
+		return err
 	}
 	old, err := e.Root.ReadFile("/etc/fstab")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	var kept []string
-	devs := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSuffix(string(old), "\n"), "\n") {
-		if strings.Contains(line, MountComment) || strings.Contains(line, "comment=cloudconfig") {
-			continue
-		}
-		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-			devs[f[0]] = true
-		}
-		if line != "" || len(kept) > 0 {
-			kept = append(kept, line)
-		}
-	}
+	kept, devs := fstabOthers(old)
 	raw, _ := e.Cfg["mounts"].([]any)
 	if _, ok := e.Cfg["mounts"]; ok && raw == nil && e.Cfg["mounts"] != nil {
 		return fmt.Errorf("mounts: want a list, got %s", kind(e.Cfg["mounts"]))
 	}
-	var entries [][]string
-	for i, it := range raw {
-		l, ok := it.([]any)
-		if !ok {
-			e.logf("mounts.%d: not a list (%s): skipped", i, kind(it))
-			continue
-		}
-		if len(l) == 0 || l[0] == nil {
-			continue
-		}
-		f := make([]any, 6)
-		copy(f, l)
-		for j := range f {
-			if j >= len(l) || f[j] == nil {
-				f[j] = defs[j]
-			}
-		}
-		dev := sanitizeDev(scalarString(f[0]))
-		if dev == "" {
-			e.logf("mounts.%d: %v needs a datasource device mapping earlyinit does not have: skipped", i, f[0])
-			continue
-		}
-		if devs[dev] {
-			e.logf("mounts.%d: %s is already in /etc/fstab: skipped", i, dev)
-			continue
-		}
-		if f[1] == nil {
-			// A null mount point removes the device (cloud-init drops the
-			// entry and any earlier one for it).
-			out := entries[:0]
-			for _, x := range entries {
-				if x[0] != dev {
-					out = append(out, x)
-				}
-			}
-			entries = out
-			continue
-		}
-		s := make([]string, 6)
-		for j, x := range f {
-			if x == nil {
-				return fmt.Errorf("mounts.%d: field %d is empty and has no default", i, j)
-			}
-			s[j] = scalarString(x)
-			if s[j] == "" || strings.ContainsAny(s[j], " \t\n#") {
-				return fmt.Errorf("mounts.%d: field %d %q: empty or has blanks", i, j, s[j])
-			}
-		}
-		s[0] = dev
-		if !hasOpt(s[3], "nofail") {
-			s[3] += ",nofail"
-		}
-		s[3] += "," + MountComment
-		entries = append(entries, s)
+	entries, err := e.mountEntries(raw, defs, devs)
+	if err != nil {
+		return err
 	}
 	var lines []string
 	for _, s := range entries {
@@ -157,6 +90,117 @@ func mounts(ctx context.Context, e *Env) error {
 		}
 	}
 	return nil
+}
+
+// mountDefaults is mount_default_fields, or defaultMountFields without it.
+func mountDefaults(cfg map[string]any) ([]any, error) {
+	d, ok := cfg["mount_default_fields"]
+	if !ok || d == nil {
+		return defaultMountFields, nil
+	}
+	l, ok := d.([]any)
+	if !ok || len(l) != 6 {
+		return nil, fmt.Errorf("mount_default_fields: want a list of 6 fields")
+	}
+	return l, nil
+}
+
+// fstabOthers is the lines of fstab that are not earlyinit's (or
+// cloud-init's), leading blank lines dropped, and the devices they name.
+func fstabOthers(fstab []byte) (kept []string, devs map[string]bool) {
+	devs = map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(fstab), "\n"), "\n") {
+		if strings.Contains(line, MountComment) || strings.Contains(line, "comment=cloudconfig") {
+			continue
+		}
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			devs[f[0]] = true
+		}
+		if line != "" || len(kept) > 0 {
+			kept = append(kept, line)
+		}
+	}
+	return kept, devs
+}
+
+// mountEntries turns the mounts entries into fstab fields, in order: each
+// completed from defs, skipped (with a log line) when its device cannot be
+// named or is in devs, and dropping its device's earlier entries when its
+// mount point is null.
+func (e *Env) mountEntries(raw, defs []any, devs map[string]bool) ([][]string, error) {
+	var entries [][]string
+	for i, it := range raw {
+		l, ok := it.([]any)
+		if !ok {
+			e.logf("mounts.%d: not a list (%s): skipped", i, kind(it))
+			continue
+		}
+		if len(l) == 0 || l[0] == nil {
+			continue
+		}
+		f := withDefaults(l, defs)
+		dev := sanitizeDev(scalarString(f[0]))
+		if dev == "" {
+			e.logf("mounts.%d: %v needs a datasource device mapping earlyinit does not have: skipped", i, f[0])
+			continue
+		}
+		if devs[dev] {
+			e.logf("mounts.%d: %s is already in /etc/fstab: skipped", i, dev)
+			continue
+		}
+		if f[1] == nil {
+			// A null mount point removes the device (cloud-init drops the
+			// entry and any earlier one for it).
+			out := entries[:0]
+			for _, x := range entries {
+				if x[0] != dev {
+					out = append(out, x)
+				}
+			}
+			entries = out
+			continue
+		}
+		s, err := fstabFields(i, f, dev)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, s)
+	}
+	return entries, nil
+}
+
+// withDefaults is entry l's six fields, those it lacks or has null taken
+// from defs.
+func withDefaults(l, defs []any) []any {
+	f := make([]any, 6)
+	copy(f, l)
+	for j := range f {
+		if j >= len(l) || f[j] == nil {
+			f[j] = defs[j]
+		}
+	}
+	return f
+}
+
+// fstabFields is mounts entry i, completed to f, as fstab's six fields:
+// dev first, "nofail" and MountComment added to the options.
+func fstabFields(i int, f []any, dev string) ([]string, error) {
+	s := make([]string, 6)
+	for j, x := range f {
+		if x == nil {
+			return nil, fmt.Errorf("mounts.%d: field %d is empty and has no default", i, j)
+		}
+		s[j] = scalarString(x)
+		if s[j] == "" || strings.ContainsAny(s[j], " \t\n#") {
+			return nil, fmt.Errorf("mounts.%d: field %d %q: empty or has blanks", i, j, s[j])
+		}
+	}
+	s[0] = dev
+	if !hasOpt(s[3], "nofail") {
+		s[3] += ",nofail"
+	}
+	s[3] += "," + MountComment
+	return s, nil
 }
 
 func hasOpt(opts, o string) bool {
