@@ -153,36 +153,58 @@ func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
 	if len(groups) > 0 {
 		cfg["groups"] = strings.Join(groups, ",")
 	}
-	a, err := readAccounts(e.Root)
+	if err := e.ensureUser(ctx, u.Name, cfg, groups); err != nil {
+		return nil, err
+	}
+	if err := e.userPasswords(ctx, u.Name, cfg); err != nil {
+		return nil, err
+	}
+	rules, err := e.sudoRules(u.Name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if _, exists := a.user(u.Name); exists {
-		e.logf("user %s exists: not created", u.Name)
-	} else {
-		if cfgBool(cfg, "create_groups", true) {
-			want := groups
-			if pg := cfgString(cfg, "primary_group", ""); pg != "" {
-				want = append(append([]string{}, groups...), pg)
-			}
-			for _, g := range want {
-				if err := e.createGroup(ctx, g, false); err != nil {
-					return nil, err
-				}
-			}
+	if err := e.userAuthorizedKeys(u.Name, cfg); err != nil {
+		return rules, err
+	}
+	return rules, nil
+}
+
+// ensureUser adds user name, and its groups unless create_groups is false,
+// when the root does not have it yet.
+func (e *Env) ensureUser(ctx context.Context, name string, cfg map[string]any, groups []string) error {
+	a, err := readAccounts(e.Root)
+	if err != nil {
+		return err
+	}
+	if _, exists := a.user(name); exists {
+		e.logf("user %s exists: not created", name)
+		return nil
+	}
+	if cfgBool(cfg, "create_groups", true) {
+		want := groups
+		if pg := cfgString(cfg, "primary_group", ""); pg != "" {
+			want = append(append([]string{}, groups...), pg)
 		}
-		if err := e.addUser(ctx, u.Name, cfg, groups); err != nil {
-			return nil, err
+		for _, g := range want {
+			if err := e.createGroup(ctx, g, false); err != nil {
+				return err
+			}
 		}
 	}
+	return e.addUser(ctx, name, cfg, groups)
+}
+
+// userPasswords sets plain_text_passwd and hashed_passwd through chpasswd
+// and locks the password unless lock_passwd (or lock-passwd) is false.
+func (e *Env) userPasswords(ctx context.Context, name string, cfg map[string]any) error {
 	if pw := cfgString(cfg, "plain_text_passwd", ""); pw != "" {
-		if err := e.chpasswd(ctx, []string{u.Name + ":" + pw}, false); err != nil {
-			return nil, err
+		if err := e.chpasswd(ctx, []string{name + ":" + pw}, false); err != nil {
+			return err
 		}
 	}
 	if pw := cfgString(cfg, "hashed_passwd", ""); pw != "" {
-		if err := e.chpasswd(ctx, []string{u.Name + ":" + pw}, true); err != nil {
-			return nil, err
+		if err := e.chpasswd(ctx, []string{name + ":" + pw}, true); err != nil {
+			return err
 		}
 	}
 	lock := true
@@ -192,47 +214,56 @@ func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
 		lock = isTrue(v)
 	}
 	if lock {
-		if err := e.lockPasswd(ctx, u.Name); err != nil {
+		return e.lockPasswd(ctx, name)
+	}
+	return nil
+}
+
+// sudoRules is the user's sudo key as "name rule" lines for SudoersFile.
+func (e *Env) sudoRules(name string, cfg map[string]any) ([]string, error) {
+	var rules []string
+	switch t := cfg["sudo"].(type) {
+	case nil:
+	case bool:
+		if t {
+			return nil, errors.New(`sudo: true is not a rule; write "ALL=(ALL) NOPASSWD:ALL"`)
+		}
+		e.logf("user %s: sudo: false is deprecated, use null", name)
+	default:
+		rs, err := toStrings("sudo", t, false)
+		if err != nil {
 			return nil, err
 		}
-	}
-	var rules []string
-	if s, ok := cfg["sudo"]; ok {
-		switch t := s.(type) {
-		case nil:
-		case bool:
-			if t {
-				return nil, errors.New(`sudo: true is not a rule; write "ALL=(ALL) NOPASSWD:ALL"`)
+		for _, r := range rs {
+			if strings.ContainsAny(r, "\n\r") {
+				return nil, fmt.Errorf("sudo rule %q: has a newline", r)
 			}
-			e.logf("user %s: sudo: false is deprecated, use null", u.Name)
-		default:
-			rs, err := toStrings("sudo", s, false)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rs {
-				if strings.ContainsAny(r, "\n\r") {
-					return nil, fmt.Errorf("sudo rule %q: has a newline", r)
-				}
-				rules = append(rules, u.Name+" "+r)
-			}
-		}
-	}
-	if k, ok := cfg["ssh_authorized_keys"]; ok && k != nil {
-		var keys []string
-		if m, ok := k.(map[string]any); ok {
-			for _, v := range m {
-				keys = append(keys, scalarString(v))
-			}
-			sort.Strings(keys)
-		} else if keys, err = toStrings("ssh_authorized_keys", k, false); err != nil {
-			return rules, err
-		}
-		if err := e.addAuthorizedKeys(u.Name, keys, ""); err != nil {
-			return rules, err
+			rules = append(rules, name+" "+r)
 		}
 	}
 	return rules, nil
+}
+
+// userAuthorizedKeys appends ssh_authorized_keys (a list, a string or a map
+// whose values are keys) to the user's ~/.ssh/authorized_keys.
+func (e *Env) userAuthorizedKeys(name string, cfg map[string]any) error {
+	k := cfg["ssh_authorized_keys"]
+	if k == nil {
+		return nil
+	}
+	var keys []string
+	if m, ok := k.(map[string]any); ok {
+		for _, v := range m {
+			keys = append(keys, scalarString(v))
+		}
+		sort.Strings(keys)
+	} else {
+		var err error
+		if keys, err = toStrings("ssh_authorized_keys", k, false); err != nil {
+			return err
+		}
+	}
+	return e.addAuthorizedKeys(name, keys, "")
 }
 
 func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, groups []string) error {
