@@ -67,7 +67,6 @@ func strList(ss []string) []any {
 // same name merge, later keys winning. A user key alone (no users) makes
 // the default user, as in cloud-init.
 func (e *Env) normalizeUsers() ([]userSpec, []string, error) {
-	var warns []string
 	raw, ok := e.Cfg["users"]
 	if !ok || raw == nil {
 		if _, ok := e.Cfg["user"]; ok {
@@ -76,83 +75,110 @@ func (e *Env) normalizeUsers() ([]userSpec, []string, error) {
 			return nil, nil, nil
 		}
 	}
-	var out []userSpec
-	index := map[string]int{}
-	add := func(name string, cfg map[string]any) {
-		isDefault := false
-		if name == "default" {
-			dc := e.defaultUserConfig()
-			name = scalarString(dc["name"])
-			if name == "" {
-				warns = append(warns, "users: default: no default user is configured: skipped")
-				return
-			}
-			for k, v := range cfg {
-				dc[k] = v
-			}
-			cfg, isDefault = dc, true
-		}
-		delete(cfg, "name")
-		if i, ok := index[name]; ok {
-			for k, v := range cfg {
-				out[i].Cfg[k] = v
-			}
-			out[i].Default = out[i].Default || isDefault
-			return
-		}
-		index[name] = len(out)
-		out = append(out, userSpec{Name: name, Cfg: cfg, Default: isDefault})
-	}
-	addNames := func(s string) {
-		for _, n := range strings.Split(s, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				add(n, map[string]any{})
-			}
-		}
-	}
+	l := &userList{e: e, index: map[string]int{}}
 	switch t := raw.(type) {
 	case string:
-		addNames(t)
+		l.addNames(t)
 	case map[string]any:
-		names := make([]string, 0, len(t))
-		for n := range t {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			switch c := t[n].(type) {
-			case map[string]any:
-				add(n, copyCfg(c))
-			default:
-				if isTrue(c) {
-					add(n, map[string]any{})
-				}
-			}
-		}
+		l.addMap(t)
 	case []any:
-		for i, it := range t {
-			switch u := it.(type) {
-			case string:
-				addNames(u)
-			case []any:
-				for _, x := range u {
-					addNames(scalarString(x))
-				}
-			case map[string]any:
-				c := copyCfg(u)
-				name := cfgString(c, "name", "")
-				if name == "" {
-					return nil, warns, fmt.Errorf("users.%d: name is missing", i)
-				}
-				add(name, c)
-			default:
-				return nil, warns, fmt.Errorf("users.%d: want a name or a map, got %s", i, kind(it))
-			}
+		if err := l.addList(t); err != nil {
+			return nil, l.warns, err
 		}
 	default:
-		return nil, warns, fmt.Errorf("users: want a list, a map or a string, got %s", kind(raw))
+		return nil, l.warns, fmt.Errorf("users: want a list, a map or a string, got %s", kind(raw))
 	}
-	return out, warns, nil
+	return l.out, l.warns, nil
+}
+
+// userList collects users entries in order, merging entries of one name.
+type userList struct {
+	e     *Env
+	out   []userSpec
+	index map[string]int // name -> its entry in out
+	warns []string
+}
+
+// add adds user name with cfg ("default": the default user, cfg over its
+// config), or merges cfg into the earlier entry of that name.
+func (l *userList) add(name string, cfg map[string]any) {
+	isDefault := false
+	if name == "default" {
+		dc := l.e.defaultUserConfig()
+		name = scalarString(dc["name"])
+		if name == "" {
+			l.warns = append(l.warns, "users: default: no default user is configured: skipped")
+			return
+		}
+		for k, v := range cfg {
+			dc[k] = v
+		}
+		cfg, isDefault = dc, true
+	}
+	delete(cfg, "name")
+	if i, ok := l.index[name]; ok {
+		for k, v := range cfg {
+			l.out[i].Cfg[k] = v
+		}
+		l.out[i].Default = l.out[i].Default || isDefault
+		return
+	}
+	l.index[name] = len(l.out)
+	l.out = append(l.out, userSpec{Name: name, Cfg: cfg, Default: isDefault})
+}
+
+// addNames adds the users of a comma-separated list of names.
+func (l *userList) addNames(s string) {
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			l.add(n, map[string]any{})
+		}
+	}
+}
+
+// addMap adds the users of a map of name to config (true for defaults), in
+// name order.
+func (l *userList) addMap(m map[string]any) {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		switch c := m[n].(type) {
+		case map[string]any:
+			l.add(n, copyCfg(c))
+		default:
+			if isTrue(c) {
+				l.add(n, map[string]any{})
+			}
+		}
+	}
+}
+
+// addList adds the users of a list of names, lists of names and maps with
+// a name.
+func (l *userList) addList(list []any) error {
+	for i, it := range list {
+		switch u := it.(type) {
+		case string:
+			l.addNames(u)
+		case []any:
+			for _, x := range u {
+				l.addNames(scalarString(x))
+			}
+		case map[string]any:
+			c := copyCfg(u)
+			name := cfgString(c, "name", "")
+			if name == "" {
+				return fmt.Errorf("users.%d: name is missing", i)
+			}
+			l.add(name, c)
+		default:
+			return fmt.Errorf("users.%d: want a name or a map, got %s", i, kind(it))
+		}
+	}
+	return nil
 }
 
 func copyCfg(m map[string]any) map[string]any {
