@@ -176,110 +176,163 @@ func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	md, ok := v.(map[string]any)
+	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, "", fmt.Errorf("%s: want an object, got %s", name, scalar.JSONNoun(v))
 	}
-	keyErr := func(key, format string, a ...any) error {
-		return fmt.Errorf("%s: %q: %s", name, key, fmt.Sprintf(format, a...))
-	}
-	// str returns md[key] as a string, "" if absent or null.
-	str := func(key string) (string, error) {
-		switch s := md[key].(type) {
-		case nil:
-			return "", nil
-		case string:
-			return s, nil
-		default:
-			return "", keyErr(key, "want a string, got %s", scalar.JSONNoun(s))
-		}
-	}
-
+	md := metaData{name: name, m: m}
 	d := &instance.Data{
 		Datasource: "configdrive",
 		CloudName:  "openstack",
 		Platform:   "openstack",
 	}
-	if _, ok := md["uuid"]; !ok {
-		return nil, "", keyErr("uuid", "missing (it is the instance id)")
-	}
-	if d.InstanceID, err = str("uuid"); err != nil {
+	if err := md.identity(d); err != nil {
 		return nil, "", err
+	}
+	if err := md.access(d); err != nil {
+		return nil, "", err
+	}
+	if d.LaunchIndex, err = md.launchIndex(); err != nil {
+		return nil, "", err
+	}
+	if d.RandomSeed, err = md.randomSeed(); err != nil {
+		return nil, "", err
+	}
+	netCfg, err := md.nested()
+	if err != nil {
+		return nil, "", err
+	}
+
+	// Secrets have their own fields and are only ever written to the
+	// sensitive file: keep them out of Meta, which is not redacted.
+	delete(m, "random_seed")
+	delete(m, "admin_pass")
+	d.Meta = m
+	return d, netCfg, nil
+}
+
+// metaData is meta_data.json's object m, read from the file name.
+type metaData struct {
+	name string
+	m    map[string]any
+}
+
+// keyErr is an error about key, naming the file.
+func (md metaData) keyErr(key, format string, a ...any) error {
+	return fmt.Errorf("%s: %q: %s", md.name, key, fmt.Sprintf(format, a...))
+}
+
+// str returns md[key] as a string, "" if absent or null.
+func (md metaData) str(key string) (string, error) {
+	switch s := md.m[key].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return s, nil
+	default:
+		return "", md.keyErr(key, "want a string, got %s", scalar.JSONNoun(s))
+	}
+}
+
+// identity reads uuid (the instance id, required), hostname (name when it
+// is missing) and availability_zone into d.
+func (md metaData) identity(d *instance.Data) error {
+	if _, ok := md.m["uuid"]; !ok {
+		return md.keyErr("uuid", "missing (it is the instance id)")
+	}
+	var err error
+	if d.InstanceID, err = md.str("uuid"); err != nil {
+		return err
 	}
 	if strings.TrimSpace(d.InstanceID) == "" {
-		return nil, "", keyErr("uuid", "empty or null (it is the instance id)")
+		return md.keyErr("uuid", "empty or null (it is the instance id)")
 	}
-	hostname, err := str("hostname")
+	hostname, err := md.str("hostname")
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	nm, err := str("name")
+	nm, err := md.str("name")
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	d.LocalHostname = hostname
 	if d.LocalHostname == "" {
 		d.LocalHostname = nm
 	}
-	if d.AvailabilityZone, err = str("availability_zone"); err != nil {
-		return nil, "", err
+	d.AvailabilityZone, err = md.str("availability_zone")
+	return err
+}
+
+// access reads admin_pass and public_keys into d.
+func (md metaData) access(d *instance.Data) error {
+	var err error
+	if d.AdminPass, err = md.str("admin_pass"); err != nil {
+		return err
 	}
-	if d.AdminPass, err = str("admin_pass"); err != nil {
-		return nil, "", err
+	if d.PublicKeys, err = datasource.PublicKeys(md.m["public_keys"]); err != nil {
+		return md.keyErr("public_keys", "%v", err)
 	}
-	if d.PublicKeys, err = datasource.PublicKeys(md["public_keys"]); err != nil {
-		return nil, "", keyErr("public_keys", "%v", err)
+	return nil
+}
+
+// launchIndex is launch_index, nil if absent or null.
+func (md metaData) launchIndex() (*int, error) {
+	li, ok := md.m["launch_index"]
+	if !ok || li == nil {
+		return nil, nil
 	}
-	if li, ok := md["launch_index"]; ok && li != nil {
-		n, ok := li.(json.Number)
-		if !ok {
-			return nil, "", keyErr("launch_index", "want an integer, got %s", scalar.JSONNoun(li))
-		}
-		i, err := n.Int64()
-		if err != nil || i < 0 || i > math.MaxInt32 {
-			return nil, "", keyErr("launch_index", "want a non-negative integer, got %s", n)
-		}
-		idx := int(i)
-		d.LaunchIndex = &idx
+	n, ok := li.(json.Number)
+	if !ok {
+		return nil, md.keyErr("launch_index", "want an integer, got %s", scalar.JSONNoun(li))
 	}
-	seed, err := str("random_seed")
+	i, err := n.Int64()
+	if err != nil || i < 0 || i > math.MaxInt32 {
+		return nil, md.keyErr("launch_index", "want a non-negative integer, got %s", n)
+	}
+	idx := int(i)
+	return &idx, nil
+}
+
+// randomSeed is random_seed decoded from base64, nil if absent, null or
+// empty. The error never holds the seed.
+func (md metaData) randomSeed() ([]byte, error) {
+	seed, err := md.str("random_seed")
+	if err != nil || seed == "" {
+		return nil, err
+	}
+	b, err := decodeBase64(seed)
 	if err != nil {
-		return nil, "", err
+		return nil, md.keyErr("random_seed", "bad base64: %v", err)
 	}
-	if seed != "" {
-		if d.RandomSeed, err = decodeBase64(seed); err != nil {
-			return nil, "", keyErr("random_seed", "bad base64: %v", err)
-		}
-	}
-	switch m := md["meta"].(type) {
+	return b, nil
+}
+
+// nested checks the types of meta, network_config and files (read later
+// from Meta) and returns network_config's content path, "" if none.
+func (md metaData) nested() (string, error) {
+	switch m := md.m["meta"].(type) {
 	case nil, map[string]any:
 	default:
-		return nil, "", keyErr("meta", "want an object, got %s", scalar.JSONNoun(m))
+		return "", md.keyErr("meta", "want an object, got %s", scalar.JSONNoun(m))
 	}
 	var netCfg string
-	switch nc := md["network_config"].(type) {
+	switch nc := md.m["network_config"].(type) {
 	case nil:
 	case map[string]any:
 		p, ok := nc["content_path"].(string)
 		if !ok || p == "" {
-			return nil, "", keyErr("network_config", "no content_path string")
+			return "", md.keyErr("network_config", "no content_path string")
 		}
 		netCfg = p
 	default:
-		return nil, "", keyErr("network_config", "want an object, got %s", scalar.JSONNoun(nc))
+		return "", md.keyErr("network_config", "want an object, got %s", scalar.JSONNoun(nc))
 	}
-	switch f := md["files"].(type) {
+	switch f := md.m["files"].(type) {
 	case nil, []any:
 	default:
-		return nil, "", keyErr("files", "want a list, got %s", scalar.JSONNoun(f))
+		return "", md.keyErr("files", "want a list, got %s", scalar.JSONNoun(f))
 	}
-
-	// Secrets have their own fields and are only ever written to the
-	// sensitive file: keep them out of Meta, which is not redacted.
-	delete(md, "random_seed")
-	delete(md, "admin_pass")
-	d.Meta = md
-	return d, netCfg, nil
+	return netCfg, nil
 }
 
 // decodeBase64 accepts padded standard base64 with embedded newlines, as
