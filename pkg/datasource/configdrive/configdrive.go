@@ -70,52 +70,15 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	for _, f := range []struct {
-		name string
-		dst  *[]byte
-	}{
-		{"user_data", &d.UserData},
-		{"network_data.json", &d.Network},
-	} {
-		b, err := datasource.ReadOptional(fsys, path.Join(dir, f.name), datasource.MaxFileSize)
-		if err != nil {
-			return nil, err
-		}
-		*f.dst = b
+	if d.UserData, err = datasource.ReadOptional(fsys, path.Join(dir, "user_data"), datasource.MaxFileSize); err != nil {
+		return nil, err
 	}
-	if d.Network != nil {
-		name := path.Join(dir, "network_data.json")
-		v, err := datasource.DecodeJSON(name, d.Network)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := v.(map[string]any); !ok {
-			return nil, fmt.Errorf("%s: want an object, got %s", name, scalar.JSONNoun(v))
-		}
-		d.NetworkFormat = instance.NetworkDataJSON
+	if err := readNetworkData(fsys, dir, d); err != nil {
+		return nil, err
 	}
-
-	for _, f := range []struct {
-		name string
-		dst  *[]byte
-	}{
-		{"vendor_data.json", &d.VendorData},
-		{"vendor_data2.json", &d.VendorData2},
-	} {
-		name := path.Join(dir, f.name)
-		b, err := datasource.ReadOptional(fsys, name, datasource.MaxFileSize)
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			continue
-		}
-		if *f.dst, err = ConvertVendorData(name, b); err != nil {
-			return nil, err
-		}
+	if err := readVendorData(fsys, dir, d); err != nil {
+		return nil, err
 	}
-
 	if err := readFiles(fsys, mdPath, d); err != nil {
 		return nil, err
 	}
@@ -130,21 +93,77 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 		d.Network, d.NetworkFormat = b, instance.NetworkENI
 	}
 
-	ec2, err := datasource.ReadOptional(fsys, "ec2/latest/meta-data.json", datasource.MaxFileSize)
-	if err != nil {
+	if err := readEC2Metadata(fsys, d); err != nil {
 		return nil, err
 	}
-	if ec2 != nil {
-		v, err := datasource.DecodeJSON("ec2/latest/meta-data.json", ec2)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := v.(map[string]any); !ok {
-			return nil, fmt.Errorf("ec2/latest/meta-data.json: want an object, got %s", scalar.JSONNoun(v))
-		}
-		d.Meta["ec2_metadata"] = v
-	}
 	return d, nil
+}
+
+// readNetworkData reads dir's network_data.json, if any, into d.Network,
+// checking that it is a JSON object.
+func readNetworkData(fsys fs.FS, dir string, d *instance.Data) error {
+	name := path.Join(dir, "network_data.json")
+	b, err := datasource.ReadOptional(fsys, name, datasource.MaxFileSize)
+	if err != nil {
+		return err
+	}
+	d.Network = b
+	if b == nil {
+		return nil
+	}
+	v, err := datasource.DecodeJSON(name, b)
+	if err != nil {
+		return err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Errorf("%s: want an object, got %s", name, scalar.JSONNoun(v))
+	}
+	d.NetworkFormat = instance.NetworkDataJSON
+	return nil
+}
+
+// readVendorData reads dir's vendor_data.json and vendor_data2.json, if
+// any, into d as vendor-data (see ConvertVendorData).
+func readVendorData(fsys fs.FS, dir string, d *instance.Data) error {
+	for _, f := range []struct {
+		name string
+		dst  *[]byte
+	}{
+		{"vendor_data.json", &d.VendorData},
+		{"vendor_data2.json", &d.VendorData2},
+	} {
+		name := path.Join(dir, f.name)
+		b, err := datasource.ReadOptional(fsys, name, datasource.MaxFileSize)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			continue
+		}
+		if *f.dst, err = ConvertVendorData(name, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readEC2Metadata reads ec2/latest/meta-data.json, if any, into
+// d.Meta["ec2_metadata"], checking that it is a JSON object.
+func readEC2Metadata(fsys fs.FS, d *instance.Data) error {
+	const name = "ec2/latest/meta-data.json"
+	b, err := datasource.ReadOptional(fsys, name, datasource.MaxFileSize)
+	if err != nil || b == nil {
+		return err
+	}
+	v, err := datasource.DecodeJSON(name, b)
+	if err != nil {
+		return err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Errorf("%s: want an object, got %s", name, scalar.JSONNoun(v))
+	}
+	d.Meta["ec2_metadata"] = v
+	return nil
 }
 
 // findVersion returns "openstack/<v>" for the newest known version with a
