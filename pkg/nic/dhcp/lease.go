@@ -57,46 +57,65 @@ func leaseFromACK(ack *dhcpv4.DHCPv4, iface string) (nic.Lease, error) {
 		return nic.Lease{}, fmt.Errorf("message is a %s, not an ACK", t)
 	}
 	l := nic.Lease{Iface: iface}
+	if err := leaseAddress(ack, &l); err != nil {
+		return l, err
+	}
+	if err := leaseRoutes(ack, &l); err != nil {
+		return l, err
+	}
+	if err := leaseParams(ack, &l); err != nil {
+		return l, err
+	}
+	return l, nil
+}
 
+// leaseAddress sets l's address (yiaddr and option 1, both required) and
+// broadcast address (option 28, else computed).
+func leaseAddress(ack *dhcpv4.DHCPv4, l *nic.Lease) error {
 	yiaddr, ok := netip.AddrFromSlice(ack.YourIPAddr)
 	if ok {
 		yiaddr = yiaddr.Unmap()
 	}
 	if !ok || !yiaddr.Is4() || yiaddr.IsUnspecified() {
-		return l, fmt.Errorf("no address offered (yiaddr %v)", ack.YourIPAddr)
+		return fmt.Errorf("no address offered (yiaddr %v)", ack.YourIPAddr)
 	}
 	mask, ok, err := option(ack, optSubnetMask, "subnet mask", 4, 4)
 	if err != nil {
-		return l, err
+		return err
 	}
 	if !ok {
-		return l, errors.New("option 1 (subnet mask) missing")
+		return errors.New("option 1 (subnet mask) missing")
 	}
 	ones, err := maskBits(mask)
 	if err != nil {
-		return l, fmt.Errorf("option 1 (subnet mask): %w", err)
+		return fmt.Errorf("option 1 (subnet mask): %w", err)
 	}
 	l.Addr = netip.PrefixFrom(yiaddr, ones)
 
 	if b, ok, err := option(ack, optBroadcast, "broadcast address", 4, 4); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		l.Broadcast = netip.AddrFrom4([4]byte(b))
 	} else {
 		l.Broadcast = broadcast(l.Addr)
 	}
+	return nil
+}
 
+// leaseRoutes sets l's routes from option 121, else 249, or else its
+// router from option 3.
+func leaseRoutes(ack *dhcpv4.DHCPv4, l *nic.Lease) error {
 	if b, ok, err := option(ack, optClasslessRoutes, "classless static routes", 0, 0); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		if l.Routes, err = ParseClasslessRoutes(b); err != nil {
-			return l, fmt.Errorf("option 121 (classless static routes): %w", err)
+			return fmt.Errorf("option 121 (classless static routes): %w", err)
 		}
 	} else if b, ok, err := option(ack, optMSClasslessRoute, "Microsoft classless static routes", 0, 0); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		if l.Routes, err = ParseClasslessRoutes(b); err != nil {
-			return l, fmt.Errorf("option 249 (Microsoft classless static routes): %w", err)
+			return fmt.Errorf("option 249 (Microsoft classless static routes): %w", err)
 		}
 	}
 
@@ -104,28 +123,33 @@ func leaseFromACK(ack *dhcpv4.DHCPv4, iface string) (nic.Lease, error) {
 		// RFC 3442: with option 121 the client ignores option 3;
 		// cloud-init's ephemeral DHCP does the same for option 249.
 	} else if b, ok, err := option(ack, optRouter, "router", 4, 0); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		if len(b)%4 != 0 {
-			return l, fmt.Errorf("option 3 (router): length %d is not a multiple of 4", len(b))
+			return fmt.Errorf("option 3 (router): length %d is not a multiple of 4", len(b))
 		}
 		l.Router = netip.AddrFrom4([4]byte(b[:4]))
 	}
+	return nil
+}
 
+// leaseParams sets l's MTU, DNS servers, domain, server and lease time
+// from options 26, 6, 15, 54 and 51.
+func leaseParams(ack *dhcpv4.DHCPv4, l *nic.Lease) error {
 	if b, ok, err := option(ack, optMTU, "interface MTU", 2, 2); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		l.MTU = int(binary.BigEndian.Uint16(b))
 		if l.MTU < minMTU {
-			return l, fmt.Errorf("option 26 (interface MTU): %d is below the minimum %d", l.MTU, minMTU)
+			return fmt.Errorf("option 26 (interface MTU): %d is below the minimum %d", l.MTU, minMTU)
 		}
 	}
 
 	if b, ok, err := option(ack, optDNS, "DNS servers", 4, 0); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		if len(b)%4 != 0 {
-			return l, fmt.Errorf("option 6 (DNS servers): length %d is not a multiple of 4", len(b))
+			return fmt.Errorf("option 6 (DNS servers): length %d is not a multiple of 4", len(b))
 		}
 		for i := 0; i < len(b); i += 4 {
 			l.DNS = append(l.DNS, netip.AddrFrom4([4]byte(b[i:i+4])))
@@ -135,16 +159,16 @@ func leaseFromACK(ack *dhcpv4.DHCPv4, iface string) (nic.Lease, error) {
 		l.Domain = trimNUL(string(b))
 	}
 	if b, ok, err := option(ack, optServerID, "server identifier", 4, 4); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		l.Server = netip.AddrFrom4([4]byte(b))
 	}
 	if b, ok, err := option(ack, optLeaseTime, "lease time", 4, 4); err != nil {
-		return l, err
+		return err
 	} else if ok {
 		l.LeaseTime = time.Duration(binary.BigEndian.Uint32(b)) * time.Second
 	}
-	return l, nil
+	return nil
 }
 
 // option returns the raw value of option code, whether it is present, and
