@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -116,9 +115,6 @@ func PublicKeys(v any) ([]string, error) {
 	}
 	return keys, nil
 }
-
-// DecodeJSON is jsondoc.Decode, for the readers.
-func DecodeJSON(name string, b []byte) (any, error) { return jsondoc.Decode(name, b) }
 
 // ReadOptional is ReadFile for a file that may be missing: it returns nil and
 // no error then, and a non-nil (possibly empty) slice when the file exists.

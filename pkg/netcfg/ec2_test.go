@@ -201,7 +201,7 @@ func FuzzParseEC2(f *testing.F) {
 
 // TestParseEC2ErrorsAsBefore: the JSON errors are worded exactly as when
 // the parser lived in the EC2 reader and decoded with
-// datasource.DecodeJSON, and Parse reaches ParseEC2 by the "ec2" format.
+// jsondoc.Decode, and Parse reaches ParseEC2 by the "ec2" format.
 func TestParseEC2ErrorsAsBefore(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"", "parse ec2 network metadata: invalid JSON at byte 0 (line 1:1): unexpected end of JSON input"},

@@ -31,6 +31,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -111,7 +112,7 @@ func readNetworkData(fsys fs.FS, dir string, d *instance.Data) error {
 	if b == nil {
 		return nil
 	}
-	v, err := datasource.DecodeJSON(name, b)
+	v, err := jsondoc.Decode(name, b)
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func readEC2Metadata(fsys fs.FS, d *instance.Data) error {
 	if err != nil || b == nil {
 		return err
 	}
-	v, err := datasource.DecodeJSON(name, b)
+	v, err := jsondoc.Decode(name, b)
 	if err != nil {
 		return err
 	}
@@ -191,7 +192,7 @@ func findVersion(fsys fs.FS) (string, error) {
 // parseMetaData fills the instance model from meta_data.json. It returns the
 // legacy network_config content path ("" if none) for the caller to read.
 func parseMetaData(name string, raw []byte) (*instance.Data, string, error) {
-	v, err := datasource.DecodeJSON(name, raw)
+	v, err := jsondoc.Decode(name, raw)
 	if err != nil {
 		return nil, "", err
 	}

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -28,7 +28,7 @@ import (
 // A value of any other type is an error; cloud-init would log a warning and
 // drop the vendor data.
 func ConvertVendorData(name string, b []byte) ([]byte, error) {
-	v, err := datasource.DecodeJSON(name, b)
+	v, err := jsondoc.Decode(name, b)
 	if err != nil {
 		return nil, err
 	}

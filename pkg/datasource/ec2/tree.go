@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 )
 
 // Bounds on the meta-data tree, which a server could make endless. AWS's
@@ -117,7 +117,7 @@ func decodeLeaf(b []byte) any {
 		return s
 	}
 	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
-		if v, err := datasource.DecodeJSON("leaf", b); err == nil {
+		if v, err := jsondoc.Decode("leaf", b); err == nil {
 			return v
 		}
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -177,7 +178,7 @@ func decode(name string, b []byte) (doc, error) {
 	root, yerr := parseYAML(b)
 	if yerr != nil {
 		if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
-			if v, err := datasource.DecodeJSON(name, b); err == nil {
+			if v, err := jsondoc.Decode(name, b); err == nil {
 				return jsonDoc(name, v)
 			}
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -206,7 +207,7 @@ func (f *fetcher) drive(ctx context.Context, version string) (fstest.MapFS, erro
 		if b != nil {
 			// Check here, so a syntax error names the URL; configdrive
 			// checks the rest.
-			if _, err := datasource.DecodeJSON(f.url(name), b); err != nil {
+			if _, err := jsondoc.Decode(f.url(name), b); err != nil {
 				return nil, err
 			}
 		}
@@ -258,7 +259,7 @@ func (f *fetcher) drive(ctx context.Context, version string) (fstest.MapFS, erro
 }
 
 func (f *fetcher) decodeObject(name string, b []byte) (map[string]any, error) {
-	v, err := datasource.DecodeJSON(f.url(name), b)
+	v, err := jsondoc.Decode(f.url(name), b)
 	if err != nil {
 		return nil, err
 	}
