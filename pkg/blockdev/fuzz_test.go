@@ -3,6 +3,7 @@ package blockdev
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"testing"
 )
@@ -41,15 +42,56 @@ func FuzzProbe(f *testing.F) {
 	f.Add(shrinkFAT32(mustRead(f, fat32)))
 	iso := mkiso(f, dir+"/i.iso", "-V", "config-2", "-J", "-r")
 	f.Add(mustRead(f, iso)[:20*isoSector])
+	// XFS: the superblock sector (v5 with 512-byte and 4 KiB sectors, v4).
+	f.Add(readHead(f, mkxfs(f, dir, "x.img", "-L", "root"), 512))
+	f.Add(readHead(f, mkxfs(f, dir, "x4k.img", "-s", "size=4096", "-L", "root"), 4096))
+	f.Add(readHead(f, mkxfs(f, dir, "x4.img", "-m", "crc=0"), 512))
+	// btrfs: the superblock alone, which the second probe below places at
+	// 64 KiB of a 1 MiB device; one per checksum kind.
+	for _, cs := range []string{"crc32c", "xxhash", "sha256", "blake2"} {
+		_, sb := btrfsSuper(f, dir, cs+".img", "--csum", cs, "-L", "fedora")
+		f.Add(append([]byte(nil), sb...))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		check := func(what string, fs FS, err error) {
+			if err != nil && fs != (FS{}) {
+				t.Errorf("%s: error %v with a result %+v", what, err, fs)
+			}
+			if err == nil && fs.Type == "" {
+				t.Errorf("%s: no error and no type", what)
+			}
+		}
 		fs, err := Probe(bytesReader(b), int64(len(b)))
-		if err != nil && fs != (FS{}) {
-			t.Errorf("error %v with a result %+v", err, fs)
-		}
-		if err == nil && fs.Type == "" {
-			t.Errorf("no error and no type")
-		}
+		check("at 0", fs, err)
+		at := placed{b: b, off: btrfsSuperOff, size: max(btrfsMinSize, btrfsSuperOff+int64(len(b)))}
+		fs, err = Probe(at, at.size)
+		check("at 64 KiB", fs, err)
 	})
+}
+
+// placed is a device of size bytes holding b at off and zeros elsewhere.
+type placed struct {
+	b         []byte
+	off, size int64
+}
+
+func (p placed) ReadAt(buf []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	if off >= p.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(buf)), p.size-off))
+	clear(buf[:n])
+	// The part of [off, off+n) that overlaps [p.off, p.off+len(p.b)).
+	if lo, hi := max(off, p.off), min(off+int64(n), p.off+int64(len(p.b))); lo < hi {
+		copy(buf[lo-off:hi-off], p.b[lo-p.off:hi-p.off])
+	}
+	if n < len(buf) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // shrinkFAT32 cuts a FAT32 image down to its reserved sectors, one
@@ -81,5 +123,25 @@ func TestShrunkSeeds(t *testing.T) {
 	got, err := Probe(bytesReader(b), int64(len(b)))
 	if err != nil || got != want || len(b) > 64<<10 {
 		t.Errorf("shrunk FAT32 (%d bytes): %+v, %v; want %+v", len(b), got, err, want)
+	}
+}
+
+// The XFS seeds (the superblock sector) and the btrfs seeds (the
+// superblock, placed at 64 KiB of a 1 MiB device) probe like the images
+// they came from.
+func TestXFSBTRFSSeeds(t *testing.T) {
+	dir := t.TempDir()
+	x := mkxfs(t, dir, "x.img", "-s", "size=4096", "-L", "root")
+	want := checkBlkid(t, x)
+	b := readHead(t, x, 4096)
+	if got, err := Probe(bytesReader(b), int64(len(b))); err != nil || got != want {
+		t.Errorf("xfs seed: %+v, %v; want %+v", got, err, want)
+	}
+	bt := mkbtrfs(t, dir, "b.img", "--csum", "xxhash", "-L", "fedora")
+	want = checkBlkid(t, bt)
+	sb := readHead(t, bt, btrfsSuperOff+btrfsSuperSize)[btrfsSuperOff:]
+	at := placed{b: sb, off: btrfsSuperOff, size: btrfsMinSize}
+	if got, err := Probe(at, at.size); err != nil || got != want {
+		t.Errorf("btrfs seed: %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -3,6 +3,7 @@ package blockdev
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,16 +86,43 @@ func blkid(t testing.TB, file string) map[string]string {
 	return m
 }
 
-// unescapeExport undoes blkid -o export's shell quoting (backslashes).
+// unescapeExport undoes blkid -o export's quoting: "M-" sets a byte's
+// high bit, "^X" is a control character, a backslash quotes for the shell.
 func unescapeExport(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
+		var hi byte
+		if strings.HasPrefix(s[i:], "M-") && i+2 < len(s) {
+			hi = 0x80
+			i += 2
 		}
-		b.WriteByte(s[i])
+		c := s[i]
+		switch {
+		case c == '^' && i+1 < len(s):
+			i++
+			c = s[i] ^ 0x40
+		case c == '\\' && i+1 < len(s):
+			i++
+			c = s[i]
+		}
+		b.WriteByte(hi | c)
 	}
 	return b.String()
+}
+
+// readHead reads the first n bytes of a file (mkfs.xfs images are 300 MB).
+func readHead(t testing.TB, p string, n int) []byte {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(f, b); err != nil {
+		t.Fatalf("read %d bytes of %s: %v", n, p, err)
+	}
+	return b
 }
 
 // sparse creates an empty file of size bytes in dir.
