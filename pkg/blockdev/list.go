@@ -22,6 +22,7 @@ type Device struct {
 	Removable bool   // sysfs "removable" == 1 (CD-ROMs)
 	Size      int64  // bytes (sysfs size * 512)
 	PartUUID  string // partitions only: GPT unique GUID lower-case; MBR "<signature>-<partnum>"
+	PartLabel string // GPT partitions only: the partition name, as blkid's PART_ENTRY_NAME
 	FS        FS     // result of Probe; zero when not probed or unknown
 	ProbeErr  error  // why FS is zero, if probing failed
 
@@ -30,7 +31,7 @@ type Device struct {
 }
 
 // String gives a one-line summary for log lines:
-// `vda1 ext4 LABEL="root" UUID="..." PARTUUID="..."`, `vdb unknown (reason)`
+// `vda1 ext4 LABEL="root" UUID="..." PARTUUID="..." PARTLABEL="..."`, `vdb unknown (reason)`
 // or `sr0 no medium`.
 func (d Device) String() string {
 	var b strings.Builder
@@ -55,6 +56,9 @@ func (d Device) String() string {
 	}
 	if d.PartUUID != "" {
 		fmt.Fprintf(&b, " PARTUUID=%q", d.PartUUID)
+	}
+	if d.PartLabel != "" {
+		fmt.Fprintf(&b, " PARTLABEL=%q", d.PartLabel)
 	}
 	return b.String()
 }
@@ -137,6 +141,7 @@ func ListContext(ctx context.Context, sysRoot, devRoot string) ([]Device, error)
 	for i := range devs {
 		if t := tables[devs[i].Parent]; devs[i].Partition && devs[i].PartNum > 0 && t != nil && t.err == nil {
 			devs[i].PartUUID = t.table.PartUUID(devs[i].PartNum)
+			devs[i].PartLabel = t.table.PartLabel(devs[i].PartNum)
 		}
 	}
 	return devs, nil

@@ -255,8 +255,8 @@ func TestListPartitions(t *testing.T) {
 		name, want string
 	}{
 		{"vda", `vda unknown (no known filesystem: gpt partition table)`},
-		{"vda1", fmt.Sprintf(`vda1 ext4 LABEL="cloudimg-rootfs" UUID=%q PARTUUID=%q`, rootBlkid["UUID"], strings.ToLower(gptJSON.Partitions[0].UUID))},
-		{"vda2", fmt.Sprintf(`vda2 vfat LABEL="UEFI" UUID=%q PARTUUID="8c5e9f0a-6b1d-4f2e-8a3c-1d2e3f4a5b6c"`, espBlkid["UUID"])},
+		{"vda1", fmt.Sprintf(`vda1 ext4 LABEL="cloudimg-rootfs" UUID=%q PARTUUID=%q PARTLABEL="root"`, rootBlkid["UUID"], strings.ToLower(gptJSON.Partitions[0].UUID))},
+		{"vda2", fmt.Sprintf(`vda2 vfat LABEL="UEFI" UUID=%q PARTUUID="8c5e9f0a-6b1d-4f2e-8a3c-1d2e3f4a5b6c" PARTLABEL="EFI System"`, espBlkid["UUID"])},
 		{"vdb", `vdb unknown (no known filesystem: dos partition table)`},
 		{"vdb1", fmt.Sprintf(`vdb1 vfat LABEL="cidata" UUID=%q PARTUUID="%s-01"`, ciBlkid["UUID"], mbrID)},
 		{"vdb5", fmt.Sprintf(`vdb5 unknown (no known filesystem) PARTUUID="%s-05"`, mbrID)},
@@ -274,8 +274,11 @@ func TestListPartitions(t *testing.T) {
 		"PARTUUID=" + mbrID + "-01":                               "vdb1",
 		"PARTUUID=" + mbrID + "-05":                               "vdb5",
 		"UUID=" + strings.ToLower(espBlkid["UUID"]):               "vda2",
-		"/dev/vdb1":    "vdb1",
-		"LABEL=cidata": "vdb1",
+		"/dev/vdb1":                            "vdb1",
+		"LABEL=cidata":                         "vdb1",
+		"PARTLABEL=root":                       "vda1",
+		"PARTLABEL=EFI System":                 "vda2",
+		`/dev/disk/by-partlabel/EFI\x20System`: "vda2",
 	} {
 		s, err := ParseSpec(spec)
 		if err != nil {

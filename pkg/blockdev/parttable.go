@@ -42,6 +42,21 @@ func (t PartTable) PartUUID(num int) string {
 	return ""
 }
 
+// PartLabel gives GPT partition num's name as blkid's PART_ENTRY_NAME
+// (what root=PARTLABEL= and /dev/disk/by-partlabel name): UTF-8,
+// trailing white space trimmed. MBR partitions have none: "".
+func (t PartTable) PartLabel(num int) string {
+	if t.Type != "gpt" {
+		return ""
+	}
+	for _, p := range t.Parts {
+		if p.Num == num {
+			return strings.TrimRight(p.Name, " \t\n\v\f\r")
+		}
+	}
+	return ""
+}
+
 // ErrNoPartTable is returned by ReadPartTable when there is no table.
 var ErrNoPartTable = errors.New("no partition table")
 

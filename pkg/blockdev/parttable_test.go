@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // sfdiskTable is `sfdisk --json`'s answer.
@@ -243,4 +244,87 @@ func sameHex(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 16, 8)
 	y, err2 := strconv.ParseUint(b, 16, 8)
 	return err1 == nil && err2 == nil && x == y && len(a) == 2
+}
+
+// partxNames returns libblkid's partition names (PART_ENTRY_NAME, what
+// udev links as /dev/disk/by-partlabel) by number, from `partx -P`.
+func partxNames(t testing.TB, img string) map[int]string {
+	t.Helper()
+	names := map[int]string{}
+	for _, line := range strings.Split(strings.TrimSpace(run(t, "partx", "-g", "-P", "-o", "NR,NAME", img)), "\n") {
+		nr, name, ok := strings.Cut(line, `" NAME="`)
+		n, err := strconv.Atoi(strings.TrimPrefix(nr, `NR="`))
+		if !ok || err != nil || !strings.HasSuffix(name, `"`) {
+			t.Fatalf("partx line %q", line)
+		}
+		names[n] = unescapePartx(strings.TrimSuffix(name, `"`))
+	}
+	return names
+}
+
+// unescapePartx undoes partx -P's \xHH escapes.
+func unescapePartx(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if n, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// PartLabel gives a GPT partition's name as libblkid does: UTF-16LE
+// turned UTF-8 (surrogate pairs joined), trailing white space trimmed,
+// all 36 characters when there is no NUL; MBR partitions have none.
+func TestPartLabel(t *testing.T) {
+	dir := t.TempDir()
+	img := mkdisk(t, dir, "names.img", 16<<20, `label: gpt
+size=1MiB, name="root"
+size=1MiB, name="Räksmörgås ✓"
+size=1MiB, name="trail  "
+size=1MiB, name="a b=c"
+size=1MiB, name="xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+size=1MiB, name="set below"
+type=linux
+`)
+	// sfdisk cannot write characters outside the BMP: write partition 6's
+	// name by hand, with a surrogate pair, and fix both CRCs.
+	b := mustRead(t, img)
+	le := binary.LittleEndian
+	name := b[1024+5*128+56 : 1024+6*128]
+	clear(name)
+	for i, u := range utf16.Encode([]rune("😀 ok")) {
+		le.PutUint16(name[2*i:], u)
+	}
+	le.PutUint32(b[512+88:], crc32.ChecksumIEEE(b[1024:1024+128*128]))
+	refreshGPTCRC(b[512:1024])
+	if err := os.WriteFile(img, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	want := partxNames(t, img)
+	got, err := readTableFile(t, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, w := range map[int]string{1: "root", 2: "Räksmörgås ✓", 3: "trail", 4: "a b=c", 5: strings.Repeat("x", 36), 6: "😀 ok", 7: ""} {
+		if want[n] != w {
+			t.Errorf("partx says partition %d is %q, the test wants %q", n, want[n], w)
+		}
+		if g := got.PartLabel(n); g != want[n] {
+			t.Errorf("PartLabel(%d) = %q, partx says %q", n, g, want[n])
+		}
+	}
+	if got.PartLabel(8) != "" || got.PartLabel(0) != "" {
+		t.Errorf("PartLabel of a missing partition: %q, %q", got.PartLabel(8), got.PartLabel(0))
+	}
+	mbr, err := readTableFile(t, mkdisk(t, dir, "mbr.img", 16<<20, mbrScript))
+	if err != nil || mbr.PartLabel(1) != "" {
+		t.Errorf("MBR PartLabel(1) = %q, %v", mbr.PartLabel(1), err)
+	}
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // Spec is a root=-style device spec: "/dev/vda1", "LABEL=x", "UUID=x",
-// "PARTUUID=x".
-type Spec struct{ Kind, Value string } // Kind: "path", "label", "uuid", "partuuid"
+// "PARTUUID=x", "PARTLABEL=x".
+type Spec struct{ Kind, Value string } // Kind: "path", "label", "uuid", "partuuid", "partlabel"
 
 // ParseSpec parses a root=-style device spec.
 func ParseSpec(s string) (Spec, error) {
@@ -17,6 +17,7 @@ func ParseSpec(s string) (Spec, error) {
 		{"LABEL=", "label"},
 		{"UUID=", "uuid"},
 		{"PARTUUID=", "partuuid"},
+		{"PARTLABEL=", "partlabel"},
 	} {
 		v, ok := strings.CutPrefix(s, k.prefix)
 		if !ok {
@@ -35,17 +36,16 @@ func ParseSpec(s string) (Spec, error) {
 	switch {
 	case s == "":
 		return Spec{}, errors.New("empty device spec")
-	case strings.HasPrefix(s, "PARTLABEL="):
-		return Spec{}, fmt.Errorf("device spec %q: PARTLABEL= not supported", s)
 	case strings.HasPrefix(s, "/"):
 		return Spec{Kind: "path", Value: s}, nil
 	}
-	return Spec{}, fmt.Errorf("device spec %q: want /dev/NAME, LABEL=, UUID= or PARTUUID=", s)
+	return Spec{}, fmt.Errorf("device spec %q: want /dev/NAME, LABEL=, UUID=, PARTUUID= or PARTLABEL=", s)
 }
 
 // Match reports whether d is the device s names. A path also matches
-// when it is "/dev/"+d.Name, or a /dev/disk/by-{label,uuid,partuuid}
-// link naming d's label or ids.
+// when it is "/dev/"+d.Name, or a /dev/disk/by-{label,uuid,partuuid,partlabel}
+// link naming d's label or ids. Labels and partition names match
+// exactly, UUIDs in any case.
 func (s Spec) Match(d Device) bool {
 	switch s.Kind {
 	case "path":
@@ -56,6 +56,7 @@ func (s Spec) Match(d Device) bool {
 			{"/dev/disk/by-label/", "label"},
 			{"/dev/disk/by-uuid/", "uuid"},
 			{"/dev/disk/by-partuuid/", "partuuid"},
+			{"/dev/disk/by-partlabel/", "partlabel"},
 		} {
 			if v, ok := strings.CutPrefix(s.Value, l.dir); ok && v != "" && !strings.Contains(v, "/") {
 				return Spec{Kind: l.kind, Value: unescapeUdev(v)}.Match(d)
@@ -68,6 +69,8 @@ func (s Spec) Match(d Device) bool {
 		return d.FS.Type != "" && d.FS.UUID != "" && strings.EqualFold(d.FS.UUID, s.Value)
 	case "partuuid":
 		return d.PartUUID != "" && strings.EqualFold(d.PartUUID, s.Value)
+	case "partlabel":
+		return d.PartLabel != "" && d.PartLabel == s.Value
 	}
 	return false
 }
@@ -81,6 +84,8 @@ func (s Spec) String() string {
 		return "UUID=" + s.Value
 	case "partuuid":
 		return "PARTUUID=" + s.Value
+	case "partlabel":
+		return "PARTLABEL=" + s.Value
 	}
 	return s.Value
 }

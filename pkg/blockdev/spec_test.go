@@ -19,7 +19,11 @@ func TestParseSpec(t *testing.T) {
 		{in: "UUID=0B9B-3A5D", want: Spec{"uuid", "0B9B-3A5D"}},
 		{in: "PARTUUID=1c7b5e1d-01", want: Spec{"partuuid", "1c7b5e1d-01"}},
 		{in: "PARTUUID=1c7b5e1d-01/PARTNROFF=1", wantErr: "not supported"},
-		{in: "PARTLABEL=root", wantErr: "not supported"},
+		{in: "PARTLABEL=root", want: Spec{"partlabel", "root"}},
+		{in: "PARTLABEL=EFI System", want: Spec{"partlabel", "EFI System"}},
+		{in: "PARTLABEL=Räksmörgås", want: Spec{"partlabel", "Räksmörgås"}},
+		{in: "PARTLABEL=", wantErr: "empty PARTLABEL"},
+		{in: "partlabel=x", wantErr: "want /dev/NAME"},
 		{in: "LABEL=", wantErr: "empty LABEL"},
 		{in: "UUID=", wantErr: "empty UUID"},
 		{in: "", wantErr: "empty device spec"},
@@ -49,6 +53,8 @@ func TestSpecMatch(t *testing.T) {
 		FS: FS{Type: "ext4", Label: "root", UUID: "3f1c7a52-0b9e-4c1e-9d2a-0c7e5a1b2c3d"}}
 	esp := Device{Name: "vda15", Path: "/dev/vda15", Partition: true, Size: 1 << 20, PartUUID: "8c5e9f0a-6b1d-4f2e-8a3c-1d2e3f4a5b6c",
 		FS: FS{Type: "vfat", Label: "UEFI", UUID: "0B9B-3A5D"}}
+	named := Device{Name: "vdd2", Path: "/dev/vdd2", Partition: true, Size: 1 << 20, PartLabel: "Räksmörgås ✓",
+		FS: FS{Type: "xfs", Label: "root", UUID: "01234567-89ab-cdef-0123-456789abcdef"}}
 	odd := Device{Name: "vdb", Path: "/dev/vdb", Size: 1 << 20, FS: FS{Type: "ext2", Label: "a/b c"}}
 	unknown := Device{Name: "vdc", Path: "/dev/vdc", Size: 1 << 20, ProbeErr: errors.New("x")}
 	for _, tc := range []struct {
@@ -74,6 +80,15 @@ func TestSpecMatch(t *testing.T) {
 		{"/dev/disk/by-label/UEFI", root, false},
 		{"/dev/disk/by-uuid/0B9B-3A5D", esp, true},
 		{"/dev/disk/by-partuuid/1c7b5e1d-01", root, true},
+		{"PARTLABEL=Räksmörgås ✓", named, true},
+		{"PARTLABEL=räksmörgås ✓", named, false},
+		{"PARTLABEL=Räksmörgås", named, false},
+		{"PARTLABEL=root", named, false},
+		{"PARTLABEL=root", root, false},
+		{`/dev/disk/by-partlabel/R\xc3\xa4ksm\xc3\xb6rg\xc3\xa5s\x20\xe2\x9c\x93`, named, true},
+		{"/dev/disk/by-partlabel/root", named, false},
+		{"UUID=01234567-89AB-CDEF-0123-456789ABCDEF", named, true},
+		{"LABEL=root", named, true},
 		{`/dev/disk/by-label/a\x2fb\x20c`, odd, true},
 		{"/dev/disk/by-label/a", odd, false},
 		{"LABEL=", unknown, false},
@@ -100,6 +115,8 @@ func TestDeviceString(t *testing.T) {
 		{Device{Name: "vda1", Size: 1, FS: FS{Type: "ext4", Label: "root", UUID: "u"}}, `vda1 ext4 LABEL="root" UUID="u"`},
 		{Device{Name: "vda1", Size: 1, PartUUID: "abcd-01", FS: FS{Type: "ext4", UUID: "u"}}, `vda1 ext4 UUID="u" PARTUUID="abcd-01"`},
 		{Device{Name: "sr0", Size: 1, Removable: true, FS: FS{Type: "iso9660", Label: "config-2"}}, `sr0 iso9660 LABEL="config-2"`},
+		{Device{Name: "vda2", Size: 1, PartUUID: "u-2", PartLabel: "EFI System", FS: FS{Type: "vfat"}}, `vda2 vfat PARTUUID="u-2" PARTLABEL="EFI System"`},
+		{Device{Name: "vda3", Size: 1, PartLabel: "Räk\"s"}, `vda3 unknown PARTLABEL="Räk\"s"`},
 		{Device{Name: "vdb", Size: 1, ProbeErr: ErrUnknown}, `vdb unknown (no known filesystem)`},
 		{Device{Name: "vdb", Size: 1}, `vdb unknown`},
 		{Device{Name: "sr0", Removable: true}, `sr0 no medium`},
