@@ -315,69 +315,103 @@ func (d *decoder) archive(filename string, payload []byte) error {
 	}
 	for i, e := range entries {
 		where := fmt.Sprintf("part %s: #cloud-config-archive entry %d", partName(filename), i)
-		if s, ok := e.(string); ok {
-			e = map[string]any{"content": s}
-		}
-		m, ok := e.(map[string]any)
-		if !ok {
-			d.warnf("%s is a %s, not a map or a string: skipped", where, scalar.TypeName(e))
-			continue
-		}
-		var content []byte
-		binary := false
-		switch c := m["content"].(type) {
-		case nil:
-		case string:
-			content = []byte(c)
-		case []byte:
-			content, binary = c, true
-		default:
-			d.warnf("%s: content is a %s, not a string: skipped", where, scalar.TypeName(c))
-			continue
-		}
-		if len(content) > d.budget {
-			return fmt.Errorf("%w: #cloud-config-archive entries add up to more than %d bytes", ErrTooBig, d.limit)
-		}
-		d.budget -= len(content)
-		ctype := ""
-		if t, ok := m["type"]; ok && t != nil {
-			s, ok := t.(string)
-			if !ok || !strings.Contains(s, "/") {
-				d.warnf("%s: its type is not a MIME type: skipped", where)
-				continue
-			}
-			ctype = strings.ToLower(strings.TrimSpace(s))
-		}
-		if ctype == "" {
-			ctype = sniff(content)
-		}
-		if ctype == "" {
-			ctype = archiveDefaultType
-			if binary {
-				ctype = typeOctet
-			}
-		}
-		fn := ""
-		if f, ok := m["filename"]; ok && f != nil {
-			fn = fmt.Sprint(f)
-		}
-		mergeType := ""
-		for k, v := range m {
-			switch strings.ToLower(k) {
-			case "merge-type", "x-merge-type":
-				if s, ok := v.(string); ok {
-					mergeType = s
-				}
-			}
-		}
-		switch ctype {
-		case TypeInclude, typeIncludeOnce:
-			d.parts = append(d.parts, Part{Type: TypeInclude, Filename: fn, Content: content})
-		case typeArchive:
-			d.warnf("%s: a #cloud-config-archive inside an archive is not expanded: skipped", where)
-		default:
-			d.attach(ctype, fn, mergeType, content)
+		if err := d.archiveEntry(where, e); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// archiveEntry makes archive entry e, named where in warnings, a part, or
+// skips it with a warning; the error is only for the size limit.
+func (d *decoder) archiveEntry(where string, e any) error {
+	if s, ok := e.(string); ok {
+		e = map[string]any{"content": s}
+	}
+	m, ok := e.(map[string]any)
+	if !ok {
+		d.warnf("%s is a %s, not a map or a string: skipped", where, scalar.TypeName(e))
+		return nil
+	}
+	content, binary, ok := d.archiveContent(where, m)
+	if !ok {
+		return nil
+	}
+	if len(content) > d.budget {
+		return fmt.Errorf("%w: #cloud-config-archive entries add up to more than %d bytes", ErrTooBig, d.limit)
+	}
+	d.budget -= len(content)
+	ctype, ok := d.archiveType(where, m, content, binary)
+	if !ok {
+		return nil
+	}
+	fn := ""
+	if f, ok := m["filename"]; ok && f != nil {
+		fn = fmt.Sprint(f)
+	}
+	switch ctype {
+	case TypeInclude, typeIncludeOnce:
+		d.parts = append(d.parts, Part{Type: TypeInclude, Filename: fn, Content: content})
+	case typeArchive:
+		d.warnf("%s: a #cloud-config-archive inside an archive is not expanded: skipped", where)
+	default:
+		d.attach(ctype, fn, archiveMergeType(m), content)
+	}
+	return nil
+}
+
+// archiveContent is entry m's content and whether it is binary (YAML
+// !!binary); ok is false, after a warning, when it is neither.
+func (d *decoder) archiveContent(where string, m map[string]any) (content []byte, binary, ok bool) {
+	switch c := m["content"].(type) {
+	case nil:
+	case string:
+		content = []byte(c)
+	case []byte:
+		content, binary = c, true
+	default:
+		d.warnf("%s: content is a %s, not a string: skipped", where, scalar.TypeName(c))
+		return nil, false, false
+	}
+	return content, binary, true
+}
+
+// archiveType is entry m's content type: its type key, else the type its
+// content announces, else cloud-config (octet-stream for binary content);
+// ok is false, after a warning, when the type key is not a MIME type.
+func (d *decoder) archiveType(where string, m map[string]any, content []byte, binary bool) (string, bool) {
+	ctype := ""
+	if t, ok := m["type"]; ok && t != nil {
+		s, ok := t.(string)
+		if !ok || !strings.Contains(s, "/") {
+			d.warnf("%s: its type is not a MIME type: skipped", where)
+			return "", false
+		}
+		ctype = strings.ToLower(strings.TrimSpace(s))
+	}
+	if ctype == "" {
+		ctype = sniff(content)
+	}
+	if ctype == "" {
+		ctype = archiveDefaultType
+		if binary {
+			ctype = typeOctet
+		}
+	}
+	return ctype, true
+}
+
+// archiveMergeType is entry m's merge-type (or x-merge-type) key, in any
+// case, "" if none is a string.
+func archiveMergeType(m map[string]any) string {
+	mergeType := ""
+	for k, v := range m {
+		switch strings.ToLower(k) {
+		case "merge-type", "x-merge-type":
+			if s, ok := v.(string); ok {
+				mergeType = s
+			}
+		}
+	}
+	return mergeType
 }
