@@ -29,7 +29,7 @@ const maxTimeout = 24 * time.Hour
 // option earlyinit itself reads has a typed field here, and the steps read
 // the fields, never the raw words.
 type Settings struct {
-	Root       string // root=: /dev/vda1, LABEL=, UUID=, PARTUUID=
+	Root       string // root=: /dev/vda1, LABEL=, UUID=, PARTUUID=, PARTLABEL=
 	RootFSType string // rootfstype=, may be a comma-separated list
 	RootFlags  string // rootflags=
 	ReadOnly   bool   // ro (the kernel's default) unless rw is given
