@@ -19,9 +19,9 @@ $(BUILD)/earlyinit: FORCE
 	$(GO) build -trimpath -gcflags=all=-l -ldflags='-s -w -buildid=' -o $@ ./cmd/earlyinit
 	@ls -l $@ | awk '{printf "%s: %.2f MB\n", $$NF, $$5/1e6}'
 
-initramfs: $(BUILD)/initramfs.cpio.gz
+initramfs: $(BUILD)/initramfs.img
 
-$(BUILD)/initramfs.cpio.gz: FORCE
+$(BUILD)/initramfs.img: FORCE
 	@mkdir -p $(BUILD)
 	@test -n "$(KVER)" || { echo "no /boot/vmlinuz-*: run make deps" >&2; exit 1; }
 	$(GO) run ./cmd/mkinitramfs -kver $(KVER) -o $@
@@ -44,15 +44,15 @@ unit:
 
 # The same initramfs with the faultinject build tag: earlyinit.test_panic=
 # panics in the named steps. For the QEMU tests only; never shipped.
-$(BUILD)/initramfs-faultinject.cpio.gz: FORCE
+$(BUILD)/initramfs-faultinject.img: FORCE
 	@mkdir -p $(BUILD)
 	$(GO) run ./cmd/mkinitramfs -kver $(KVER) -tags faultinject -o $@
 
 # QEMU-booted integration tests (build tag qemu), with each initramfs built
 # once.
-qemu-test: initramfs $(BUILD)/initramfs-faultinject.cpio.gz
-	EARLYINIT_INITRAMFS=$(CURDIR)/$(BUILD)/initramfs.cpio.gz EARLYINIT_KVER=$(KVER) \
-	EARLYINIT_INITRAMFS_FAULTINJECT=$(CURDIR)/$(BUILD)/initramfs-faultinject.cpio.gz \
+qemu-test: initramfs $(BUILD)/initramfs-faultinject.img
+	EARLYINIT_INITRAMFS=$(CURDIR)/$(BUILD)/initramfs.img EARLYINIT_KVER=$(KVER) \
+	EARLYINIT_INITRAMFS_FAULTINJECT=$(CURDIR)/$(BUILD)/initramfs-faultinject.img \
 		$(GO) test -tags qemu -count=1 -timeout 40m -v ./qemu-tests/ 2>&1 | tee $(BUILD)/qemu-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|qemu-tests:)|_test.go'; \
 		exit $${PIPESTATUS[0]}
 
@@ -75,7 +75,7 @@ fuzz:
 test: deps vet build unit qemu-test
 
 demo: deps build initramfs
-	$(GO) run ./qemu-tests/demo -kernel /boot/vmlinuz-$(KVER) -initrd $(BUILD)/initramfs.cpio.gz
+	$(GO) run ./qemu-tests/demo -kernel /boot/vmlinuz-$(KVER) -initrd $(BUILD)/initramfs.img
 
 bench-late: ; ./bench/late-vs-cloudinit.sh $(BENCH_RUNS)
 

@@ -10,6 +10,6 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 kver=${KVER:-$(ls /boot/vmlinuz-* | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)}
 for ((i = 1; i <= runs; i++)); do
-	go run ./qemu-tests/demo -kernel "/boot/vmlinuz-$kver" -initrd build/initramfs.cpio.gz 2>&1 |
+	go run ./qemu-tests/demo -kernel "/boot/vmlinuz-$kver" -initrd build/initramfs.img 2>&1 |
 		grep "^earlyinit: " | grep -o "time: total .*" | sed "s/^/run $i: /"
 done

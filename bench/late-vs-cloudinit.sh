@@ -4,7 +4,7 @@
 # runcmd, network v2 set-name + static address, power_state poweroff) two
 # ways, under the same QEMU and kernel:
 #   A) Debian's cloud-init 22.4.2, booted with Debian's initramfs-tools image;
-#   B) earlyinit: build/initramfs.cpio.gz, cloud-init.disabled in the root.
+#   B) earlyinit: build/initramfs.img, cloud-init.disabled in the root.
 # Also the kernel time the real init started, the guest uptime when runcmd
 # ran, whether the user-data was applied (read from the disk afterwards),
 # and `earlyinit analyze` for B. Figures, not assertions. Under TCG (no
@@ -27,7 +27,7 @@ for tool in qemu-system-x86_64 debootstrap mkfs.ext4 debugfs xorriso; do
 	command -v "$tool" >/dev/null || { echo "$tool missing: run make deps" >&2; exit 1; }
 done
 [[ -x build/earlyinit ]] || make build
-[[ -f build/initramfs.cpio.gz ]] || make initramfs KVER="$kver"
+[[ -f build/initramfs.img ]] || make initramfs KVER="$kver"
 # analyze reads B's boot record with this tree's earlyinit (build/earlyinit
 # may predate the verb); the initramfs booted is build's, as it is.
 mkdir -p build/bench-late

@@ -1,9 +1,7 @@
 package initramfs
 
 import (
-	"compress/gzip"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,8 +26,12 @@ type Options struct {
 	Package string
 	// Tags are Go build tags for earlyinit (tests: "faultinject").
 	Tags []string
-	// Output is the .cpio.gz to write.
+	// Output is the compressed cpio to write.
 	Output string
+	// Compression is one of Compressions; "" means DefaultCompression.
+	Compression string
+	// HostOnly, when set, keeps only the modules one machine needs.
+	HostOnly *HostOnly
 	// TempDir for the build; a new one under os.TempDir when empty.
 	TempDir string
 	// Log receives progress lines; nil is quiet.
@@ -38,8 +40,9 @@ type Options struct {
 
 // Result describes what was built.
 type Result struct {
-	Modules          int
-	CPIOSize, GzSize int64
+	Modules int
+	// CPIOSize is the uncompressed archive, Size the file written.
+	CPIOSize, Size int64
 }
 
 // NewestKernel returns the release of the newest /boot/vmlinuz-* (by
@@ -98,6 +101,9 @@ func Build(o Options) (Result, error) {
 		}
 		defer os.RemoveAll(tmp)
 	}
+	if err := checkCompression(o.ModulesRoot, o.KVer, o.Compression); err != nil {
+		return res, err
+	}
 	cf, err := os.Open(o.Config)
 	if err != nil {
 		return res, fmt.Errorf("module set: %w", err)
@@ -108,6 +114,17 @@ func Build(o Options) (Result, error) {
 		return res, fmt.Errorf("module set %s: %w", o.Config, err)
 	}
 	modDir := filepath.Join(o.ModulesRoot, "lib/modules", o.KVer)
+	if o.HostOnly != nil {
+		deps, err := readDeps(modDir)
+		if err != nil {
+			return res, fmt.Errorf("modules.dep: %w", err)
+		}
+		all := make([]string, 0, len(deps))
+		for p := range deps {
+			all = append(all, p)
+		}
+		entries = o.HostOnly.Filter(entries, all)
+	}
 	ms, err := ResolveModules(modDir, entries)
 	if err != nil {
 		return res, fmt.Errorf("modules of %s: %w", o.KVer, err)
@@ -165,46 +182,8 @@ func Build(o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("mkuimage: %w", err)
 	}
-	if res.CPIOSize, res.GzSize, err = gzipFile(raw, o.Output); err != nil {
+	if res.CPIOSize, res.Size, err = compressFile(raw, o.Output, o.Compression); err != nil {
 		return res, err
 	}
 	return res, nil
-}
-
-// gzipFile compresses src into dst reproducibly (no name, no time in the
-// header) and atomically.
-func gzipFile(src, dst string) (int64, int64, error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer in.Close()
-	tmp := dst + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer os.Remove(tmp)
-	zw, err := gzip.NewWriterLevel(out, gzip.BestCompression)
-	if err != nil {
-		return 0, 0, err
-	}
-	n, err := io.Copy(zw, in)
-	if err == nil {
-		err = zw.Close()
-	}
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("write %s: %w", dst, err)
-	}
-	fi, err := os.Stat(tmp)
-	if err != nil {
-		return 0, 0, err
-	}
-	return n, fi.Size(), os.Rename(tmp, dst)
 }

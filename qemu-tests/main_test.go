@@ -29,7 +29,7 @@ var (
 )
 
 // TestMain builds the initramfs once per run, unless EARLYINIT_INITRAMFS
-// names one already built (make test passes build/initramfs.cpio.gz).
+// names one already built (make test passes build/initramfs.img).
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
 }
@@ -61,7 +61,7 @@ func testMain(m *testing.M) int {
 		}
 		_, file, _, _ := runtime.Caller(0)
 		top := filepath.Dir(filepath.Dir(file))
-		*b.dest = filepath.Join(tmp, b.env+".cpio.gz")
+		*b.dest = filepath.Join(tmp, b.env+".img")
 		t0 := time.Now()
 		res, err := initramfs.Build(initramfs.Options{KVer: kver, ModulesRoot: "/", Config: filepath.Join(top, "initramfs/modules.conf"),
 			Package: filepath.Join(top, "cmd/earlyinit"), Output: *b.dest, Tags: b.tags})

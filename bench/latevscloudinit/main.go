@@ -3,7 +3,7 @@
 // how long each took to apply the user-data and power itself off:
 //
 //	A) Debian's way: Debian's initramfs-tools image, cloud-init enabled;
-//	B) earlyinit: build/initramfs.cpio.gz, /etc/cloud/cloud-init.disabled.
+//	B) earlyinit: build/initramfs.img, /etc/cloud/cloud-init.disabled.
 //
 // Figures, not assertions: a run that did not apply the user-data is
 // reported as such, and the program exits 0 unless it could not run at all.
@@ -130,7 +130,7 @@ func main() {
 
 func run() error {
 	kver := flag.String("kver", "", "kernel version (default: the newest /boot/vmlinuz-*)")
-	initrd := flag.String("initrd", "build/initramfs.cpio.gz", "earlyinit's initramfs")
+	initrd := flag.String("initrd", "build/initramfs.img", "earlyinit's initramfs")
 	bin := flag.String("earlyinit", "build/earlyinit", "earlyinit binary with the analyze verb")
 	cache := flag.String("cache", "qemu-tests/testdata/cache", "Debian root cache")
 	out := flag.String("out", "build/bench-late", "work directory (images, consoles)")

@@ -1,9 +1,12 @@
 // Command mkinitramfs builds earlyinit's initramfs (see package initramfs).
 //
-//	mkinitramfs [-kver 6.1.0-56-amd64] [-modules initramfs/modules.conf] [-o build/initramfs.cpio.gz]
+//	mkinitramfs [-kver 6.1.0-56-amd64] [-modules initramfs/modules.conf]
+//	            [-compress zstd|xz|gzip|lz4|none] [-hostonly [-loaded FILE] [-fstype xfs,...]]
+//	            [-o build/initramfs.img]
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"log"
@@ -15,10 +18,14 @@ import (
 
 func main() {
 	kver := flag.String("kver", "", "kernel release whose modules go in (default: newest /boot/vmlinuz-*)")
-	root := flag.String("modules-root", "/", "directory holding lib/modules/<kver>")
+	root := flag.String("modules-root", "/", "directory holding lib/modules/<kver> and boot/config-<kver>")
 	conf := flag.String("modules", "initramfs/modules.conf", "module set")
 	pkg := flag.String("pkg", "./cmd/earlyinit", "earlyinit's main package")
-	out := flag.String("o", "build/initramfs.cpio.gz", "output file")
+	out := flag.String("o", "build/initramfs.img", "output file")
+	comp := flag.String("compress", initramfs.DefaultCompression, "compression: "+strings.Join(initramfs.Compressions(), ", "))
+	hostOnly := flag.Bool("hostonly", false, "keep only the modules this machine has loaded, its root filesystem's and the config drives'")
+	loaded := flag.String("loaded", "/proc/modules", "with -hostonly: the loaded modules, in /proc/modules' format")
+	fstypes := flag.String("fstype", "", "with -hostonly: comma-separated filesystems to keep (default: the type of / in /proc/self/mounts)")
 	tags := flag.String("tags", "", "comma-separated Go build tags for earlyinit (tests only: faultinject)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -29,14 +36,65 @@ func main() {
 		}
 		*kver = k
 	}
-	res, err := initramfs.Build(initramfs.Options{KVer: *kver, ModulesRoot: *root, Config: *conf, Package: *pkg, Output: *out, Tags: splitTags(*tags), Log: log.Printf})
+	o := initramfs.Options{KVer: *kver, ModulesRoot: *root, Config: *conf, Package: *pkg, Output: *out,
+		Compression: *comp, Tags: split(*tags), Log: log.Printf}
+	if *hostOnly {
+		h, err := hostModules(*loaded, *fstypes)
+		if err != nil {
+			log.Fatalf("mkinitramfs: -hostonly: %v", err)
+		}
+		o.HostOnly = h
+	}
+	res, err := initramfs.Build(o)
 	if err != nil {
 		log.Fatalf("mkinitramfs: %v", err)
 	}
-	fmt.Fprintf(os.Stdout, "%s: kernel %s, %d modules, cpio %.2f MB, gzip %.2f MB\n", *out, *kver, res.Modules, float64(res.CPIOSize)/1e6, float64(res.GzSize)/1e6)
+	fmt.Fprintf(os.Stdout, "%s: kernel %s, %d modules, cpio %.2f MB, %s %.2f MB\n", *out, *kver, res.Modules, float64(res.CPIOSize)/1e6, *comp, float64(res.Size)/1e6)
 }
 
-func splitTags(s string) []string {
+// hostModules reads the loaded modules and the filesystems to keep.
+func hostModules(loaded, fstypes string) (*initramfs.HostOnly, error) {
+	f, err := os.Open(loaded)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := initramfs.ReadLoaded(f)
+	if err != nil {
+		return nil, err
+	}
+	h := &initramfs.HostOnly{Loaded: names, FSTypes: split(fstypes)}
+	if fstypes == "" {
+		t, err := rootFSType("/proc/self/mounts")
+		if err != nil {
+			return nil, err
+		}
+		h.FSTypes = []string{t}
+	}
+	return h, nil
+}
+
+// rootFSType returns the type of the last mount on / in a mounts file.
+func rootFSType(mounts string) (string, error) {
+	f, err := os.Open(mounts)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	t := ""
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if fl := strings.Fields(s.Text()); len(fl) >= 3 && fl[1] == "/" {
+			t = fl[2]
+		}
+	}
+	if t == "" {
+		return "", fmt.Errorf("%s: no mount on /", mounts)
+	}
+	return t, s.Err()
+}
+
+func split(s string) []string {
 	if s == "" {
 		return nil
 	}

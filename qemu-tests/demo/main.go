@@ -19,7 +19,7 @@ import (
 
 func main() {
 	kernel := flag.String("kernel", "", "kernel image")
-	initrd := flag.String("initrd", "build/initramfs.cpio.gz", "earlyinit's initramfs")
+	initrd := flag.String("initrd", "build/initramfs.img", "earlyinit's initramfs")
 	flag.Parse()
 	log.SetFlags(0)
 	if *kernel == "" {

@@ -1,0 +1,110 @@
+package initramfs
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCompressFile(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.cpio")
+	data := bytes.Repeat([]byte("070701 earlyinit cpio bytes\n"), 4096)
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method string
+		magic  []byte
+		unpack []string
+	}{
+		{"zstd", []byte{0x28, 0xb5, 0x2f, 0xfd}, []string{"zstd", "-dcq"}},
+		{"xz", []byte{0xfd, '7', 'z', 'X', 'Z', 0}, []string{"xz", "-dc"}},
+		{"gzip", []byte{0x1f, 0x8b}, []string{"gzip", "-dc"}},
+		{"lz4", []byte{0x02, 0x21, 0x4c, 0x18}, []string{"lz4", "-dc"}}, // legacy frame, as the kernel wants
+		{"none", []byte("070701"), []string{"cat"}},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			dst := filepath.Join(dir, "out."+tc.method)
+			raw, size, err := compressFile(src, dst, tc.method)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw != int64(len(data)) || size != int64(len(got)) {
+				t.Errorf("sizes %d, %d; want %d, %d", raw, size, len(data), len(got))
+			}
+			if !bytes.HasPrefix(got, tc.magic) {
+				t.Errorf("%s output starts % x, want % x", tc.method, got[:8], tc.magic)
+			}
+			cmd := exec.Command(tc.unpack[0], append(tc.unpack[1:], dst)...)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %v", tc.unpack, err)
+			}
+			if !bytes.Equal(out, data) {
+				t.Errorf("%s round trip differs", tc.method)
+			}
+			// Reproducible: the same input gives the same bytes.
+			dst2 := dst + ".again"
+			if _, _, err := compressFile(src, dst2, tc.method); err != nil {
+				t.Fatal(err)
+			}
+			again, _ := os.ReadFile(dst2)
+			if !bytes.Equal(again, got) {
+				t.Errorf("%s: two runs differ", tc.method)
+			}
+		})
+	}
+	if _, _, err := compressFile(src, filepath.Join(dir, "x"), "bzip3"); err == nil || !strings.Contains(err.Error(), "want one of") {
+		t.Errorf("unknown method: %v", err)
+	}
+}
+
+func TestCheckCompression(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "boot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "CONFIG_RD_GZIP=y\nCONFIG_RD_XZ=y\n# CONFIG_RD_ZSTD is not set\n"
+	if err := os.WriteFile(filepath.Join(root, "boot", "config-6.1.0-test"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kver, method, wantErr string
+	}{
+		{"6.1.0-test", "xz", ""},
+		{"6.1.0-test", "gzip", ""},
+		{"6.1.0-test", "none", ""},
+		{"6.1.0-test", "zstd", "has no CONFIG_RD_ZSTD=y"},
+		{"6.1.0-test", "", "has no CONFIG_RD_ZSTD=y"}, // the default is zstd
+		{"6.1.0-other", "zstd", ""},                   // no config file: nothing to check
+		{"6.1.0-test", "brotli", "want one of"},
+	} {
+		err := checkCompression(root, tc.kver, tc.method)
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("checkCompression(%s, %q) = %v, want %q", tc.kver, tc.method, err, tc.wantErr)
+		}
+	}
+}
+
+func TestHostOnlyFilter(t *testing.T) {
+	loaded, err := ReadLoaded(strings.NewReader("virtio_net 61440 0 - Live 0x0\nxfs 1994752 1 - Live 0x0\nvirtio_pci 24576 0 - Live 0x0\nkvm 1142784 0 - Live 0x0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &HostOnly{Loaded: loaded, FSTypes: []string{"btrfs"}}
+	entries := []string{"drivers/virtio/*", "virtio_blk", "virtio_net", "e1000", "ext4", "xfs", "btrfs", "isofs", "vfat", "nls_utf8"}
+	all := []string{"kernel/drivers/virtio/virtio_pci.ko", "kernel/drivers/virtio/virtio_balloon.ko", "kernel/fs/xfs/xfs.ko"}
+	got := strings.Join(h.Filter(entries, all), " ")
+	want := "virtio_pci virtio_net xfs btrfs isofs vfat nls_utf8"
+	if got != want {
+		t.Errorf("Filter = %q, want %q", got, want)
+	}
+}
