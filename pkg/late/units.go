@@ -107,3 +107,57 @@ func InstallUnits(r *rootfs.Root, binary string) error {
 	}
 	return nil
 }
+
+// CloudInitUnits are the units of an installed cloud-init (22.x to 24.x
+// names) that provision a machine. The targets are left alone: empty,
+// they do nothing.
+var CloudInitUnits = []string{
+	"cloud-init-local.service",
+	"cloud-init.service",
+	"cloud-init-main.service",
+	"cloud-init-network.service",
+	"cloud-config.service",
+	"cloud-final.service",
+	"cloud-init-hotplugd.socket",
+	"cloud-init-hotplugd.service",
+}
+
+// unitDirs are where a root's own units are (systemd.unit(5)).
+var unitDirs = []string{"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
+
+// ControlDir is the runtime directory that outranks /etc/systemd/system.
+const ControlDir = "/run/systemd/system.control"
+
+// MaskCloudInit masks, for this boot only, the CloudInitUnits the root
+// has, so an installed cloud-init does not provision the machine a
+// second time: a link to /dev/null in SystemDir under run (the tree that
+// holds /run; /run is a tmpfs, the image is not changed), as `systemctl
+// mask --runtime` does, or in ControlDir for a unit the image defines in
+// /etc/systemd/system, which SystemDir does not outrank. root is the real
+// root, read for which units exist. It returns the units masked.
+func MaskCloudInit(root, run *rootfs.Root) ([]string, error) {
+	var masked []string
+	for _, u := range CloudInitUnits {
+		if !hasUnit(root, u) {
+			continue
+		}
+		dir := SystemDir
+		if fi, err := root.Stat(unitDirs[0] + "/" + u); err == nil && fi.Mode().IsRegular() {
+			dir = ControlDir
+		}
+		if err := run.Symlink("/dev/null", dir+"/"+u); err != nil {
+			return masked, fmt.Errorf("mask %s: %w", u, err)
+		}
+		masked = append(masked, u)
+	}
+	return masked, nil
+}
+
+func hasUnit(root *rootfs.Root, unit string) bool {
+	for _, d := range unitDirs {
+		if _, err := root.Stat(d + "/" + unit); err == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/paths"
@@ -14,7 +15,8 @@ import (
 // InstallRunner sets up the late-stage runner for this boot without changing
 // the image: earlyinit copies itself to /run/earlyinit (/run moves into the
 // real root). With systemd as the real init, units in /run/systemd/system
-// run the boot and final stages; any other init is entered through
+// run the boot and final stages, and an installed cloud-init's units are
+// masked there for this boot; any other init is entered through
 // `earlyinit late --exec INIT`, which runs the boot stage, starts the final
 // stage in the background and execs INIT as PID 1. It returns what to exec
 // at switch_root; on any failure, the real init itself.
@@ -34,6 +36,7 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 				return fmt.Errorf("systemd units: %w", err)
 			}
 			env.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service")
+			maskCloudInit(env, run)
 			path, argv = init, args
 			return nil
 		}
@@ -46,6 +49,23 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 		return init, args
 	}
 	return path, argv
+}
+
+// maskCloudInit keeps an installed cloud-init from provisioning this boot a
+// second time (its units masked under /run only). A failure is logged: the
+// boot goes on, cloud-init may then run too.
+func maskCloudInit(env Env, run *rootfs.Root) {
+	root, err := rootfs.Open(env.Root)
+	if err == nil {
+		var masked []string
+		masked, err = late.MaskCloudInit(root, run)
+		if len(masked) > 0 {
+			env.Log.Printf("cloud-init is installed: masked for this boot (%s): %s", late.SystemDir, strings.Join(masked, " "))
+		}
+	}
+	if err != nil {
+		env.Log.Errorf("cloud-init: %v", err)
+	}
 }
 
 // copySelf copies the running binary to dst, 0755.
