@@ -18,6 +18,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -51,11 +52,15 @@ func lateVerb(args []string) int {
 	stage := fs.String("stage", "", "boot or final")
 	execInit := fs.String("exec", "", "for roots without systemd: run the boot stage, start the final stage in the background, exec this init")
 	root := fs.String("root", "/", "the real root")
+	whenWritable := fs.Bool("when-writable", false, "for roots without systemd booted ro: wait until the init system makes the root writable, then run both stages")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *execInit != "" {
 		return lateExec(*root, *execInit, fs.Args())
+	}
+	if *whenWritable {
+		return lateWhenWritable(*root)
 	}
 	st, err := modules.ParseStage(*stage)
 	if err != nil {
@@ -78,23 +83,77 @@ func lateVerb(args []string) int {
 
 // lateExec is PID 1's path on roots without systemd: the boot stage runs in
 // the foreground, the final stage in a child of its own session, and then
-// the real init replaces us as PID 1 with its arguments. Nothing here may
-// stop the boot: a failed stage is logged and init is exec'd anyway.
+// the real init replaces us as PID 1 with its arguments. A root still
+// read-only (sysvinit and OpenRC remount it read-write themselves, after
+// their fsck) gets both stages in a child that waits for that. Nothing
+// here may stop the boot: a failed stage is logged and init is exec'd
+// anyway.
 func lateExec(root, init string, initArgs []string) int {
 	self, err := os.Executable()
 	if err != nil {
 		self = paths.LateBinary
 	}
-	lateBootAsInit(root)
-	final := exec.Command(self, "late", "--stage", "final", "--root", root)
-	final.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := final.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "earlyinit: start the final stage: %v\n", err)
+	if readOnly(root) {
+		fmt.Fprintf(os.Stderr, "earlyinit: %s is read-only: the late stages run once %s has made it writable\n", root, init)
+		startChild(self, "late", "--when-writable", "--root", root)
+	} else {
+		lateBootAsInit(root)
+		startChild(self, "late", "--stage", "final", "--root", root)
 	}
 	argv := append([]string{init}, initArgs...)
 	err = syscall.Exec(init, argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "earlyinit: exec %s: %v\n", init, err)
 	return 1
+}
+
+// startChild starts earlyinit in a session of its own, not waited for:
+// the real init, PID 1 after the exec, reaps it.
+func startChild(self string, args ...string) {
+	c := exec.Command(self, args...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	c.Stdout, c.Stderr = os.Stderr, os.Stderr
+	if err := c.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "earlyinit: start %s: %v\n", strings.Join(args, " "), err)
+	}
+}
+
+// readOnly tells whether the filesystem holding dir is mounted read-only.
+func readOnly(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Flags&unix.ST_RDONLY != 0
+}
+
+// writableWait bounds lateWhenWritable's wait: the init system's fsck of a
+// big root may take minutes.
+const writableWait = 15 * time.Minute
+
+// lateWhenWritable waits until root is writable, then runs the boot stage
+// and the final stage, one after the other.
+func lateWhenWritable(root string) int {
+	t0 := time.Now()
+	for readOnly(root) {
+		if time.Since(t0) > writableWait {
+			fmt.Fprintf(os.Stderr, "earlyinit: %s still read-only after %s: the late stages do not run this boot\n", root, writableWait)
+			return 1
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fmt.Fprintf(os.Stderr, "earlyinit: %s is writable after %s: running the late stages\n", root, time.Since(t0).Round(time.Millisecond))
+	opts, err := lateOptions(root)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "earlyinit: late stages: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*lateStageBound)
+	defer cancel()
+	rc := 0
+	for _, st := range []modules.Stage{modules.StageBoot, modules.StageFinal} {
+		if _, err := late.Run(ctx, st, opts); err != nil {
+			fmt.Fprintf(os.Stderr, "earlyinit: late stage %s: %v\n", st, err)
+			rc = 1
+		}
+	}
+	return rc
 }
 
 // lateBootAsInit runs the boot stage for lateExec. We are PID 1: whatever
