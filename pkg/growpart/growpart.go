@@ -69,6 +69,9 @@ type Change struct {
 	// BackupMoved is set when the GPT backup header moves to the
 	// disk's last sector (the disk was grown after the image was made).
 	BackupMoved bool
+	// KernelResized is set by System.GrowPartition when it told the
+	// kernel the partition's new size.
+	KernelResized bool
 
 	rw     io.WriterAt
 	writes []write
