@@ -3,6 +3,7 @@ package datasource
 import (
 	"context"
 	"io/fs"
+	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
@@ -42,6 +43,15 @@ type Source struct {
 	// when the command line does not name this source; then discovery
 	// does not consider it asked for.
 	Cmdline func(params map[string]string) (h Hint, ok bool, err error)
+
+	// SeedFrom reads a seedfrom setting of the image's configuration
+	// (datasource.NoCloud.seedfrom) into a Hint, as the source's
+	// command-line seed is read; origin names the setting for the logs.
+	SeedFrom func(v, origin string) (Hint, error)
+	// SeedURL reads the source's files from a URL a seed names
+	// (ds=nocloud;s=http://...), over the temporary network the metadata
+	// sources share.
+	SeedURL func(ctx context.Context, svc Service, url string) (*instance.Data, error)
 }
 
 // Service is a metadata service as discovery hands it to a source.
@@ -55,14 +65,22 @@ type Service struct {
 	HTTP httpget.Fetcher
 	// Logf is told of retries and of what the source chose.
 	Logf func(string, ...any)
+	// Timeout bounds each try of each request when HTTP is nil (the
+	// image's datasource.<Class>.timeout); 0 means the source's default.
+	Timeout time.Duration
 }
 
-// Hint is what a source's kernel command-line words ask for.
+// Hint is what a source's kernel command-line words, or the image's
+// seedfrom setting, ask for.
 type Hint struct {
 	// Seed is a directory in the real root to read before anything else,
 	// "" for none; Origin says where it came from, for the logs
 	// ("ds=nocloud;s=/seed").
 	Seed, Origin string
+	// SeedURL is an http:// URL to read the source's files from (with
+	// Source.SeedURL) before anything else, "" for none; Seed and SeedURL
+	// are never both set.
+	SeedURL string
 	// Apply, if set, overrides what any read of this source found
 	// (ds=nocloud;i=...;h=... sets the instance id and hostname).
 	Apply func(*instance.Data)

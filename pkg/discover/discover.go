@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"strings"
 	"time"
 
@@ -114,6 +115,88 @@ func byName(list []datasource.Source, name string) (datasource.Source, bool) {
 	return datasource.Source{}, false
 }
 
+// Image is what the image's own configuration (/etc/cloud/cloud.cfg and
+// cloud.cfg.d, earlyinit.cfg) says about discovery, its values already
+// type-checked (pkg/provision reads them from pkg/imagecfg). The zero value
+// changes nothing.
+type Image struct {
+	// List is datasource_list: cloud-init's names of the sources to try,
+	// in order ("NoCloud", "ConfigDrive", "OpenStack", "Ec2", "None");
+	// nil means Sources. earlyinit.ds= wins over it. See ImageOrder.
+	List []string
+	// Settings are the datasource: settings, by cloud-init class name
+	// (the key under datasource:, Source.Class).
+	Settings map[string]SourceSettings
+}
+
+// SourceSettings is one source's datasource.<Class> settings.
+type SourceSettings struct {
+	// MetadataURLs are the metadata service's base URLs (metadata_urls),
+	// asked in order until one answers; nil means the one the System
+	// found. earlyinit.metadata_url wins over them.
+	MetadataURLs []string
+	// MaxWait bounds the time spent on the source's metadata service
+	// (max_wait), within earlyinit.timeout: the smaller wins. 0 means
+	// earlyinit.timeout alone.
+	MaxWait time.Duration
+	// Timeout bounds each try of each request (timeout); 0 means the
+	// source's default.
+	Timeout time.Duration
+	// SeedFrom is where the source's files are (NoCloud's seedfrom): a
+	// directory in the real root or an http:// URL, read in the source's
+	// place in the order, before its seed directories and drives; "" for
+	// none. A seed on the kernel command line (ds=nocloud;s=) wins.
+	SeedFrom string
+}
+
+// ImageOrder returns the sources a datasource_list names, in its order,
+// matched by cloud-init's class name (Source.Class, in any case, with or
+// without cloud-init's "DataSource" prefix). "None", cloud-init's fallback
+// source, names no source of earlyinit's: it sets noneOK, meaning that
+// finding no datasource is fine. A name earlyinit has no source for is one
+// warning; a list that names none of earlyinit's sources gives Sources,
+// with a warning.
+func ImageOrder(list []string) (order []datasource.Source, noneOK bool, warns []string) {
+	var classes []string
+	for _, s := range Sources {
+		classes = append(classes, s.Class)
+	}
+	classes = append(classes, "None")
+	for _, name := range list {
+		n := strings.TrimPrefix(strings.TrimSpace(name), "DataSource")
+		if strings.EqualFold(n, "None") {
+			noneOK = true
+			continue
+		}
+		found := false
+		for _, s := range Sources {
+			if strings.EqualFold(n, s.Class) {
+				found = true
+				if _, dup := byName(order, s.Name); !dup {
+					order = append(order, s)
+				}
+				break
+			}
+		}
+		if !found {
+			warns = append(warns, fmt.Sprintf("datasource_list: %q: earlyinit has no such datasource (it has %s): skipped", name, strings.Join(classes, ", ")))
+		}
+	}
+	if len(order) == 0 {
+		warns = append(warns, fmt.Sprintf("datasource_list names none of earlyinit's datasources: trying them all (%s)", strings.Join(names(Sources), ", ")))
+		return Sources, noneOK, warns
+	}
+	return order, noneOK, warns
+}
+
+func names(list []datasource.Source) []string {
+	var n []string
+	for _, s := range list {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
 // finder is one discovery.
 type finder struct {
 	sys      System
@@ -121,6 +204,24 @@ type finder struct {
 	timeout  time.Duration
 	hints    map[string]datasource.Hint
 	rejected int
+
+	img Image
+	// noneOK is datasource_list's None: no datasource is no error.
+	noneOK bool
+	// metadataURL is earlyinit.metadata_url, which wins over the image's
+	// metadata_urls.
+	metadataURL string
+	// imageSeeds are the image's seedfrom settings, by source name.
+	imageSeeds map[string]datasource.Hint
+
+	// The temporary network, brought up the first time a source needs
+	// it and down when the search ends (down).
+	lower              func()
+	netTried           bool
+	netCtx             context.Context
+	netCancel, netDone func()
+	svc                datasource.Service
+	netErr             error
 }
 
 // Find tries the datasources in order and returns the first that reads
@@ -129,11 +230,32 @@ type finder struct {
 // logged, and nothing of it is kept; the error says how many were, when
 // none could be used.
 func Find(sys System, s settings.Settings, log Log) (*instance.Data, error) {
+	return FindWith(sys, s, Image{}, log)
+}
+
+// FindWith is Find with the image's configuration: its datasource_list
+// (unless earlyinit.ds= names sources: the kernel command line wins) and
+// its datasource: settings.
+func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Data, error) {
 	order, explicit, errs := Order(s.Datasources)
 	for _, e := range errs {
 		log.Errorf("%v", e)
 	}
-	f := &finder{sys: sys, log: log, timeout: s.Timeout, hints: map[string]datasource.Hint{}}
+	f := &finder{sys: sys, log: log, timeout: s.Timeout, hints: map[string]datasource.Hint{},
+		img: img, metadataURL: s.MetadataURL, imageSeeds: map[string]datasource.Hint{}}
+	defer f.down()
+	if img.List != nil {
+		if s.Datasources != "" {
+			log.Printf("datasource_list of the image ignored: earlyinit.ds=%s on the kernel command line wins", s.Datasources)
+		} else {
+			var warns []string
+			order, f.noneOK, warns = ImageOrder(img.List)
+			for _, w := range warns {
+				log.Errorf("%s", w)
+			}
+			log.Printf("datasource_list of the image: %s", strings.Join(names(order), ", "))
+		}
+	}
 	// A source named by its own command-line words (ds=nocloud;s=...) is
 	// tried even when earlyinit.ds= leaves it out, and its seed first.
 	var seeds []datasource.Source
@@ -155,23 +277,129 @@ func Find(sys System, s settings.Settings, log Log) (*instance.Data, error) {
 		if _, in := byName(order, src.Name); !in {
 			order = append(order, src)
 		}
-		if err == nil && h.Seed != "" {
+		if err == nil && (h.Seed != "" || h.SeedURL != "") {
 			seeds = append(seeds, src)
 		}
 	}
+	f.imageSeedFrom(order)
 	for _, src := range seeds {
-		h := f.hints[src.Name]
-		fsys, _ := sys.SeedDir(h.Seed)
-		d, err := src.ReadFS(fsys)
-		if err != nil {
-			log.Errorf("datasource %s (%s) rejected: %v", src.Name, h.Origin, err)
-			f.rejected++
-			continue
+		if d := f.seed(src, f.hints[src.Name]); d != nil {
+			return d, nil
 		}
-		d.Subplatform = "seed-dir (" + h.Seed + ")"
-		return f.finish(d, src), nil
 	}
 	return f.walk(order, explicit)
+}
+
+// imageSeedFrom reads the image's seedfrom settings of the sources in
+// order, unless the kernel command line gives the source a seed.
+func (f *finder) imageSeedFrom(order []datasource.Source) {
+	for _, src := range order {
+		set, ok := f.img.Settings[src.Class]
+		if !ok || set.SeedFrom == "" {
+			continue
+		}
+		origin := "datasource." + src.Class + ".seedfrom"
+		if src.SeedFrom == nil {
+			f.log.Errorf("%s: not supported: the %s datasource has no seeds", origin, src.Name)
+			continue
+		}
+		if h := f.hints[src.Name]; h.Seed != "" || h.SeedURL != "" {
+			f.log.Printf("%s of the image ignored: %s on the kernel command line wins", origin, h.Origin)
+			continue
+		}
+		h, err := src.SeedFrom(set.SeedFrom, origin)
+		if err != nil {
+			f.log.Errorf("%v: ignored", err)
+			continue
+		}
+		f.imageSeeds[src.Name] = h
+	}
+}
+
+// seed reads src from the seed h names: a directory in the real root or,
+// over the temporary network, a URL. A seed that cannot be read is
+// rejected, with its reason logged.
+func (f *finder) seed(src datasource.Source, h datasource.Hint) *instance.Data {
+	var d *instance.Data
+	var err error
+	where := h.Seed
+	if h.SeedURL != "" {
+		where = redactURL(h.SeedURL)
+		d, err = f.seedURL(src, h.SeedURL)
+	} else {
+		fsys, _ := f.sys.SeedDir(h.Seed)
+		d, err = src.ReadFS(fsys)
+	}
+	if err != nil {
+		f.log.Errorf("datasource %s (%s) rejected: %v", src.Name, h.Origin, err)
+		f.rejected++
+		return nil
+	}
+	d.Subplatform = "seed-dir (" + where + ")"
+	return f.finish(d, src)
+}
+
+// seedURL reads src's files from u over the temporary network.
+func (f *finder) seedURL(src datasource.Source, u string) (*instance.Data, error) {
+	if src.SeedURL == nil {
+		return nil, fmt.Errorf("the %s datasource reads no seed from a URL", src.Name)
+	}
+	ctx, svc, err := f.network()
+	if err != nil {
+		return nil, fmt.Errorf("no network for the seed: %w", err)
+	}
+	var d *instance.Data
+	err = f.log.Guard("datasource "+src.Name, func() error {
+		var err error
+		d, err = src.SeedURL(ctx, svc, u)
+		return err
+	})
+	return d, err
+}
+
+// redactURL is u without its password, for the logs.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return p.Redacted()
+}
+
+// raise brings up the NICs a metadata service may be reached through,
+// once (System.RaiseLinks); down puts them back.
+func (f *finder) raise() {
+	if f.lower == nil {
+		f.lower = f.sys.RaiseLinks()
+	}
+}
+
+// network brings the temporary network up the first time a source needs
+// it, bounded by earlyinit.timeout from then on; it stays up for the other
+// sources until the search ends (down). A failure is remembered: the
+// network is tried once.
+func (f *finder) network() (context.Context, datasource.Service, error) {
+	if !f.netTried {
+		f.netTried = true
+		f.raise()
+		f.netCtx, f.netCancel = context.WithTimeout(context.Background(), f.timeout)
+		f.svc, f.netDone, f.netErr = f.sys.Network(f.netCtx)
+		f.svc.Logf = f.log.Debugf
+	}
+	return f.netCtx, f.svc, f.netErr
+}
+
+// down takes the temporary network down and the raised NICs back down.
+func (f *finder) down() {
+	if f.netDone != nil {
+		f.netDone()
+	}
+	if f.netCancel != nil {
+		f.netCancel()
+	}
+	if f.lower != nil {
+		f.lower()
+	}
 }
 
 // walk tries each source's seed directories, drives and metadata service.
@@ -183,11 +411,16 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 		}
 	}
 	if len(metadata) > 0 {
-		defer f.sys.RaiseLinks()()
+		f.raise()
 	}
 	var devs []blockdev.Device
 	listed, triedMetadata := false, false
 	for _, src := range order {
+		if h, ok := f.imageSeeds[src.Name]; ok {
+			if d := f.seed(src, h); d != nil {
+				return d, nil
+			}
+		}
 		if d := f.seedDirs(src); d != nil {
 			return d, nil
 		}
@@ -216,14 +449,16 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 	for _, d := range devs {
 		seen = append(seen, d.String())
 	}
-	var tried []string
-	for _, src := range order {
-		tried = append(tried, src.Name)
-	}
-	msg := fmt.Sprintf("no datasource found (tried %s; block devices: %s)", strings.Join(tried, ", "), strings.Join(seen, "; "))
-	if f.rejected > 0 {
+	msg := fmt.Sprintf("no datasource found (tried %s; block devices: %s)", strings.Join(names(order), ", "), strings.Join(seen, "; "))
+	if f.rejected > 0 && !f.noneOK {
 		// Something was there and was bad: that is an error to see.
 		return nil, fmt.Errorf("%s; %d rejected", msg, f.rejected)
+	}
+	if f.rejected > 0 {
+		msg += fmt.Sprintf("; %d rejected", f.rejected)
+	}
+	if f.noneOK {
+		msg += "; datasource_list has None: booting without one"
 	}
 	// Nothing there at all is a normal state, not a failure.
 	f.log.Printf("%s", msg)
@@ -306,25 +541,16 @@ func nearMisses(log Log, order []datasource.Source, devs []blockdev.Device) {
 	}
 }
 
-// metadata brings the temporary network up once and asks each metadata
-// source in turn; the whole attempt is bounded by earlyinit.timeout.
+// metadata asks each metadata source in turn over the temporary network
+// (brought up once, the whole attempt bounded by earlyinit.timeout).
 func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
-	defer cancel()
-	svc, done, err := f.sys.Network(ctx)
+	ctx, svc, err := f.network()
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	svc.Logf = f.log.Debugf
 	var errs []error
 	for _, src := range srcs {
-		var d *instance.Data
-		err := f.log.Guard("datasource "+src.Name, func() error {
-			var err error
-			d, err = src.Metadata(ctx, svc)
-			return err
-		})
+		d, err := f.askMetadata(ctx, svc, src)
 		if err != nil {
 			f.log.Errorf("datasource %s rejected: %v", src.Name, err)
 			f.rejected++
@@ -332,6 +558,52 @@ func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 			continue
 		}
 		return f.finish(d, src), nil
+	}
+	return nil, errors.Join(errs...)
+}
+
+// askMetadata asks src's metadata service at each of its base URLs in
+// turn, the image's metadata_urls or the one the System found, within the
+// image's max_wait and with its per-request timeout.
+func (f *finder) askMetadata(ctx context.Context, svc datasource.Service, src datasource.Source) (*instance.Data, error) {
+	set := f.img.Settings[src.Class]
+	bases := []string{svc.Base}
+	if len(set.MetadataURLs) > 0 {
+		if f.metadataURL != "" {
+			f.log.Printf("datasource.%s.metadata_urls of the image ignored: earlyinit.metadata_url on the kernel command line wins", src.Class)
+		} else {
+			bases = set.MetadataURLs
+		}
+	}
+	if set.MaxWait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, set.MaxWait)
+		defer cancel()
+	}
+	svc.Timeout = set.Timeout
+	var errs []error
+	for _, base := range bases {
+		s := svc
+		s.Base = strings.TrimRight(base, "/")
+		var d *instance.Data
+		err := f.log.Guard("datasource "+src.Name, func() error {
+			var err error
+			d, err = src.Metadata(ctx, s)
+			return err
+		})
+		if err == nil {
+			return d, nil
+		}
+		if len(bases) > 1 {
+			err = fmt.Errorf("%s: %w", redactURL(s.Base), err)
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			if set.MaxWait > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				errs = append(errs, fmt.Errorf("gave up after datasource.%s.max_wait (%s)", src.Class, set.MaxWait))
+			}
+			break
+		}
 	}
 	return nil, errors.Join(errs...)
 }

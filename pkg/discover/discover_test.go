@@ -88,6 +88,12 @@ func noCloudSeed(iid string) fs.FS {
 	return fstest.MapFS{"meta-data": {Data: []byte("instance-id: " + iid + "\nlocal-hostname: nc-host\n")}}
 }
 
+// bothDrives is a machine with a config drive and a NoCloud drive.
+func bothDrives() *fakeSys {
+	return &fakeSys{devs: []blockdev.Device{drive("/dev/sr0", "iso9660", "config-2"), drive("/dev/vdb", "vfat", "cidata")},
+		files: map[string]fs.FS{"/dev/sr0": configDrive("cd-b"), "/dev/vdb": noCloudSeed("nc-b")}}
+}
+
 func drive(path, fstype, label string) blockdev.Device {
 	return blockdev.Device{Path: path, Name: strings.TrimPrefix(path, "/dev/"), FS: blockdev.FS{Type: fstype, Label: label}}
 }
@@ -105,6 +111,7 @@ func TestFind(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		cmdline string
+		img     Image
 		sys     *fakeSys
 		wantID  string // "" for no instance
 		wantSub string
@@ -176,15 +183,88 @@ func TestFind(t *testing.T) {
 		wantErr: "; 1 rejected",
 		logged:  []string{"E datasource nocloud (ds=nocloud;s=/srv/none) rejected:"},
 	}, {
+		// A seed over HTTP is read over the temporary network; one that
+		// is not there is rejected.
 		name:    "cmdline seed over http",
 		cmdline: "ds=nocloud;s=http://10.0.0.1/ earlyinit.ds=nocloud",
-		sys:     &fakeSys{},
+		sys:     &fakeSys{http: &fakeHTTP{}},
 		wantErr: "; 1 rejected",
-		logged:  []string{"E datasource nocloud (ds=nocloud;s=http://10.0.0.1/) rejected:"},
+		logged:  []string{"E datasource nocloud (ds=nocloud;s=http://10.0.0.1/) rejected: seed http://10.0.0.1/: meta-data:"},
+	}, {
+		name:    "cmdline seed over http read",
+		cmdline: "ds=nocloud;s=http://10.0.0.1/seed/;h=cmdhost",
+		sys:     &fakeSys{http: &fakeHTTP{docs: map[string]string{"http://10.0.0.1/seed/meta-data": "instance-id: nc-url\nlocal-hostname: urlhost\n"}}},
+		wantID:  "nc-url", wantSub: "seed-dir (http://10.0.0.1/seed/)",
+		calls:  []string{"raise", "network", "network down", "lower"},
+		logged: []string{`datasource nocloud: instance "nc-url", hostname "cmdhost"`},
+	}, {
+		// The image's datasource_list orders the sources: NoCloud's drive
+		// before ConfigDrive's, both attached.
+		name:   "image list nocloud first",
+		img:    Image{List: []string{"NoCloud", "ConfigDrive"}},
+		sys:    bothDrives(),
+		wantID: "nc-b", wantSub: "config-disk (/dev/vdb)",
+		calls:  []string{"seed /var/lib/cloud/seed/nocloud", "seed /var/lib/cloud/seed/nocloud-net", "drives", "read /dev/vdb"},
+		logged: []string{"datasource_list of the image: nocloud, configdrive"},
+	}, {
+		name:   "image list configdrive first",
+		img:    Image{List: []string{"ConfigDrive", "NoCloud", "None"}},
+		sys:    bothDrives(),
+		wantID: "cd-b", wantSub: "config-disk (/dev/sr0)",
+		calls: []string{"seed /var/lib/cloud/seed/config_drive", "drives", "read /dev/sr0"},
+	}, {
+		// earlyinit.ds= on the kernel command line wins over the image.
+		name:    "cmdline wins over image list",
+		cmdline: "earlyinit.ds=configdrive",
+		img:     Image{List: []string{"NoCloud"}},
+		sys:     bothDrives(),
+		wantID:  "cd-b", wantSub: "config-disk (/dev/sr0)",
+		logged: []string{"datasource_list of the image ignored: earlyinit.ds=configdrive on the kernel command line wins"},
+	}, {
+		// Names earlyinit lacks are a warning each; the rest are tried.
+		name:   "image list unknown names",
+		img:    Image{List: []string{"Azure", "NoCloud", "GCE"}},
+		sys:    bothDrives(),
+		wantID: "nc-b", wantSub: "config-disk (/dev/vdb)",
+		logged: []string{`E datasource_list: "Azure": earlyinit has no such datasource`, `E datasource_list: "GCE": earlyinit has no such datasource`},
+	}, {
+		// None: a rejected source and nothing else is no error.
+		name: "image list none",
+		img:  Image{List: []string{"NoCloud", "None"}},
+		sys: &fakeSys{devs: []blockdev.Device{drive("/dev/vdb", "vfat", "cidata")},
+			files: map[string]fs.FS{"/dev/vdb": fstest.MapFS{"meta-data": {Data: []byte("local-hostname: x\n")}}}},
+		logged: []string{"no datasource found (tried nocloud; block devices: vdb no medium); 1 rejected; datasource_list has None: booting without one"},
+	}, {
+		// The image's seedfrom: a directory in the root, read in
+		// NoCloud's place before its seed directories and drives.
+		name:   "image seedfrom dir",
+		img:    Image{List: []string{"NoCloud"}, Settings: map[string]SourceSettings{"NoCloud": {SeedFrom: "file:///srv/img/"}}},
+		sys:    &fakeSys{seeds: map[string]fs.FS{"/srv/img": noCloudSeed("nc-img"), "/var/lib/cloud/seed/nocloud": noCloudSeed("nc-dir")}},
+		wantID: "nc-img", wantSub: "seed-dir (/srv/img)",
+		calls: []string{"seed /srv/img"},
+	}, {
+		name:   "image seedfrom url",
+		img:    Image{Settings: map[string]SourceSettings{"NoCloud": {SeedFrom: "http://10.0.0.2/s/"}}},
+		sys:    &fakeSys{http: &fakeHTTP{docs: map[string]string{"http://10.0.0.2/s/meta-data": "instance-id: nc-imgurl\n"}}},
+		wantID: "nc-imgurl", wantSub: "seed-dir (http://10.0.0.2/s/)",
+	}, {
+		// ds=nocloud;s= on the kernel command line wins over the image.
+		name:    "cmdline seed wins over seedfrom",
+		cmdline: "ds=nocloud;s=/srv/cmd",
+		img:     Image{Settings: map[string]SourceSettings{"NoCloud": {SeedFrom: "/srv/img"}}},
+		sys:     &fakeSys{seeds: map[string]fs.FS{"/srv/img": noCloudSeed("nc-img"), "/srv/cmd": noCloudSeed("nc-cmd")}},
+		wantID:  "nc-cmd", wantSub: "seed-dir (/srv/cmd)",
+		logged: []string{"datasource.NoCloud.seedfrom of the image ignored: ds=nocloud;s=/srv/cmd on the kernel command line wins"},
+	}, {
+		name:   "image seedfrom bad",
+		img:    Image{List: []string{"NoCloud"}, Settings: map[string]SourceSettings{"NoCloud": {SeedFrom: "relative/seed"}}},
+		sys:    &fakeSys{seeds: map[string]fs.FS{"/var/lib/cloud/seed/nocloud": noCloudSeed("nc-dir")}},
+		wantID: "nc-dir", wantSub: "seed-dir (/var/lib/cloud/seed/nocloud)",
+		logged: []string{"E datasource.NoCloud.seedfrom: want a directory (/path or file:///path/) or an http:// URL: ignored"},
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var log testLog
-			d, err := Find(tt.sys, cmdline(t, "root=/dev/vda1 "+tt.cmdline), &log)
+			d, err := FindWith(tt.sys, cmdline(t, "root=/dev/vda1 "+tt.cmdline), tt.img, &log)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Errorf("err = %v, want %q", err, tt.wantErr)
@@ -405,6 +485,104 @@ func TestMetadataThroughSystemHTTP(t *testing.T) {
 		t.Fatalf("Find = %+v, %v\n%s", d, err, log.String())
 	}
 	if len(h.got) < 2 || h.got[0] != "http://meta/openstack" {
+		t.Errorf("requests %q", h.got)
+	}
+}
+
+// TestImageOrder: datasource_list's cloud-init names map to earlyinit's
+// sources by class; None is no source but makes "nothing found" fine;
+// unknown names are a warning each; a list naming none falls back to all.
+func TestImageOrder(t *testing.T) {
+	all := []string{"configdrive", "nocloud", "openstack", "ec2"}
+	for _, tt := range []struct {
+		list   []string
+		want   []string
+		noneOK bool
+		nwarns int
+	}{
+		{[]string{"NoCloud", "ConfigDrive", "OpenStack", "Ec2", "None"}, []string{"nocloud", "configdrive", "openstack", "ec2"}, true, 0},
+		{[]string{"ConfigDrive", "NoCloud"}, []string{"configdrive", "nocloud"}, false, 0},
+		{[]string{"DataSourceEc2", "openstack", "Ec2"}, []string{"ec2", "openstack"}, false, 0},
+		{[]string{"Azure", "OpenStack", "GCE"}, []string{"openstack"}, false, 2},
+		{[]string{"None"}, all, true, 1},
+		{[]string{"Azure"}, all, false, 2},
+		{[]string{}, all, false, 1},
+	} {
+		got, noneOK, warns := ImageOrder(tt.list)
+		if !reflect.DeepEqual(names(got), tt.want) || noneOK != tt.noneOK || len(warns) != tt.nwarns {
+			t.Errorf("ImageOrder(%q) = %q, %v, %q; want %q, %v, %d warnings", tt.list, names(got), noneOK, warns, tt.want, tt.noneOK, tt.nwarns)
+		}
+	}
+}
+
+// TestImageMetadataSettings: a metadata source is asked at the image's
+// metadata_urls in order, with its per-request timeout, within its
+// max_wait or earlyinit.timeout, whichever is smaller; earlyinit.metadata_url
+// wins over metadata_urls.
+func TestImageMetadataSettings(t *testing.T) {
+	old := Sources
+	defer func() { Sources = old }()
+	type ask struct {
+		base    string
+		timeout time.Duration
+		left    time.Duration // until the context's deadline
+	}
+	var asked []ask
+	Sources = []datasource.Source{{Name: "meta", Class: "Meta", Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+		dl, _ := ctx.Deadline()
+		asked = append(asked, ask{svc.Base, svc.Timeout, time.Until(dl)})
+		if svc.Base != "http://b" {
+			return nil, errors.New("no answer")
+		}
+		return &instance.Data{InstanceID: "i-b"}, nil
+	}}}
+	img := Image{Settings: map[string]SourceSettings{"Meta": {MetadataURLs: []string{"http://a", "http://b/"}, MaxWait: 5 * time.Second, Timeout: 3 * time.Second}}}
+	for _, tt := range []struct {
+		cmdline string
+		bases   []string
+		maxLeft time.Duration
+		wantID  string
+		logged  string
+	}{
+		{"earlyinit.timeout=30", []string{"http://a", "http://b"}, 5 * time.Second, "i-b", ""},
+		{"earlyinit.timeout=2", []string{"http://a", "http://b"}, 2 * time.Second, "i-b", ""},
+		{"earlyinit.metadata_url=http://c", []string{"http://meta"}, 5 * time.Second, "", "datasource.Meta.metadata_urls of the image ignored: earlyinit.metadata_url on the kernel command line wins"},
+	} {
+		asked = nil
+		var log testLog
+		d, _ := FindWith(&fakeSys{}, cmdline(t, tt.cmdline), img, &log)
+		var bases []string
+		for _, a := range asked {
+			bases = append(bases, a.base)
+			if a.timeout != 3*time.Second || a.left > tt.maxLeft || a.left <= 0 {
+				t.Errorf("%s: asked %s with timeout %s and %s left, want 3s and at most %s", tt.cmdline, a.base, a.timeout, a.left, tt.maxLeft)
+			}
+		}
+		if !reflect.DeepEqual(bases, tt.bases) {
+			t.Errorf("%s: asked %q, want %q", tt.cmdline, bases, tt.bases)
+		}
+		if (d == nil) != (tt.wantID == "") || (d != nil && d.InstanceID != tt.wantID) {
+			t.Errorf("%s: found %+v, want %q", tt.cmdline, d, tt.wantID)
+		}
+		if tt.logged != "" && !strings.Contains(log.String(), tt.logged) {
+			t.Errorf("%s: log has no %q:\n%s", tt.cmdline, tt.logged, log.String())
+		}
+	}
+}
+
+// TestImageMetadataURLsOpenStack: the real OpenStack reader is asked at
+// the image's metadata_urls.
+func TestImageMetadataURLsOpenStack(t *testing.T) {
+	h := &fakeHTTP{docs: map[string]string{
+		"http://10.1.1.1/openstack/latest/meta_data.json": `{"uuid": "os-img"}`,
+	}}
+	img := Image{List: []string{"OpenStack"}, Settings: map[string]SourceSettings{"OpenStack": {MetadataURLs: []string{"http://10.1.1.1"}}}}
+	var log testLog
+	d, err := FindWith(&fakeSys{http: h}, cmdline(t, ""), img, &log)
+	if err != nil || d == nil || d.InstanceID != "os-img" {
+		t.Fatalf("FindWith = %+v, %v\n%s", d, err, log.String())
+	}
+	if h.got[0] != "http://10.1.1.1/openstack" {
 		t.Errorf("requests %q", h.got)
 	}
 }

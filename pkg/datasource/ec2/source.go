@@ -13,7 +13,7 @@ var Source = datasource.Source{
 	Name:  "ec2",
 	Class: "Ec2",
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
-		c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf}
+		c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout}
 		return c.Read(ctx)
 	},
 }

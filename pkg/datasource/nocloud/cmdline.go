@@ -85,6 +85,18 @@ func (c Cmdline) SeedPath() (string, error) {
 	}
 }
 
+// SeedLocation is SeedPath that also takes network seeds: an http:// or
+// https:// s= is returned as url (https is refused later, by the HTTP
+// client), a local one as dir; exactly one is set when err is nil.
+func (c Cmdline) SeedLocation() (dir, seedURL string, err error) {
+	u, perr := url.Parse(c.Seed)
+	if perr == nil && u.Host != "" && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) {
+		return "", c.Seed, nil
+	}
+	dir, err = c.SeedPath()
+	return dir, "", err
+}
+
 // Apply overrides d's instance id and host name with i= and h=: as in
 // cloud-init, the command line wins over meta-data. Meta follows.
 func (c Cmdline) Apply(d *instance.Data) {

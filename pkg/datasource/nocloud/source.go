@@ -7,8 +7,9 @@ import (
 )
 
 // Source is NoCloud: a "cidata" ISO9660 or vfat filesystem, cloud-init's
-// seed directories in the real root, or ds=nocloud;s=DIR on the kernel
-// command line, whose i= and h= override whatever NoCloud seed is read.
+// seed directories in the real root, ds=nocloud;s=DIR-or-URL on the kernel
+// command line, whose i= and h= override whatever NoCloud seed is read, or
+// the image's datasource.NoCloud.seedfrom.
 var Source = datasource.Source{
 	Name:     "nocloud",
 	Class:    "NoCloud",
@@ -16,6 +17,19 @@ var Source = datasource.Source{
 	SeedDirs: []string{"/var/lib/cloud/seed/nocloud", "/var/lib/cloud/seed/nocloud-net"},
 	ReadFS:   Read,
 	Cmdline:  cmdlineHint,
+	SeedFrom: seedFromHint,
+	SeedURL:  ReadURL,
+}
+
+// seedFromHint reads the image's seedfrom setting: a directory in the real
+// root (/path or file:///path) or an http:// URL.
+func seedFromHint(v, origin string) (datasource.Hint, error) {
+	dir, u, err := Cmdline{Seed: v}.SeedLocation()
+	if err != nil {
+		// SeedPath's errors speak of ds=nocloud;s=; this is the image's.
+		return datasource.Hint{}, fmt.Errorf("%s: want a directory (/path or file:///path/) or an http:// URL", origin)
+	}
+	return datasource.Hint{Seed: dir, SeedURL: u, Origin: origin}, nil
 }
 
 // cmdlineHint reads ds=nocloud[;s=...;i=...;h=...].
@@ -33,11 +47,14 @@ func cmdlineHint(params map[string]string) (datasource.Hint, bool, error) {
 	}
 	h := datasource.Hint{Apply: c.Apply}
 	if c.Seed != "" {
-		p, err := c.SeedPath()
+		p, u, err := c.SeedLocation()
 		if err != nil {
 			return h, true, fmt.Errorf("datasource nocloud (ds=nocloud;s=%s) rejected: %w", c.Seed, err)
 		}
-		h.Seed, h.Origin = p, "ds=nocloud;s="+c.Seed
+		h.Seed, h.SeedURL, h.Origin = p, u, "ds=nocloud;s="+c.Seed
+		if u != "" {
+			h.Origin = "ds=nocloud;s=" + Redact(u)
+		}
 	}
 	return h, true, nil
 }
