@@ -30,6 +30,10 @@
 // WriteFile, AppendFile and ReadFile follow a symlink in the last component
 // (inside the root, and only in a directory no user can write); Symlink,
 // Readlink, Stat, Exists and Remove act on the last component itself.
+//
+// A Root with a Labeler (SetLabeler) gives every file, directory and
+// symlink it creates the SELinux label the Labeler names for its path in
+// the root, set on the new object before it gets its name (see label.go).
 package rootfs
 
 import (
@@ -61,6 +65,8 @@ type Root struct {
 	walkOnly bool
 	// openat2 replaces unix.Openat2 in tests; nil is unix.Openat2.
 	openat2 func(dirfd int, path string, how *unix.OpenHow) (int, error)
+	// labeler, if set, names the SELinux label of what the Root creates.
+	labeler Labeler
 }
 
 // Open returns the Root for directory dir.
@@ -130,6 +136,9 @@ func (r *Root) writeFile(name string, data []byte, mode fs.FileMode, uid, gid in
 			unix.Unlinkat(dirfd, tmp, 0)
 		}
 	}()
+	if err := r.labelFd(fd, join(d.path, base), 0); err != nil {
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
@@ -187,6 +196,9 @@ func (r *Root) appendFile(name string, data []byte, mode fs.FileMode, uid, gid i
 	}
 	if created {
 		if err := setOwnerMode(f, mode, uid, gid); err != nil {
+			return err
+		}
+		if err := r.labelFd(fd, join(d.path, base), 0); err != nil {
 			return err
 		}
 	}
@@ -270,7 +282,7 @@ func (r *Root) mkdirAll(name string, mode fs.FileMode, uid, gid int) error {
 	}
 	dirfd := d.fd
 	defer unix.Close(dirfd)
-	fd, err := mkdirOpen(dirfd, base, mode, uid, gid)
+	fd, err := r.mkdirOpen(dirfd, base, join(d.path, base), mode, uid, gid)
 	if err != nil {
 		if cerr := checkAt(dirfd, base, join(d.path, base), d.taint); cerr != nil {
 			return cerr
@@ -306,6 +318,10 @@ func (r *Root) symlink(target, name string) error {
 		}
 	}
 	if err != nil {
+		return err
+	}
+	if err := r.labelAt(dirfd, tmp, join(d.path, base), fs.ModeSymlink); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
 		return err
 	}
 	if err := unix.Renameat(dirfd, tmp, dirfd, base); err != nil {
@@ -676,7 +692,7 @@ func (r *Root) walk(rootfd int, rel string, create bool) (resolved, error) {
 		}
 		fd, err := unix.Openat(cur.fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) && create {
-			fd, err = mkdirOpen(cur.fd, c, 0o755, 0, 0)
+			fd, err = r.mkdirOpen(cur.fd, c, join(cur.path, c), 0o755, 0, 0)
 		}
 		if err != nil {
 			links++
@@ -725,8 +741,9 @@ func linkTarget(cur resolved, c string, openErr error, links int) (string, error
 }
 
 // mkdirOpen creates directory name in dirfd with mode and owner unless it
-// exists, and opens it (O_RDONLY, not following a symlink).
-func mkdirOpen(dirfd int, name string, mode fs.FileMode, uid, gid int) (int, error) {
+// exists, and opens it (O_RDONLY, not following a symlink). A directory it
+// creates gets the label of p, its path in the root.
+func (r *Root) mkdirOpen(dirfd int, name, p string, mode fs.FileMode, uid, gid int) (int, error) {
 	err := unix.Mkdirat(dirfd, name, 0o700)
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return -1, err
@@ -743,6 +760,10 @@ func mkdirOpen(dirfd int, name string, mode fs.FileMode, uid, gid int) (int, err
 			return -1, err
 		}
 		if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		if err := r.labelFd(fd, p, fs.ModeDir); err != nil {
 			unix.Close(fd)
 			return -1, err
 		}
