@@ -200,8 +200,21 @@ func (c *Cache) Store(d *instance.Data, opts StoreOptions) error {
 // after a failure and returns all errors joined. Existing /etc/hostname and
 // /etc/hosts keep their mode and owner.
 func ApplyNewInstance(r *rootfs.Root, d *instance.Data) error {
+	return ApplyNewInstanceWith(r, d, NewInstanceOptions{})
+}
+
+// NewInstanceOptions says what ApplyNewInstanceWith leaves alone: the
+// image's (or user-data's) wishes.
+type NewInstanceOptions struct {
+	// PreserveHostname is preserve_hostname: true: /etc/hostname and
+	// /etc/hosts are left as they are.
+	PreserveHostname bool
+}
+
+// ApplyNewInstanceWith is ApplyNewInstance with opts.
+func ApplyNewInstanceWith(r *rootfs.Root, d *instance.Data, opts NewInstanceOptions) error {
 	var errs []error
-	if d.LocalHostname != "" {
+	if d.LocalHostname != "" && !opts.PreserveHostname {
 		errs = append(errs, setHostname(r, d.LocalHostname))
 	}
 	for _, f := range d.Files {

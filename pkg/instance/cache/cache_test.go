@@ -380,6 +380,41 @@ func TestApplyNewInstance(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// TestApplyNewInstancePreserveHostname: preserve_hostname leaves
+// /etc/hostname and /etc/hosts alone (and absent when they were); the
+// injected files are still written.
+func TestApplyNewInstancePreserveHostname(t *testing.T) {
+	for _, existing := range []bool{true, false} {
+		root := t.TempDir()
+		if existing {
+			if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, data := range map[string]string{"etc/hostname": "image\n", "etc/hosts": "127.0.1.1 image\n"} {
+				if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		d := testData()
+		d.LocalHostname = "web-1.example.com"
+		d.Files = []instance.File{{Path: "/etc/motd", Content: []byte("hi\n")}}
+		if err := ApplyNewInstanceWith(openRoot(t, root), d, NewInstanceOptions{PreserveHostname: true}); err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"etc/hostname": "image\n", "etc/hosts": "127.0.1.1 image\n"} {
+			b, err := os.ReadFile(filepath.Join(root, name))
+			if existing && string(b) != want {
+				t.Errorf("%s = %q, %v; want it left as %q", name, b, err, want)
+			}
+			if !existing && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s written: %q, %v", name, b, err)
+			}
+		}
+		checkFile(t, filepath.Join(root, "etc/motd"), 0o644, []byte("hi\n"))
+	}
+}
+
 func TestApplyNewInstanceFiles(t *testing.T) {
 	root, outside := t.TempDir(), t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(root, "opt")); err != nil {
