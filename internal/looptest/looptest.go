@@ -157,3 +157,25 @@ func Statfs(t testing.TB, dir string) int64 {
 	}
 	return int64(st.Blocks) * st.Bsize
 }
+
+// HasCap tells whether this process has capability c (unix.CAP_*) in its
+// effective set. Some sandboxes run root without CAP_SYS_RESOURCE, which
+// ext4's online resize needs (resize2fs fails there the same way).
+func HasCap(t testing.TB, c int) bool {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatalf("CapEff %q: %v", v, err)
+			}
+			return n&(1<<c) != 0
+		}
+	}
+	t.Fatal("no CapEff in /proc/self/status")
+	return false
+}
