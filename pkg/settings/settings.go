@@ -44,6 +44,11 @@ type Settings struct {
 	Datasources string        // earlyinit.ds=, comma separated; pkg/discover checks the names
 	MetadataURL string        // earlyinit.metadata_url=, an http(s) URL; "" for the default
 	Renderer    string        // earlyinit.renderer=, a render.ByName name; "" to detect
+	// NoGrow is earlyinit.growpart=0 (or off, no, false): the root's
+	// partition and filesystem are not grown, whatever the cloud-config
+	// says (growpart, resize_rootfs). A bare earlyinit.growpart, or =1,
+	// leaves the decision to the cloud-config.
+	NoGrow bool
 
 	// Params holds every other key=value (last one wins) and bare word
 	// (value ""), for options of other programs that earlyinit honours
@@ -149,6 +154,14 @@ var options = map[string]func(c *Settings, v string) error{
 	},
 	"earlyinit.debug":   boolOption(func(c *Settings) *bool { return &c.Debug }),
 	"earlyinit.keepnet": boolOption(func(c *Settings) *bool { return &c.KeepNet }),
+	"earlyinit.growpart": func(c *Settings, v string) error {
+		b, err := parseBool(v)
+		if err != nil {
+			return err
+		}
+		c.NoGrow = !b
+		return nil
+	},
 	"earlyinit.timeout": func(c *Settings, v string) error {
 		d, err := parseSeconds(v)
 		if err != nil {

@@ -118,6 +118,18 @@ func TestParseCmdlineOptions(t *testing.T) {
 		{in: "earlyinit.keepnet=off", want: def},
 		{in: "earlyinit.keepnet=sometimes", want: def, wantErr: `earlyinit.keepnet="sometimes": want 0/1`},
 
+		// earlyinit.growpart: a boolean like earlyinit.debug, true by default.
+		{in: "earlyinit.growpart=0", want: with(func(c *Settings) { c.NoGrow = true })},
+		{in: "earlyinit.growpart=off", want: with(func(c *Settings) { c.NoGrow = true })},
+		{in: "earlyinit.growpart=no", want: with(func(c *Settings) { c.NoGrow = true })},
+		{in: "earlyinit.growpart=False", want: with(func(c *Settings) { c.NoGrow = true })},
+		{in: "earlyinit.growpart", want: def},
+		{in: "earlyinit.growpart=1", want: def},
+		{in: "earlyinit.growpart=on", want: def},
+		{in: "earlyinit.growpart=0 earlyinit.growpart=yes", want: def},
+		{in: "earlyinit.growpart=never", want: def, wantErr: `earlyinit.growpart="never": want 0/1, yes/no, true/false or on/off (default kept)`},
+		{in: "earlyinit.growpart=0 earlyinit.growpart=x", want: with(func(c *Settings) { c.NoGrow = true }), wantErr: `earlyinit.growpart="x"`},
+
 		// earlyinit.timeout=
 		{in: "earlyinit.timeout=10", want: with(func(c *Settings) { c.Timeout = 10 * time.Second })},
 		{in: "earlyinit.timeout=0.5", want: with(func(c *Settings) { c.Timeout = 500 * time.Millisecond })},
