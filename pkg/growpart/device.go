@@ -65,6 +65,10 @@ type Partition struct {
 // device without partitions. Its message says which.
 var ErrNotPartition = errors.New("not a partition")
 
+// ErrNotMountPoint is wrapped by System.MountDevice for a path nothing is
+// mounted on.
+var ErrNotMountPoint = errors.New("not a mount point")
+
 // MountDevice finds the block device of the filesystem mounted at path:
 // the last mount on path in the mount table gives major:minor, or, for a
 // filesystem without one of its own (btrfs), its source in /dev does.
@@ -114,7 +118,7 @@ func (s System) findMount(path string) (devno, fstype, source string, err error)
 		devno, fstype, source, found = f[2], f[sep+1], unescape(f[sep+2]), true
 	}
 	if !found {
-		return "", "", "", fmt.Errorf("%s is not a mount point", path)
+		return "", "", "", fmt.Errorf("%s: %w", path, ErrNotMountPoint)
 	}
 	return devno, fstype, source, nil
 }

@@ -103,13 +103,16 @@ func TestMountDevice(t *testing.T) {
 		{path: "/mnt/loop", wantName: "loop0", notPart: "is a loop device without partitions"},
 		{path: "/mnt/tmp", wantErr: `/mnt/tmp (tmpfs from "tmpfs") is not on a block device: the source is not in /dev`},
 		{path: "/mnt/overlay", wantErr: "is not on a block device"},
-		{path: "/mnt/none", wantErr: "/mnt/none is not a mount point"},
+		{path: "/mnt/none", wantErr: "/mnt/none: not a mount point"},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			d, err := f.sys.MountDevice(tt.path)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("MountDevice = %+v, %v; want error %q", d, err, tt.wantErr)
+				}
+				if errors.Is(err, ErrNotMountPoint) != (tt.path == "/mnt/none") {
+					t.Errorf("errors.Is(%v, ErrNotMountPoint) = %v", err, !(tt.path == "/mnt/none"))
 				}
 				return
 			}
