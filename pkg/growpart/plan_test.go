@@ -1,6 +1,7 @@
 package growpart
 
 import (
+	"hash/crc32"
 	"reflect"
 	"strings"
 	"testing"
@@ -324,4 +325,60 @@ func TestCHS(t *testing.T) {
 			t.Errorf("chs(%d) = %v, want %v", tt.lba, got, tt.want)
 		}
 	}
+}
+
+// FuzzPlan: any bytes at the start and end of a disk, read as a table
+// with 512- or 4096-byte sectors, give an error or a Change, never a
+// panic, and a Change that grows stays inside the disk.
+func FuzzPlan(f *testing.F) {
+	seed := newMemDisk(4 * mib)
+	writeGPT(f, seed, 512, 2*mib, gptPart{first: 2048, last: 3000})
+	head, tail := make([]byte, 64*kib), make([]byte, 64*kib)
+	seed.ReadAt(head, 0)
+	seed.ReadAt(tail, 2*mib-64*kib)
+	f.Add(head, tail, false, uint8(1))
+	m := newMemDisk(4 * mib)
+	writeMBR(f, m, mbrPart{typ: 0x83, start: 2048, size: 1000}, mbrPart{slot: 1, typ: 0x05, start: 4000, size: 1000})
+	m.ReadAt(head, 0)
+	f.Add(head, tail, false, uint8(1))
+	f.Fuzz(func(t *testing.T, head, tail []byte, big bool, num uint8) {
+		ss := int64(512)
+		if big {
+			ss = 4096
+		}
+		d := newMemDisk(4*mib + int64(len(tail)))
+		d.WriteAt(head[:min(len(head), int(4*mib))], 0)
+		d.WriteAt(tail, 4*mib)
+		fixCRCs(d, ss)
+		c, err := Plan(d.disk(ss), int(num))
+		if err != nil || !c.Grown() {
+			return
+		}
+		if c.Start < 1 || (c.Start+c.NewSize)*ss > d.size || c.NewSize <= c.OldSize {
+			t.Fatalf("Plan = %+v on a disk of %d bytes", c, d.size)
+		}
+		if err := c.Write(); err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+	})
+}
+
+// fixCRCs makes the primary GPT header's CRCs right, whatever its fields
+// say, so that the fuzzer gets past them to the arithmetic.
+func fixCRCs(d *memDisk, ss int64) {
+	h := make([]byte, ss)
+	d.ReadAt(h, ss)
+	if string(h[:8]) != "EFI PART" {
+		return
+	}
+	hs := int64(le.Uint32(h[12:]))
+	count, esize, ent := int64(le.Uint32(h[80:])), int64(le.Uint32(h[84:])), le.Uint64(h[72:])
+	if hs < 92 || hs > ss || esize > gptMaxEntrySize || count*esize > gptMaxArray || ent > uint64(d.size/ss) {
+		return
+	}
+	arr := make([]byte, count*esize)
+	d.ReadAt(arr, int64(ent)*ss)
+	le.PutUint32(h[88:], crc32.ChecksumIEEE(arr))
+	le.PutUint32(h[16:], headerCRC(h[:hs]))
+	d.WriteAt(h[:hs], ss)
 }
