@@ -29,6 +29,9 @@ const XattrSELinux = "security.selinux"
 // nil removes the labeler: r then writes no labels at all.
 func (r *Root) SetLabeler(l Labeler) { r.labeler = l }
 
+// Labeler returns r's labeler, nil if it has none.
+func (r *Root) Labeler() Labeler { return r.labeler }
+
 // label is the xattr value for p: the context and a NUL, as libselinux
 // writes it; ok false when there is no labeler or no label for p.
 func (r *Root) label(p string, mode fs.FileMode) (ctx string, value []byte, ok bool) {

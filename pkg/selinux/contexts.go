@@ -1,0 +1,278 @@
+package selinux
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// kind is a file_contexts entry's file type field: which objects it
+// labels.
+type kind uint8
+
+const (
+	kindAll   kind = iota // no field: any object
+	kindReg               // --
+	kindDir               // -d
+	kindLink              // -l
+	kindChar              // -c
+	kindBlock             // -b
+	kindFIFO              // -p
+	kindSock              // -s
+)
+
+// kindField parses the file type field; ok is false for anything else.
+func kindField(f string) (kind, bool) {
+	if len(f) != 2 || f[0] != '-' {
+		return 0, false
+	}
+	k, ok := map[byte]kind{'-': kindReg, 'd': kindDir, 'l': kindLink, 'c': kindChar,
+		'b': kindBlock, 'p': kindFIFO, 's': kindSock}[f[1]]
+	return k, ok
+}
+
+// kindOf is the kind of an object of mode's type (0: a regular file).
+func kindOf(mode fs.FileMode) kind {
+	switch t := mode.Type(); {
+	case t == 0:
+		return kindReg
+	case t == fs.ModeDir:
+		return kindDir
+	case t == fs.ModeSymlink:
+		return kindLink
+	case t == fs.ModeNamedPipe:
+		return kindFIFO
+	case t == fs.ModeSocket:
+		return kindSock
+	case t&fs.ModeCharDevice != 0:
+		return kindChar
+	case t&fs.ModeDevice != 0:
+		return kindBlock
+	}
+	return kindAll
+}
+
+// none is the context that means "do not label".
+const none = "<<none>>"
+
+// spec is one file_contexts entry.
+type spec struct {
+	context string // "" for <<none>>
+	kind    kind
+	// order is the entry's place in the input: the file's number (base,
+	// homedirs, local) in the high bits, its line in the low. Later wins.
+	order uint64
+
+	// A regular expression entry's RE2 expression, compiled the first
+	// time a lookup needs it: a lookup runs a few dozen of the
+	// thousands, and compiling all would take most of Load's time and
+	// memory (80 ms and 6 MB for Debian's policy).
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+	// prefix is the literal text every match starts with: most keys are
+	// told apart by it without running the expression.
+	prefix string
+}
+
+// match tells whether the regular expression entry s matches key.
+func (s *spec) match(key string) bool {
+	if !strings.HasPrefix(key, s.prefix) {
+		return false
+	}
+	s.once.Do(func() {
+		s.re, _ = regexp.Compile(s.expr) // checkRegex parsed it: no error
+	})
+	return s.re != nil && s.re.MatchString(key)
+}
+
+// node groups the regular expressions whose first path components
+// are literal ("/etc/ssh(/.*)?" is under "etc"), up to maxDepth levels, as
+// libselinux's spec_node does: a lookup only runs the expressions on the
+// way from the root to its path's deepest node.
+type node struct {
+	children map[string]*node
+	regexes  []*spec // in input order
+}
+
+// maxDepth is libselinux's SPEC_NODE_MAX_DEPTH.
+const maxDepth = 3
+
+// maxLineField is libselinux's bound on one field of an entry.
+const maxLineField = 1<<16 - 1
+
+// compiledMagic starts a compiled file_contexts (file_contexts.bin).
+const compiledMagic = 0xf97cff8a
+
+// isCompiled tells whether data is a compiled file_contexts, in either
+// byte order, as libselinux checks.
+func isCompiled(data []byte) bool {
+	return len(data) >= 4 && (binary.BigEndian.Uint32(data) == compiledMagic || binary.LittleEndian.Uint32(data) == compiledMagic)
+}
+
+// parseContexts adds the entries of one file_contexts file (input is its
+// number: later files win) to p. A malformed line fails the whole file, as
+// in libselinux; an entry whose regular expression RE2 cannot compile is
+// skipped and counted.
+func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
+	if isCompiled(data) {
+		return fmt.Errorf("%s: compiled (file_contexts.bin format); earlyinit reads only the text form", file)
+	}
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		fields := strings.Fields(string(line))
+		if len(fields) == 0 || fields[0][0] == '#' {
+			continue
+		}
+		if len(fields) > 3 {
+			fields = fields[:3] // libselinux ignores the rest
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%s line %d: %s", file, n+1, fmt.Sprintf(format, args...))
+		}
+		for _, f := range fields {
+			if len(f) >= maxLineField {
+				return bad("entry too long")
+			}
+			for i := 0; i < len(f); i++ {
+				if f[i] >= 0x80 {
+					return bad("non-ASCII characters")
+				}
+			}
+		}
+		if len(fields) < 2 {
+			return bad("missing fields: want path regex, optional file type, context")
+		}
+		s := &spec{context: fields[len(fields)-1], order: input<<32 | uint64(n+1)}
+		if len(fields) == 3 {
+			k, ok := kindField(fields[1])
+			if !ok {
+				return bad("file type %q: want --, -d, -l, -c, -b, -p or -s", fields[1])
+			}
+			s.kind = k
+		}
+		if s.context == none {
+			s.context = ""
+		}
+		p.insert(fields[0], s, fmt.Sprintf("%s line %d", file, n+1))
+	}
+	return nil
+}
+
+// insert adds entry re (at where, for the skip warning) to p: a literal
+// path to the literal table, a regular expression compiled to its node.
+func (p *Policy) insert(re string, s *spec, where string) {
+	if !hasMeta(re) {
+		lit, _ := simplify(re)
+		p.literals[lit] = append(p.literals[lit], s)
+		p.Entries++
+		return
+	}
+	expr, prefix, err := checkRegex(re)
+	if err != nil {
+		p.Skipped++
+		if p.firstSkip == "" {
+			p.firstSkip = fmt.Sprintf("%s %q: %v", where, re, err)
+		}
+		return
+	}
+	s.expr, s.prefix = expr, prefix
+	n := &p.root
+	rest := re
+	for depth := 0; depth < maxDepth; {
+		// As libselinux: the first character is taken to be the "/"
+		// before the component.
+		i := strings.IndexByte(rest[1:], '/')
+		if i < 0 {
+			break
+		}
+		i++
+		if i == 1 { // "//"
+			rest = rest[i:]
+			continue
+		}
+		stem, ok := simplify(rest[1:i])
+		if !ok {
+			break
+		}
+		n = n.child(stem)
+		rest = rest[i:]
+		depth++
+	}
+	n.regexes = append(n.regexes, s)
+	p.Entries++
+}
+
+// child returns n's child for stem, creating it.
+func (n *node) child(stem string) *node {
+	if c, ok := n.children[stem]; ok {
+		return c
+	}
+	if n.children == nil {
+		n.children = map[string]*node{}
+	}
+	c := &node{}
+	n.children[stem] = c
+	return c
+}
+
+// sub is one path alias of file_contexts.subs or .subs_dist: paths under
+// alias are looked up under real instead.
+type sub struct{ alias, real string }
+
+// parseSubs reads a substitution file: "alias real" per line, "#"
+// comments. Lines with fewer than two fields are ignored and more fields
+// than two are, as by libselinux. The result is in the order libselinux
+// tries them: last line first.
+func parseSubs(data []byte) []sub {
+	var out []sub
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0][0] == '#' {
+			continue
+		}
+		out = append(out, sub{f[0], f[1]})
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// applySubs rewrites key by the first alias that is key or a parent of it;
+// ok is false if none is.
+func applySubs(subs []sub, key string) (string, bool) {
+	for _, s := range subs {
+		if !strings.HasPrefix(key, s.alias) {
+			continue
+		}
+		rest := key[len(s.alias):]
+		if rest != "" && rest[0] != '/' {
+			continue
+		}
+		if s.real == "/" && rest != "" {
+			rest = rest[1:]
+		}
+		return s.real + rest, true
+	}
+	return key, false
+}
+
+// cleanKey is libselinux's lookup key: runs of "/" made one, a trailing
+// "/" dropped. Nothing else: ".." is not resolved.
+func cleanKey(p string) string {
+	for strings.Contains(p, "//") {
+		p = strings.ReplaceAll(p, "//", "/")
+	}
+	if len(p) > 1 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+// errNoText is the error for a policy with only file_contexts.bin.
+var errNoText = errors.New("only file_contexts.bin, the compiled form, is there; earlyinit reads the text file_contexts")

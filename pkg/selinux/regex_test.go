@@ -1,0 +1,137 @@
+package selinux
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestHasMetaSimplify(t *testing.T) {
+	for _, c := range []struct {
+		re   string
+		meta bool
+		lit  string
+	}{
+		{"/etc/hostname", false, "/etc/hostname"},
+		{`/etc/ld\.so\.cache`, false, "/etc/ld.so.cache"},
+		{`/usr/lib/a\-b\_c\,d`, false, "/usr/lib/a-b_c,d"},
+		{`/etc/.*`, true, ""},
+		{`/a]`, true, ""}, // ] ) } count, as in libselinux 3.x
+		{`/a)`, true, ""},
+		{`/a\d`, true, ""}, // an escape outside the list is a regex
+		{`/a\`, true, ""},
+		{`/a+`, true, ""},
+		{`/a|b`, true, ""},
+	} {
+		if got := hasMeta(c.re); got != c.meta {
+			t.Errorf("hasMeta(%q) = %v, want %v", c.re, got, c.meta)
+		}
+		lit, ok := simplify(c.re)
+		if ok == c.meta || lit != c.lit {
+			t.Errorf("simplify(%q) = %q, %v; want %q, %v", c.re, lit, ok, c.lit, !c.meta)
+		}
+	}
+}
+
+// TestRegexSemantics holds the translation to PCRE2's behaviour as
+// libselinux compiles it: "^" + re + "$", PCRE2_DOTALL.
+func TestRegexSemantics(t *testing.T) {
+	for _, c := range []struct {
+		re      string
+		match   []string
+		nomatch []string
+	}{
+		{`/etc/.*`, []string{"/etc/x", "/etc/", "/etc/a\nb"}, []string{"/etc", "/etcx", "x/etc/y"}},
+		// "$" and \Z allow one final newline, as PCRE's do.
+		{`/a`, []string{"/a", "/a\n"}, []string{"/a\n\n", "/ab"}},
+		{`/a$`, []string{"/a", "/a\n"}, []string{"/ab"}},
+		{`/a\Z`, []string{"/a", "/a\n"}, []string{"/a\nb"}},
+		{`/a\z`, []string{"/a"}, []string{"/a\n"}},
+		// Not grouped: "^/foo|/bar$", as libselinux anchors it.
+		{`/foo|/bar`, []string{"/foo", "/foo/anything", "/x/bar"}, []string{"/x/foo", "/bar/x"}},
+		{`/(foo|bar)`, []string{"/foo", "/bar"}, []string{"/foo/x"}},
+		{`/a\Q.*$\E`, []string{"/a.*$"}, []string{"/abc", "/a"}},
+		{`/a\Q.*`, []string{"/a.*"}, []string{"/ab"}},
+		{`/a\Eb`, []string{"/ab"}, nil},
+		{`/a{b}`, []string{"/a{b}"}, []string{"/ab"}}, // not a quantifier: literal
+		{`/a{2}`, []string{"/aa"}, []string{"/a"}},
+		{`/[]a]x`, []string{"/]x", "/ax"}, []string{"/bx"}},
+		{`/[^]a]x`, []string{"/bx"}, []string{"/]x", "/ax"}},
+		{`/[[:digit:]]+`, []string{"/123"}, []string{"/a"}},
+		{`/[$]`, []string{"/$"}, []string{"/"}},
+		{`/a(?:b)?`, []string{"/a", "/ab"}, nil},
+		{`/(?<n>x)`, []string{"/x"}, nil},
+		{`/(?i)abc`, []string{"/ABC"}, nil},
+		{`/[^/]+`, []string{"/abc"}, []string{"/a/b"}},
+	} {
+		re, err := compileRegex(c.re)
+		if err != nil {
+			t.Errorf("compileRegex(%q): %v", c.re, err)
+			continue
+		}
+		for _, s := range c.match {
+			if !re.MatchString(s) {
+				t.Errorf("%q (%s) does not match %q", c.re, re, s)
+			}
+		}
+		for _, s := range c.nomatch {
+			if re.MatchString(s) {
+				t.Errorf("%q (%s) matches %q", c.re, re, s)
+			}
+		}
+	}
+}
+
+// TestRegexRefused: PCRE constructs RE2 lacks, or spells with another
+// meaning, are errors, never a different match.
+func TestRegexRefused(t *testing.T) {
+	for _, re := range []string{
+		`/(a)\1`,       // backreference (RE2 would read an octal escape)
+		`/a(?=b)`,      // lookahead
+		`/a(?!b)`,      //
+		`/(?<=a)b`,     // lookbehind
+		`/(?<!a)b`,     //
+		`/(?>ab)`,      // atomic group
+		`/a*+`,         // possessive
+		`/a++`,         //
+		`/(?#c)a`,      // comment
+		`/a\vb`,        // \v is a class in PCRE, a character in RE2
+		`/a\Rb`,        //
+		`/[\v]`,        //
+		`/[\b]`,        // backspace in PCRE
+		`/a{1001}`,     // over RE2's repeat limit
+		`/(a`,          // plain syntax errors
+		`/[a`,          //
+		`/a\`,          //
+		`/(?x) a`,      // extended mode
+		`/(?|(a)|(b))`, // branch reset
+	} {
+		if _, err := compileRegex(re); err == nil {
+			t.Errorf("compileRegex(%q) compiled", re)
+		}
+	}
+	if _, err := compileRegex(`/(a)\1`); !errors.Is(err, errUnsupported) {
+		t.Errorf("backreference error %v, want errUnsupported", err)
+	}
+	long := "/" + string(make([]byte, maxRegexLen))
+	if _, err := compileRegex(long); err == nil {
+		t.Errorf("a %d byte regex compiled", len(long))
+	}
+}
+
+func TestLiteralPrefix(t *testing.T) {
+	for re, want := range map[string]string{
+		`/var/lib(/.*)?`:    "/var/lib",
+		`/etc/ld\.so\.conf`: "/etc/ld.so.conf",
+		`/usr/lib/x?`:       "/usr/lib/",
+		`/a|/b`:             "",
+		`/home/[^/]+/x`:     "/home/",
+		`(/.*)?`:            "",
+		`/(?i)abc`:          "/",
+		`/a{2}`:             "/",
+	} {
+		_, got, err := checkRegex(re)
+		if err != nil || got != want {
+			t.Errorf("checkRegex(%q) prefix %q, %v; want %q", re, got, err, want)
+		}
+	}
+}

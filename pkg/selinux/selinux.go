@@ -1,0 +1,371 @@
+// Package selinux labels what earlyinit writes into a root the way the
+// root's own SELinux policy would (restorecon), in pure Go: no libselinux,
+// no policy loaded in the kernel.
+//
+// A root has SELinux when its /etc/selinux/config says SELINUX=enforcing
+// or permissive. Its policy's labels for files are in
+// /etc/selinux/<SELINUXTYPE>/contexts/files: file_contexts, then
+// file_contexts.homedirs and file_contexts.local (later files win), and
+// the path aliases of file_contexts.subs and file_contexts.subs_dist.
+// Load reads them; Policy.Lookup answers as libselinux's selabel_lookup
+// does:
+//
+//   - The path is cleaned as there ("//" made "/", a trailing "/" dropped),
+//     then an alias of file_contexts.subs, then one of .subs_dist, is
+//     replaced by its real path ("/bin/x" is looked up as "/usr/bin/x").
+//   - An entry without regular expression characters is an exact path, and
+//     an exact path that matches wins over every regular expression; among
+//     exact paths, the latest (in file order, .local after the base) wins.
+//   - Otherwise the last regular expression in file order that matches the
+//     whole path (anchored ^...$) wins. The fixed prefix length of an
+//     expression plays no part in a lookup: libselinux uses it only in
+//     selabel_lookup_best_match, for aliases.
+//   - An entry's file type field (--, -d, -l, -c, -b, -p, -s) restricts it to
+//     that kind of object; no field is any kind.
+//   - A winning entry with the context <<none>> means: no label.
+//
+// libselinux 3.9's tree of entries lets a <<none>> entry in a deeper
+// branch beat a later matching one in a shallower one; earlier versions
+// (Debian 12 has 3.4) do not, and neither does this package. The results
+// on Debian 12's policy are libselinux 3.4's (testdata/README.md).
+//
+// The expressions are PCRE; Go's regexp is RE2. compileRegex translates
+// what differs and refuses what RE2 cannot do: such entries are skipped
+// and counted (Policy.Warning). Expressions are checked at Load, compiled
+// once, the first time a lookup needs them, and grouped by their literal
+// leading path components as libselinux does, so a lookup runs only those
+// that can match.
+package selinux
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sync"
+	"syscall"
+
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
+)
+
+// MaxFileSize bounds each file Load reads. Debian's file_contexts is 320
+// KiB.
+const MaxFileSize = 16 << 20
+
+// Policy is the file labelling part of a root's SELinux policy. It is
+// safe for concurrent use. A *Policy is a rootfs.Labeler.
+type Policy struct {
+	// Type is SELINUXTYPE, the policy's directory under /etc/selinux.
+	Type string
+	// Mode is SELINUX: Enforcing or Permissive.
+	Mode string
+	// Entries is the number of file_contexts entries in use, all files
+	// together.
+	Entries int
+	// Skipped is the number of entries left out because RE2 cannot
+	// compile their regular expression.
+	Skipped int
+
+	firstSkip string
+	literals  map[string][]*spec
+	root      node
+	subs      []sub // file_contexts.subs, tried first
+	distSubs  []sub // file_contexts.subs_dist
+}
+
+// ContextsDir is where a policy's file contexts are, in the root.
+func ContextsDir(policyType string) string {
+	return path.Join("/etc/selinux", policyType, "contexts/files")
+}
+
+// Load reads the SELinux file contexts of the root at dir. It returns nil
+// and no error when the root has no /etc/selinux/config or it says
+// SELINUX=disabled. Every file is read inside the root (rootfs: symlinks
+// resolved in it), each at most MaxFileSize bytes. Errors name the file,
+// and the line and key where there is one.
+func Load(dir string) (*Policy, error) {
+	r, err := rootfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := readConfig(r)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return load(r, *c)
+}
+
+// readConfig reads the root's /etc/selinux/config: nil when it has none
+// or SELinux is disabled.
+func readConfig(r *rootfs.Root) (*config, error) {
+	data, err := readFile(r, ConfigPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := parseConfig(ConfigPath, data)
+	if err != nil {
+		return nil, err
+	}
+	if c.mode == Disabled {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+// The files of a policy's file contexts, in ContextsDir, in input order.
+const (
+	baseFile     = "file_contexts"
+	homedirsFile = "file_contexts.homedirs"
+	localFile    = "file_contexts.local"
+	subsFile     = "file_contexts.subs"
+	subsDistFile = "file_contexts.subs_dist"
+	binFile      = "file_contexts.bin"
+)
+
+func load(r *rootfs.Root, c config) (*Policy, error) {
+	p := &Policy{Type: c.policy, Mode: c.mode, literals: map[string][]*spec{}}
+	dir := ContextsDir(c.policy)
+	for i, name := range []string{baseFile, homedirsFile, localFile} {
+		file := path.Join(dir, name)
+		data, err := readFile(r, file)
+		if errors.Is(err, fs.ErrNotExist) {
+			if name != baseFile {
+				continue
+			}
+			if r.Exists(path.Join(dir, binFile)) {
+				return nil, fmt.Errorf("%s: %w", file, errNoText)
+			}
+			return nil, fmt.Errorf("SELINUX=%s, SELINUXTYPE=%s, but %s is missing", c.mode, c.policy, file)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := p.parseContexts(file, data, uint64(i)); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range []struct {
+		name string
+		to   *[]sub
+	}{{subsFile, &p.subs}, {subsDistFile, &p.distSubs}} {
+		data, err := readFile(r, path.Join(dir, s.name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		*s.to = parseSubs(data)
+	}
+	return p, nil
+}
+
+// readFile reads name in r, refusing more than MaxFileSize bytes.
+func readFile(r *rootfs.Root, name string) ([]byte, error) {
+	fi, err := r.Stat(name)
+	if err == nil && fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%s: %d bytes is over the %d byte limit", name, fi.Size(), MaxFileSize)
+	}
+	b, err := r.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileSize {
+		return nil, fmt.Errorf("%s: over the %d byte limit", name, MaxFileSize)
+	}
+	return b, nil
+}
+
+// Warning describes the entries Load skipped, or is "" if none was.
+func (p *Policy) Warning() string {
+	if p.Skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d file_contexts entries skipped, their regular expressions beyond RE2 (first: %s)", p.Skipped, p.firstSkip)
+}
+
+// Lookup returns the context the policy gives the object at path (a path
+// in the root, "/etc/hostname") of mode's type (mode.Type(); 0 is a
+// regular file). ok is false when the policy gives it none (<<none>>, or
+// no entry matches). It implements rootfs.Labeler.
+func (p *Policy) Lookup(name string, mode fs.FileMode) (context string, ok bool) {
+	key := cleanKey(name)
+	if key == "" {
+		return "", false
+	}
+	if k, ok := applySubs(p.subs, key); ok {
+		key = k
+	}
+	if k, ok := applySubs(p.distSubs, key); ok {
+		key = k
+	}
+	k := kindOf(mode)
+	if s := p.literal(key, k); s != nil {
+		return s.context, s.context != ""
+	}
+	if s := p.regex(key, k); s != nil {
+		return s.context, s.context != ""
+	}
+	return "", false
+}
+
+// fits tells whether an entry of kind want labels an object of kind k.
+func fits(want, k kind) bool {
+	return want == kindAll || k == kindAll || want == k
+}
+
+// literal is the latest exact-path entry for key that fits k.
+func (p *Policy) literal(key string, k kind) *spec {
+	var best *spec
+	for _, s := range p.literals[key] {
+		if fits(s.kind, k) && (best == nil || s.order > best.order) {
+			best = s
+		}
+	}
+	return best
+}
+
+// regex is the latest regular expression entry matching key that fits k.
+// Only the nodes from the root to key's deepest one can hold an entry
+// matching key; each is scanned from its end, stopping at the first match
+// or at entries older than the best so far.
+func (p *Policy) regex(key string, k kind) *spec {
+	var nodes [maxDepth + 1]*node
+	nodes[0] = &p.root
+	depth := 0
+	rest := key
+	for depth < maxDepth && len(rest) > 0 && rest[0] == '/' {
+		i := indexSlash(rest[1:])
+		if i < 0 {
+			break
+		}
+		c := nodes[depth].children[rest[1:i+1]]
+		if c == nil {
+			break
+		}
+		depth++
+		nodes[depth] = c
+		rest = rest[i+1:]
+	}
+	var best *spec
+	for d := depth; d >= 0; d-- {
+		rs := nodes[d].regexes
+		for i := len(rs) - 1; i >= 0; i-- {
+			s := rs[i]
+			if best != nil && s.order < best.order {
+				break
+			}
+			if fits(s.kind, k) && s.match(key) {
+				best = s
+				break
+			}
+		}
+	}
+	return best
+}
+
+func indexSlash(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Log is where OpenRoot reports.
+type Log interface {
+	Printf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// WriterLog is a Log writing one line per message to w.
+func WriterLog(w io.Writer) Log { return writerLog{w} }
+
+type writerLog struct{ w io.Writer }
+
+func (l writerLog) Printf(format string, args ...any) { fmt.Fprintf(l.w, format+"\n", args...) }
+func (l writerLog) Errorf(format string, args ...any) { fmt.Fprintf(l.w, format+"\n", args...) }
+
+// OpenRoot opens the root at dir for writing (rootfs.Open) and, when its
+// SELinux is enabled, attaches its policy, so that everything written
+// through the Root is labelled. The policy is loaded once per process for
+// a root whose SELinux files are unchanged; the load is logged, once: the
+// policy and its number of entries, skipped entries, or the error that
+// left the Root without labels. A policy that cannot be loaded does not
+// fail OpenRoot: the files are written unlabelled, as they would be
+// without this package. log may be nil.
+func OpenRoot(dir string, log Log) (*rootfs.Root, error) {
+	r, err := rootfs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	p, fresh, err := cached(r)
+	if log == nil || !fresh {
+		// Quiet, or already said.
+	} else if err != nil {
+		log.Errorf("selinux: %v: files are written without labels", err)
+	} else if p != nil {
+		log.Printf("selinux: labels from policy %s (%d entries)", p.Type, p.Entries)
+		if w := p.Warning(); w != "" {
+			log.Errorf("selinux: %s", w)
+		}
+	}
+	if p != nil {
+		r.SetLabeler(p)
+	}
+	return r, nil
+}
+
+// cache holds the last policy OpenRoot loaded, by root and by the
+// identity of its files, so the initramfs's steps share one load.
+var cache struct {
+	sync.Mutex
+	key    string
+	policy *Policy
+	err    error
+}
+
+// cached loads r's policy, or returns the one loaded before for the same
+// root and files; fresh tells which.
+func cached(r *rootfs.Root) (p *Policy, fresh bool, err error) {
+	c, err := readConfig(r)
+	if err != nil || c == nil {
+		key := r.Dir() + "\x00" + fmt.Sprint(err)
+		cache.Lock()
+		defer cache.Unlock()
+		fresh = cache.key != key
+		cache.key, cache.policy, cache.err = key, nil, err
+		return nil, fresh, err
+	}
+	key := r.Dir() + "\x00" + c.mode + "\x00" + c.policy
+	for _, name := range []string{baseFile, homedirsFile, localFile, subsFile, subsDistFile, binFile} {
+		key += "\x00" + fileID(r, path.Join(ContextsDir(c.policy), name))
+	}
+	cache.Lock()
+	defer cache.Unlock()
+	if cache.key == key {
+		return cache.policy, false, cache.err
+	}
+	p, err = load(r, *c)
+	cache.key, cache.policy, cache.err = key, p, err
+	return p, true, err
+}
+
+// fileID identifies a file's version: device, inode, size, modification
+// and change times.
+func fileID(r *rootfs.Root, name string) string {
+	fi, err := r.Stat(name)
+	if err != nil {
+		return "-"
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "?"
+	}
+	return fmt.Sprintf("%d/%d/%d/%d/%d", st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano())
+}
