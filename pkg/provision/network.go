@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/network"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
@@ -13,9 +14,16 @@ import (
 
 // networkStep runs the network pipeline on the instance's network config
 // (or the fallback when it has none or it is unusable), names the NICs and
-// writes the config into the root. It returns the time spent waiting for
-// NICs, module loading taken out.
-func networkStep(env Env, d *instance.Data, isNew bool) (time.Duration, error) {
+// writes the config into the root, unless the kernel command line or img,
+// the image's configuration, turns the network config off
+// (networkDisabledBy): then nothing is renamed or written, and one line
+// says why. It returns the time spent waiting for NICs, module loading
+// taken out.
+func networkStep(env Env, d *instance.Data, isNew bool, img *imagecfg.Config) (time.Duration, error) {
+	if why := networkDisabledBy(env, img); why != "" {
+		env.Log.Printf("network: config disabled by %s; nothing renamed or written", why)
+		return 0, nil
+	}
 	nl := env.netlink()
 	links, err := nl.LinkList()
 	if err != nil {

@@ -86,6 +86,7 @@ type Result struct {
 // datasource, instance and network. Every failure is logged; Run always
 // returns.
 func Run(env Env) (res Result) {
+	img := loadImageConfig(env)
 	sys := env.System
 	if sys == nil {
 		linux := &discover.Linux{
@@ -101,22 +102,23 @@ func Run(env Env) (res Result) {
 	var d *instance.Data
 	if err := env.Log.Step("datasource", func() error {
 		var err error
-		d, err = discover.Find(sys, env.Settings, env.Log)
+		d, err = discover.FindWith(sys, env.Settings, discoverImage(img, env.Log), env.Log)
 		return err
 	}); err != nil || d == nil {
 		return res
 	}
+	cfg := effectiveConfig(img, d, env.Log)
 	isNew := false
 	if err := env.Log.Step("instance", func() error {
 		var err error
-		isNew, err = writeInstance(env, d)
+		isNew, err = writeInstance(env, d, cfg)
 		return err
 	}); err != nil {
 		return res
 	}
 	res.Instance = true
 	env.Log.Step("network", func() error {
-		wait, err := networkStep(env, d, isNew)
+		wait, err := networkStep(env, d, isNew, img)
 		res.DeviceWait += wait
 		return err
 	})
@@ -124,9 +126,10 @@ func Run(env Env) (res Result) {
 }
 
 // writeInstance writes the instance cache into the real root and, on a new
-// instance, its identity (hostname, /etc/hosts, injected files). The random
-// seed goes into the kernel pool on every boot it is present.
-func writeInstance(env Env, d *instance.Data) (isNew bool, err error) {
+// instance, its identity (hostname, /etc/hosts, injected files; cfg, the
+// effective cloud-config, may keep the host name: preserve_hostname). The
+// random seed goes into the kernel pool on every boot it is present.
+func writeInstance(env Env, d *instance.Data, cfg map[string]any) (isNew bool, err error) {
 	root, err := rootfs.Open(env.Root)
 	if err != nil {
 		return false, err
@@ -163,7 +166,7 @@ func writeInstance(env Env, d *instance.Data) (isNew bool, err error) {
 	} else {
 		env.Log.Printf("instance %q: new instance (was %q)", d.InstanceID, prev)
 	}
-	return true, cache.ApplyNewInstance(root, d)
+	return true, applyNewInstance(env, root, d, cfg)
 }
 
 func seedKernel(seed []byte) error {
