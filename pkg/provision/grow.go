@@ -191,8 +191,14 @@ func growParts(env Env, sys growpart.System, gc growConfig) error {
 // the devices entry d.
 func growPart(env Env, sys growpart.System, d, mount string) error {
 	dev, err := sys.MountDevice(mount)
-	if errors.Is(err, growpart.ErrNotMountPoint) && d != "/" {
-		env.Log.Errorf("growpart: devices entry %q: not supported (not a mount point in the root)", d)
+	if errors.Is(err, growpart.ErrNotMountPoint) {
+		if d == "/" {
+			// A root that is a directory, not a filesystem of its own
+			// (a chroot, a test): nothing to grow.
+			env.Log.Printf("growpart: /: skipped: %v", err)
+		} else {
+			env.Log.Errorf("growpart: devices entry %q: not supported (not a mount point in the root)", d)
+		}
 		return nil
 	}
 	if err != nil {
@@ -228,6 +234,10 @@ func growPart(env Env, sys growpart.System, d, mount string) error {
 // resizeRoot grows the root filesystem to fill its device.
 func resizeRoot(env Env, sys growpart.System) error {
 	dev, err := sys.MountDevice(env.Root)
+	if errors.Is(err, growpart.ErrNotMountPoint) {
+		env.Log.Printf("resizefs: /: skipped: %v", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("resizefs: /: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/nic"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/pkg/selinux"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 	"golang.org/x/sys/unix"
 )
@@ -82,8 +83,9 @@ type Result struct {
 	DeviceWait, NetWait time.Duration
 }
 
-// Run finds the instance and provisions env.Root with it: the steps
-// datasource, instance and network. Every failure is logged; Run always
+// Run finds the instance and provisions env.Root with it: the image's
+// configuration, then the steps datasource, grow (the root's partition and
+// filesystem), instance and network. Every failure is logged; Run always
 // returns.
 func Run(env Env) (res Result) {
 	img := loadImageConfig(env)
@@ -100,14 +102,18 @@ func Run(env Env) (res Result) {
 		sys = linux
 	}
 	var d *instance.Data
-	if err := env.Log.Step("datasource", func() error {
+	err := env.Log.Step("datasource", func() error {
 		var err error
 		d, err = discover.FindWith(sys, env.Settings, discoverImage(img, env.Log), env.Log)
 		return err
-	}); err != nil || d == nil {
+	})
+	// The root grows on every boot, found instance or not: growpart's
+	// defaults need no user-data.
+	cfg := effectiveConfig(img, d, env.Log)
+	env.Log.Step("grow", func() error { return growRoot(env, cfg) })
+	if err != nil || d == nil {
 		return res
 	}
-	cfg := effectiveConfig(img, d, env.Log)
 	isNew := false
 	if err := env.Log.Step("instance", func() error {
 		var err error
@@ -130,7 +136,7 @@ func Run(env Env) (res Result) {
 // effective cloud-config, may keep the host name: preserve_hostname). The
 // random seed goes into the kernel pool on every boot it is present.
 func writeInstance(env Env, d *instance.Data, cfg map[string]any) (isNew bool, err error) {
-	root, err := rootfs.Open(env.Root)
+	root, err := selinux.OpenRoot(env.Root, env.Log)
 	if err != nil {
 		return false, err
 	}

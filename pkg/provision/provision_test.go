@@ -147,7 +147,7 @@ func TestRun(t *testing.T) {
 	if !res.Instance {
 		t.Fatalf("no instance:\n%s", log.String())
 	}
-	if got := strings.Join(log.steps, " "); got != "datasource:<nil> instance:<nil> network:<nil>" {
+	if got := strings.Join(log.steps, " "); got != "datasource:<nil> grow:<nil> instance:<nil> network:<nil>" {
 		t.Errorf("steps %s\n%s", got, log.String())
 	}
 	read := func(p string) string {
