@@ -82,6 +82,21 @@ type Config struct {
 	Warnings []string
 	// OS is the root's os-release, for the defaults (DefaultUser, Distro).
 	OS OSRelease
+
+	// origins are, by top-level key, the last file (in precedence order)
+	// that set it.
+	origins map[string]string
+}
+
+// Origin is the file that gave a top-level key its value: the one of
+// highest precedence that sets it ("/etc/cloud/cloud.cfg.d/99-x.cfg"), ""
+// when none does. Under the default merge a list or a scalar is that
+// file's own; a map may hold keys of other files too.
+func (c *Config) Origin(key string) string {
+	if c == nil {
+		return ""
+	}
+	return c.origins[key]
 }
 
 // Load reads the image's configuration from fsys, the root's file system
@@ -101,7 +116,7 @@ func Load(fsys fs.FS) (*Config, error) {
 	for _, w := range ws {
 		l.warnf("merge: %s", w)
 	}
-	c := &Config{Raw: raw, Files: l.files, Warnings: l.warns}
+	c := &Config{Raw: raw, Files: l.files, Warnings: l.warns, origins: l.origins}
 	var osWarns []string
 	c.OS, osWarns = readOSRelease(fsys)
 	c.Warnings = append(c.Warnings, osWarns...)
@@ -110,11 +125,12 @@ func Load(fsys fs.FS) (*Config, error) {
 }
 
 type loader struct {
-	fsys  fs.FS
-	files []string
-	warns []string
-	count int
-	full  bool
+	fsys    fs.FS
+	origins map[string]string
+	files   []string
+	warns   []string
+	count   int
+	full    bool
 }
 
 func (l *loader) warnf(format string, args ...any) {
@@ -192,6 +208,12 @@ func (l *loader) readConf(name string) map[string]any {
 		l.files = l.files[:len(l.files)-1]
 		l.warnf("%s: the top level is %s, not a mapping: skipped", name, scalar.YAMLNoun(v))
 		return nil
+	}
+	if l.origins == nil {
+		l.origins = map[string]string{}
+	}
+	for k := range m {
+		l.origins[k] = name
 	}
 	return m
 }

@@ -286,3 +286,21 @@ func TestLoadConfD(t *testing.T) {
 		})
 	}
 }
+
+// TestOrigin: a top-level key's origin is the file of highest precedence
+// that sets it.
+func TestOrigin(t *testing.T) {
+	c, err := Load(fstest.MapFS{
+		"etc/cloud/cloud.cfg":          {Data: []byte("a: 1\nb: 1\ncloud_init_modules: [x]\n")},
+		"etc/cloud/cloud.cfg.d/10.cfg": {Data: []byte("b: 2\n")},
+		"etc/earlyinit/earlyinit.cfg":  {Data: []byte("cloud_init_modules: [y]\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"a": "/etc/cloud/cloud.cfg", "b": "/etc/cloud/cloud.cfg.d/10.cfg", "cloud_init_modules": "/etc/earlyinit/earlyinit.cfg", "c": ""} {
+		if got := c.Origin(key); got != want {
+			t.Errorf("Origin(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
