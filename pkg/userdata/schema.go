@@ -642,16 +642,70 @@ func mergeHow(v *validator, n *yaml.Node, path string) {
 // cloudInitOnly are top-level keys cloud-init 22.4 knows (its schema and its
 // base configuration) that earlyinit does not act on.
 var cloudInitOnly = []string{
-	"cloud_config_modules", "cloud_final_modules", "cloud_init_modules", "autoinstall", "ansible",
+	"autoinstall", "ansible",
 	"apk_repos", "apt_pipelining", "byobu_by_default", "ca-certs", "ca_certs", "chef",
-	"disable_ec2_metadata", "device_aliases", "disk_setup", "fs_setup", "fan", "growpart",
+	"disable_ec2_metadata", "device_aliases", "disk_setup", "fs_setup", "fan",
 	"grub-dpkg", "grub_dpkg", "updates", "keyboard", "ssh", "ssh_fp_console_blacklist",
 	"ssh_key_console_blacklist", "landscape", "locale", "locale_configfile", "lxd", "mcollective",
-	"migrate", "puppet", "resize_rootfs", "rh_subscription", "rsyslog", "salt_minion",
+	"migrate", "puppet", "rh_subscription", "rsyslog", "salt_minion",
 	"random_seed", "snap", "spacewalk", "authkey_hash", "no_ssh_fingerprints", "ssh_import_id",
 	"ubuntu_advantage", "drivers", "wireguard", "yum_repo_dir", "yum_repos", "zypper", "reporting",
 	"datasource", "datasource_list", "def_log_file", "log_cfgs", "output", "syslog_fix_perms",
-	"system_info", "vendor_data2", "manual_cache_clean", "launch-index",
+	"vendor_data2", "manual_cache_clean", "launch-index",
+}
+
+// notImplemented are the top-level keys the schema knows and earlyinit
+// does not act on (each a "not supported by earlyinit" warning); filled by
+// newTopSchema.
+var notImplemented = map[string]bool{}
+
+// TopLevelKey says what earlyinit does with a top-level cloud-config key:
+// known is true for the keys the schema knows (cloud-init 22.4's), and
+// supported for those earlyinit acts on. A key known but not supported is
+// the schema's warning "KEY: not supported by earlyinit: ignored"; one
+// not known is its error "unknown key". The late stage uses it for the
+// keys of the image's configuration too.
+func TopLevelKey(key string) (supported, known bool) {
+	_, known = topSchema.props[key]
+	return known && !notImplemented[key], known
+}
+
+// moduleList checks cloud_init_modules, cloud_config_modules and
+// cloud_final_modules: entries are a module name, a list [name,
+// frequency, args...] or a map {name, frequency, args}, as cloud-init's
+// Modules._read_modules reads them.
+var moduleList = listOf(oneOf(map[string]check{
+	"string": nil,
+	"null":   nil,
+	"list": func(v *validator, n *yaml.Node, path string) {
+		d := v.deref(n)
+		if len(d.Content) == 0 {
+			return
+		}
+		str(v, d.Content[0], path+".0")
+		if len(d.Content) > 1 {
+			moduleFrequency(v, d.Content[1], path+".1")
+		}
+	},
+	"map": obj{required: []string{"name"}, props: map[string]check{
+		"name": str, "frequency": moduleFrequency, "args": nil,
+	}}.check,
+}), 0, 0)
+
+// moduleFrequency is a module list entry's frequency: cloud-init uses the
+// module's own for any other value, with a warning.
+var moduleFrequency = func(v *validator, n *yaml.Node, path string) {
+	k, val, ok := v.kind(n, path)
+	if !ok {
+		return
+	}
+	if k == "string" {
+		switch val {
+		case "once-per-instance", "always", "once":
+			return
+		}
+	}
+	v.warnf(n, path, `not "once-per-instance", "always" or "once": the module's own frequency is used`)
 }
 
 // topSchema is built by newTopSchema: Go forbids the initialisation cycle a
@@ -785,21 +839,46 @@ func newTopSchema() obj {
 		"network":    anyMap,
 		"merge_how":  mergeHow,
 		"merge_type": mergeHow,
-		"packages": unsupported(listOf(oneOf(map[string]check{
-			"string": nil, "list": listOf(str, 2, 2),
-		}), 1, 0)),
-		"package_update":             unsupported(boolean),
-		"package_upgrade":            unsupported(boolean),
-		"package_reboot_if_required": unsupported(boolean),
-		"apt_update":                 unsupported(deprecated("apt_update; use package_update", boolean)),
-		"apt_upgrade":                unsupported(deprecated("apt_upgrade; use package_upgrade", boolean)),
-		"apt_reboot_if_required":     unsupported(deprecated("apt_reboot_if_required; use package_reboot_if_required", boolean)),
-		"apt":                        unsupported(anyMap),
-		"ntp":                        unsupported(typed("map", "null")),
+		// Done in the initramfs (pkg/provision/grow.go).
+		"growpart": obj{props: map[string]check{
+			"mode": oneOf(map[string]check{
+				"string":  enum("auto", "growpart", "off"),
+				"boolean": deprecated("growpart.mode false; use off", enum(false)),
+			}),
+			"devices":                  listOf(str, 0, 0),
+			"ignore_growroot_disabled": boolean,
+		}}.check,
+		"resize_rootfs": oneOf(map[string]check{"boolean": boolean, "string": enum("noblock")}),
+		// The module lists decide which of earlyinit's modules run.
+		"cloud_init_modules":   moduleList,
+		"cloud_config_modules": moduleList,
+		"cloud_final_modules":  moduleList,
+		// The default user; the other keys are distribution internals.
+		"system_info": obj{
+			props: map[string]check{"default_user": userSchema.check},
+			keys:  anyKey, values: unsupported(nil),
+		}.check,
 	}}
+	for k, c := range map[string]check{
+		"packages": listOf(oneOf(map[string]check{
+			"string": nil, "list": listOf(str, 2, 2),
+		}), 1, 0),
+		"package_update":             boolean,
+		"package_upgrade":            boolean,
+		"package_reboot_if_required": boolean,
+		"apt_update":                 deprecated("apt_update; use package_update", boolean),
+		"apt_upgrade":                deprecated("apt_upgrade; use package_upgrade", boolean),
+		"apt_reboot_if_required":     deprecated("apt_reboot_if_required; use package_reboot_if_required", boolean),
+		"apt":                        anyMap,
+		"ntp":                        typed("map", "null"),
+	} {
+		top.props[k] = unsupported(c)
+		notImplemented[k] = true
+	}
 	for _, k := range cloudInitOnly {
 		if _, ok := top.props[k]; !ok {
 			top.props[k] = unsupported(nil)
+			notImplemented[k] = true
 		}
 	}
 	return top

@@ -141,6 +141,26 @@ write_files:
 			`W f:7:19: manage_etc_hosts: deprecated: "template"; use true`,
 			"W f:8:24: vendor_data.enabled: deprecated: vendor_data.enabled as a string; use a boolean",
 		}},
+		{name: "module lists, system_info, growpart", doc: `#cloud-config
+cloud_init_modules: [bootcmd, [users-groups, always], [ssh, weekly], {name: mounts, frequency: once}, {frequency: once}, 7]
+cloud_final_modules: final_message
+system_info:
+  default_user: {name: ops, groups: [wheel], shel: x}
+  distro: rhel
+growpart: {mode: auto, devices: [/], ignore_growroot_disabled: false}
+resize_rootfs: noblock
+`, want: []string{
+			`W f:2:61: cloud_init_modules.2.1: not "once-per-instance", "always" or "once": the module's own frequency is used`,
+			`f:2:103: cloud_init_modules.4: missing required key "name"`,
+			"f:2:122: cloud_init_modules.5: expected list or map or null or string, got integer 7 (quote it for a string)",
+			`f:3:22: cloud_final_modules: expected list, got string "final_message"`,
+			"f:5:46: system_info.default_user.shel: unknown key",
+			"W f:6:11: system_info.distro: not supported by earlyinit: ignored",
+		}},
+		{name: "growpart and resize_rootfs values", doc: "#cloud-config\ngrowpart: {mode: sometimes}\nresize_rootfs: later\n", want: []string{
+			`f:2:18: growpart.mode: expected one of "auto", "growpart", "off", got string "sometimes"`,
+			`f:3:16: resize_rootfs: expected one of "noblock", got string "later"`,
+		}},
 		{name: "duplicates, anchors, merge keys", doc: "#cloud-config\nhostname: a\nhostname: b\nx-base: &u {name: a, shel: x}\n", want: []string{
 			"W f:3:1: hostname: duplicate key (first at line 2): the last one wins",
 			"f:4:1: x-base: unknown key",
@@ -291,6 +311,29 @@ func TestRedactURL(t *testing.T) {
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestTopLevelKey: what earlyinit acts on, what it knows and ignores, and
+// what nobody knows.
+func TestTopLevelKey(t *testing.T) {
+	for _, tt := range []struct {
+		key              string
+		supported, known bool
+	}{
+		{"runcmd", true, true},
+		{"cloud_init_modules", true, true},
+		{"system_info", true, true},
+		{"growpart", true, true},
+		{"apt", false, true},
+		{"packages", false, true},
+		{"snap", false, true},
+		{"output", false, true},
+		{"no_such_key", false, false},
+	} {
+		if s, k := TopLevelKey(tt.key); s != tt.supported || k != tt.known {
+			t.Errorf("TopLevelKey(%q) = %v, %v; want %v, %v", tt.key, s, k, tt.supported, tt.known)
 		}
 	}
 }
