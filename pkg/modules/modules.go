@@ -131,17 +131,28 @@ func All() []Module {
 // Lookup returns the module named name ("-" and "_" are the same, and
 // cloud-init's "cc_" prefix is allowed).
 func Lookup(name string) (Module, bool) {
-	n := canonName(name)
-	aliases := map[string]string{"write_files_deferred": "write_files_deferred", "power_state_change": "power_state", "users": "users_groups"}
-	if a, ok := aliases[n]; ok {
-		n = a
-	}
+	n := CanonicalName(name)
 	for _, m := range All() {
 		if m.Name == n {
 			return m, true
 		}
 	}
 	return Module{}, false
+}
+
+// CanonicalName is the name of earlyinit's module for a module name as
+// cloud-config and cloud.cfg's module lists spell it: "-" is "_", a "cc_"
+// prefix goes, and cloud-init's names for modules earlyinit names
+// otherwise are mapped (power_state_change is power_state, users is
+// users_groups). A name earlyinit has no module for comes back in the
+// same form.
+func CanonicalName(name string) string {
+	n := canonName(name)
+	aliases := map[string]string{"power_state_change": "power_state", "users": "users_groups"}
+	if a, ok := aliases[n]; ok {
+		n = a
+	}
+	return n
 }
 
 func canonName(s string) string {
