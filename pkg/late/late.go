@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/modules"
 	"github.com/earlyinit/earlyinit/pkg/paths"
@@ -53,8 +54,13 @@ type Options struct {
 	Root *rootfs.Root
 	// Exec runs commands; nil means modules.SystemExec.
 	Exec modules.Exec
-	// DefaultUser; nil means Debian's (modules.DebianDefaultUser).
+	// DefaultUser; nil means the configuration's: system_info.default_user
+	// of the merged configuration (user-data, vendor-data, the image's),
+	// else the default of the root's distribution (see imagecfg).
 	DefaultUser *modules.User
+	// Image is the image's own configuration (/etc/cloud/cloud.cfg,
+	// cloud.cfg.d, earlyinit.cfg); nil means read it from Root.
+	Image *imagecfg.Config
 	// Version is earlyinit's, for final_message.
 	Version string
 	// Include fetches #include URLs in the final stage; nil drops them.
@@ -135,6 +141,7 @@ type session struct {
 	env  *modules.Env
 	data *instance.Data
 	proc *processed
+	img  *imagecfg.Config
 }
 
 func newSession(opts *Options, stage string) *session {
@@ -164,16 +171,21 @@ func (s *session) load(ctx context.Context, get userdata.Getter) (problems []str
 	}
 	problems = probs
 	s.data = d
+	img, err := s.loadImage()
+	if err != nil {
+		problems = append(problems, err.Error()+": the image's configuration not applied")
+	}
+	s.img = img
 	if perr := s.guard("user-data decoding", func() error {
-		s.proc = processUserData(ctx, d, get, s.logf)
+		s.proc = processUserData(ctx, d, get, img.Raw, s.logf)
 		return nil
 	}); perr != nil {
 		// Nothing of user-data is trusted after a panic: the modules run
 		// with the base configuration only.
 		problems = append(problems, perr.Error()+": user-data and vendor-data not applied")
-		s.proc = &processed{cfg: modules.BaseConfig()}
+		s.proc = &processed{cfg: baseConfig(img.Raw, func(string, ...any) {})}
 	}
-	du := modules.DebianDefaultUser()
+	du := defaultUser(s.proc.cfg, img.OS)
 	if s.opts.DefaultUser != nil {
 		du = *s.opts.DefaultUser
 	}
@@ -402,8 +414,18 @@ func (sr *stageRun) loadUserData(ctx context.Context) error {
 	res.Errors = append(res.Errors, probs...)
 	res.InstanceID = sr.data.InstanceID
 	// Decoding and schema warnings are recorded once per boot, at boot;
-	// the final stage adds only what fetching #include URLs found.
+	// the final stage adds only what fetching #include URLs found. So are
+	// the image configuration's problems; its keys and module list
+	// entries earlyinit does not act on are only logged (a stock
+	// cloud.cfg has many: they are not a degraded boot).
 	if sr.stage == modules.StageBoot {
+		for _, w := range sr.img.Warnings {
+			sr.logf("WARNING: image configuration: %s", w)
+			res.Warnings = append(res.Warnings, "image configuration: "+w)
+		}
+		for _, n := range imageNotes(sr.img) {
+			sr.logf("%s", n)
+		}
 		res.Warnings = append(res.Warnings, sr.proc.warnings...)
 	} else {
 		res.Warnings = append(res.Warnings, sr.proc.includeWarnings...)
@@ -436,15 +458,18 @@ func (sr *stageRun) scripts(ctx context.Context) {
 // a script's reboot request the rest are skipped.
 func (sr *stageRun) runModules(ctx context.Context) {
 	res := sr.res
-	for _, m := range sr.opts.modules() {
-		if m.Stage != sr.stage {
-			continue
-		}
+	lists := (&imagecfg.Config{Raw: sr.proc.cfg}).ModuleLists()
+	plan, notes := planModules(sr.opts.modules(), lists, sr.stage, sr.listOrigin)
+	for _, n := range notes {
+		sr.logf("%s", n)
+	}
+	for _, p := range plan {
+		m := p.m
 		if res.Reboot {
-			res.Modules = append(res.Modules, ModuleResult{Name: m.Name, Frequency: string(m.Frequency), Status: ModuleSkipped, Reason: "reboot requested"})
+			res.Modules = append(res.Modules, ModuleResult{Name: m.Name, Frequency: string(p.freq), Status: ModuleSkipped, Reason: "reboot requested"})
 			continue
 		}
-		mr, inc := sr.runModule(ctx, m, m.Frequency, false)
+		mr, inc := sr.runModule(ctx, m, p.freq, false)
 		res.Modules = append(res.Modules, mr)
 		if mr.Error != "" {
 			res.Errors = append(res.Errors, fmt.Sprintf("module %s: %s", m.Name, mr.Error))
@@ -453,6 +478,18 @@ func (sr *stageRun) runModules(ctx context.Context) {
 			res.Reboot = true
 		}
 	}
+}
+
+// listOrigin says where a module list comes from: user-data (or
+// vendor-data), or the image's file that sets it.
+func (sr *stageRun) listOrigin(list string) string {
+	if sr.proc.userKeys[list] {
+		return "user-data"
+	}
+	if o := sr.img.Origin(list); o != "" {
+		return o
+	}
+	return "the image's configuration"
 }
 
 // lastAction is what happens last, if anything: a reboot a script asked

@@ -127,7 +127,10 @@ func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) 
 
 // processed is user-data made ready for the modules.
 type processed struct {
-	cfg      map[string]any
+	cfg map[string]any
+	// userKeys are the top-level keys user-data or vendor-data set (not
+	// the image's configuration nor the defaults).
+	userKeys map[string]bool
 	parts    []userdata.Part
 	warnings []string
 	// includeWarnings are the warnings of fetching #include URLs.
@@ -136,9 +139,10 @@ type processed struct {
 
 // processUserData decodes user-data and vendor-data, fetches #include
 // URLs (final stage only, with get; without it they are dropped), merges
-// the cloud-config (vendor under user, then modules.BaseConfig under
-// both) and validates each cloud-config part. Every problem is a warning.
-func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter, logf func(string, ...any)) *processed {
+// the cloud-config (vendor under user, then the image's configuration,
+// image, then modules.BaseConfig under both: baseConfig) and validates
+// each cloud-config part. Every problem is a warning.
+func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter, image map[string]any, logf func(string, ...any)) *processed {
 	p := &processed{}
 	warn := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -195,7 +199,11 @@ func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter,
 	}
 	vparts, _ := userdata.VendorParts(cfg, vendor)
 	p.parts = append(user, vparts...)
-	cfg, ws = userdata.MergeConfigs(cfg, modules.BaseConfig())
+	p.userKeys = map[string]bool{}
+	for k := range cfg {
+		p.userKeys[k] = true
+	}
+	cfg, ws = userdata.MergeConfigs(cfg, baseConfig(image, warn))
 	for _, w := range ws {
 		warn("merge: %s", w)
 	}

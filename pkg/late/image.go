@@ -1,0 +1,171 @@
+package late
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/imagecfg"
+	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/userdata"
+)
+
+// The image's own configuration (/etc/cloud/cloud.cfg and cloud.cfg.d,
+// earlyinit.cfg; see pkg/imagecfg) in the late stage:
+//
+//   - it is the system configuration user-data merges over: user-data over
+//     vendor-data over the image's files over modules.BaseConfig, as
+//     cloud-init's ConfigMerger (baseConfig, processUserData);
+//   - the default user is system_info.default_user of that merged
+//     configuration (so user-data may change it, as in cloud-init), else
+//     the default of the root's distribution (imagecfg.DefaultUser);
+//   - its module lists (cloud_init_modules, cloud_config_modules,
+//     cloud_final_modules), or user-data's, decide which of earlyinit's
+//     modules run and in which order within each stage (planModules).
+
+// imageInternalKeys are top-level keys of a cloud.cfg that configure
+// cloud-init itself (its logs, where its .d directory is): nothing to do
+// for earlyinit, and no note about them.
+var imageInternalKeys = map[string]bool{
+	"_log": true, "log_cfgs": true, "def_log_file": true, "syslog_fix_perms": true,
+	"conf_d": true, "vendor_data2": true,
+}
+
+// imageOnlyKeys are top-level keys earlyinit reads from the image's
+// configuration, which the user-data schema calls not supported (in
+// user-data they act on nothing in earlyinit, nor in cloud-init for
+// most): the datasource search is the initramfs's, the module lists and
+// system_info are read from the merged configuration here.
+var imageOnlyKeys = map[string]bool{
+	"datasource": true, "datasource_list": true, "system_info": true,
+	"cloud_init_modules": true, "cloud_config_modules": true, "cloud_final_modules": true,
+}
+
+// initramfsModules are cloud-init modules whose work earlyinit does in the
+// initramfs, before the late stages.
+var initramfsModules = map[string]bool{"growpart": true, "resizefs": true}
+
+// loadImage reads the image's configuration from the root, unless
+// Options.Image gives it. A panic while reading it is a problem, and the
+// stage goes on with none.
+func (s *session) loadImage() (*imagecfg.Config, error) {
+	if s.opts.Image != nil {
+		return s.opts.Image, nil
+	}
+	var c *imagecfg.Config
+	err := s.guard("image configuration", func() (err error) {
+		c, err = imagecfg.Load(datasource.DriveFS(s.opts.Root.Dir(), 0))
+		return err
+	})
+	if err != nil || c == nil {
+		return &imagecfg.Config{Raw: map[string]any{}}, err
+	}
+	return c, nil
+}
+
+// baseConfig is what user-data merges over: the image's configuration
+// over modules.BaseConfig (cloud-init's built-in defaults under
+// cloud.cfg). warn gets the merge's warnings.
+func baseConfig(image map[string]any, warn func(string, ...any)) map[string]any {
+	cfg, ws := userdata.MergeConfigs(image, modules.BaseConfig())
+	for _, w := range ws {
+		warn("merge: %s", w)
+	}
+	return cfg
+}
+
+// defaultUser is the default user of the merged configuration cfg on a
+// root whose os-release is os's.
+func defaultUser(cfg map[string]any, os imagecfg.OSRelease) modules.User {
+	return modules.User((&imagecfg.Config{Raw: cfg, OS: os}).DefaultUser())
+}
+
+// imageNotes are the log lines about the image's configuration at boot:
+// the files read, and each top-level key earlyinit does not act on.
+func imageNotes(img *imagecfg.Config) []string {
+	var notes []string
+	if len(img.Files) > 0 {
+		notes = append(notes, fmt.Sprintf("image configuration: %d file(s): %v", len(img.Files), img.Files))
+	}
+	keys := make([]string, 0, len(img.Raw))
+	for k := range img.Raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if imageInternalKeys[k] || imageOnlyKeys[k] {
+			continue
+		}
+		if supported, _ := userdata.TopLevelKey(k); supported {
+			continue
+		}
+		where := img.Origin(k)
+		if where == "" {
+			where = "image configuration"
+		}
+		notes = append(notes, fmt.Sprintf("WARNING: %s: %s: not supported by earlyinit: ignored", where, k))
+	}
+	return notes
+}
+
+// planned is a module to run and its frequency.
+type planned struct {
+	m    modules.Module
+	freq modules.Frequency
+}
+
+// planModules orders the stage's modules (all is earlyinit's set). Without
+// module lists it is all's own order. With them (lists.Set), as
+// cloud-init: only the modules the lists name run, in the lists' order
+// (cloud_init_modules, then cloud_config_modules, then
+// cloud_final_modules), each in its own earlyinit stage, at the
+// frequency an entry gives or its own. origin says where a list comes
+// from, for the notes: one for each entry earlyinit has no module for,
+// and one for each of the stage's modules the lists leave out. Notes on
+// entries are given in the boot stage only (they are the same in both).
+func planModules(all []modules.Module, lists imagecfg.ModuleLists, stage modules.Stage, origin func(list string) string) (plan []planned, notes []string) {
+	if !lists.Set {
+		for _, m := range all {
+			if m.Stage == stage {
+				plan = append(plan, planned{m, m.Frequency})
+			}
+		}
+		return plan, nil
+	}
+	byName := map[string]modules.Module{}
+	for _, m := range all {
+		byName[m.Name] = m
+	}
+	seen := map[string]bool{}
+	for _, e := range lists.All() {
+		name := modules.CanonicalName(e.Name)
+		m, ok := byName[name]
+		if !ok {
+			if stage == modules.StageBoot {
+				if initramfsModules[name] {
+					notes = append(notes, fmt.Sprintf("module %s (%s in %s): done by earlyinit in the initramfs", e.Given, e.List, origin(e.List)))
+				} else {
+					notes = append(notes, fmt.Sprintf("WARNING: module %s (%s in %s): not supported by earlyinit", e.Given, e.List, origin(e.List)))
+				}
+			}
+			continue
+		}
+		if m.Stage != stage || seen[m.Name] {
+			continue
+		}
+		seen[m.Name] = true
+		freq := m.Frequency
+		if e.Frequency != "" {
+			if f, err := modules.ParseFrequency(e.Frequency); err == nil {
+				freq = f
+			}
+		}
+		plan = append(plan, planned{m, freq})
+	}
+	for _, m := range all {
+		if m.Stage == stage && !seen[m.Name] {
+			notes = append(notes, fmt.Sprintf("module %s: in none of the module lists: not run", m.Name))
+		}
+	}
+	return plan, notes
+}
