@@ -87,6 +87,37 @@ func imageNotes(img *imagecfg.Config) []string {
 	if len(img.Files) > 0 {
 		notes = append(notes, fmt.Sprintf("image configuration: %d file(s): %v", len(img.Files), img.Files))
 	}
+	for _, k := range unsupportedKeys(img) {
+		notes = append(notes, "WARNING: "+k)
+	}
+	return notes
+}
+
+// ImageReport is what earlyinit does not act on in the image's
+// configuration, one line each: a top-level key ("/etc/cloud/cloud.cfg:
+// apt: not supported by earlyinit: ignored") and a module list entry
+// earlyinit has no module for ("module snap (cloud_config_modules in
+// /etc/cloud/cloud.cfg): not supported by earlyinit"). cloud-init's own
+// settings (_log, log_cfgs, def_log_file, syslog_fix_perms, conf_d,
+// vendor_data2) and system_info's keys other than default_user and
+// distro (distribution internals) are not listed. The boot stage logs
+// the same lines; `earlyinit schema --image` prints them.
+func ImageReport(img *imagecfg.Config) []string {
+	out := unsupportedKeys(img)
+	unsup, _ := listNotes(modules.All(), img.ModuleLists(), func(list string) string {
+		if o := img.Origin(list); o != "" {
+			return o
+		}
+		return "the image's configuration"
+	})
+	return append(out, unsup...)
+}
+
+// unsupportedKeys are the top-level keys of the image's configuration
+// earlyinit does not act on, "FILE: KEY: not supported by earlyinit:
+// ignored", sorted by key.
+func unsupportedKeys(img *imagecfg.Config) []string {
+	var out []string
 	keys := make([]string, 0, len(img.Raw))
 	for k := range img.Raw {
 		keys = append(keys, k)
@@ -103,9 +134,30 @@ func imageNotes(img *imagecfg.Config) []string {
 		if where == "" {
 			where = "image configuration"
 		}
-		notes = append(notes, fmt.Sprintf("WARNING: %s: %s: not supported by earlyinit: ignored", where, k))
+		out = append(out, fmt.Sprintf("%s: %s: not supported by earlyinit: ignored", where, k))
 	}
-	return notes
+	return out
+}
+
+// listNotes are the notes on the module lists' entries earlyinit has no
+// module for (all is its set): unsupported ones, and the ones whose work
+// the initramfs did.
+func listNotes(all []modules.Module, lists imagecfg.ModuleLists, origin func(list string) string) (unsupported, initramfs []string) {
+	have := map[string]bool{}
+	for _, m := range all {
+		have[m.Name] = true
+	}
+	for _, e := range lists.All() {
+		name := modules.CanonicalName(e.Name)
+		switch {
+		case have[name]:
+		case initramfsModules[name]:
+			initramfs = append(initramfs, fmt.Sprintf("module %s (%s in %s): done by earlyinit in the initramfs", e.Given, e.List, origin(e.List)))
+		default:
+			unsupported = append(unsupported, fmt.Sprintf("module %s (%s in %s): not supported by earlyinit", e.Given, e.List, origin(e.List)))
+		}
+	}
+	return unsupported, initramfs
 }
 
 // planned is a module to run and its frequency.
@@ -132,22 +184,21 @@ func planModules(all []modules.Module, lists imagecfg.ModuleLists, stage modules
 		}
 		return plan, nil
 	}
+	if stage == modules.StageBoot {
+		unsup, initramfs := listNotes(all, lists, origin)
+		for _, n := range unsup {
+			notes = append(notes, "WARNING: "+n)
+		}
+		notes = append(notes, initramfs...)
+	}
 	byName := map[string]modules.Module{}
 	for _, m := range all {
 		byName[m.Name] = m
 	}
 	seen := map[string]bool{}
 	for _, e := range lists.All() {
-		name := modules.CanonicalName(e.Name)
-		m, ok := byName[name]
+		m, ok := byName[modules.CanonicalName(e.Name)]
 		if !ok {
-			if stage == modules.StageBoot {
-				if initramfsModules[name] {
-					notes = append(notes, fmt.Sprintf("module %s (%s in %s): done by earlyinit in the initramfs", e.Given, e.List, origin(e.List)))
-				} else {
-					notes = append(notes, fmt.Sprintf("WARNING: module %s (%s in %s): not supported by earlyinit", e.Given, e.List, origin(e.List)))
-				}
-			}
 			continue
 		}
 		if m.Stage != stage || seen[m.Name] {
