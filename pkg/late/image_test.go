@@ -8,6 +8,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 )
 
 // writeFiles writes files into the fixture's root.
@@ -234,6 +235,7 @@ _log: [x]
 `,
 		"/etc/cloud/cloud.cfg.d/05_logging.cfg": "log_cfgs: []\noutput: {all: '| tee -a /var/log/cloud-init-output.log'}\n",
 		"/etc/ssh/ssh_host_rsa_key":             "old key",
+		render.CloudInitDropInPath:              "network: {config: disabled}\n",
 		"/etc/hostname":                         "image\n",
 	})
 	f.store("iid-1", "#cloud-config\nssh_authorized_keys: [ssh-ed25519 AAAAuser u@k]\n")
