@@ -22,6 +22,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
@@ -182,20 +183,17 @@ type User struct {
 	System       bool
 }
 
-// DebianDefaultUser is Debian's cloud.cfg default_user.
+// DebianDefaultUser is Debian's cloud.cfg default_user (see
+// imagecfg.VariantDefaultUser for the other distributions'). The late
+// stage takes the default user from the image's configuration.
 func DebianDefaultUser() User {
-	return User{
-		Name:       "debian",
-		Gecos:      "Debian",
-		Groups:     []string{"adm", "audio", "cdrom", "dialout", "dip", "floppy", "netdev", "plugdev", "sudo", "video"},
-		Shell:      "/bin/bash",
-		Sudo:       []string{"ALL=(ALL) NOPASSWD:ALL"},
-		LockPasswd: true,
-	}
+	return User(imagecfg.DebianDefaultUser())
 }
 
-// BaseConfig is the system configuration user-data merges over, Debian's
-// cloud.cfg: the default user is created and root cannot log in by SSH.
+// BaseConfig is the built-in configuration, under the image's own
+// (cloud.cfg, see pkg/imagecfg) and user-data: the default user is
+// created and root cannot log in by SSH, as in every distribution's
+// cloud.cfg.
 func BaseConfig() map[string]any {
 	return map[string]any{
 		"users":             []any{"default"},
@@ -243,7 +241,8 @@ func (e *Incomplete) Unwrap() error { return e.Err }
 type Env struct {
 	// Root is "/" in the real system, a temporary directory in tests.
 	Root *rootfs.Root
-	// Cfg is the merged cloud-config (BaseConfig under the user's).
+	// Cfg is the merged cloud-config (BaseConfig under the image's
+	// configuration under vendor-data under user-data).
 	Cfg        map[string]any
 	InstanceID string
 	// Data is the cached instance (may be nil: RunSingle without one).
