@@ -11,6 +11,11 @@
 //     per-once/boot/instance scripts, user scripts, phone_home,
 //     final_message, and at the very end the power_state action.
 //
+// The configuration the modules see is user-data over vendor-data over
+// the image's own (/etc/cloud/cloud.cfg and cloud.cfg.d, earlyinit.cfg:
+// pkg/imagecfg) over modules.BaseConfig, and its module lists, when it has
+// any, choose and order the modules of each stage (see image.go).
+//
 // Each module runs at its frequency, with semaphores in the instance
 // cache (see SemPath); as in cloud-init, a module that fails still writes it,
 // so it does not run again; only a script's exit code 1001 or 1002 (which
