@@ -69,7 +69,7 @@ func testMain(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "qemu-tests: build initramfs:", err)
 			return 1
 		}
-		fmt.Fprintf(os.Stderr, "qemu-tests: built initramfs %v (%d modules, %.2f MB) in %s\n", b.tags, res.Modules, float64(res.GzSize)/1e6, time.Since(t0).Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "qemu-tests: built initramfs %v (%d modules, %.2f MB) in %s\n", b.tags, res.Modules, float64(res.Size)/1e6, time.Since(t0).Round(time.Millisecond))
 	}
 	for _, tool := range []string{"qemu-system-x86_64", "mkfs.ext4", "debugfs", "/bin/busybox"} {
 		if _, err := lookPath(tool); err != nil {

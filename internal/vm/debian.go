@@ -22,6 +22,8 @@ const (
 	// debianRecipe names the customisation below; change it when that
 	// changes, so cached tarballs are rebuilt.
 	debianRecipe = "networkd-fstab-hostname-unsafeio/1"
+	// sysvinitRecipe is debianRecipe for roots without systemd.
+	sysvinitRecipe = "inittab-ttyS0-fstab-hostname-unsafeio/1"
 	// DefaultDebianMirror is used when apt's sources name no Debian
 	// mirror.
 	DefaultDebianMirror = "http://deb.debian.org/debian"
@@ -91,8 +93,17 @@ func DebianTarball(cacheDir, mirror string) string {
 // DebianTarballWith is DebianTarball for a root with extra packages; with
 // none it is DebianTarball's file.
 func DebianTarballWith(cacheDir, mirror string, extra []string) string {
+	return DebianTarballOf(cacheDir, mirror, append(DebianPackages(), extra...))
+}
+
+// DebianTarballOf is DebianRootOf's cache file for pkgs.
+func DebianTarballOf(cacheDir, mirror string, pkgs []string) string {
+	recipe := debianRecipe
+	if !systemdInit(pkgs) {
+		recipe = sysvinitRecipe
+	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n%s\n", debianSuite, debianVariant, strings.Join(append(DebianPackages(), extra...), ","), mirror, debianRecipe)
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n%s\n", debianSuite, debianVariant, strings.Join(pkgs, ","), mirror, recipe)
 	return filepath.Join(cacheDir, "debian-"+debianSuite+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".tar")
 }
 
@@ -110,6 +121,42 @@ func DebianRoot(cacheDir string) (string, error) {
 // DebianRootWith is DebianRoot with extra packages installed on top of
 // DebianPackages (their cache file is DebianTarballWith's).
 func DebianRootWith(cacheDir string, extra []string) (string, error) {
+	return DebianRootOf(cacheDir, append(DebianPackages(), extra...))
+}
+
+// DebianSysvinitPackages are the packages of a Debian root with sysvinit
+// as init instead of systemd (sysvinit-core conflicts with systemd-sysv):
+// udev and ip, no networkd, no sshd.
+func DebianSysvinitPackages() []string {
+	return []string{"sysvinit-core", "udev", "iproute2"}
+}
+
+// DebianCloudInitPackages are the extra packages (DebianRootWith's extra)
+// of a root with the distribution's cloud-init installed, as in a cloud
+// image: cloud-init, and python3-cffi-backend, which provides virtual
+// packages python3-cryptography depends on (debootstrap does not resolve
+// virtual packages). Recommends are not installed.
+func DebianCloudInitPackages() []string {
+	return []string{"cloud-init", "python3-cffi-backend"}
+}
+
+// systemdInit tells whether a package list makes systemd the init.
+func systemdInit(pkgs []string) bool {
+	for _, p := range pkgs {
+		if p == "systemd-sysv" {
+			return true
+		}
+	}
+	return false
+}
+
+// DebianRootOf is DebianRoot with exactly the packages pkgs on top of
+// minbase (DebianRootWith's are DebianPackages and more); its cache file
+// is DebianTarballOf's. Without systemd-sysv in pkgs (a sysvinit root,
+// DebianSysvinitPackages) the root gets the same fstab and hostname,
+// nothing of networkd, and a getty on the serial console in
+// /etc/inittab.
+func DebianRootOf(cacheDir string, pkgs []string) (string, error) {
 	cacheDir, err := filepath.Abs(cacheDir)
 	if err != nil {
 		return "", err
@@ -118,7 +165,7 @@ func DebianRootWith(cacheDir string, extra []string) (string, error) {
 		return "", fmt.Errorf("debian root: %w", err)
 	}
 	mirror := DebianMirror()
-	out := DebianTarballWith(cacheDir, mirror, extra)
+	out := DebianTarballOf(cacheDir, mirror, pkgs)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -137,10 +184,10 @@ func DebianRootWith(cacheDir string, extra []string) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	target := filepath.Join(tmp, "root")
-	if err := debootstrap(target, filepath.Join(cacheDir, "debs"), mirror, append(DebianPackages(), extra...)); err != nil {
+	if err := debootstrap(target, filepath.Join(cacheDir, "debs"), mirror, pkgs); err != nil {
 		return "", fmt.Errorf("debian root: %w", err)
 	}
-	if err := customise(target); err != nil {
+	if err := customise(target, systemdInit(pkgs)); err != nil {
 		return "", fmt.Errorf("debian root: customise %s: %w", target, err)
 	}
 	part := filepath.Join(tmp, "root.tar")
@@ -198,8 +245,9 @@ func tail(s string, n int) string {
 	return s
 }
 
-// customise makes the bootstrapped tree a cloud image template.
-func customise(root string) error {
+// customise makes the bootstrapped tree a cloud image template, with
+// networkd enabled when systemd is the init, else a serial getty.
+func customise(root string, systemd bool) error {
 	if err := WriteTree(root, map[string]string{
 		"etc/fstab":    "# <file system> <mount point> <type> <options> <dump> <pass>\nLABEL=root / ext4 defaults 0 1\n",
 		"etc/hostname": "debian\n",
@@ -209,9 +257,29 @@ func customise(root string) error {
 	}); err != nil {
 		return err
 	}
-	// systemctl enable systemd-networkd, by hand: the service, its socket
-	// and wait-online (its Also=), so network-online.target means
-	// something.
+	if systemd {
+		if err := enableNetworkd(root); err != nil {
+			return err
+		}
+	} else if err := serialGetty(root); err != nil {
+		return err
+	}
+	// What apt downloaded is not part of an image.
+	for _, g := range []string{"var/cache/apt/archives/*.deb", "var/cache/apt/*.bin", "var/lib/apt/lists/*_*"} {
+		m, _ := filepath.Glob(filepath.Join(root, g))
+		for _, f := range m {
+			if err := os.Remove(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enableNetworkd is systemctl enable systemd-networkd, by hand: the
+// service, its socket and wait-online (its Also=), so
+// network-online.target means something.
+func enableNetworkd(root string) error {
 	for link, unit := range map[string]string{
 		"etc/systemd/system/multi-user.target.wants/systemd-networkd.service":                 "systemd-networkd.service",
 		"etc/systemd/system/sockets.target.wants/systemd-networkd.socket":                     "systemd-networkd.socket",
@@ -233,16 +301,22 @@ func customise(root string) error {
 			return err
 		}
 	}
-	// What apt downloaded is not part of an image.
-	for _, g := range []string{"var/cache/apt/archives/*.deb", "var/cache/apt/*.bin", "var/lib/apt/lists/*_*"} {
-		m, _ := filepath.Glob(filepath.Join(root, g))
-		for _, f := range m {
-			if err := os.Remove(f); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
+}
+
+// serialGetty adds a getty on ttyS0 to sysvinit's /etc/inittab, as cloud
+// images have, so the console shows the boot reach its runlevel.
+func serialGetty(root string) error {
+	p := filepath.Join(root, "etc/inittab")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("inittab: %w", err)
+	}
+	if strings.Contains(string(b), "\nT0:") {
+		return nil
+	}
+	b = append(b, "T0:2345:respawn:/sbin/getty -L ttyS0 115200 vt100\n"...)
+	return os.WriteFile(p, b, 0o644)
 }
 
 // lockFile takes an exclusive flock on path, waiting for it.

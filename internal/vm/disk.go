@@ -145,5 +145,7 @@ fi
 [ -x /seen/hook ] && /seen/hook
 echo "TESTINIT: $me pid=$$ args=$* uptime=$($B cut -d' ' -f1 /proc/uptime)" > /dev/console
 $B sync
+# As a real init's shutdown: a clean root (XFS checkpoints its log).
+$B mount -o remount,ro / 2>/dev/null
 $B poweroff -f
 `
