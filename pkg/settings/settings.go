@@ -179,8 +179,12 @@ var options = map[string]func(c *Settings, v string) error{
 	},
 	"earlyinit.metadata_url": func(c *Settings, v string) error {
 		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return errors.New("want an http:// or https:// URL with a host and no user, query or fragment")
+		if err == nil && u.Scheme == "https" {
+			// The initramfs's HTTP client has no TLS (pkg/httpget).
+			return errors.New("https is not supported in the initramfs: want an http:// URL")
+		}
+		if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("want an http:// URL with a host and no user, query or fragment")
 		}
 		c.MetadataURL = v
 		return nil

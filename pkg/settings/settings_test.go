@@ -150,8 +150,9 @@ func TestParseCmdlineOptions(t *testing.T) {
 
 		// earlyinit.metadata_url=: never echoed, it may hold a password.
 		{in: "earlyinit.metadata_url=http://10.0.2.2:8080/", want: with(func(c *Settings) { c.MetadataURL = "http://10.0.2.2:8080/" })},
-		{in: "earlyinit.metadata_url=https://[fe80::a9fe:a9fe%25eth0]", want: with(func(c *Settings) { c.MetadataURL = "https://[fe80::a9fe:a9fe%25eth0]" })},
-		{in: "earlyinit.metadata_url=169.254.169.254", want: def, wantErr: `earlyinit.metadata_url: want an http:// or https:// URL`},
+		{in: "earlyinit.metadata_url=http://[fe80::a9fe:a9fe%25eth0]", want: with(func(c *Settings) { c.MetadataURL = "http://[fe80::a9fe:a9fe%25eth0]" })},
+		{in: "earlyinit.metadata_url=https://169.254.169.254", want: def, wantErr: `earlyinit.metadata_url: https is not supported in the initramfs`},
+		{in: "earlyinit.metadata_url=169.254.169.254", want: def, wantErr: `earlyinit.metadata_url: want an http:// URL`},
 		{in: "earlyinit.metadata_url=file:///etc/shadow", want: def, wantErr: `earlyinit.metadata_url: want`},
 		{in: "earlyinit.metadata_url=http://", want: def, wantErr: `earlyinit.metadata_url: want`},
 		{in: "earlyinit.metadata_url", want: def, wantErr: `earlyinit.metadata_url: want`},
