@@ -1,0 +1,339 @@
+//go:build qemu
+
+package qemutests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/earlyinit/earlyinit/internal/vm"
+)
+
+// growCase is a cloud image whose volume is bigger than the image: one
+// partition of partMB on a disk of diskMB (a GPT's backup header left
+// where the image ended).
+type growCase struct {
+	name          string
+	table         vm.Table
+	fstype        string
+	subvol        string
+	partMB        int
+	append        string
+	userData      string // with it, a NoCloud seed is attached
+	wantNoGrowth  bool
+	wantConsoleRe string
+}
+
+// TestGrowRoot boots busybox roots on grown volumes: XFS and btrfs (in a
+// subvolume, rootflags=subvol=) on GPT, ext4 on MBR; the partition and
+// the filesystem must fill the disk, the GPT verify, and a second boot
+// change nothing. growpart: {mode: off} with resize_rootfs: false leaves
+// everything as built.
+func TestGrowRoot(t *testing.T) {
+	const diskMB = 2048
+	for _, c := range []growCase{
+		{name: "xfs-gpt", table: vm.GPT, fstype: "xfs", partMB: 512, append: "root=PARTLABEL=root"},
+		{name: "btrfs-gpt-subvol", table: vm.GPT, fstype: "btrfs", subvol: "@root", partMB: 512, append: "root=PARTLABEL=root rootflags=subvol=@root"},
+		{name: "ext4-mbr", table: vm.MBR, fstype: "ext4", partMB: 512, append: "root=LABEL=eiroot"},
+		{name: "ext4-gpt-off", table: vm.GPT, fstype: "ext4", partMB: 512, append: "root=PARTLABEL=root",
+			userData: "#cloud-config\ngrowpart: {mode: 'off'}\nresize_rootfs: false\n", wantNoGrowth: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			testGrow(t, c, diskMB)
+		})
+	}
+}
+
+func testGrow(t *testing.T, c growCase, diskMB int) {
+	dir := filepath.Join(t.TempDir(), "root")
+	if err := vm.BusyboxRoot(dir); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "disk.img")
+	if err := vm.PartitionedDisk(img, c.table, c.partMB, diskMB, c.fstype, "eiroot", dir, c.subvol); err != nil {
+		t.Fatal(err)
+	}
+	before, err := vm.Partition(img, c.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.table == vm.GPT && strings.Contains(before.Verify, "No problems found") {
+		t.Fatalf("the test disk's GPT verifies before any boot: its backup header should be mid-disk:\n%s", before.Verify)
+	}
+	fsBefore, err := vm.FSSize(img, c.table, c.fstype)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := vm.Config{Append: c.append + " rw earlyinit.timeout=20", Disks: []vm.Disk{{Path: img}}, RNG: true, MemoryMB: 768}
+	if c.userData != "" {
+		cfg.Disks = append(cfg.Disks, vm.Disk{Path: seedISO(t, "cidata", map[string]string{
+			"meta-data": "instance-id: iid-grow\n", "user-data": c.userData}), If: "ide-cd"})
+	}
+	res := boot(t, cfg)
+	mustContain(t, "console", res.Console, "step grow done", "TESTINIT: /sbin/init pid=1")
+	after, err := vm.Partition(img, c.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsAfter, err := vm.FSSize(img, c.table, c.fstype)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("partition %d -> %d sectors (disk %d), %s %d -> %d bytes", before.Size, after.Size, after.DiskSectors, c.fstype, fsBefore, fsAfter)
+	if c.wantNoGrowth {
+		if after != before || fsAfter != fsBefore {
+			t.Errorf("growpart off: partition %+v -> %+v, filesystem %d -> %d", before, after, fsBefore, fsAfter)
+		}
+		mustContain(t, "console", res.Console, "growpart: disabled", "resizefs: disabled")
+		return
+	}
+	// The partition ends within the table's reserve of the disk's end
+	// (GPT: 33 sectors of backup; growpart leaves MBR 33 too).
+	end := after.Start + after.Size
+	if gap := after.DiskSectors - end; gap < 33 || gap > 34 {
+		t.Errorf("partition ends %d sectors before the disk's end, want 33-34", gap)
+	}
+	if c.table == vm.GPT && !strings.Contains(after.Verify, "No problems found") {
+		t.Errorf("sgdisk -v after the grow:\n%s", after.Verify)
+	}
+	if c.table == vm.MBR && !strings.Contains(after.Verify, "No errors detected") {
+		t.Errorf("sfdisk -V after the grow:\n%s", after.Verify)
+	}
+	// The filesystem fills the partition (XFS and btrfs round to their
+	// allocation units: allow 1%).
+	if part := after.Size * 512; fsAfter > part || fsAfter < part*99/100 {
+		t.Errorf("%s is %d bytes on a partition of %d", c.fstype, fsAfter, part)
+	}
+	mustContain(t, "console", res.Console, "growpart: /dev/", fmt.Sprintf("resizefs: / (%s) grown from", c.fstype))
+
+	// A second boot: nothing to grow, nothing written.
+	hash, err := vm.TableHash(img, c.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = boot(t, cfg)
+	mustContain(t, "second boot's console", res.Console, "nothing to grow", "TESTINIT: /sbin/init pid=1")
+	if strings.Contains(res.Console, "grown from") {
+		t.Errorf("the second boot grew something again")
+	}
+	again, err := vm.TableHash(img, c.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsAgain, _ := vm.FSSize(img, c.table, c.fstype)
+	if again != hash || fsAgain != fsAfter {
+		t.Errorf("the second boot changed the disk: table hash %s -> %s, filesystem %d -> %d", hash, again, fsAfter, fsAgain)
+	}
+}
+
+// testPolicy is a small SELinux policy's file_contexts: types a real
+// policy gives these paths.
+const testPolicy = `/.*			system_u:object_r:default_t:s0
+/etc(/.*)?		system_u:object_r:etc_t:s0
+/etc/hostname	--	system_u:object_r:hostname_etc_t:s0
+/etc/hosts	--	system_u:object_r:net_conf_t:s0
+/etc/systemd/network(/.*)?	system_u:object_r:net_conf_t:s0
+/var/lib/cloud(/.*)?	system_u:object_r:cloud_var_lib_t:s0
+/var/lib/earlyinit(/.*)?	system_u:object_r:cloud_var_lib_t:s0
+/var/lib/cloud/instance	-l	system_u:object_r:cloud_link_t:s0
+`
+
+// TestSELinuxLabels boots a root whose /etc/selinux/config says enforcing:
+// what earlyinit writes from the initramfs carries the labels of the
+// root's file_contexts (the kernel need not enforce: labels are xattrs).
+func TestSELinuxLabels(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "root")
+	if err := vm.BusyboxRoot(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.WriteTree(dir, map[string]string{
+		"etc/selinux/config":                              "SELINUX=enforcing\nSELINUXTYPE=eitest\n",
+		"etc/selinux/eitest/contexts/files/file_contexts": testPolicy,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "disk.img")
+	if err := vm.PartitionedDisk(img, vm.GPT, 64, 66, "ext4", "eiroot", dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	seed := seedISO(t, "cidata", map[string]string{
+		"meta-data":      "instance-id: iid-selinux\nlocal-hostname: labelled\n",
+		"network-config": "version: 2\nethernets:\n  eth0:\n    match: {macaddress: '52:54:00:12:34:61'}\n    addresses: [192.0.2.61/24]\n",
+	})
+	res := boot(t, vm.Config{Append: "root=PARTLABEL=root rw earlyinit.renderer=networkd earlyinit.timeout=20",
+		Disks: []vm.Disk{{Path: img}, {Path: seed, If: "ide-cd"}}, NICs: []vm.NIC{{MAC: "52:54:00:12:34:61"}}, RNG: true})
+	mustContain(t, "console", res.Console, "selinux: labels from policy eitest", "TESTINIT: /sbin/init pid=1")
+	err := vm.MountPart(img, vm.GPT, "ext4", "", func(root, _ string) error {
+		label := func(p string) string {
+			l, err := vm.SELinuxLabel(filepath.Join(root, p))
+			if err != nil {
+				return "(" + err.Error() + ")"
+			}
+			return l
+		}
+		nets, _ := filepath.Glob(filepath.Join(root, "etc/systemd/network/*.network"))
+		if len(nets) == 0 {
+			t.Errorf("no .network file written")
+		}
+		want := map[string]string{
+			"/etc/hostname":           "system_u:object_r:hostname_etc_t:s0",
+			"/etc/hosts":              "system_u:object_r:net_conf_t:s0",
+			"/var/lib/cloud/instance": "system_u:object_r:cloud_link_t:s0",
+			"/var/lib/cloud/instances/iid-selinux/meta-data.json": "",
+			"/var/lib/cloud/data/instance-id":                     "system_u:object_r:cloud_var_lib_t:s0",
+		}
+		for _, n := range nets {
+			want[strings.TrimPrefix(n, root)] = "system_u:object_r:net_conf_t:s0"
+		}
+		for p, w := range want {
+			if w == "" {
+				continue
+			}
+			if got := label(p); got != w {
+				t.Errorf("%s: security.selinux %q, want %q", p, got, w)
+			}
+		}
+		// The image's own files are not relabelled.
+		if got := label("/etc/passwd"); !strings.HasPrefix(got, "(") {
+			t.Errorf("/etc/passwd got a label %q: earlyinit did not write it", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cloudInitRoot is the cached Debian root with cloud-init installed.
+func cloudInitRoot(t *testing.T) string {
+	t.Helper()
+	t0 := time.Now()
+	tarball, err := vm.DebianRootWith(debianCache(), []string{"cloud-init"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Debian root with cloud-init %s in %s", filepath.Base(tarball), time.Since(t0).Round(time.Millisecond))
+	dir := filepath.Join(t.TempDir(), "root")
+	if err := vm.Untar(tarball, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestImageWithCloudInit boots a Debian root that still has cloud-init
+// and a tuned cloud.cfg (another default user, preserve_hostname, network
+// off, datasource_list choosing the config drive of two attached drives).
+// earlyinit provisions it as that configuration says and cloud-init does
+// not run; with earlyinit=disabled, cloud-init does.
+func TestImageWithCloudInit(t *testing.T) {
+	t.Parallel()
+	dir := cloudInitRoot(t)
+	if err := vm.WriteTree(dir, map[string]string{
+		"etc/cloud/cloud.cfg.d/50-image.cfg": `system_info:
+  default_user:
+    name: cloudy
+    gecos: Cloudy
+    groups: [adm]
+    shell: /bin/bash
+    lock_passwd: true
+preserve_hostname: true
+network: {config: disabled}
+datasource_list: [ConfigDrive]
+`,
+		"etc/systemd/system/e2e-record.service": recordUnit,
+		"usr/local/sbin/e2e-record":             recordScript,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../e2e-record.service", filepath.Join(dir, "etc/systemd/system/multi-user.target.wants/e2e-record.service")); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "root.img")
+	if err := vm.Ext4(img, dir, "root", "", 1536); err != nil {
+		t.Fatal(err)
+	}
+	defer dumpLogs(t, img)
+	nocloud := seedISO(t, "cidata", nocloudSeed("iid-nocloud-side", "nocloud-host"))
+	configDrive := seedISO(t, "config-2", openstackDrive(osUUID, "configdrive-host"))
+	cfg := vm.Config{
+		Append:   "root=LABEL=root rw earlyinit.timeout=30",
+		Disks:    []vm.Disk{{Path: img}, {Path: nocloud, If: "ide-cd"}, {Path: configDrive, If: "ide-cd"}},
+		NICs:     []vm.NIC{{MAC: e2eMAC}},
+		RNG:      true,
+		MemoryMB: 1024,
+		Timeout:  6 * time.Minute,
+	}
+	res := boot(t, cfg)
+	mustContain(t, "console", res.Console, "E2E-RECORDED", "cloud-init is installed: masked for this boot",
+		"datasource configdrive", "network: disabled")
+	if strings.Contains(res.Console, "Cloud-init v.") {
+		t.Errorf("cloud-init ran on a boot earlyinit provisioned")
+	}
+	if _, err := vm.Stat(img, "/var/log/cloud-init.log"); err == nil {
+		t.Errorf("/var/log/cloud-init.log exists: cloud-init ran")
+	}
+	passwdEntry(t, img, "cloudy")
+	if l, _, _ := passwdEntry(t, img, "debian"); l != "" {
+		t.Errorf("user debian created on an image whose default user is cloudy: %q", l)
+	}
+	wantFile(t, img, "/etc/hostname", "debian\n")
+	if ds := catRoot(t, img, "/var/lib/cloud/instance/datasource"); !strings.Contains(ds, "ConfigDrive") {
+		t.Errorf("datasource %q, want ConfigDrive", ds)
+	}
+	for _, f := range []string{"/etc/systemd/network/10-cloud-init-eth0.network", "/etc/systemd/network/10-earlyinit-eth0.link"} {
+		if _, err := vm.Stat(img, f); err == nil {
+			t.Errorf("%s written with network: {config: disabled}", f)
+		}
+	}
+
+	// earlyinit=disabled: cloud-init provisions, as it would without us.
+	cfg.Append += " earlyinit=disabled"
+	res = boot(t, cfg)
+	mustContain(t, "console", res.Console, "earlyinit=disabled on the command line", "Cloud-init v. 22.4.2", "E2E-RECORDED")
+	if _, err := vm.Stat(img, "/var/log/cloud-init.log"); err != nil {
+		t.Errorf("cloud-init did not run with earlyinit=disabled: %v", err)
+	}
+}
+
+// TestSysvinitReadOnlyRoot boots a Debian root with sysvinit, ro on the
+// command line: the late stages wait for the init to remount the root
+// read-write, then bootcmd, runcmd and power_state run.
+func TestSysvinitReadOnlyRoot(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	tarball, err := vm.DebianRootOf(debianCache(), vm.DebianSysvinitPackages())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Debian sysvinit root %s in %s", filepath.Base(tarball), time.Since(t0).Round(time.Millisecond))
+	dir := filepath.Join(t.TempDir(), "root")
+	if err := vm.Untar(tarball, dir); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "root.img")
+	if err := vm.Ext4(img, dir, "root", "", 1024); err != nil {
+		t.Fatal(err)
+	}
+	defer dumpLogs(t, img)
+	seed := seedISO(t, "cidata", map[string]string{
+		"meta-data": "instance-id: iid-sysv\nlocal-hostname: sysv-host\n",
+		"user-data": "#cloud-config\nbootcmd:\n  - echo bootcmd-ran > /var/log/e2e-bootcmd.txt\nruncmd:\n  - echo runcmd-ran > /var/log/e2e-runcmd.txt\npower_state:\n  mode: poweroff\n",
+	})
+	res := boot(t, vm.Config{
+		Append:   "root=LABEL=root ro earlyinit.timeout=30",
+		Disks:    []vm.Disk{{Path: img}, {Path: seed, If: "ide-cd"}},
+		RNG:      true,
+		MemoryMB: 768,
+		Timeout:  5 * time.Minute,
+	})
+	mustContain(t, "console", res.Console, "is read-only: the late stages run once", "is writable after")
+	wantFile(t, img, "/var/log/e2e-bootcmd.txt", "bootcmd-ran\n")
+	wantFile(t, img, "/var/log/e2e-runcmd.txt", "runcmd-ran\n")
+	wantFile(t, img, "/etc/hostname", "sysv-host\n")
+}
