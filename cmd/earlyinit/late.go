@@ -16,7 +16,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/modules"
 	"github.com/earlyinit/earlyinit/pkg/paths"
-	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/pkg/selinux"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 	"golang.org/x/sys/unix"
 )
@@ -29,11 +29,14 @@ func init() {
 	verbs["schema"] = verb{"validate cloud-config: --config-file FILE", schemaVerb}
 }
 
+// defaultPath is systemd's default PATH, for stages started without one.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // lateStageBound bounds a whole stage; each module has its own bounds.
 const lateStageBound = 2 * time.Hour
 
 func lateOptions(rootDir string) (late.Options, error) {
-	r, err := rootfs.Open(rootDir)
+	r, err := selinux.OpenRoot(rootDir, selinux.WriterLog(os.Stderr))
 	if err != nil {
 		return late.Options{}, err
 	}
@@ -55,6 +58,12 @@ func lateVerb(args []string) int {
 	whenWritable := fs.Bool("when-writable", false, "for roots without systemd booted ro: wait until the init system makes the root writable, then run both stages")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if os.Getenv("PATH") == "" {
+		// As PID 1 (late --exec) and its children, the kernel gave us no
+		// PATH: the modules' tools (hostname, groupadd, shutdown) must be
+		// found as under systemd, whose default this is.
+		os.Setenv("PATH", defaultPath)
 	}
 	if *execInit != "" {
 		return lateExec(*root, *execInit, fs.Args())
