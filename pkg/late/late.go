@@ -526,6 +526,10 @@ func (sr *stageRun) lastAction(ctx context.Context) (argv []string) {
 
 // act runs argv, the reboot or power action, under a guard, logging it.
 func (sr *stageRun) act(ctx context.Context, argv []string) error {
+	if !sr.opts.Root.Exists("/run/systemd/system") {
+		// Not booted with systemd (sd_booted's test): sysvinit's shutdown.
+		argv = modules.ForSysvinit(argv)
+	}
 	sr.logf("running %v", argv)
 	sr.flush()
 	if err := sr.guard("power action", func() error { return sr.opts.action(ctx, argv) }); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -383,6 +384,10 @@ echo no interpreter line
 	}
 
 	f.exec.calls = nil
+	// Booted with systemd: its shutdown takes -P alone.
+	if err := os.MkdirAll(filepath.Join(f.dir, "run/systemd/system"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	final := f.run(modules.StageFinal, nil)
 	if len(final.Errors) != 0 {
 		t.Fatalf("final errors %q", final.Errors)

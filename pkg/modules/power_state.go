@@ -11,6 +11,16 @@ import (
 // shutdownOpts is cloud-init's shutdown_options_map.
 var shutdownOpts = map[string]string{"halt": "-H", "poweroff": "-P", "reboot": "-r"}
 
+// ForSysvinit adapts a shutdown argv of ParsePowerState's to sysvinit's
+// shutdown, which wants -h with -P or -H (systemd's takes -h as poweroff
+// too, but the runner only calls this when systemd is not running).
+func ForSysvinit(argv []string) []string {
+	if len(argv) < 2 || argv[0] != "shutdown" || (argv[1] != "-P" && argv[1] != "-H") {
+		return argv
+	}
+	return append([]string{"shutdown", "-h"}, argv[1:]...)
+}
+
 // powerState is cc_power_state_change: it only decides. The command,
 // shutdown -P|-r|-H now|+MINUTES [message] as cloud-init's
 // distro.shutdown_command, goes into e.Power; the runner runs it after

@@ -315,3 +315,16 @@ func TestLookupAndActive(t *testing.T) {
 		seen[m.Name] = true
 	}
 }
+
+func TestForSysvinit(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"shutdown -P now", "shutdown -h -P now"},
+		{"shutdown -H +5 bye", "shutdown -h -H +5 bye"},
+		{"shutdown -r now", "shutdown -r now"},
+		{"poweroff", "poweroff"},
+	} {
+		if got := strings.Join(ForSysvinit(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("ForSysvinit(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
