@@ -9,7 +9,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/network"
-	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/pkg/selinux"
 )
 
 // networkStep runs the network pipeline on the instance's network config
@@ -29,7 +29,7 @@ func networkStep(env Env, d *instance.Data, isNew bool, img *imagecfg.Config) (t
 	if err != nil {
 		return 0, fmt.Errorf("list links: %w", err)
 	}
-	root, err := rootfs.Open(env.Root)
+	root, err := selinux.OpenRoot(env.Root, env.Log)
 	if err != nil {
 		return 0, err
 	}
