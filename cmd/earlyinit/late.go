@@ -26,7 +26,6 @@ func init() {
 	verbs["status"] = verb{"show the late stages' status, as cloud-init status", statusVerb}
 	verbs["clean"] = verb{"remove the instance state, as cloud-init clean", cleanVerb}
 	verbs["single"] = verb{"run one module: --name MOD [--frequency always]", singleVerb}
-	verbs["schema"] = verb{"validate cloud-config: --config-file FILE", schemaVerb}
 }
 
 // defaultPath is systemd's default PATH, for stages started without one.
@@ -281,37 +280,6 @@ func singleVerb(args []string) int {
 	if res.Status == late.ModuleError {
 		return 1
 	}
-	return 0
-}
-
-func schemaVerb(args []string) int {
-	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
-	file := fs.String("config-file", "", "cloud-config file to validate")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *file == "" {
-		fmt.Fprintln(os.Stderr, "schema: --config-file is required")
-		return 2
-	}
-	data, err := readConfigFile(*file)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "schema: %v\n", err)
-		return 1
-	}
-	bad := 0
-	for _, e := range userdata.Validate(*file, data) {
-		if e.Warning {
-			fmt.Printf("warning: %s\n", e)
-			continue
-		}
-		fmt.Printf("error: %s\n", e)
-		bad++
-	}
-	if bad > 0 {
-		return 1
-	}
-	fmt.Printf("Valid cloud-config: %s\n", *file)
 	return 0
 }
 

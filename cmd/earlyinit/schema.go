@@ -8,12 +8,12 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/userdata"
 )
 
 func init() {
-	// This replaces late.go's registration of the verb (init functions run
-	// in file name order): schemaMain adds --image and hands
-	// --config-file to late.go's schemaVerb.
+	// schemaMain reads --image itself and hands --config-file to
+	// schemaVerb.
 	verbs["schema"] = verb{"validate cloud-config: --config-file FILE; the image's configuration: --image [--root DIR]", schemaMain}
 }
 
@@ -68,5 +68,36 @@ func schemaImage(root string) int {
 		return 0
 	}
 	fmt.Printf("Valid image configuration: %d file(s), default user %s\n", len(c.Files), c.DefaultUser().Name)
+	return 0
+}
+
+func schemaVerb(args []string) int {
+	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
+	file := fs.String("config-file", "", "cloud-config file to validate")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *file == "" {
+		fmt.Fprintln(os.Stderr, "schema: --config-file is required")
+		return 2
+	}
+	data, err := readConfigFile(*file)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "schema: %v\n", err)
+		return 1
+	}
+	bad := 0
+	for _, e := range userdata.Validate(*file, data) {
+		if e.Warning {
+			fmt.Printf("warning: %s\n", e)
+			continue
+		}
+		fmt.Printf("error: %s\n", e)
+		bad++
+	}
+	if bad > 0 {
+		return 1
+	}
+	fmt.Printf("Valid cloud-config: %s\n", *file)
 	return 0
 }
