@@ -26,12 +26,14 @@ import (
 // Version is set by the build.
 var Version = "dev"
 
-const (
-	newRoot = "/newroot"
-)
+// newRoot is where PID 1 mounts the real root.
+const newRoot = "/newroot"
 
 // Boot is one run of the pipeline.
 type Boot struct {
+	// root is where the real root is mounted: newRoot as PID 1, the
+	// distro's mount point (Provision) in a distro initramfs.
+	root  string
 	Log   *Log
 	Cmd   settings.Settings
 	start time.Time
@@ -54,7 +56,7 @@ type Boot struct {
 // panic= reboots.
 func Main() error {
 	start := time.Now()
-	b := &Boot{start: start}
+	b := &Boot{root: newRoot, start: start}
 	mountErr := earlyMounts()
 	kmsg, _ := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
 	b.Log = NewLog(os.Stdout, kmsg, start)
@@ -92,9 +94,9 @@ func (b *Boot) guardedRun() (err error) {
 			return
 		}
 		b.saveLog()
-		init := ChooseInit(newRoot, b.Cmd.Init, b.Log)
+		init := ChooseInit(b.root, b.Cmd.Init, b.Log)
 		b.Log.Printf("switch_root to %s after a panic, skipping what was left of earlyinit's work", init)
-		err = switchRoot(newRoot, init, os.Args[1:], b.Log)
+		err = switchRoot(b.root, init, os.Args[1:], b.Log)
 	}()
 	return b.run()
 }
@@ -114,7 +116,7 @@ func (b *Boot) run() error {
 	disabled := b.Cmd.Disabled
 	if disabled {
 		b.Log.Printf("earlyinit=disabled on the command line: only mounting the root and switch_root")
-	} else if _, err := os.Lstat(filepath.Join(newRoot, paths.DisabledFile)); err == nil {
+	} else if _, err := os.Lstat(filepath.Join(b.root, paths.DisabledFile)); err == nil {
 		disabled = true
 		b.Log.Printf("%s exists in the real root: only switch_root", paths.DisabledFile)
 	}
@@ -141,7 +143,7 @@ func (b *Boot) run() error {
 		b.Log.Printf("switch_root to %s after %s", init, round(time.Since(b.start)))
 	}
 	b.saveLog()
-	return switchRoot(newRoot, execPath, execArgs, b.Log)
+	return switchRoot(b.root, execPath, execArgs, b.Log)
 }
 
 // provision does earlyinit's work in the real root (pkg/provision: the
@@ -157,7 +159,7 @@ func (b *Boot) provision() bool {
 
 // env is what pkg/provision needs from the boot.
 func (b *Boot) env() provision.Env {
-	return provision.Env{Root: newRoot, Settings: b.Cmd, Log: b.Log, Scan: b.scan, LoadFS: b.LoadFS, LoadTime: b.loadTime}
+	return provision.Env{Root: b.root, Settings: b.Cmd, Log: b.Log, Scan: b.scan, LoadFS: b.LoadFS, LoadTime: b.loadTime}
 }
 
 // coldplug loads the modules the hardware asks for, until no new device
@@ -246,7 +248,7 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 		err := fmt.Errorf("unknown filesystem on %s (%v); give rootfstype=", dev.Path, dev.ProbeErr)
 		return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: err}
 	}
-	if err := os.MkdirAll(newRoot, 0o755); err != nil {
+	if err := os.MkdirAll(b.root, 0o755); err != nil {
 		return dev, err
 	}
 	// Mount read-write to do our work; the requested mode is restored
@@ -258,9 +260,9 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 	var errs []error
 	for _, t := range types {
 		b.LoadFS(t)
-		err := unix.Mount(dev.Path, newRoot, t, flags, req.Data)
+		err := unix.Mount(dev.Path, b.root, t, flags, req.Data)
 		if err == nil {
-			b.Log.Printf("mounted %s (%s) on %s", dev.Path, t, newRoot)
+			b.Log.Printf("mounted %s (%s) on %s", dev.Path, t, b.root)
 			b.rootMounted = true
 			return dev, nil
 		}
@@ -271,7 +273,7 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 		// A write-protected disk (EACCES/EROFS), an ext4 with a read-only
 		// compat feature this kernel lacks (EINVAL), ISO9660: the root
 		// may still mount read-only. Boot it, writing nothing into it.
-		if rerr := unix.Mount(dev.Path, newRoot, t, flags|unix.MS_RDONLY, req.Data); rerr == nil {
+		if rerr := unix.Mount(dev.Path, b.root, t, flags|unix.MS_RDONLY, req.Data); rerr == nil {
 			b.Log.Errorf("mount -t %s %s read-write: %v; mounted it read-only instead", t, dev.Path, err)
 			b.rootMounted, b.readOnly = true, true
 			return dev, nil
@@ -283,7 +285,7 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 // chooseInit picks init= or the first of the kernel's defaults that exists
 // in the real root. args are what the kernel gave us: its init arguments.
 func (b *Boot) chooseInit() (string, []string) {
-	return ChooseInit(newRoot, b.Cmd.Init, b.Log), os.Args[1:]
+	return ChooseInit(b.root, b.Cmd.Init, b.Log), os.Args[1:]
 }
 
 // DefaultInits are tried in the kernel's order when init= is not given.
@@ -363,8 +365,8 @@ func (b *Boot) prepareHandoff(rec Record) error {
 	}
 	unix.Sync()
 	if b.Cmd.ReadOnly && !b.Cmd.Disabled && !b.readOnly {
-		if err := unix.Mount("", newRoot, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-			errs = append(errs, fmt.Errorf("remount %s read-only: %w", newRoot, err))
+		if err := unix.Mount("", b.root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			errs = append(errs, fmt.Errorf("remount %s read-only: %w", b.root, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -150,6 +150,9 @@ type Record struct {
 	NetworkWait time.Duration `json:"network_wait_ns"`
 	Init        string        `json:"init"`
 	Disabled    bool          `json:"disabled"`
+	// Mode is "distro" when a distro initramfs ran earlyinit on the root
+	// it had mounted (earlyinit provision), empty as PID 1.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Marshal returns the record as indented JSON.

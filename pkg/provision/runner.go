@@ -27,7 +27,7 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 		if err := copySelf(paths.LateBinary); err != nil {
 			return err
 		}
-		if usesSystemd(env.Root, init) {
+		if UsesSystemd(env.Root, init) {
 			run, err := rootfs.Open(env.runRoot())
 			if err != nil {
 				return err
@@ -89,8 +89,9 @@ func copySelf(dst string) error {
 	return out.Close()
 }
 
-// usesSystemd tells whether init, resolved inside root, is systemd.
-func usesSystemd(root, init string) bool {
+// UsesSystemd tells whether init, resolved inside root, is systemd: the
+// late stages run as its units.
+func UsesSystemd(root, init string) bool {
 	p := init
 	for range 40 {
 		full := filepath.Join(root, p)
