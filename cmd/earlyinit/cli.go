@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/boot"
@@ -19,27 +21,36 @@ var verbs = map[string]verb{
 	"version": {"print the version", func([]string) int { fmt.Println(boot.Version); return 0 }},
 }
 
-func usage() {
-	fmt.Fprintf(os.Stderr, "usage: earlyinit VERB [flags]\n\nAs PID 1 (the initramfs's /init), earlyinit runs the boot pipeline.\n\nverbs:\n")
-	names := make([]string, 0, len(verbs))
-	for n := range verbs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, verbs[n].help)
+// usageSynopsis and usageIntro are the help's first lines, shared by
+// usage and the manual page (man.go).
+const (
+	usageSynopsis = "earlyinit VERB [flags]"
+	usageIntro    = "As PID 1 (the initramfs's /init), earlyinit runs the boot pipeline and switch_roots to the real init; otherwise it is a CLI whose verbs read and act on the state it left in the real root."
+)
+
+// verbNames returns the registered verbs' names, sorted.
+func verbNames() []string {
+	return slices.Sorted(maps.Keys(verbs))
+}
+
+// usage writes the CLI's help to w: the synopsis, what earlyinit is, and
+// every verb with its help line.
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n\nverbs:\n", usageSynopsis, usageIntro)
+	for _, n := range verbNames() {
+		fmt.Fprintf(w, "  %-12s %s\n", n, verbs[n].help)
 	}
 }
 
 func run(args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		usage()
+		usage(os.Stderr)
 		return 2
 	}
 	v, ok := verbs[args[0]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "earlyinit: unknown verb %q\n", args[0])
-		usage()
+		usage(os.Stderr)
 		return 2
 	}
 	return v.run(args[1:])
