@@ -84,7 +84,9 @@ func testMain(m *testing.M) int {
 // boot runs a VM with our kernel and initramfs and logs its console.
 func boot(t *testing.T, c vm.Config) *vm.Result {
 	t.Helper()
-	c.Kernel = kernel
+	if c.Kernel == "" {
+		c.Kernel = kernel
+	}
 	if c.Initrd == "" {
 		c.Initrd = initrd
 	}
