@@ -58,18 +58,40 @@ func checkCompression(root, kver, method string) error {
 	if c.config == "" {
 		return nil
 	}
-	cfg := filepath.Join(root, "boot", "config-"+kver)
+	cfg := kernelConfig(root, kver)
+	if cfg == "" {
+		return nil // nothing to check against
+	}
 	ok, err := kernelHas(cfg, c.config)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil // nothing to check against
-		}
 		return fmt.Errorf("compression %s: %w", method, err)
 	}
 	if !ok {
 		return fmt.Errorf("compression %s: %s has no %s=y: the kernel could not unpack the initramfs", method, cfg, c.config)
 	}
 	return nil
+}
+
+// kernelConfig returns kver's config file under root: /boot/config-<kver>
+// (Debian, RHEL), else /lib/modules/<kver>/config (Fedora, openEuler); ""
+// when there is none.
+func kernelConfig(root, kver string) string {
+	for _, p := range []string{filepath.Join(root, "boot", "config-"+kver), filepath.Join(root, "lib/modules", kver, "config")} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// autoCompression is COMPRESS=auto: zstd when its tool is installed and
+// the kernel can unpack it, else gzip (written in Go, unpacked by every
+// kernel built with CONFIG_RD_GZIP).
+func autoCompression(root, kver string) string {
+	if checkCompression(root, kver, "zstd") == nil {
+		return "zstd"
+	}
+	return "gzip"
 }
 
 // kernelHas tells whether the kernel config file sets option=y.
@@ -89,8 +111,10 @@ func kernelHas(file, option string) (bool, error) {
 }
 
 // compressFile compresses src into dst with method, reproducibly (no name
-// or time in any header) and atomically; it returns the sizes of src and
-// dst.
+// or time in any header) and atomically: into a new file next to dst,
+// synced, given mode 0644 (an initramfs holds no secret, and Debian's are
+// 0644), then renamed over dst, and the directory synced. dst is never
+// left half written. It returns the sizes of src and dst.
 func compressFile(src, dst, method string) (int64, int64, error) {
 	if method == "" {
 		method = DefaultCompression
@@ -108,12 +132,13 @@ func compressFile(src, dst, method string) (int64, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	tmp := dst + ".tmp"
-	out, err := os.Create(tmp)
+	dir := filepath.Dir(dst)
+	out, err := os.CreateTemp(dir, "."+filepath.Base(dst)+".tmp*")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("write %s: %w", dst, err)
 	}
-	defer os.Remove(tmp)
+	tmp := out.Name()
+	defer os.Remove(tmp) // a no-op once renamed
 	switch {
 	case method == "none":
 		_, err = io.Copy(out, in)
@@ -128,19 +153,41 @@ func compressFile(src, dst, method string) (int64, int64, error) {
 		}
 	}
 	if err == nil {
+		err = out.Chmod(0o644)
+	}
+	if err == nil {
 		err = out.Sync()
+	}
+	var size int64
+	if err == nil {
+		var ofi os.FileInfo
+		if ofi, err = out.Stat(); err == nil {
+			size = ofi.Size()
+		}
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("write %s: %w", dst, err)
 	}
-	ofi, err := os.Stat(tmp)
+	return fi.Size(), size, nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	return fi.Size(), ofi.Size(), os.Rename(tmp, dst)
+	defer d.Close()
+	return d.Sync()
 }
 
 func gzipTo(w io.Writer, r io.Reader) error {

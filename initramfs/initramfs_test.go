@@ -22,6 +22,14 @@ func TestReadConfig(t *testing.T) {
 func fakeModules(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	fakeModulesIn(t, dir)
+	return dir
+}
+
+// fakeModulesIn writes the index files of fakeModules into dir and each
+// module file, holding its own path.
+func fakeModulesIn(t *testing.T, dir string) {
+	t.Helper()
 	files := map[string]string{
 		"modules.dep": "kernel/fs/ext4/ext4.ko: kernel/fs/jbd2/jbd2.ko kernel/lib/crc16.ko\n" +
 			"kernel/fs/jbd2/jbd2.ko:\nkernel/lib/crc16.ko:\nkernel/crypto/crc32c_generic.ko:\n" +
@@ -36,7 +44,19 @@ func fakeModules(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
+	for _, l := range strings.Split(files["modules.dep"], "\n") {
+		mod, _, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		p := filepath.Join(dir, mod)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(mod), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func TestResolveModules(t *testing.T) {
@@ -56,6 +76,9 @@ func TestResolveModules(t *testing.T) {
 	}
 	if !reflect.DeepEqual(ms.Paths, want) {
 		t.Fatalf("paths\n%q\nwant\n%q", ms.Paths, want)
+	}
+	if !reflect.DeepEqual(ms.Missing, []string{"not_a_module"}) {
+		t.Errorf("Missing = %q, want not_a_module", ms.Missing)
 	}
 	idx, err := ms.IndexFiles()
 	if err != nil {

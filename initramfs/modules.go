@@ -1,11 +1,14 @@
 // Package initramfs builds earlyinit's initramfs: earlyinit at /init, the
 // kernel modules of common hypervisors with their dependency closure, and
-// the index files coldplug reads. It uses u-root's mkuimage as a library and
-// writes a reproducible gzip-compressed cpio.
+// the index files coldplug reads. It writes a reproducible, compressed newc
+// cpio with u-root's mkuimage/cpio, packing either an earlyinit it compiles
+// (make initramfs) or a prebuilt static one: `earlyinit initramfs` packs
+// itself on the target, with no Go toolchain.
 package initramfs
 
 import (
 	"bufio"
+	_ "embed"
 	"fmt"
 	"io"
 	"os"
@@ -17,11 +20,20 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/kmod"
 )
 
+// DefaultModules is modules.conf, the module set of a build that names
+// none: the installed binary carries it.
+//
+//go:embed modules.conf
+var DefaultModules string
+
 // ModuleSet is the resolved set of modules for one kernel.
 type ModuleSet struct {
-	Dir   string              // /lib/modules/<kver> on the build host
-	Paths []string            // module files, relative to Dir, sorted
-	deps  map[string][]string // relative path -> relative deps
+	Dir   string   // /lib/modules/<kver> on the build host
+	Paths []string // module files, relative to Dir, sorted
+	// Missing are the entries that are no module of this kernel (built
+	// in, or absent).
+	Missing []string
+	deps    map[string][]string // relative path -> relative deps
 }
 
 // ReadConfig reads a modules.conf: one module name or path glob a line.
@@ -130,12 +142,9 @@ func ResolveModules(dir string, entries []string) (*ModuleSet, error) {
 			missing = append(missing, e)
 		}
 	}
-	if len(missing) > 0 {
-		// A module the kernel builds in, or does not have, is not an
-		// error: the set is shared across kernels.
-		fmt.Fprintf(os.Stderr, "initramfs: not modules of this kernel (built in or absent): %s\n", strings.Join(missing, " "))
-	}
-	ms := &ModuleSet{Dir: dir, deps: deps}
+	// A module the kernel builds in, or does not have, is not an error:
+	// the set is shared across kernels.
+	ms := &ModuleSet{Dir: dir, Missing: missing, deps: deps}
 	for p := range set {
 		ms.Paths = append(ms.Paths, p)
 	}
