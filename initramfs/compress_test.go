@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,58 @@ func TestHostOnlyFilter(t *testing.T) {
 	want := "virtio_pci virtio_net xfs btrfs isofs vfat nls_utf8"
 	if got != want {
 		t.Errorf("Filter = %q, want %q", got, want)
+	}
+}
+
+func TestMountFSType(t *testing.T) {
+	mounts := "sysfs /sys sysfs rw 0 0\n" +
+		"/dev/vda1 / ext4 rw,relatime 0 0\n" +
+		"/dev/vda2 /boot xfs rw 0 0\n" +
+		"/dev/vdb1 /mnt/my\\040root btrfs rw 0 0\n" +
+		"/dev/vdc1 /mnt/image ext4 rw 0 0\n" +
+		"overlay /mnt/image overlay rw 0 0\n" +
+		"/dev/vdd /mnt/imagex vfat rw 0 0\n"
+	for _, tc := range []struct{ dir, want string }{
+		{"/", "ext4"},
+		{"/boot", "xfs"},
+		{"/boot/grub", "xfs"},
+		{"/bootx", "ext4"},
+		{"/mnt/my root", "btrfs"},
+		{"/mnt/image", "overlay"},     // the last mount there
+		{"/mnt/image/usr", "overlay"}, // not /mnt/imagex
+		{"/mnt/imagex/a", "vfat"},
+	} {
+		got, err := MountFSType(strings.NewReader(mounts), tc.dir)
+		if err != nil || got != tc.want {
+			t.Errorf("MountFSType(%s) = %q, %v; want %s", tc.dir, got, err, tc.want)
+		}
+	}
+	if _, err := MountFSType(strings.NewReader("sysfs /sys sysfs rw 0 0\n"), "/"); err == nil || !strings.Contains(err.Error(), "no mount holding /") {
+		t.Errorf("no root mount: %v", err)
+	}
+}
+
+func TestHost(t *testing.T) {
+	dir := t.TempDir()
+	loaded := filepath.Join(dir, "modules")
+	mounts := filepath.Join(dir, "mounts")
+	os.WriteFile(loaded, []byte("virtio_net 61440 0 - Live 0x0\nxfs 1994752 1 - Live 0x0\n"), 0o644)
+	os.WriteFile(mounts, []byte("/dev/vda1 / xfs rw 0 0\n/dev/vdb /srv btrfs rw 0 0\n"), 0o644)
+	for _, tc := range []struct {
+		dir     string
+		fstypes []string
+		want    HostOnly
+	}{
+		{"/", nil, HostOnly{Loaded: []string{"virtio_net", "xfs"}, FSTypes: []string{"xfs"}}},
+		{"/srv/root", nil, HostOnly{Loaded: []string{"virtio_net", "xfs"}, FSTypes: []string{"btrfs"}}},
+		{"/", []string{"ext4", "vfat"}, HostOnly{Loaded: []string{"virtio_net", "xfs"}, FSTypes: []string{"ext4", "vfat"}}},
+	} {
+		h, err := Host(loaded, mounts, tc.dir, tc.fstypes)
+		if err != nil || !reflect.DeepEqual(*h, tc.want) {
+			t.Errorf("Host(%s, %q) = %+v, %v; want %+v", tc.dir, tc.fstypes, h, err, tc.want)
+		}
+	}
+	if _, err := Host(filepath.Join(dir, "none"), mounts, "/", nil); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "none")) {
+		t.Errorf("missing /proc/modules: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"strings"
 
@@ -67,3 +68,86 @@ func (h *HostOnly) Filter(entries, all []string) []string {
 	}
 	return out
 }
+
+// Host returns the HostOnly of the running machine: the modules listed in
+// loaded (/proc/modules) and the filesystems fstypes or, when fstypes is
+// empty, the type of the filesystem holding dir according to mounts
+// (/proc/self/mounts).
+func Host(loaded, mounts, dir string, fstypes []string) (*HostOnly, error) {
+	f, err := os.Open(loaded)
+	if err != nil {
+		return nil, fmt.Errorf("host-only: %w", err)
+	}
+	names, err := ReadLoaded(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("host-only: %s: %w", loaded, err)
+	}
+	h := &HostOnly{Loaded: names, FSTypes: fstypes}
+	if len(fstypes) == 0 {
+		m, err := os.Open(mounts)
+		if err != nil {
+			return nil, fmt.Errorf("host-only: %w", err)
+		}
+		t, err := MountFSType(m, dir)
+		m.Close()
+		if err != nil {
+			return nil, fmt.Errorf("host-only: %s: %w", mounts, err)
+		}
+		h.FSTypes = []string{t}
+	}
+	return h, nil
+}
+
+// MountFSType returns the type of the filesystem holding dir (an absolute,
+// clean path) from a mounts table in /proc/self/mounts' format: the last
+// mount on the longest mount point that is dir or one of its parents.
+func MountFSType(r io.Reader, dir string) (string, error) {
+	dir = path.Clean("/" + dir)
+	best, t := -1, ""
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 64*1024), 1024*1024)
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		if len(f) < 3 {
+			continue
+		}
+		mp := unescapeMount(f[1])
+		if !within(dir, mp) || len(mp) < best {
+			continue
+		}
+		best, t = len(mp), f[2]
+	}
+	if err := s.Err(); err != nil {
+		return "", err
+	}
+	if t == "" {
+		return "", fmt.Errorf("no mount holding %s", dir)
+	}
+	return t, nil
+}
+
+// within tells whether dir is mount point mp or below it.
+func within(dir, mp string) bool {
+	return mp == "/" || dir == mp || strings.HasPrefix(dir, mp+"/")
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of a mount
+// point in /proc/self/mounts.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
