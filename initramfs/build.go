@@ -63,7 +63,7 @@ type Result struct {
 func NewestKernel(boot string) (string, error) {
 	m, err := filepath.Glob(filepath.Join(boot, "vmlinuz-*"))
 	if err != nil || len(m) == 0 {
-		return "", fmt.Errorf("no %s/vmlinuz-* (install linux-image-amd64)", boot)
+		return "", fmt.Errorf("no %s/vmlinuz-*: no kernel installed there", boot)
 	}
 	vers := make([]string, len(m))
 	for i, p := range m {
@@ -200,7 +200,6 @@ func Build(o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("write %s: %w", raw, err)
 	}
-	logf("initramfs: %d modules of %s, compressing with %s", res.Modules, o.KVer, res.Compression)
 	if res.CPIOSize, res.Size, err = compressFile(raw, o.Output, res.Compression); err != nil {
 		return res, err
 	}
