@@ -87,7 +87,7 @@ func roffText(s string) string {
 }
 
 // roffLine escapes s as roffText does and, as s is a whole text line, keeps
-// a leading '.' or '\” from being read as a request (\& before it).
+// a leading dot or apostrophe from being read as a request (\& before it).
 func roffLine(s string) string {
 	s = roffText(s)
 	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
