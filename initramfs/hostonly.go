@@ -76,23 +76,23 @@ func (h *HostOnly) Filter(entries, all []string) []string {
 func Host(loaded, mounts, dir string, fstypes []string) (*HostOnly, error) {
 	f, err := os.Open(loaded)
 	if err != nil {
-		return nil, fmt.Errorf("host-only: %w", err)
+		return nil, err
 	}
 	names, err := ReadLoaded(f)
 	f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("host-only: %s: %w", loaded, err)
+		return nil, fmt.Errorf("%s: %w", loaded, err)
 	}
 	h := &HostOnly{Loaded: names, FSTypes: fstypes}
 	if len(fstypes) == 0 {
 		m, err := os.Open(mounts)
 		if err != nil {
-			return nil, fmt.Errorf("host-only: %w", err)
+			return nil, err
 		}
 		t, err := MountFSType(m, dir)
 		m.Close()
 		if err != nil {
-			return nil, fmt.Errorf("host-only: %s: %w", mounts, err)
+			return nil, fmt.Errorf("%s: %w", mounts, err)
 		}
 		h.FSTypes = []string{t}
 	}
