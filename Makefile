@@ -7,8 +7,19 @@ BUILD   := build
 # The kernel whose modules go into the initramfs: the newest /boot/vmlinuz-*.
 KVER    ?= $(shell ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)
 export CGO_ENABLED := 0
+# The version, from git (packaging/version.sh): in the binary (boot.Version)
+# and the packages. SOURCE_DATE_EPOCH, the commit's time, dates every file in
+# the packages, so a commit gives the same packages.
+VERSION := $(shell ./packaging/version.sh)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+export SOURCE_DATE_EPOCH
+# nfpm, pinned and run through `go run` so it is no dependency of earlyinit.
+NFPM    := $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+NFPM_CONFIG ?= packaging/nfpm.yaml
+PKG_DEB := $(BUILD)/earlyinit_$(VERSION)_amd64.deb
+PKG_RPM := $(BUILD)/earlyinit-$(VERSION)-1.x86_64.rpm
 
-.PHONY: all build initramfs deps test unit qemu-test demo bench vet fuzz clean FORCE
+.PHONY: all build initramfs package package-test deps test unit qemu-test demo bench vet fuzz clean FORCE
 
 all: build initramfs
 
@@ -16,7 +27,7 @@ build: $(BUILD)/earlyinit
 
 $(BUILD)/earlyinit: FORCE
 	@mkdir -p $(BUILD)
-	$(GO) build -trimpath -gcflags=all=-l -ldflags='-s -w -buildid=' -o $@ ./cmd/earlyinit
+	$(GO) build -trimpath -gcflags=all=-l -ldflags='-s -w -buildid= -X github.com/earlyinit/earlyinit/pkg/boot.Version=$(VERSION)' -o $@ ./cmd/earlyinit
 	@ls -l $@ | awk '{printf "%s: %.2f MB\n", $$NF, $$5/1e6}'
 
 initramfs: $(BUILD)/initramfs.img
@@ -25,6 +36,21 @@ $(BUILD)/initramfs.img: FORCE
 	@mkdir -p $(BUILD)
 	@test -n "$(KVER)" || { echo "no /boot/vmlinuz-*: run make deps" >&2; exit 1; }
 	$(GO) run ./cmd/mkinitramfs -kver $(KVER) -o $@
+
+# The .deb and .rpm (packaging/nfpm.yaml), with the manual page and the
+# changelog they ship; older versions' packages are removed first, so build/
+# holds one of each.
+package: build
+	rm -f $(BUILD)/earlyinit_*.deb $(BUILD)/earlyinit-*.rpm $(BUILD)/earlyinit.8 $(BUILD)/earlyinit.8.gz
+	$(BUILD)/earlyinit man > $(BUILD)/earlyinit.8
+	gzip -9n $(BUILD)/earlyinit.8
+	./packaging/changelog.sh $(VERSION) | gzip -9n > $(BUILD)/changelog.gz; exit $${PIPESTATUS[0]}
+	EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager deb --target $(PKG_DEB)
+	EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager rpm --target $(PKG_RPM)
+
+# The packages' contents, metadata, scripts and lintian (build tag package).
+package-test: package
+	$(GO) test -tags package -count=1 ./packaging/
 
 deps:
 	./scripts/deps.sh
@@ -50,7 +76,7 @@ $(BUILD)/initramfs-faultinject.img: FORCE
 
 # QEMU-booted integration tests (build tag qemu), with each initramfs built
 # once.
-qemu-test: initramfs $(BUILD)/initramfs-faultinject.img
+qemu-test: initramfs $(BUILD)/initramfs-faultinject.img package
 	EARLYINIT_INITRAMFS=$(CURDIR)/$(BUILD)/initramfs.img EARLYINIT_KVER=$(KVER) \
 	EARLYINIT_INITRAMFS_FAULTINJECT=$(CURDIR)/$(BUILD)/initramfs-faultinject.img \
 		$(GO) test -tags qemu -count=1 -timeout 40m -v ./qemu-tests/ 2>&1 | tee $(BUILD)/qemu-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|qemu-tests:)|_test.go'; \
@@ -72,7 +98,7 @@ fuzz:
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed" >&2; exit 1; fi; echo "fuzz: every target passed"
 
-test: deps vet build unit qemu-test
+test: deps vet build unit package-test qemu-test
 
 demo: deps build initramfs
 	$(GO) run ./qemu-tests/demo -kernel /boot/vmlinuz-$(KVER) -initrd $(BUILD)/initramfs.img
