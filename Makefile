@@ -9,10 +9,10 @@ KVER    ?= $(shell ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | 
 export CGO_ENABLED := 0
 # The version, from git (packaging/version.sh): in the binary (boot.Version)
 # and the packages. SOURCE_DATE_EPOCH, the commit's time, dates every file in
-# the packages, so a commit gives the same packages.
+# the packages, so a commit gives the same packages; it is given to nfpm
+# alone (xorriso and mkfs.fat in the tests read it too).
 VERSION := $(shell ./packaging/version.sh)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
-export SOURCE_DATE_EPOCH
 # nfpm, pinned and run through `go run` so it is no dependency of earlyinit.
 NFPM    := $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 NFPM_CONFIG ?= packaging/nfpm.yaml
@@ -45,8 +45,8 @@ package: build
 	$(BUILD)/earlyinit man > $(BUILD)/earlyinit.8
 	gzip -9n $(BUILD)/earlyinit.8
 	./packaging/changelog.sh $(VERSION) | gzip -9n > $(BUILD)/changelog.gz; exit $${PIPESTATUS[0]}
-	EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager deb --target $(PKG_DEB)
-	EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager rpm --target $(PKG_RPM)
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager deb --target $(PKG_DEB)
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager rpm --target $(PKG_RPM)
 
 # The packages' contents, metadata, scripts and lintian (build tag package).
 package-test: package
