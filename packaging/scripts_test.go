@@ -5,6 +5,7 @@ package packaging
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,13 +13,22 @@ import (
 	"testing"
 )
 
+// fake is the earlyinit a script runs: it records its arguments, prints
+// mode for a bare `earlyinit setup`, and exits with rc (only `setup off`
+// and `setup --install`: printing and recording the mode succeed).
+type fake struct {
+	rc      int
+	mode    string
+	missing bool // no earlyinit on PATH at all
+	setup   func(root string)
+}
+
 // runScript runs the maintainer script name (packaging/scripts/) with args
-// under /bin/sh, as dpkg and rpm do, with a PATH that holds only a fake
-// earlyinit (recording its arguments; exit status fakeRC) unless noEarlyinit,
-// and rm and rmdir. Every "/etc/earlyinit" in the script is moved under a
-// temporary root, returned with the fake's calls, the script's exit status
-// and its stderr.
-func runScript(t *testing.T, name string, fakeRC int, noEarlyinit bool, setup func(root string), args ...string) (calls []string, code int, stderr, root string) {
+// under /bin/sh, as dpkg and rpm do, with a PATH that holds only the fake
+// earlyinit, rm and rmdir. Every "/etc/earlyinit" in the script is moved
+// under a temporary root, returned with the fake's calls, the script's exit
+// status and its stderr.
+func runScript(t *testing.T, name string, f fake, args ...string) (calls []string, code int, stderr, root string) {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("scripts", name))
 	if err != nil {
@@ -42,14 +52,14 @@ func runScript(t *testing.T, name string, fakeRC int, noEarlyinit bool, setup fu
 			t.Fatal(err)
 		}
 	}
-	if !noEarlyinit {
-		fake := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + log + "'\nexit " + string(rune('0'+fakeRC)) + "\n"
-		if err := os.WriteFile(filepath.Join(bin, "earlyinit"), []byte(fake), 0o755); err != nil {
+	if !f.missing {
+		sh := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> '%s'\ncase \"$*\" in\nsetup) echo %s ;;\n\"setup off\" | \"setup --install\") exit %d ;;\nesac\nexit 0\n", log, f.mode, f.rc)
+		if err := os.WriteFile(filepath.Join(bin, "earlyinit"), []byte(sh), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if setup != nil {
-		setup(root)
+	if f.setup != nil {
+		f.setup(root)
 	}
 	script := filepath.Join(tmp, name)
 	if err := os.WriteFile(script, bytes.ReplaceAll(src, []byte("/etc/earlyinit"), []byte(root+"/etc/earlyinit")), 0o755); err != nil {
@@ -101,13 +111,13 @@ func TestPostinstall(t *testing.T) {
 		{"abort-upgrade", "1.0"}, {"abort-remove"}, {"abort-deconfigure", "in-favour", "x", "1.0"},
 		{"1"}, {"2"}, // rpm install, upgrade
 	} {
-		calls, code, stderr, _ := runScript(t, "postinstall.sh", 0, false, nil, args...)
+		calls, code, stderr, _ := runScript(t, "postinstall.sh", fake{}, args...)
 		if code != 0 || strings.Join(calls, ";") != "setup --install" {
 			t.Errorf("postinstall %q: exit %d, earlyinit called %q, want 0 and [setup --install]; stderr %s", args, code, calls, stderr)
 		}
 	}
 	// A failed regeneration fails the install, loudly.
-	calls, code, stderr, _ := runScript(t, "postinstall.sh", 1, false, nil, "configure", "")
+	calls, code, stderr, _ := runScript(t, "postinstall.sh", fake{rc: 1}, "configure", "")
 	if code == 0 || len(calls) != 1 || !strings.Contains(stderr, "earlyinit setup --install' failed") {
 		t.Errorf("postinstall with a failing setup: exit %d, calls %q, stderr %q; want non-zero and the failure named", code, calls, stderr)
 	}
@@ -116,34 +126,39 @@ func TestPostinstall(t *testing.T) {
 func TestPreremove(t *testing.T) {
 	for _, tt := range []struct {
 		args  []string
+		mode  string
 		calls string
 	}{
-		{[]string{"remove"}, "setup off"},
-		{[]string{"0"}, "setup off"}, // rpm erase
-		{[]string{"upgrade", "1.0"}, ""},
-		{[]string{"1"}, ""}, // rpm upgrade: the old package's %preun
-		{[]string{"deconfigure", "in-favour", "x", "1.0"}, ""},
-		{[]string{"failed-upgrade", "1.0"}, ""},
+		// Removal: setup off regenerates; the mode before is put back for
+		// a reinstall, without regenerating.
+		{[]string{"remove"}, "distro", "setup;setup off;setup --no-regenerate distro"},
+		{[]string{"0"}, "own", "setup;setup off;setup --no-regenerate own"}, // rpm erase
+		{[]string{"remove"}, "off", "setup;setup off"},
+		{[]string{"remove"}, "", "setup;setup off"}, // nothing printed: nothing to put back
+		{[]string{"upgrade", "1.0"}, "distro", ""},
+		{[]string{"1"}, "distro", ""}, // rpm upgrade: the old package's %preun
+		{[]string{"deconfigure", "in-favour", "x", "1.0"}, "distro", ""},
+		{[]string{"failed-upgrade", "1.0"}, "distro", ""},
 	} {
-		calls, code, stderr, _ := runScript(t, "preremove.sh", 0, false, nil, tt.args...)
+		calls, code, stderr, _ := runScript(t, "preremove.sh", fake{mode: tt.mode}, tt.args...)
 		if code != 0 || strings.Join(calls, ";") != tt.calls {
-			t.Errorf("preremove %q: exit %d, earlyinit called %q, want 0 and %q; stderr %s", tt.args, code, calls, tt.calls, stderr)
+			t.Errorf("preremove %q, mode %q: exit %d, earlyinit called %q, want 0 and %q; stderr %s", tt.args, tt.mode, code, calls, tt.calls, stderr)
 		}
 	}
 	// A failing setup off, or no earlyinit at all, must not make the
 	// package unremovable: warned, and exit 0.
 	for _, tt := range []struct {
-		name        string
-		rc          int
-		noEarlyinit bool
-		want        string
+		name  string
+		f     fake
+		calls string
+		want  string
 	}{
-		{"setup off fails", 1, false, "'earlyinit setup off' failed"},
-		{"no earlyinit", 0, true, "not on PATH"},
+		{"setup off fails", fake{rc: 1, mode: "distro"}, "setup;setup off;setup --no-regenerate distro", "'earlyinit setup off' failed"},
+		{"no earlyinit", fake{missing: true}, "", "not on PATH"},
 	} {
-		_, code, stderr, _ := runScript(t, "preremove.sh", tt.rc, tt.noEarlyinit, nil, "remove")
-		if code != 0 || !strings.Contains(stderr, "WARNING") || !strings.Contains(stderr, tt.want) {
-			t.Errorf("preremove remove, %s: exit %d, stderr %q; want 0 and a warning with %q", tt.name, code, stderr, tt.want)
+		calls, code, stderr, _ := runScript(t, "preremove.sh", tt.f, "remove")
+		if code != 0 || strings.Join(calls, ";") != tt.calls || !strings.Contains(stderr, "WARNING") || !strings.Contains(stderr, tt.want) {
+			t.Errorf("preremove remove, %s: exit %d, calls %q, stderr %q; want 0, %q and a warning with %q", tt.name, code, calls, stderr, tt.calls, tt.want)
 		}
 	}
 }
@@ -174,7 +189,7 @@ func TestPostremove(t *testing.T) {
 		{[]string{"1"}, false, false, false}, // rpm upgrade
 		{[]string{"abort-install"}, false, false, false},
 	} {
-		calls, code, stderr, root := runScript(t, "postremove.sh", 0, false, withState(tt.extra), tt.args...)
+		calls, code, stderr, root := runScript(t, "postremove.sh", fake{setup: withState(tt.extra)}, tt.args...)
 		_, errSetup := os.Stat(filepath.Join(root, "etc/earlyinit/setup"))
 		_, errDir := os.Stat(filepath.Join(root, "etc/earlyinit"))
 		if code != 0 || len(calls) != 0 || os.IsNotExist(errSetup) != tt.setupGone || os.IsNotExist(errDir) != tt.dirGone {
@@ -183,7 +198,7 @@ func TestPostremove(t *testing.T) {
 		}
 	}
 	// Purging with no state file left is no error.
-	if _, code, stderr, _ := runScript(t, "postremove.sh", 0, false, nil, "purge"); code != 0 {
+	if _, code, stderr, _ := runScript(t, "postremove.sh", fake{}, "purge"); code != 0 {
 		t.Errorf("postremove purge without /etc/earlyinit: exit %d: %s", code, stderr)
 	}
 }
