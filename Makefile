@@ -55,11 +55,11 @@ package-test: package
 deps:
 	./scripts/deps.sh
 
-# Plain, and again with the tags that select the QEMU tests and the
-# fault-injecting test build, so every file is vetted.
+# Plain, and again with the tags that select the QEMU tests, the package
+# tests and the fault-injecting test build, so every file is vetted.
 vet:
 	$(GO) vet ./...
-	$(GO) vet -tags qemu,faultinject ./...
+	$(GO) vet -tags qemu,faultinject,package ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
 
 # Unit tests: every package. The QEMU boots are behind the qemu build tag
