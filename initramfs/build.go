@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/kmod"
-	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/cpio"
 )
 
@@ -28,14 +27,10 @@ type Options struct {
 	// ModulesOmit are module names or path globs taken out of the set; a
 	// module a kept one depends on stays.
 	ModulesOmit []string
-	// Binary is a static earlyinit to pack as the init ("/proc/self/exe"
-	// for `earlyinit initramfs`). When empty, Package is compiled.
+	// Binary is the static earlyinit to pack as the init
+	// ("/proc/self/exe" for `earlyinit initramfs`; gobuild.Compile's
+	// output for builds from the tree).
 	Binary string
-	// Package is earlyinit's main package ("./cmd/earlyinit"), compiled
-	// with the Go toolchain when Binary is empty.
-	Package string
-	// Tags are Go build tags for earlyinit (tests: "faultinject").
-	Tags []string
 	// Output is the compressed cpio to write, atomically.
 	Output string
 	// Compression is "auto" or one of Compressions; "" means
@@ -171,9 +166,7 @@ func Build(o Options) (Result, error) {
 
 	bin := o.Binary
 	if bin == "" {
-		if bin, err = compile(o, tmp); err != nil {
-			return res, err
-		}
+		return res, fmt.Errorf("no earlyinit binary to pack")
 	}
 	if err := checkStatic(bin); err != nil {
 		return res, err
@@ -204,21 +197,6 @@ func Build(o Options) (Result, error) {
 		return res, err
 	}
 	return res, nil
-}
-
-// compile builds o.Package into tmp with Go, as mkuimage did: static,
-// stripped, reproducible, without inlining (9% smaller; earlyinit waits
-// on devices, not on CPU).
-func compile(o Options, tmp string) (string, error) {
-	if o.Package == "" {
-		return "", fmt.Errorf("neither a binary nor a package to build earlyinit from")
-	}
-	out := filepath.Join(tmp, "earlyinit")
-	env := golang.Default(golang.DisableCGO(), golang.WithBuildTag(o.Tags...))
-	if err := env.Build(out, []string{o.Package}, &golang.BuildOpts{}); err != nil {
-		return "", fmt.Errorf("build %s: %w", o.Package, err)
-	}
-	return out, nil
 }
 
 // moduleEntries reads the module set file, or the built-in one when file

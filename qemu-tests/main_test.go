@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/initramfs"
+	"github.com/earlyinit/earlyinit/initramfs/gobuild"
 	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
@@ -63,8 +64,18 @@ func testMain(m *testing.M) int {
 		top := filepath.Dir(filepath.Dir(file))
 		*b.dest = filepath.Join(tmp, b.env+".img")
 		t0 := time.Now()
+		binDir := filepath.Join(tmp, b.env)
+		if err := os.MkdirAll(binDir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		bin, err := gobuild.Compile(filepath.Join(top, "cmd/earlyinit"), b.tags, binDir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "qemu-tests: build earlyinit:", err)
+			return 1
+		}
 		res, err := initramfs.Build(initramfs.Options{KVer: kver, ModulesRoot: "/", Config: filepath.Join(top, "initramfs/modules.conf"),
-			Package: filepath.Join(top, "cmd/earlyinit"), Output: *b.dest, Tags: b.tags})
+			Binary: bin, Output: *b.dest})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "qemu-tests: build initramfs:", err)
 			return 1

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/initramfs"
+	"github.com/earlyinit/earlyinit/initramfs/gobuild"
 )
 
 func main() {
@@ -38,8 +39,18 @@ func main() {
 		}
 		*kver = k
 	}
-	o := initramfs.Options{KVer: *kver, ModulesRoot: *root, Config: *conf, Package: *pkg, Binary: *binary,
-		Output: *out, Tags: split(*tags), Log: log.Printf}
+	if *binary == "" {
+		tmp, err := os.MkdirTemp("", "mkinitramfs")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		if *binary, err = gobuild.Compile(*pkg, split(*tags), tmp); err != nil {
+			log.Fatalf("mkinitramfs: %v", err)
+		}
+	}
+	o := initramfs.Options{KVer: *kver, ModulesRoot: *root, Config: *conf, Binary: *binary,
+		Output: *out, Log: log.Printf}
 	if *hostOnly {
 		// A host-only image lives in /boot next to every kernel: xz
 		// keeps a virtio VM with an XFS root under 3 MB (2.77 MB; zstd
