@@ -5,7 +5,10 @@
 //
 // The modes:
 //   - own: earlyinit's own initramfs (`earlyinit initramfs`), earlyinit is
-//     PID 1 in it; the kernel hooks (packaging/kernel) keep it in step.
+//     PID 1 in it; the kernel hooks and the kernel-install plugin
+//     (packaging/kernel) keep it in step with the installed kernels, and
+//     initramfs-tools' post-update hook (packaging/initramfs-tools) puts it
+//     back when another package runs update-initramfs.
 //   - distro: the distribution's initramfs (initramfs-tools or dracut) with
 //     earlyinit added by its hook or module (packaging/initramfs-tools,
 //     packaging/dracut), which runs `earlyinit provision` on the mounted
