@@ -44,7 +44,8 @@ var installed = []struct {
 	{path: "/etc/kernel/postrm.d/zz-earlyinit", mode: 0o755, conf: true},
 	{path: "/usr/lib/kernel/install.d/60-earlyinit.install", mode: 0o755},
 	{path: "/usr/share/initramfs-tools/hooks/earlyinit", mode: 0o755},
-	{path: "/usr/share/earlyinit/initramfs-tools/earlyinit", mode: 0o755},
+	{path: "/usr/share/initramfs-tools/scripts/init-bottom/earlyinit", mode: 0o755},
+	{path: "/etc/initramfs/post-update.d/earlyinit", mode: 0o755, conf: true, debOnly: true},
 	{path: "/usr/lib/dracut/modules.d/90earlyinit/module-setup.sh", mode: 0o755},
 	{path: "/usr/lib/dracut/modules.d/90earlyinit/earlyinit-provision.sh", mode: 0o755},
 	{path: "/usr/share/man/man8/earlyinit.8.gz", mode: 0o644},
@@ -56,7 +57,7 @@ var installed = []struct {
 
 // ownedDirs are the directories only earlyinit puts files in: the rpm owns
 // them, so erasing it removes them.
-var ownedDirs = []string{"/etc/earlyinit", "/usr/lib/dracut/modules.d/90earlyinit", "/usr/share/doc/earlyinit", "/usr/share/earlyinit", "/usr/share/earlyinit/initramfs-tools"}
+var ownedDirs = []string{"/etc/earlyinit", "/usr/lib/dracut/modules.d/90earlyinit", "/usr/share/doc/earlyinit"}
 
 // top is the repository's top directory (this package is packaging/).
 const top = ".."
@@ -385,7 +386,7 @@ func TestRPMContents(t *testing.T) {
 
 	var conf []string
 	for _, f := range installed {
-		if f.conf {
+		if f.conf && !f.debOnly {
 			conf = append(conf, f.path)
 		}
 	}
