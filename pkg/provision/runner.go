@@ -14,8 +14,10 @@ import (
 
 // InstallRunner sets up the late-stage runner for this boot without changing
 // the image: earlyinit copies itself to /run/earlyinit (/run moves into the
-// real root). With systemd as the real init, units in /run/systemd/system
-// run the boot and final stages, and an installed cloud-init's units are
+// real root), unless env.LateBinary names an installed earlyinit for the
+// units to run (a distribution's initramfs may mount /run noexec). With
+// systemd as the real init, units in /run/systemd/system run the boot and
+// final stages, and an installed cloud-init's units are
 // masked there for this boot; any other init is entered through
 // `earlyinit late --exec INIT`, which runs the boot stage, starts the final
 // stage in the background and execs INIT as PID 1. It returns what to exec
@@ -24,18 +26,23 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 	var path string
 	var argv []string
 	err := env.Log.Step("runner", func() error {
-		if err := copySelf(paths.LateBinary); err != nil {
-			return err
+		systemd := UsesSystemd(env.Root, init)
+		bin := env.LateBinary
+		if bin == "" || !systemd {
+			if err := copySelf(paths.LateBinary); err != nil {
+				return err
+			}
+			bin = paths.LateBinary
 		}
-		if UsesSystemd(env.Root, init) {
+		if systemd {
 			run, err := rootfs.Open(env.runRoot())
 			if err != nil {
 				return err
 			}
-			if err := late.InstallUnits(run, paths.LateBinary); err != nil {
+			if err := late.InstallUnits(run, bin); err != nil {
 				return fmt.Errorf("systemd units: %w", err)
 			}
-			env.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service")
+			env.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service (running %s)", bin)
 			maskCloudInit(env, run)
 			path, argv = init, args
 			return nil
