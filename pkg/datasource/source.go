@@ -2,6 +2,7 @@ package datasource
 
 import (
 	"context"
+	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"io/fs"
 	"time"
 
@@ -37,6 +38,13 @@ type Source struct {
 	// share one temporary network, brought up once, and are given it as
 	// a Service.
 	Metadata func(ctx context.Context, svc Service) (*instance.Data, error)
+
+	// Platform recognises the source's platform from the machine's DMI
+	// strings (cloud-init's ds-identify rules). Discovery tries a
+	// metadata service only when its platform is recognised or the user
+	// asked for the source (earlyinit.ds=, datasource_list); drives and
+	// seeds are tried always. nil: never recognised by DMI.
+	Platform func(dmi.Info) bool
 
 	// Cmdline reads the source's own words on the kernel command line
 	// (every word that is not earlyinit's, as key -> value). ok is false
