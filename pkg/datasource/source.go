@@ -38,6 +38,12 @@ type Source struct {
 	// share one temporary network, brought up once, and are given it as
 	// a Service.
 	Metadata func(ctx context.Context, svc Service) (*instance.Data, error)
+	// MetadataBase is the source's own service address when it is not
+	// the link-local one ("http://100.100.100.200" for Alibaba Cloud);
+	// Service.Base is then this (earlyinit.metadata_url still wins).
+	// "" means the shared default. A service found at the DHCP server
+	// (CloudStack) reads Service.DHCPServer instead.
+	MetadataBase string
 
 	// Platform recognises the source's platform from the machine's DMI
 	// strings (cloud-init's ds-identify rules). Discovery tries a
@@ -76,6 +82,10 @@ type Service struct {
 	// Timeout bounds each try of each request when HTTP is nil (the
 	// image's datasource.<Class>.timeout); 0 means the source's default.
 	Timeout time.Duration
+	// DHCPServer is the temporary lease's server address ("10.1.1.1"),
+	// "" when there is no lease: CloudStack and Exoscale serve metadata
+	// (and CloudStack its password server) there.
+	DHCPServer string
 }
 
 // Hint is what a source's kernel command-line words, or the image's
