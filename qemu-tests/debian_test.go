@@ -4,6 +4,7 @@ package qemutests
 
 import (
 	"encoding/base64"
+	"encoding/xml"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -322,6 +323,7 @@ echo "earlyinit-final.service: $(systemctl is-active earlyinit-final.service)"
 timeout 120 /run/earlyinit/earlyinit status --wait --format json > /var/log/e2e-status.json
 echo "status exit: $?"
 /run/earlyinit/earlyinit analyze > /var/log/e2e-analyze.txt 2>&1
+/run/earlyinit/earlyinit analyze plot > /var/log/e2e-plot.svg 2>/var/log/e2e-plot.err
 sync
 echo "E2E-RECORDED" > /dev/console
 systemctl poweroff --no-block
@@ -348,6 +350,13 @@ func recorded(t *testing.T, img string, res *vm.Result) (e2eStatus, string) {
 	if a, err := vm.Cat(img, "/var/log/e2e-analyze.txt"); err == nil {
 		t.Logf("earlyinit analyze:\n%s", a)
 	}
+	// The timeline: a well-formed SVG with the initramfs steps, the
+	// switch and the late stages' modules on it.
+	plot := catRoot(t, img, "/var/log/e2e-plot.svg")
+	if err := xml.Unmarshal([]byte(plot), new(struct{})); err != nil || !strings.HasPrefix(plot, "<?xml") {
+		t.Errorf("earlyinit analyze plot: not an SVG document (%v): %.200s\n%s", err, plot, catRoot(t, img, "/var/log/e2e-plot.err"))
+	}
+	mustContain(t, "analyze plot", plot, ">datasource (", "switch to /sbin/init at ", ">boot stage (", ">final stage (", ">scripts_user (")
 	s := catRoot(t, img, "/var/log/e2e-status.json")
 	if err := json.Unmarshal([]byte(s), &st); err != nil {
 		t.Fatalf("earlyinit status --format json: %v\n%s\nrecorder: %s", err, s, rec)

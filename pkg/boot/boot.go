@@ -46,6 +46,8 @@ type Boot struct {
 	netWait time.Duration
 	// deviceWait adds up the time spent polling for devices.
 	deviceWait time.Duration
+	// uptime is the seconds since the kernel started, when earlyinit did.
+	uptime float64
 	// rootMounted is set once the real root is on newRoot; readOnly when
 	// it could only be mounted read-only, so nothing may be written into it.
 	rootMounted, readOnly bool
@@ -56,7 +58,7 @@ type Boot struct {
 // panic= reboots.
 func Main() error {
 	start := time.Now()
-	b := &Boot{root: newRoot, start: start}
+	b := &Boot{root: newRoot, start: start, uptime: bootUptime()}
 	mountErr := earlyMounts()
 	kmsg, _ := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
 	b.Log = NewLog(os.Stdout, kmsg, start)
@@ -351,6 +353,8 @@ func (b *Boot) prepareHandoff(rec Record) error {
 		b.Log.Printf("unmounted %s", b.private[i])
 	}
 	rec.Steps = b.Log.Steps()
+	rec.StartedUnix = float64(b.start.UnixNano()) / 1e9
+	rec.Uptime = b.uptime
 	rec.Total = time.Since(b.start)
 	rec.DeviceWait = b.deviceWait
 	rec.NetworkWait = b.netWait
@@ -378,6 +382,16 @@ func (b *Boot) loadTime() time.Duration {
 		return 0
 	}
 	return b.cold.LoadTime
+}
+
+// bootUptime is CLOCK_BOOTTIME in seconds: the time since the kernel
+// started; 0 if it cannot be read.
+func bootUptime() float64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return float64(ts.Nano()) / 1e9
 }
 
 func kernelRelease() (string, error) {

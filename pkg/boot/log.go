@@ -150,6 +150,12 @@ type Record struct {
 	NetworkWait time.Duration `json:"network_wait_ns"`
 	Init        string        `json:"init"`
 	Disabled    bool          `json:"disabled"`
+	// StartedUnix is when earlyinit started, in seconds since the epoch,
+	// and Uptime the seconds since the kernel started at that moment
+	// (CLOCK_BOOTTIME): `earlyinit analyze plot` joins the initramfs's
+	// steps and the late stages' wall-clock times on one timeline.
+	StartedUnix float64 `json:"started_unix,omitempty"`
+	Uptime      float64 `json:"uptime,omitempty"`
 	// Mode is "distro" when a distro initramfs ran earlyinit on the root
 	// it had mounted (earlyinit provision), empty as PID 1.
 	Mode string `json:"mode,omitempty"`
