@@ -41,7 +41,11 @@ type Config struct {
 	Disks          []Disk
 	NICs           []NIC
 	RNG            bool // attach virtio-rng
-	MemoryMB       int
+	// SMBIOS are QEMU -smbios values, one per table, for a platform's
+	// DMI strings: "type=1,manufacturer=OpenStack Foundation,product=OpenStack Nova",
+	// "type=3,asset=OpenTelekomCloud". A comma inside a value is doubled, as QEMU wants.
+	SMBIOS   []string
+	MemoryMB int
 	// Timeout bounds the whole run; the VM is killed after it.
 	Timeout time.Duration
 	// Console, if set, receives the serial console live.
@@ -146,6 +150,9 @@ func (c Config) Args() []string {
 			dev += ",netdev=" + id
 		}
 		args = append(args, "-device", dev)
+	}
+	for _, t := range c.SMBIOS {
+		args = append(args, "-smbios", t)
 	}
 	if c.RNG {
 		args = append(args, "-object", "rng-random,id=rng0,filename=/dev/urandom", "-device", "virtio-rng-pci,rng=rng0")
