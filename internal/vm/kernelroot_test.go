@@ -64,3 +64,15 @@ func TestLVMID(t *testing.T) {
 		t.Errorf("lvmID = %q", id)
 	}
 }
+
+// TestSMBIOSArgs: each SMBIOS table becomes one -smbios argument, as
+// given.
+func TestSMBIOSArgs(t *testing.T) {
+	c := Config{Kernel: "k", Initrd: "i", SMBIOS: []string{"type=1,manufacturer=OpenStack Foundation,product=OpenStack Nova", "type=3,asset=OpenTelekomCloud"}}
+	args := strings.Join(c.Args(), "\x00")
+	for _, want := range []string{"-smbios\x00type=1,manufacturer=OpenStack Foundation,product=OpenStack Nova\x00", "-smbios\x00type=3,asset=OpenTelekomCloud"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args lack %q: %q", want, c.Args())
+		}
+	}
+}

@@ -1,0 +1,37 @@
+package provision
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/pkg/late"
+)
+
+// TestInstallRunnerLateBinary: with an installed earlyinit named (mode
+// distro, where /run may be noexec), the units run it and init is exec'd
+// as it is.
+func TestInstallRunnerLateBinary(t *testing.T) {
+	root, run := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(root, "lib/systemd"), 0o755)
+	os.WriteFile(filepath.Join(root, "lib/systemd/systemd"), nil, 0o755)
+	os.MkdirAll(filepath.Join(root, "sbin"), 0o755)
+	os.Symlink("/lib/systemd/systemd", filepath.Join(root, "sbin/init"))
+	log := &testLog{}
+	env := Env{Root: root, RunRoot: run, Log: log, LateBinary: "/usr/bin/earlyinit"}
+	path, argv := InstallRunner(env, "/sbin/init", []string{"splash"})
+	if path != "/sbin/init" || len(argv) != 1 || argv[0] != "splash" {
+		t.Errorf("InstallRunner = %s %q, want /sbin/init [splash]", path, argv)
+	}
+	unit, err := os.ReadFile(filepath.Join(run, late.SystemDir, "earlyinit-boot.service"))
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log)
+	}
+	if !strings.Contains(string(unit), "ExecStart=/usr/bin/earlyinit ") {
+		t.Errorf("the boot unit does not run the installed binary:\n%s", unit)
+	}
+	if !strings.Contains(log.String(), "(running /usr/bin/earlyinit)") {
+		t.Errorf("log:\n%s", log)
+	}
+}
