@@ -1,0 +1,326 @@
+// Package digitalocean reads DigitalOcean's droplet metadata service
+// (http://169.254.169.254/metadata/v1.json) into the instance model, as
+// cloud-init's DataSourceDigitalOcean does.
+//
+// The droplet's NICs become network config v1: the public NIC is named eth0
+// and the private one eth1, as cloud-init names them; a NIC of any other
+// type keeps the name the system gave it (its entry has a MAC and no name,
+// for pkg/netcfg to name from the live NICs).
+//
+// Differences from cloud-init: the instance id and host name come from the
+// metadata only (cloud-init falls back to the SMBIOS serial, which is the
+// droplet id); a missing droplet_id is an error. cloud-init gives the
+// metadata service a random 169.254.x.y address on the first NIC when
+// there is no DHCP; here the service is reached over discovery's temporary
+// network. The metadata kept under "ds" is what cloud-init keeps (not
+// auth_key, a credential).
+package digitalocean
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
+)
+
+// DefaultBaseURL is the metadata service's address.
+const DefaultBaseURL = "http://169.254.169.254"
+
+// Path is the one document read, under the base URL.
+const Path = "/metadata/v1.json"
+
+// MaxBody bounds metadata/v1.json, user-data included (DigitalOcean caps
+// user-data at 64 KiB).
+const MaxBody = datasource.MaxFileSize
+
+// Client reads the metadata service. The zero value reads
+// http://169.254.169.254 with httpget's defaults.
+type Client struct {
+	// BaseURL is the service's root; "" means DefaultBaseURL.
+	BaseURL string
+	// HTTP makes the requests; nil means an httpget.Getter with the
+	// settings below.
+	HTTP httpget.Fetcher
+	// RequestTimeout, Retries and Backoff are the Getter's (0: its
+	// defaults).
+	RequestTimeout time.Duration
+	Retries        int
+	Backoff        time.Duration
+	// MaxBody bounds the document; 0 means MaxBody.
+	MaxBody int64
+	// Logf, if set, is told of retries.
+	Logf func(format string, args ...any)
+}
+
+// Read fetches metadata/v1.json and reads it. Any failure rejects the
+// source with an error naming the URL.
+func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
+	base := strings.TrimRight(c.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	limit := c.MaxBody
+	if limit <= 0 {
+		limit = MaxBody
+	}
+	u := base + Path
+	b, err := c.http().Get(ctx, httpget.Request{URL: u, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	d, err := Parse(u, b)
+	if err != nil {
+		return nil, err
+	}
+	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
+	return d, nil
+}
+
+// nic is one entry of "interfaces".
+type nic struct {
+	MAC        string  `json:"mac"`
+	Type       string  `json:"type"`
+	IPv4       *ipConf `json:"ipv4"`
+	IPv6       *ipConf `json:"ipv6"`
+	AnchorIPv4 *ipConf `json:"anchor_ipv4"`
+	AnchorIPv6 *ipConf `json:"anchor_ipv6"`
+}
+
+type ipConf struct {
+	Address string `json:"ip_address"`
+	Netmask string `json:"netmask"`
+	Gateway string `json:"gateway"`
+	CIDR    text   `json:"cidr"`
+}
+
+// metadata is the part of metadata/v1.json read.
+type metadata struct {
+	DropletID  text             `json:"droplet_id"`
+	Hostname   *string          `json:"hostname"`
+	Region     *string          `json:"region"`
+	PublicKeys any              `json:"public_keys"`
+	UserData   *string          `json:"user_data"`
+	VendorData *string          `json:"vendor_data"`
+	Interfaces map[string][]nic `json:"interfaces"`
+	DNS        struct {
+		Nameservers []string `json:"nameservers"`
+	} `json:"dns"`
+}
+
+// Parse reads metadata/v1.json, fetched from u (named in errors).
+func Parse(u string, b []byte) (*instance.Data, error) {
+	v, err := jsondoc.Decode(u, b)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a JSON object", u)
+	}
+	var md metadata
+	if err := json.Unmarshal(b, &md); err != nil {
+		return nil, decodeErr(u, err)
+	}
+	id := strings.TrimSpace(string(md.DropletID))
+	if id == "" {
+		return nil, fmt.Errorf("%s: droplet_id: missing or empty (it is required)", u)
+	}
+	d := &instance.Data{
+		Datasource:       "digitalocean",
+		DatasourceClass:  "DigitalOcean",
+		CloudName:        "digitalocean",
+		Platform:         "digitalocean",
+		InstanceID:       id,
+		LocalHostname:    id,
+		AvailabilityZone: "default",
+	}
+	if md.Hostname != nil {
+		d.LocalHostname = *md.Hostname
+	}
+	if md.Region != nil {
+		d.AvailabilityZone = *md.Region
+	}
+	if d.PublicKeys, err = datasource.PublicKeys(md.PublicKeys); err != nil {
+		return nil, fmt.Errorf("%s: public_keys: %w", u, err)
+	}
+	if md.UserData != nil {
+		d.UserData = []byte(*md.UserData)
+	}
+	if md.VendorData != nil {
+		d.VendorData = []byte(*md.VendorData)
+	}
+	if len(md.Interfaces) > 0 {
+		nc, err := Network(md.Interfaces, md.DNS.Nameservers)
+		if err != nil {
+			return nil, fmt.Errorf("%s: interfaces: %w", u, err)
+		}
+		if d.Network, err = json.Marshal(nc); err != nil {
+			return nil, fmt.Errorf("%s: interfaces: %w", u, err)
+		}
+		d.NetworkFormat = instance.NetworkYAML
+	}
+	// What cloud-init keeps as the datasource's metadata.
+	d.Meta = map[string]any{
+		"instance-id":       d.InstanceID,
+		"local-hostname":    d.LocalHostname,
+		"interfaces":        raw["interfaces"],
+		"public-keys":       raw["public_keys"],
+		"availability_zone": d.AvailabilityZone,
+	}
+	return d, nil
+}
+
+// decodeErr names the key of a value of the wrong type.
+func decodeErr(u string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: %s: want %s, got %s", u, te.Field, te.Type, te.Value)
+	}
+	return fmt.Errorf("%s: %w", u, err)
+}
+
+// text is a JSON string or number, as its text (droplet_id is a number,
+// or a string in older answers).
+type text string
+
+func (t *text) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*t = text(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
+	}
+	*t = text(n)
+	return nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(b []byte) string {
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "value"
+}
+
+// nicNames are the names cloud-init gives the NICs by type.
+var nicNames = map[string]string{"public": "eth0", "private": "eth1"}
+
+// V1 is a network config version 1 document.
+type V1 struct {
+	Version int        `json:"version"`
+	Config  []V1Config `json:"config"`
+}
+
+// V1Config is one entry of a v1 config: a physical NIC or the nameservers.
+type V1Config struct {
+	Type       string     `json:"type"`
+	Name       string     `json:"name,omitempty"`
+	MACAddress string     `json:"mac_address,omitempty"`
+	Subnets    []V1Subnet `json:"subnets,omitempty"`
+	Address    []string   `json:"address,omitempty"`
+}
+
+// V1Subnet is one subnet of a v1 physical NIC.
+type V1Subnet struct {
+	Type    string `json:"type"`
+	Control string `json:"control,omitempty"`
+	Address string `json:"address,omitempty"`
+	Netmask string `json:"netmask,omitempty"`
+	Gateway string `json:"gateway,omitempty"`
+}
+
+// Network converts "interfaces" (NICs by type) and the nameservers into
+// network config v1, as cloud-init's convert_network_configuration does:
+// the first NIC of each type, its ipv4, ipv6, anchor_ipv4 and anchor_ipv6
+// as static subnets, a gateway only on the public NIC's non-anchor
+// subnets. Types come public, private, then the others by name.
+func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
+	types := make([]string, 0, len(ifaces))
+	for t := range ifaces {
+		types = append(types, t)
+	}
+	rank := func(t string) int {
+		switch t {
+		case "public":
+			return 0
+		case "private":
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(types, func(i, j int) bool {
+		if ri, rj := rank(types[i]), rank(types[j]); ri != rj {
+			return ri < rj
+		}
+		return types[i] < types[j]
+	})
+	nc := &V1{Version: 1, Config: []V1Config{}}
+	for _, t := range types {
+		if len(ifaces[t]) == 0 {
+			continue
+		}
+		n := ifaces[t][0]
+		if n.MAC == "" {
+			return nil, fmt.Errorf("%s[0]: no mac", t)
+		}
+		typ := n.Type
+		if typ == "" {
+			typ = "unknown"
+		}
+		c := V1Config{Type: "physical", Name: nicNames[typ], MACAddress: n.MAC, Subnets: []V1Subnet{}}
+		for _, def := range []struct {
+			key    string
+			conf   *ipConf
+			anchor bool
+		}{{"ipv4", n.IPv4, false}, {"ipv6", n.IPv6, false}, {"anchor_ipv4", n.AnchorIPv4, true}, {"anchor_ipv6", n.AnchorIPv6, true}} {
+			if def.conf == nil || def.conf.Address == "" {
+				continue
+			}
+			s := V1Subnet{Type: "static", Control: "auto", Address: def.conf.Address, Gateway: def.conf.Gateway}
+			if strings.Contains(def.conf.Address, ":") {
+				if def.conf.CIDR != "" {
+					s.Address += "/" + string(def.conf.CIDR)
+				}
+			} else {
+				s.Netmask = def.conf.Netmask
+			}
+			if typ != "public" || def.anchor {
+				s.Gateway = ""
+			}
+			c.Subnets = append(c.Subnets, s)
+		}
+		nc.Config = append(nc.Config, c)
+	}
+	if len(dns) > 0 {
+		nc.Config = append(nc.Config, V1Config{Type: "nameserver", Address: dns})
+	}
+	return nc, nil
+}
+
+// http is c.HTTP, or a Getter with c's settings.
+func (c *Client) http() httpget.Fetcher {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
+}
