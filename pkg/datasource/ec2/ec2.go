@@ -88,6 +88,11 @@ type Client struct {
 	// Logf, if set, is told of retries, of the IMDS version and API
 	// version used and of skipped entries.
 	Logf func(format string, args ...any)
+	// NoToken skips the IMDSv2 token PUT and reads the service as IMDSv1
+	// from the start, as cloud-init does on the EC2-compatible clouds
+	// other than AWS (ZStack, Outscale): one request, and no timeout
+	// spent on a service that never answers a PUT.
+	NoToken bool
 }
 
 type fetcher struct {
@@ -129,9 +134,12 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	}
 	f.maxMeta = min(f.maxBody, MaxMetadata)
 
-	token, err := f.token(ctx)
-	if err != nil {
-		return nil, err
+	var token string
+	if !c.NoToken {
+		var err error
+		if token, err = f.token(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if token != "" {
 		f.header[TokenHeader] = token
@@ -147,8 +155,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	f.log("ec2: %s, API version %s at %s", imds, version, base)
 
 	mdURL := base + "/" + version + "/meta-data/"
-	w := &walker{fetch: f.fetch, limit: f.maxMeta, total: f.maxBody, budget: f.maxBody, requests: maxTreeRequests, logf: f.logf}
-	meta, err := w.dir(ctx, mdURL, 0)
+	meta, err := Tree(ctx, f.g, f.header, mdURL, f.maxMeta, f.maxBody, f.logf)
 	if err != nil {
 		return nil, err
 	}
@@ -177,13 +184,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 // service that cannot be reached is an error.
 func (f *fetcher) token(ctx context.Context) (string, error) {
 	u := f.base + "/" + TokenPath
-	b, err := f.g.Get(ctx, httpget.Request{
-		Method:           "PUT",
-		URL:              u,
-		Header:           map[string]string{TokenTTLHeader: TokenTTL},
-		Limit:            f.maxMeta,
-		NoRetryOnTimeout: true,
-	})
+	tok, err := Token(ctx, f.g, u, TokenTTLHeader, f.maxMeta)
 	var te *httpget.TimeoutError
 	switch {
 	case err == nil:
@@ -193,9 +194,32 @@ func (f *fetcher) token(ctx context.Context) (string, error) {
 	default:
 		return "", err
 	}
+	if tok == "" {
+		f.log("ec2: PUT %s: empty or unprintable token: using IMDSv1", u)
+	}
+	return tok, nil
+}
+
+// Token asks an IMDSv2-style service for a session token: PUT url with
+// ttlHeader set to TokenTTL, tried once if it times out. The token comes
+// back trimmed; "" without error means the answer was empty or not
+// printable ASCII (no token to use). An HTTP error, a timeout or a
+// connection error is returned as is, for the caller to decide (EC2 reads
+// on without a token, Alibaba Cloud does not). It is exported for the
+// EC2-compatible readers with their own header names.
+func Token(ctx context.Context, g httpget.Fetcher, url, ttlHeader string, limit int64) (string, error) {
+	b, err := g.Get(ctx, httpget.Request{
+		Method:           "PUT",
+		URL:              url,
+		Header:           map[string]string{ttlHeader: TokenTTL},
+		Limit:            limit,
+		NoRetryOnTimeout: true,
+	})
+	if err != nil {
+		return "", err
+	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" || strings.IndexFunc(tok, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
-		f.log("ec2: PUT %s: empty or unprintable token: using IMDSv1", u)
 		return "", nil
 	}
 	return tok, nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
@@ -484,5 +485,70 @@ func TestNoServer(t *testing.T) {
 	_, err := client(base).Read(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "PUT "+base+"/latest/api/token: dial tcp") {
 		t.Errorf("err = %v, want a dial error naming the URL", err)
+	}
+}
+
+// TestNoToken: with NoToken the service is read as IMDSv1 from the start,
+// the token PUT never sent (cloud-init on ZStack and Outscale).
+func TestNoToken(t *testing.T) {
+	m := &imds{version: "2009-04-04", versions: "1.0\n2009-04-04\nlatest\n", tree: minimalTree()}
+	srv := serve(t, m)
+	c := client(srv.URL)
+	c.NoToken = true
+	d, err := c.Read(context.Background())
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if d.InstanceID != "i-1" {
+		t.Errorf("InstanceID = %q", d.InstanceID)
+	}
+	if n := m.hit("PUT /latest/api/token"); n != 0 {
+		t.Errorf("%d token PUTs, want none", n)
+	}
+}
+
+// TestToken: the exported token request, as the Alibaba reader uses it
+// with its own header names.
+func TestToken(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		status     int
+		want       string
+		wantStatus int
+	}{
+		{name: "token", body: " tok-1\n", want: "tok-1"},
+		{name: "empty", body: "", want: ""},
+		{name: "unprintable", body: "a\x01b", want: ""},
+		{name: "403", status: 403, wantStatus: 403},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ttl string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ttl = r.Header.Get("X-Test-Ttl")
+				if r.Method != http.MethodPut {
+					w.WriteHeader(http.StatusMethodNotAllowed)
+					return
+				}
+				if tt.status != 0 {
+					w.WriteHeader(tt.status)
+					return
+				}
+				w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			tok, err := Token(context.Background(), client(srv.URL).http(), srv.URL+"/latest/api/token", "X-Test-Ttl", 64)
+			if tt.wantStatus != 0 {
+				if got := httpget.Status(err); got != tt.wantStatus {
+					t.Fatalf("Token = %q, %v; want HTTP %d", tok, err, tt.wantStatus)
+				}
+				return
+			}
+			if err != nil || tok != tt.want {
+				t.Fatalf("Token = %q, %v; want %q", tok, err, tt.want)
+			}
+			if ttl != TokenTTL {
+				t.Errorf("TTL header = %q, want %q", ttl, TokenTTL)
+			}
+		})
 	}
 }

@@ -132,6 +132,24 @@ func decodeLeaf(b []byte) any {
 	return s
 }
 
+// DecodeLeaf is decodeLeaf for the EC2-compatible readers outside this
+// package (Alibaba Cloud's meta-data/all values).
+func DecodeLeaf(b []byte) any { return decodeLeaf(b) }
+
+// Tree fetches the meta-data directory at url (ending in "/") and
+// everything under it with g, each request carrying header, as Read does:
+// each document at most maxDoc bytes, the whole tree at most maxTotal
+// bytes and maxTreeRequests requests, maxTreeDepth levels deep; 404s under
+// tags/ skipped. logf (may be nil) is told of skipped entries. It is
+// exported for the EC2-compatible readers (Alibaba Cloud).
+func Tree(ctx context.Context, g httpget.Fetcher, header map[string]string, url string, maxDoc, maxTotal int64, logf func(string, ...any)) (map[string]any, error) {
+	fetch := func(ctx context.Context, u string, limit int64) ([]byte, error) {
+		return g.Get(ctx, httpget.Request{URL: u, Header: header, Limit: limit})
+	}
+	w := &walker{fetch: fetch, limit: maxDoc, total: maxTotal, budget: maxTotal, requests: maxTreeRequests, logf: logf}
+	return w.dir(ctx, url, 0)
+}
+
 // fetchFunc fetches a URL with a body limit.
 type fetchFunc func(ctx context.Context, url string, limit int64) ([]byte, error)
 
