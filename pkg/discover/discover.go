@@ -1,13 +1,21 @@
-// Package discover finds the instance: it walks the datasources earlyinit
+// Package discover finds the instance: it decides from the machine's DMI
+// strings and what the user asked for which of the datasources earlyinit
 // knows (Sources, each described once by its own package under
-// pkg/datasource) in order, and returns the first that reads cleanly.
+// pkg/datasource) to try (Decide, as cloud-init's ds-identify does), walks
+// them in order, and returns the first that reads cleanly; when none is
+// there, cloud-init's None (pkg/datasource/none), unless the image's
+// datasource_list leaves None out.
 //
-// Discovery is pure but for a System: the seed directories, block devices
-// and drives, and the temporary network a metadata service is reached
-// through, with the HTTP client the sources use on it. Linux is the System
-// of a running machine; tests give a fake one. Time reaches the System only
-// as the waits and context deadlines discovery passes it, so a fake System
-// ends every wait at once.
+// Discovery is pure but for a System: the DMI strings, the seed
+// directories, block devices and drives, and the temporary network a
+// metadata service is reached through, with the HTTP client the sources use
+// on it. Linux is the System of a running machine; tests give a fake one.
+// Time reaches the System only as the waits and context deadlines discovery
+// passes it, so a fake System ends every wait at once.
+//
+// A machine with no datasource waits only for the drive poll (DriveGrace,
+// or earlyinit.timeout if smaller) when no metadata service is to be tried:
+// its NICs are not raised and no lease is asked for.
 package discover
 
 import (
@@ -21,6 +29,8 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/datasource/none"
+	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 )
@@ -41,7 +51,9 @@ type Log interface {
 	Guard(what string, fn func() error) error
 }
 
-// System is what discovery needs of the machine.
+// System is what discovery needs of the machine. A System should also be
+// a DMIReader (Linux is): one that is not has no DMI strings, so the
+// platform is unknown and every source is tried.
 type System interface {
 	// SeedDir returns the files of dir, a directory in the real root, and
 	// whether it is a directory at all.
@@ -64,6 +76,21 @@ type System interface {
 	// whenever err is nil, even when no address could be had: the sources
 	// still try.
 	Network(ctx context.Context) (svc datasource.Service, done func(), err error)
+}
+
+// DMIReader is a System that reads the machine's DMI strings.
+type DMIReader interface {
+	// DMI returns the machine's DMI strings (dmi.Read of dmi.Dir), with
+	// what could be read when err is set.
+	DMI() (dmi.Info, error)
+}
+
+// readDMI is sys's DMI strings, none if it has no DMIReader.
+func readDMI(sys System) (dmi.Info, error) {
+	if r, ok := sys.(DMIReader); ok {
+		return r.DMI()
+	}
+	return dmi.Info{}, nil
 }
 
 // Order returns the sources earlyinit.ds= (comma separated, any case)
@@ -194,9 +221,13 @@ type finder struct {
 	img Image
 	// noneOK is datasource_list's None: no datasource is no error.
 	noneOK bool
+	// noneFallback: finding nothing gives the None instance (the image
+	// sets no datasource_list, or its list has None).
+	noneFallback bool
 	// metadataURL is earlyinit.metadata_url, which wins over the image's
-	// metadata_urls.
-	metadataURL string
+	// metadata_urls and a source's own address; metadataURLShown is it
+	// without its password, for the logs.
+	metadataURL, metadataURLShown string
 	// imageSeeds are the image's seedfrom settings, by source name.
 	imageSeeds map[string]datasource.Hint
 
@@ -222,14 +253,31 @@ func Find(sys System, s settings.Settings, log Log) (*instance.Data, error) {
 // FindWith is Find with the image's configuration: its datasource_list
 // (unless earlyinit.ds= names sources: the kernel command line wins) and
 // its datasource: settings.
+//
+// When nothing is found, the instance is cloud-init's None (none.Data):
+// the image's own configuration then applies. cloud-init falls back to None
+// when its datasource_list has it, and its built-in list (used when the
+// image sets none) ends in it; so does discovery: None is the last resort
+// unless the image's datasource_list leaves it out. Unlike cloud-init,
+// discovery does not fall back to None when a source was there but was
+// rejected: that would make a broken datasource a new instance (new host
+// keys, the default user's password reset), so it is an error to see
+// instead.
 func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Data, error) {
 	order, explicit, errs := Order(s.Datasources)
 	for _, e := range errs {
 		log.Errorf("%v", e)
 	}
 	f := &finder{sys: sys, log: log, timeout: s.Timeout, hints: map[string]datasource.Hint{},
-		img: img, metadataURL: s.MetadataURL, imageSeeds: map[string]datasource.Hint{}}
+		img: img, metadataURL: s.MetadataURL, imageSeeds: map[string]datasource.Hint{},
+		noneFallback: img.List == nil || listsNone(img.List)}
 	defer f.down()
+	asked := map[string]string{}
+	if explicit {
+		for _, src := range order {
+			asked[src.Name] = "earlyinit.ds=" + s.Datasources
+		}
+	}
 	if img.List != nil {
 		if s.Datasources != "" {
 			log.Printf("datasource_list of the image ignored: earlyinit.ds=%s on the kernel command line wins", s.Datasources)
@@ -240,26 +288,29 @@ func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Da
 				log.Errorf("%s", w)
 			}
 			log.Printf("datasource_list of the image: %s", strings.Join(names(order), ", "))
+			if singleEntry(img.List) && len(order) == 1 {
+				asked[order[0].Name] = "datasource_list"
+			}
 		}
 	}
-	// A source named by its own command-line words (ds=nocloud;s=...) is
-	// tried even when earlyinit.ds= leaves it out, and its seed first.
+	info, err := readDMI(sys)
+	if err != nil {
+		log.Errorf("datasource: DMI strings: %v", err)
+	}
+	// A source named by its own words (ds=nocloud;s=...) on the kernel
+	// command line or in the DMI system serial is tried even when
+	// earlyinit.ds= leaves it out, and its seed first.
 	var seeds []datasource.Source
 	for _, src := range Sources {
 		if src.Cmdline == nil {
 			continue
 		}
-		h, ok, err := src.Cmdline(s.Params)
-		if err != nil {
-			log.Errorf("%v", err)
-			if ok {
-				f.rejected++
-			}
-		}
+		h, ok, why, err := f.sourceHint(src, s.Params, info.ProductSerial)
 		if !ok {
 			continue
 		}
 		f.hints[src.Name] = h
+		asked[src.Name] = why
 		if _, in := byName(order, src.Name); !in {
 			order = append(order, src)
 		}
@@ -267,6 +318,12 @@ func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Da
 			seeds = append(seeds, src)
 		}
 	}
+	if s.MetadataURL != "" {
+		f.metadataURLShown = redactURL(s.MetadataURL)
+	}
+	dec := Decide(info, order, asked, f.metadataURLShown)
+	log.Printf("%s", dec.Line)
+	order = dec.Order
 	f.imageSeedFrom(order)
 	for _, src := range seeds {
 		if d := f.seed(src, f.hints[src.Name]); d != nil {
@@ -274,6 +331,65 @@ func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Da
 		}
 	}
 	return f.walk(order, explicit)
+}
+
+// sourceHint reads src's own words on the kernel command line and in the
+// DMI system serial, which cloud-init's NoCloud reads as command-line words
+// too. As in cloud-init, the serial's seed wins over the command line's,
+// and its i= and h= are applied last. ok tells whether either names src;
+// why says which, for the decision line. A hint that names src but is bad
+// is logged and counted as rejected; err is set when its seed is not to be
+// read.
+func (f *finder) sourceHint(src datasource.Source, params map[string]string, serial string) (h datasource.Hint, ok bool, why string, err error) {
+	ch, cok, cerr := src.Cmdline(params)
+	if cerr != nil {
+		f.log.Errorf("%v", cerr)
+		if cok {
+			f.rejected++
+		}
+	}
+	var dh datasource.Hint
+	var dok bool
+	var derr error
+	if serial != "" {
+		dh, dok, derr = src.Cmdline(serialWords(serial))
+		if derr != nil {
+			f.log.Errorf("DMI product_serial: %v", derr)
+			if dok {
+				f.rejected++
+			}
+		}
+	}
+	switch {
+	case cok && dok:
+		h, err, why = ch, cerr, "the kernel command line and DMI product_serial"
+		if derr != nil || dh.Seed != "" || dh.SeedURL != "" {
+			h.Seed, h.SeedURL, err = dh.Seed, dh.SeedURL, derr
+			h.Origin = "DMI product_serial " + dh.Origin
+		}
+		h.Apply = chain(ch.Apply, dh.Apply)
+	case dok:
+		h, err, why = dh, derr, "DMI product_serial"
+		if h.Origin != "" {
+			h.Origin = "DMI product_serial " + h.Origin
+		}
+	case cok:
+		h, err, why = ch, cerr, "the kernel command line"
+	default:
+		return h, false, "", nil
+	}
+	return h, true, why, err
+}
+
+// chain applies a, then b (each may be nil).
+func chain(a, b func(*instance.Data)) func(*instance.Data) {
+	return func(d *instance.Data) {
+		for _, fn := range []func(*instance.Data){a, b} {
+			if fn != nil {
+				fn(d)
+			}
+		}
+	}
 }
 
 // imageSeedFrom reads the image's seedfrom settings of the sources in
@@ -441,14 +557,18 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 		return nil, fmt.Errorf("%s; %d rejected", msg, f.rejected)
 	}
 	if f.rejected > 0 {
-		msg += fmt.Sprintf("; %d rejected", f.rejected)
-	}
-	if f.noneOK {
-		msg += "; datasource_list has None: booting without one"
+		// Not None either: the instance the rejected source describes
+		// would become another one.
+		f.log.Printf("%s; %d rejected; datasource_list has None, but a source was there and could not be used: booting without an instance, not as None", msg, f.rejected)
+		return nil, nil
 	}
 	// Nothing there at all is a normal state, not a failure.
-	f.log.Printf("%s", msg)
-	return nil, nil
+	if !f.noneFallback {
+		f.log.Printf("%s; the image's datasource_list has no None: booting without an instance", msg)
+		return nil, nil
+	}
+	f.log.Printf("%s: falling back to None, the last resort: the image's configuration applies", msg)
+	return f.finish(none.Data(), none.Source), nil
 }
 
 // seedDirs reads the first of src's seed directories that is there.
@@ -554,6 +674,11 @@ func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 func (f *finder) askMetadata(ctx context.Context, svc datasource.Service, src datasource.Source) (*instance.Data, error) {
 	set := f.img.Settings[src.Class]
 	bases := []string{svc.Base}
+	if src.MetadataBase != "" && f.metadataURL == "" {
+		// The source's own address (Alibaba's 100.100.100.200), unless
+		// earlyinit.metadata_url names one.
+		bases = []string{src.MetadataBase}
+	}
 	if len(set.MetadataURLs) > 0 {
 		if f.metadataURL != "" {
 			f.log.Printf("datasource.%s.metadata_urls of the image ignored: earlyinit.metadata_url on the kernel command line wins", src.Class)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/settings"
@@ -35,9 +36,12 @@ func (l *testLog) Guard(what string, fn func() error) (err error) {
 	return fn()
 }
 
-// fakeSys is a machine with seed directories, drives (their files by
-// device path) and a metadata network that works or not.
+// fakeSys is a machine with DMI strings, seed directories, drives (their
+// files by device path) and a metadata network that works or not. Its zero
+// DMI is none at all: the platform is unknown and every source is tried.
 type fakeSys struct {
+	dmi      dmi.Info
+	dmiErr   error
 	seeds    map[string]fs.FS
 	devs     []blockdev.Device
 	files    map[string]fs.FS
@@ -46,6 +50,8 @@ type fakeSys struct {
 	driveFor time.Duration
 	http     httpget.Fetcher
 }
+
+func (s *fakeSys) DMI() (dmi.Info, error) { return s.dmi, s.dmiErr }
 
 func (s *fakeSys) SeedDir(dir string) (fs.FS, bool) {
 	s.calls = append(s.calls, "seed "+dir)
@@ -150,10 +156,17 @@ func TestFind(t *testing.T) {
 		wantErr: "no datasource found (tried configdrive, nocloud, openstack, ec2; block devices: vdb no medium); 1 rejected",
 		logged:  []string{`E datasource nocloud: drive vdb no medium rejected: meta-data: "instance-id": missing or empty`, "metadata service: no link"},
 	}, {
-		// Nothing at all is no error: a normal state.
-		name:   "nothing",
-		sys:    &fakeSys{netErr: errors.New("no link")},
-		logged: []string{"no datasource found (tried configdrive, nocloud, openstack, ec2; block devices: )"},
+		// Nothing at all is no error: a normal state, and the instance
+		// is None, so the image's configuration applies.
+		name:    "nothing",
+		sys:     &fakeSys{netErr: errors.New("no link")},
+		wantID:  "iid-datasource-none",
+		wantSub: "config",
+		logged: []string{
+			"datasource: platform unknown (no DMI strings): trying configdrive, nocloud, openstack, ec2",
+			"no datasource found (tried configdrive, nocloud, openstack, ec2; block devices: ): falling back to None, the last resort",
+			`datasource none: instance "iid-datasource-none", hostname "" (config)`,
+		},
 	}, {
 		// earlyinit.ds= picks and orders; the drive wait is the timeout.
 		name:    "explicit metadata",
@@ -233,7 +246,7 @@ func TestFind(t *testing.T) {
 		img:  Image{List: []string{"NoCloud", "None"}},
 		sys: &fakeSys{devs: []blockdev.Device{drive("/dev/vdb", "vfat", "cidata")},
 			files: map[string]fs.FS{"/dev/vdb": fstest.MapFS{"meta-data": {Data: []byte("local-hostname: x\n")}}}},
-		logged: []string{"no datasource found (tried nocloud; block devices: vdb no medium); 1 rejected; datasource_list has None: booting without one"},
+		logged: []string{"no datasource found (tried nocloud; block devices: vdb no medium); 1 rejected; datasource_list has None, but a source was there and could not be used: booting without an instance, not as None"},
 	}, {
 		// The image's seedfrom: a directory in the root, read in
 		// NoCloud's place before its seed directories and drives.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/network"
@@ -78,6 +79,12 @@ func (l *Linux) loadTime() time.Duration {
 		return 0
 	}
 	return l.LoadTime()
+}
+
+// DMI reads the machine's DMI strings from sysfs (dmi.Dir): the root-only
+// serial and UUID too, as earlyinit runs as root.
+func (l *Linux) DMI() (dmi.Info, error) {
+	return dmi.Read(os.DirFS(dmi.Dir))
 }
 
 // SeedDir is dir in the real root, read through a DriveFS.
@@ -189,6 +196,7 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 		base = strings.TrimSuffix(l.MetadataURL, "/")
 	}
 	var eph *nic.Ephemeral
+	var server string
 	// DHCP gets half of what is left, so the IPv6 link-local path still
 	// has time when no DHCP server answers.
 	dctx, dcancel := context.WithTimeout(ctx, remaining(ctx)/2)
@@ -200,6 +208,8 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 		eph, err = nic.Up(lease)
 		if err != nil {
 			l.Log.Errorf("metadata: apply lease on %s: %v", iface, err)
+		} else if lease.Server.IsValid() {
+			server = lease.Server.String()
 		}
 	} else {
 		l.Log.Errorf("metadata: no DHCP lease on %s: %v; trying IPv6 link-local", iface, err)
@@ -230,7 +240,7 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 			l.Log.Printf("metadata: temporary network on %s torn down", iface)
 		}
 	}
-	return datasource.Service{Base: base}, done, nil
+	return datasource.Service{Base: base, DHCPServer: server}, done, nil
 }
 
 func remaining(ctx context.Context) time.Duration {
