@@ -261,7 +261,7 @@ func Find(sys System, s settings.Settings, log Log) (*instance.Data, error) {
 // unless the image's datasource_list leaves it out. Unlike cloud-init,
 // discovery does not fall back to None when a source was there but was
 // rejected: that would make a broken datasource a new instance (new host
-// keys, the default user's password reset), so it is an error to see
+// keys, every per-instance module run again), so it is an error to see
 // instead.
 func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Data, error) {
 	order, explicit, errs := Order(s.Datasources)
