@@ -1,0 +1,24 @@
+package hetzner
+
+import (
+	"context"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/dmi"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+)
+
+// Source is Hetzner Cloud's metadata service.
+var Source = datasource.Source{
+	Name:     "hetzner",
+	Class:    "Hetzner",
+	Platform: Platform,
+	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+		c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout}
+		return c.Read(ctx)
+	},
+}
+
+// Platform recognises a Hetzner Cloud server as ds-identify does:
+// sys_vendor is "Hetzner".
+func Platform(i dmi.Info) bool { return i.SysVendor == "Hetzner" }
