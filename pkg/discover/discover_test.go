@@ -114,6 +114,7 @@ func cmdline(t *testing.T, s string) settings.Settings {
 }
 
 func TestFind(t *testing.T) {
+	pinSources(t)
 	for _, tt := range []struct {
 		name    string
 		cmdline string
@@ -308,6 +309,7 @@ func TestFind(t *testing.T) {
 // TestDriveWait: without earlyinit.ds= the drive poll is short; with it,
 // the sources were asked for and the poll waits earlyinit.timeout.
 func TestDriveWait(t *testing.T) {
+	pinSources(t)
 	for _, tt := range []struct {
 		cmdline string
 		want    time.Duration
@@ -328,6 +330,7 @@ func TestDriveWait(t *testing.T) {
 // one temporary network; a rejected one (even one that panics) is logged
 // and the next asked.
 func TestMetadataShareOneNetwork(t *testing.T) {
+	pinSources(t)
 	old := Sources
 	defer func() { Sources = old }()
 	var asked []string
@@ -368,6 +371,7 @@ func TestMetadataShareOneNetwork(t *testing.T) {
 // TestOrder: earlyinit.ds= names the sources in any case; unknown names
 // are one error each and skipped.
 func TestOrder(t *testing.T) {
+	pinSources(t)
 	names := func(l []datasource.Source) []string {
 		var n []string
 		for _, s := range l {
@@ -416,6 +420,7 @@ func TestSourcesNamedOnce(t *testing.T) {
 }
 
 func TestNearMissLabels(t *testing.T) {
+	pinSources(t)
 	var log testLog
 	devs := []blockdev.Device{
 		drive("/dev/sr0", "iso9660", "Config-2"),
@@ -506,6 +511,7 @@ func TestMetadataThroughSystemHTTP(t *testing.T) {
 // sources by class; None is no source but makes "nothing found" fine;
 // unknown names are a warning each; a list naming none falls back to all.
 func TestImageOrder(t *testing.T) {
+	pinSources(t)
 	all := []string{"configdrive", "nocloud", "openstack", "ec2"}
 	for _, tt := range []struct {
 		list   []string

@@ -11,6 +11,10 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
+	"github.com/earlyinit/earlyinit/pkg/datasource/ec2"
+	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
+	"github.com/earlyinit/earlyinit/pkg/datasource/openstack"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
@@ -30,6 +34,17 @@ var (
 		ProductUUID: "ec2e1916-9099-7caf-fd21-012345abcdef", BIOSVendor: "Amazon EC2"}
 )
 
+// baseSources are the sources discovery's tests are written against: the
+// registry grows with every platform, their expectations do not.
+var baseSources = []datasource.Source{configdrive.Source, nocloud.Source, openstack.Source, ec2.Source}
+
+// pinSources makes Sources baseSources for the test.
+func pinSources(t *testing.T) {
+	old := Sources
+	Sources = baseSources
+	t.Cleanup(func() { Sources = old })
+}
+
 // withSerial is qemuDMI with the system serial QEMU's -smbios
 // type=1,serial=... sets.
 func withSerial(serial string) dmi.Info {
@@ -43,6 +58,7 @@ func withSerial(serial string) dmi.Info {
 // drives and seeds only, never raising a link; the decision is one line
 // with the DMI strings that made it.
 func TestPlatformDiscovery(t *testing.T) {
+	pinSources(t)
 	noDrive := []string{"seed /var/lib/cloud/seed/config_drive", "drives", "seed /var/lib/cloud/seed/nocloud", "seed /var/lib/cloud/seed/nocloud-net"}
 	for _, tt := range []struct {
 		name    string
@@ -230,6 +246,7 @@ func TestPlatformDiscovery(t *testing.T) {
 // DriveGrace (2 s), and no link is raised: the boot's bound, NIC with link
 // or not.
 func TestNoPlatformWaitBound(t *testing.T) {
+	pinSources(t)
 	for _, c := range []string{"", "earlyinit.timeout=1", "earlyinit.timeout=60"} {
 		sys := &fakeSys{dmi: qemuDMI}
 		d, err := Find(sys, cmdline(t, c), &testLog{})
@@ -309,6 +326,7 @@ func TestDecide(t *testing.T) {
 
 // TestDecideRegistry: the real sources against real DMI strings.
 func TestDecideRegistry(t *testing.T) {
+	pinSources(t)
 	for _, tt := range []struct {
 		info dmi.Info
 		want string
@@ -368,6 +386,7 @@ func TestSerialWords(t *testing.T) {
 // datasource_list leaves it out, whatever earlyinit.ds= says; a rejected
 // source blocks it.
 func TestNoneFallback(t *testing.T) {
+	pinSources(t)
 	for _, tt := range []struct {
 		name    string
 		cmdline string
@@ -412,6 +431,33 @@ func TestMetadataBase(t *testing.T) {
 		d, err := FindWith(&fakeSys{}, cmdline(t, tt.cmdline), tt.img, &testLog{})
 		if err != nil || d == nil || !reflect.DeepEqual(asked, []string{tt.want}) {
 			t.Errorf("%s: asked %q (%v, %v), want %q", tt.cmdline, asked, d, err, tt.want)
+		}
+	}
+}
+
+// TestRegistryPlatforms: on the whole registry, every metadata source has
+// a Platform rule (without one it is tried only when asked for), and no
+// rule recognises a plain QEMU or Proxmox VE guest: those read their
+// drives only, and reach their init within the drive poll.
+func TestRegistryPlatforms(t *testing.T) {
+	plain := []dmi.Info{
+		qemuDMI,
+		{SysVendor: "QEMU", ProductName: "Standard PC (Q35 + ICH9, 2009)", ProductVersion: "pc-q35-9.2", ChassisVendor: "QEMU",
+			BIOSVendor: "SeaBIOS", BIOSVersion: "rel-1.16.3-0-ga6ed6b701f0a-prebuilt.qemu.org", ProductUUID: "3b4a1b5e-8c2f-4d7e-9a61-2f0c5d8e7b90"},
+		{SysVendor: "QEMU", ProductName: "Standard PC (Q35 + ICH9, 2009)", ProductVersion: "pc-q35-8.2", ChassisVendor: "QEMU",
+			BIOSVendor: "EDK II", BIOSVersion: "4.2023.08-4"},
+	}
+	for _, src := range Sources {
+		if src.Metadata != nil && src.Platform == nil {
+			t.Errorf("%s: a metadata source without a Platform rule: tried only when asked for", src.Name)
+		}
+		if src.Platform == nil {
+			continue
+		}
+		for _, i := range plain {
+			if src.Platform(i) {
+				t.Errorf("%s: recognises a plain QEMU guest (%s): it would be probed over the network", src.Name, i)
+			}
 		}
 	}
 }
