@@ -1,0 +1,19 @@
+package gce
+
+import (
+	"context"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+)
+
+// Source is GCE's metadata server.
+var Source = datasource.Source{
+	Name:     "gce",
+	Class:    "GCE",
+	Platform: Platform,
+	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+		c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout}
+		return c.Read(ctx)
+	},
+}
