@@ -1,0 +1,336 @@
+// Package vultr reads Vultr's metadata service (http://169.254.169.254/
+// v1.json) into the instance model, as cloud-init's DataSourceVultr does.
+//
+// The network configuration is Vultr's own network config v1
+// (cloud_interfaces) when it sends one, else cloud-init's from the
+// interfaces list: the first NIC by DHCP and SLAAC, the others static,
+// additional addresses and routes, Vultr's resolvers. cloud-init names
+// every NIC after the live one with its MAC; so does pkg/netcfg, and the
+// entries here carry the MAC and no name.
+//
+// Differences from cloud-init: startup-script, a credential-bearing
+// script cloud-init redacts by name, is left out of the metadata kept.
+package vultr
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
+)
+
+// DefaultBaseURL is the metadata service's address.
+const DefaultBaseURL = "http://169.254.169.254"
+
+// Path is the one document read, under the base URL.
+const Path = "/v1.json"
+
+// TokenHeader is the header cloud-init sends, with TokenValue.
+const (
+	TokenHeader = "Metadata-Token"
+	TokenValue  = "cloudinit"
+)
+
+// MaxBody bounds v1.json, user-data included.
+const MaxBody = datasource.MaxFileSize
+
+// Resolvers are the nameservers cloud-init configures with a generated
+// network configuration.
+func Resolvers() []string { return []string{"108.61.10.10", "2001:19f0:300:1704::6"} }
+
+// Client reads the metadata service. The zero value reads
+// http://169.254.169.254 with httpget's defaults.
+type Client struct {
+	// BaseURL is the service's root; "" means DefaultBaseURL.
+	BaseURL string
+	// HTTP makes the requests; nil means an httpget.Getter with the
+	// settings below.
+	HTTP httpget.Fetcher
+	// RequestTimeout, Retries and Backoff are the Getter's (0: its
+	// defaults).
+	RequestTimeout time.Duration
+	Retries        int
+	Backoff        time.Duration
+	// MaxBody bounds the document; 0 means MaxBody.
+	MaxBody int64
+	// Logf, if set, is told of retries.
+	Logf func(format string, args ...any)
+}
+
+// Read fetches v1.json and reads it. Any failure rejects the source with
+// an error naming the URL.
+func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
+	base := strings.TrimRight(c.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	limit := c.MaxBody
+	if limit <= 0 {
+		limit = MaxBody
+	}
+	u := base + Path
+	b, err := c.http().Get(ctx, httpget.Request{URL: u, Limit: limit, Header: map[string]string{TokenHeader: TokenValue}})
+	if err != nil {
+		return nil, err
+	}
+	d, err := Parse(u, b)
+	if err != nil {
+		return nil, err
+	}
+	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
+	return d, nil
+}
+
+// address is an address of a NIC: IPv4 address and netmask, or an IPv6
+// network and prefix.
+type address struct {
+	Address string `json:"address"`
+	Netmask string `json:"netmask"`
+	Network string `json:"network"`
+	Prefix  text   `json:"prefix"`
+	Routes  any    `json:"routes"`
+}
+
+// nic is one entry of "interfaces".
+type nic struct {
+	MAC          string `json:"mac"`
+	Unconfigured bool   `json:"unconfigured"`
+	MTU          any    `json:"mtu"`
+	AcceptRA     any    `json:"accept-ra"`
+	Routes       any    `json:"routes"`
+	IPv4         *struct {
+		address
+		Additional []address `json:"additional"`
+	} `json:"ipv4"`
+	IPv6 *struct {
+		Additional []address `json:"additional"`
+	} `json:"ipv6"`
+}
+
+// metadata is the part of v1.json read.
+type metadata struct {
+	InstanceV2ID text    `json:"instance-v2-id"`
+	Hostname     *string `json:"hostname"`
+	Region       *struct {
+		RegionCode  *string `json:"regioncode"`
+		CountryCode *string `json:"countrycode"`
+	} `json:"region"`
+	PublicKeys      any            `json:"public-keys"`
+	UserData        any            `json:"user-data"`
+	VendorData      any            `json:"vendor-data"`
+	Interfaces      []nic          `json:"interfaces"`
+	CloudInterfaces map[string]any `json:"cloud_interfaces"`
+}
+
+// Parse reads v1.json, fetched from u (named in errors).
+func Parse(u string, b []byte) (*instance.Data, error) {
+	v, err := jsondoc.Decode(u, b)
+	if err != nil {
+		return nil, err
+	}
+	meta, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a JSON object", u)
+	}
+	var md metadata
+	if err := json.Unmarshal(b, &md); err != nil {
+		return nil, decodeErr(u, err)
+	}
+	d := &instance.Data{
+		Datasource:      "vultr",
+		DatasourceClass: "Vultr",
+		CloudName:       "vultr",
+		Platform:        "vultr",
+		InstanceID:      strings.TrimSpace(string(md.InstanceV2ID)),
+	}
+	if d.InstanceID == "" {
+		return nil, fmt.Errorf("%s: instance-v2-id: missing or empty (it is required)", u)
+	}
+	if md.Hostname != nil {
+		d.LocalHostname = *md.Hostname
+	}
+	if d.LocalHostname == "" {
+		d.LocalHostname = "guest" // as cloud-init
+	}
+	if md.Region != nil {
+		switch {
+		case md.Region.CountryCode != nil:
+			d.Region = strings.ToLower(*md.Region.CountryCode)
+		case md.Region.RegionCode != nil:
+			d.Region = strings.ToLower(*md.Region.RegionCode)
+		}
+	}
+	if d.PublicKeys, err = datasource.PublicKeys(md.PublicKeys); err != nil {
+		return nil, fmt.Errorf("%s: public-keys: %w", u, err)
+	}
+	if d.UserData, err = payload(md.UserData); err != nil {
+		return nil, fmt.Errorf("%s: user-data: %w", u, err)
+	}
+	if d.VendorData, err = payload(md.VendorData); err != nil {
+		return nil, fmt.Errorf("%s: vendor-data: %w", u, err)
+	}
+
+	var nc any
+	switch {
+	case md.CloudInterfaces != nil:
+		nc = md.CloudInterfaces
+	case len(md.Interfaces) > 0:
+		if nc, err = Network(md.Interfaces); err != nil {
+			return nil, fmt.Errorf("%s: interfaces: %w", u, err)
+		}
+	}
+	if nc != nil {
+		if d.Network, err = json.Marshal(nc); err != nil {
+			return nil, fmt.Errorf("%s: network: %w", u, err)
+		}
+		d.NetworkFormat = instance.NetworkYAML
+	}
+
+	// cloud-init's metadata, as it rewrites it; startup-script left out.
+	meta["instance-id"] = d.InstanceID
+	meta["local-hostname"] = d.LocalHostname
+	if md.Region != nil {
+		meta["region"] = d.Region
+	}
+	delete(meta, "startup-script")
+	d.Meta = meta
+	return d, nil
+}
+
+// payload reads user-data or vendor-data: a string, or an empty list or
+// null for none ("" is none too, as cloud-init has it).
+func payload(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if v == "" {
+			return nil, nil
+		}
+		return []byte(v), nil
+	case []any:
+		if len(v) == 0 {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("want a string, got %s", scalar.JSONNoun(v))
+}
+
+// V1 is a network config version 1 document.
+type V1 struct {
+	Version int        `json:"version"`
+	Config  []V1Config `json:"config"`
+}
+
+// V1Config is a physical NIC, or the nameservers. A NIC has no name:
+// cloud-init names it after the live NIC with its MAC.
+type V1Config struct {
+	Type       string     `json:"type"`
+	MACAddress string     `json:"mac_address,omitempty"`
+	AcceptRA   any        `json:"accept-ra,omitempty"`
+	MTU        any        `json:"mtu,omitempty"`
+	Subnets    []V1Subnet `json:"subnets,omitempty"`
+	Address    []string   `json:"address,omitempty"`
+}
+
+// V1Subnet is a subnet of a v1 NIC.
+type V1Subnet struct {
+	Type    string `json:"type"`
+	Control string `json:"control,omitempty"`
+	Address string `json:"address,omitempty"`
+	Netmask string `json:"netmask,omitempty"`
+	Routes  any    `json:"routes,omitempty"`
+}
+
+// Network is cloud-init's generate_network_config: Vultr's resolvers, the
+// first NIC (public) by DHCP and SLAAC, each other NIC not marked
+// unconfigured with its static IPv4 address; each NIC's MTU, accept-ra and
+// routes (on its first subnet) and its additional IPv4 and IPv6 addresses.
+func Network(nics []nic) (*V1, error) {
+	nc := &V1{Version: 1, Config: []V1Config{{Type: "nameserver", Address: Resolvers()}}}
+	for i, n := range nics {
+		if i > 0 && n.Unconfigured {
+			continue
+		}
+		if strings.TrimSpace(n.MAC) == "" {
+			return nil, fmt.Errorf("[%d]: mac: missing or empty", i)
+		}
+		c := V1Config{Type: "physical", MACAddress: n.MAC}
+		if i == 0 {
+			c.AcceptRA = 1
+			c.Subnets = []V1Subnet{{Type: "dhcp", Control: "auto"}, {Type: "ipv6_slaac", Control: "auto"}}
+		} else {
+			if n.IPv4 == nil || n.IPv4.Address == "" {
+				return nil, fmt.Errorf("[%d]: ipv4.address: missing (a private NIC is static)", i)
+			}
+			c.Subnets = []V1Subnet{{Type: "static", Control: "auto", Address: n.IPv4.Address, Netmask: n.IPv4.Netmask}}
+		}
+		if n.MTU != nil {
+			c.MTU = n.MTU
+		}
+		if n.AcceptRA != nil {
+			c.AcceptRA = n.AcceptRA
+		}
+		if n.Routes != nil {
+			c.Subnets[0].Routes = n.Routes
+		}
+		if n.IPv4 != nil {
+			for _, a := range n.IPv4.Additional {
+				c.Subnets = append(c.Subnets, V1Subnet{Type: "static", Control: "auto", Address: a.Address, Netmask: a.Netmask, Routes: a.Routes})
+			}
+		}
+		if n.IPv6 != nil {
+			for _, a := range n.IPv6.Additional {
+				c.Subnets = append(c.Subnets, V1Subnet{Type: "static6", Control: "auto", Address: a.Network + "/" + string(a.Prefix), Routes: a.Routes})
+			}
+		}
+		nc.Config = append(nc.Config, c)
+	}
+	return nc, nil
+}
+
+// decodeErr names the key of a value of the wrong type.
+func decodeErr(u string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: %s: want %s, got %s", u, te.Field, te.Type, te.Value)
+	}
+	return fmt.Errorf("%s: %w", u, err)
+}
+
+// text is a JSON string or number, as its text.
+type text string
+
+func (t *text) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*t = text(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return &json.UnmarshalTypeError{Value: "non-scalar", Type: reflect.TypeFor[string]()}
+	}
+	*t = text(n)
+	return nil
+}
+
+// http is c.HTTP, or a Getter with c's settings.
+func (c *Client) http() httpget.Fetcher {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
+}
