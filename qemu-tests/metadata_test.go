@@ -98,12 +98,17 @@ func imds(iid, host string, v2 bool) http.Handler {
 	})
 }
 
-// metadataBoot boots a busybox root with one NIC on the namespace's tap.
+// novaDMI is the SMBIOS system table of an OpenStack Nova guest: the
+// platform discovery recognises before it tries the metadata service.
+const novaDMI = "type=1,manufacturer=OpenStack Foundation,product=OpenStack Nova"
+
+// metadataBoot boots a busybox root with one NIC on the namespace's tap,
+// with OpenStack Nova's DMI.
 func metadataBoot(t *testing.T, ns *vm.NetNS, extra string) (string, *vm.Result) {
 	t.Helper()
 	root := busyboxDisk(t, "root", "")
 	res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20 " + extra, Disks: []vm.Disk{{Path: root}},
-		NICs: []vm.NIC{{MAC: macA, Netdev: "tap:" + ns.Tap}}, RNG: true, Wrap: ns.Wrap()})
+		NICs: []vm.NIC{{MAC: macA, Netdev: "tap:" + ns.Tap}}, RNG: true, Wrap: ns.Wrap(), SMBIOS: []string{novaDMI}})
 	mustContain(t, "console", res.Console, "TESTINIT: /sbin/init pid=1")
 	return root, res
 }
@@ -125,7 +130,7 @@ func TestMetadataOpenStack(t *testing.T) {
 	t.Parallel()
 	ns := metadataNS(t, true, nova("md-openstack-1", "md-os.example.net"))
 	root, res := metadataBoot(t, ns, "")
-	mustContain(t, "console", res.Console, "metadata: DHCP lease 10.77.0.", "2 classless routes, MTU 1400", `datasource openstack: instance "md-openstack-1"`, "temporary network on eth0 torn down")
+	mustContain(t, "console", res.Console, `datasource: platform openstack (sys_vendor="OpenStack Foundation" product_name="OpenStack Nova"`, "metadata: DHCP lease 10.77.0.", "2 classless routes, MTU 1400", `datasource openstack: instance "md-openstack-1"`, "temporary network on eth0 torn down")
 	checkIdentity(t, root, "md-openstack-1", "md-os")
 	wantFile(t, root, "/var/lib/earlyinit/instances/md-openstack-1/user-data.txt", "#cloud-config\nruncmd: [echo from-metadata]\n")
 	noLeftovers(t, root)
@@ -143,7 +148,7 @@ func TestMetadataEC2IMDSv2(t *testing.T) {
 func TestMetadataIMDSv1Fallback(t *testing.T) {
 	t.Parallel()
 	ns := metadataNS(t, true, imds("i-00000000000000001", "v1host", false))
-	root, res := metadataBoot(t, ns, "")
+	root, res := metadataBoot(t, ns, "earlyinit.ds=openstack,ec2")
 	mustContain(t, "console", res.Console, "datasource openstack rejected", `datasource ec2: instance "i-00000000000000001"`)
 	checkIdentity(t, root, "i-00000000000000001", "v1host")
 	noLeftovers(t, root)
@@ -154,7 +159,7 @@ func TestMetadataServerError(t *testing.T) {
 	ns := metadataNS(t, true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
-	root, res := metadataBoot(t, ns, "")
+	root, res := metadataBoot(t, ns, "earlyinit.ds=openstack,ec2")
 	mustContain(t, "console", res.Console, "datasource openstack rejected", "500", "datasource ec2 rejected")
 	if _, err := vm.Stat(root, "/var/lib/earlyinit/data/instance-id"); err == nil {
 		t.Errorf("a rejected metadata service left an instance cache")
