@@ -1,0 +1,19 @@
+package oracle
+
+import (
+	"context"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+)
+
+// Source is OCI's instance metadata service.
+var Source = datasource.Source{
+	Name:     "oracle",
+	Class:    "Oracle",
+	Platform: Platform,
+	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+		c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout}
+		return c.Read(ctx)
+	},
+}
