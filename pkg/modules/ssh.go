@@ -36,7 +36,8 @@ func (e *Env) sshdDropIn(name, content string) error {
 //     private one is derived with ssh-keygen -yf); a certificate is named
 //     by a HostCertificate drop-in;
 //   - otherwise ssh_genkeytypes (default rsa, ecdsa, ed25519): each missing
-//     key made with ssh-keygen -t T -N "" -f /etc/ssh/ssh_host_T_key;
+//     key made with ssh-keygen -t T -N "" -f /etc/ssh/ssh_host_T_key, the
+//     types side by side (genHostKeys);
 //   - the datasource's public keys (unless allow_public_ssh_keys is
 //     false) and ssh_authorized_keys go to the default user, and to root:
 //     with disable_root (default true) behind disable_root_opts, $USER
@@ -65,27 +66,14 @@ func ssh(ctx context.Context, e *Env) error {
 		if _, ok := e.Cfg["ssh_genkeytypes"]; !ok {
 			types = defaultKeyTypes
 		}
-		for _, t := range types {
-			if !validKeyType(t) {
-				errs = append(errs, fmt.Errorf("ssh_genkeytypes: unknown key type %q", t))
-				continue
-			}
-			f := hostKeyFile(t)
-			if e.Root.Exists(f) {
-				continue
-			}
+		todo, err := e.missingHostKeys(types)
+		errs = append(errs, err)
+		if len(todo) > 0 {
 			if err := e.Root.MkdirAll("/etc/ssh", 0o755, 0, 0); err != nil {
 				return err
 			}
-			out, err := e.run(ctx, Cmd{Name: "ssh-keygen", Args: []string{"-t", t, "-N", "", "-f", e.Root.Path(f)}, Env: []string{"LANG=C"}})
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if !cfgBool(e.Cfg, "ssh_quiet_keygen", false) {
-				e.output().Write(out)
-			}
 		}
+		errs = append(errs, e.genHostKeys(ctx, todo))
 	}
 
 	var keys []string
