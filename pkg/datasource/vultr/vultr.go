@@ -321,10 +321,23 @@ func (t *text) UnmarshalJSON(b []byte) error {
 	}
 	var n json.Number
 	if err := json.Unmarshal(b, &n); err != nil {
-		return &json.UnmarshalTypeError{Value: "non-scalar", Type: reflect.TypeFor[string]()}
+		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
 	}
 	*t = text(n)
 	return nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(b []byte) string {
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "value"
 }
 
 // http is c.HTTP, or a Getter with c's settings.

@@ -1,0 +1,250 @@
+// Package linode reads the Akamai (Linode) metadata service into the
+// instance model, as cloud-init's DataSourceAkamai does: a token first
+// (PUT /v1/token, Metadata-Token-Expiry-Seconds), then with it the
+// instance (/v1/instance, JSON) and the user-data (/v1/user-data,
+// base64-encoded). The network description (/v1/network) is read too and
+// kept in the metadata as "network"; it gives no network configuration,
+// as in cloud-init (Linode's NICs take DHCP).
+//
+// The source is named "akamai", cloud-init's name; the package is named
+// after the platform users know.
+//
+// Differences from cloud-init: a service that gives no token, or cannot be
+// read, rejects the source (cloud-init goes on with the SMBIOS serial as
+// the instance id and nothing else); a 404 for the user-data or the
+// network description means none (cloud-init fails the whole read). The
+// DMI overrides in baseboard_serial (allow IPv4, IPv6, ...) are not read:
+// discovery chooses the address.
+package linode
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
+)
+
+// DefaultBaseURL is the metadata service's IPv4 address (its IPv6 one is
+// http://[fd00:a9fe:a9fe::1]).
+const DefaultBaseURL = "http://169.254.169.254"
+
+// The service's paths, under the base URL.
+const (
+	TokenPath    = "/v1/token"
+	InstancePath = "/v1/instance"
+	UserDataPath = "/v1/user-data"
+	NetworkPath  = "/v1/network"
+)
+
+// Token headers, and the lifetime cloud-init asks for.
+const (
+	TokenHeader       = "Metadata-Token"
+	TokenExpiryHeader = "Metadata-Token-Expiry-Seconds"
+	TokenExpiry       = "300"
+)
+
+// Body limits: the token and JSON documents get MaxMetadata, the
+// user-data (base64, so a third larger than decoded) MaxUserData.
+const (
+	MaxMetadata = 1 << 20
+	MaxUserData = datasource.MaxFileSize
+)
+
+// Client reads the metadata service. The zero value reads
+// http://169.254.169.254 with httpget's defaults.
+type Client struct {
+	// BaseURL is the service's root; "" means DefaultBaseURL.
+	BaseURL string
+	// HTTP makes the requests; nil means an httpget.Getter with the
+	// settings below.
+	HTTP httpget.Fetcher
+	// RequestTimeout, Retries and Backoff are the Getter's (0: its
+	// defaults).
+	RequestTimeout time.Duration
+	Retries        int
+	Backoff        time.Duration
+	// Logf, if set, is told of retries and of user-data that is not
+	// base64.
+	Logf func(format string, args ...any)
+}
+
+// Read gets a token and reads the instance, the user-data and the network
+// description with it. Any failure rejects the source with an error
+// naming the URL; the token is never in an error or a log line.
+func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
+	base := strings.TrimRight(c.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	g := c.http()
+	tb, err := g.Get(ctx, httpget.Request{
+		Method: "PUT",
+		URL:    base + TokenPath,
+		Header: map[string]string{TokenExpiryHeader: TokenExpiry},
+		Limit:  MaxMetadata,
+	})
+	if err != nil {
+		return nil, err
+	}
+	token := strings.TrimSpace(string(tb))
+	if token == "" || strings.IndexFunc(token, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+		return nil, fmt.Errorf("PUT %s: empty or unprintable token", base+TokenPath)
+	}
+	get := func(path string, limit int64, accept bool) ([]byte, error) {
+		h := map[string]string{TokenHeader: token}
+		if accept {
+			h["Accept"] = "application/json"
+		}
+		return g.Get(ctx, httpget.Request{URL: base + path, Header: h, Limit: limit})
+	}
+
+	ib, err := get(InstancePath, MaxMetadata, true)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Parse(base+InstancePath, ib)
+	if err != nil {
+		return nil, err
+	}
+	ud, err := get(UserDataPath, MaxUserData, false)
+	switch {
+	case httpget.NotFound(err):
+	case err != nil:
+		return nil, err
+	default:
+		var ok bool
+		if d.UserData, ok = DecodeUserData(ud); !ok && c.Logf != nil {
+			c.Logf("akamai: %s is not base64: taken as it is", base+UserDataPath)
+		}
+	}
+	nb, err := get(NetworkPath, MaxMetadata, true)
+	switch {
+	case httpget.NotFound(err):
+	case err != nil:
+		return nil, err
+	default:
+		nv, err := jsondoc.Decode(base+NetworkPath, nb)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := nv.(map[string]any); !ok {
+			return nil, fmt.Errorf("%s: want a JSON object", base+NetworkPath)
+		}
+		d.Meta["network"] = nv
+	}
+	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
+	return d, nil
+}
+
+// metadata is the part of /v1/instance read.
+type metadata struct {
+	ID     text   `json:"id"`
+	Region string `json:"region"`
+}
+
+// Parse reads /v1/instance, fetched from u (named in errors): the instance
+// id and region; the whole document is the datasource's metadata, as in
+// cloud-init.
+func Parse(u string, b []byte) (*instance.Data, error) {
+	v, err := jsondoc.Decode(u, b)
+	if err != nil {
+		return nil, err
+	}
+	meta, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a JSON object", u)
+	}
+	var md metadata
+	if err := json.Unmarshal(b, &md); err != nil {
+		return nil, decodeErr(u, err)
+	}
+	d := &instance.Data{
+		Datasource:      "akamai",
+		DatasourceClass: "Akamai",
+		CloudName:       "akamai",
+		Platform:        "akamai",
+		InstanceID:      strings.TrimSpace(string(md.ID)),
+		Region:          md.Region,
+		Meta:            meta,
+	}
+	if d.InstanceID == "" {
+		return nil, fmt.Errorf("%s: id: missing or empty (it is required)", u)
+	}
+	return d, nil
+}
+
+// DecodeUserData decodes the base64 user-data (line breaks and blanks
+// ignored). ok is false when it is not base64; b is then returned as it
+// is, as cloud-init keeps it.
+func DecodeUserData(b []byte) (out []byte, ok bool) {
+	s := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\r' || r == '\n' {
+			return -1
+		}
+		return r
+	}, string(b))
+	out, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return b, false
+	}
+	return out, true
+}
+
+// decodeErr names the key of a value of the wrong type.
+func decodeErr(u string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: %s: want %s, got %s", u, te.Field, te.Type, te.Value)
+	}
+	return fmt.Errorf("%s: %w", u, err)
+}
+
+// text is a JSON string or number, as its text (the id is a number).
+type text string
+
+func (t *text) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*t = text(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
+	}
+	*t = text(n)
+	return nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(b []byte) string {
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "value"
+}
+
+// http is c.HTTP, or a Getter with c's settings.
+func (c *Client) http() httpget.Fetcher {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
+}
