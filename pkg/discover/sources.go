@@ -2,10 +2,16 @@ package discover
 
 import (
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/datasource/aliyun"
+	"github.com/earlyinit/earlyinit/pkg/datasource/azure"
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
 	"github.com/earlyinit/earlyinit/pkg/datasource/ec2"
+	"github.com/earlyinit/earlyinit/pkg/datasource/gce"
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/pkg/datasource/openstack"
+	"github.com/earlyinit/earlyinit/pkg/datasource/oracle"
+	"github.com/earlyinit/earlyinit/pkg/datasource/outscale"
+	"github.com/earlyinit/earlyinit/pkg/datasource/zstack"
 )
 
 // Sources is every datasource earlyinit knows, in the order tried when
@@ -16,4 +22,14 @@ var Sources = []datasource.Source{
 	nocloud.Source,
 	openstack.Source,
 	ec2.Source,
+	// After ec2: zstack and outscale share its class (Ec2), which
+	// datasource_list names, and on a machine without DMI, where every
+	// source is tried, ec2 must read an EC2 service first; none of
+	// these is recognised where ec2 is.
+	azure.Source,
+	gce.Source,
+	oracle.Source,
+	aliyun.Source,
+	zstack.Source,
+	outscale.Source,
 }
