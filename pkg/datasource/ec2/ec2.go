@@ -7,9 +7,10 @@
 // answers the PUT with an HTTP error, or not at all within the request
 // timeout, is read without a token (IMDSv1).
 //
-// Differences from cloud-init: there is no platform detection (DMI): the
-// token is always tried and v1 always allowed, as cloud-init does on
-// clouds other than AWS; the API version comes from the version list (GET
+// Differences from cloud-init: the reader does not tell the EC2 clouds
+// apart: the token is always tried (unless Client.NoToken, which the ZStack
+// and Outscale sources set, as cloud-init asks for it on AWS only) and v1
+// always allowed, as cloud-init does on clouds other than AWS; the API version comes from the version list (GET
 // /) rather than from probing each version's instance-id, and is "latest"
 // when the list names none cloud-init knows; the instance identity
 // document is not read (the instance id and region come from meta-data);
