@@ -38,6 +38,12 @@ type Source struct {
 	// share one temporary network, brought up once, and are given it as
 	// a Service.
 	Metadata func(ctx context.Context, svc Service) (*instance.Data, error)
+	// Ready, if set, tells the platform the instance was read (Azure's
+	// ready report, without which the platform marks provisioning
+	// failed). Discovery calls it once Metadata has returned an instance,
+	// while the temporary network is still up, within earlyinit.timeout;
+	// a failure is logged, the instance kept.
+	Ready func(ctx context.Context, svc Service, d *instance.Data) error
 	// MetadataBase is the source's own service address when it is not
 	// the link-local one ("http://100.100.100.200" for Alibaba Cloud);
 	// Service.Base is then this (earlyinit.metadata_url still wins).

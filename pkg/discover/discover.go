@@ -663,6 +663,13 @@ func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", src.Name, err))
 			continue
 		}
+		if src.Ready != nil {
+			if err := f.log.Guard("datasource "+src.Name+" ready report", func() error { return src.Ready(ctx, svc, d) }); err != nil {
+				f.log.Errorf("datasource %s: ready report to the platform failed: %v", src.Name, err)
+			} else {
+				f.log.Printf("datasource %s: reported ready to the platform", src.Name)
+			}
+		}
 		return f.finish(d, src), nil
 	}
 	return nil, errors.Join(errs...)

@@ -605,3 +605,40 @@ func TestImageMetadataURLsOpenStack(t *testing.T) {
 		t.Errorf("requests %q", h.got)
 	}
 }
+
+// TestReadyReport: a source's Ready hook is called once with the instance
+// its Metadata returned, while the network is up; a failing report is
+// logged and the instance kept.
+func TestReadyReport(t *testing.T) {
+	old := Sources
+	defer func() { Sources = old }()
+	for _, fail := range []bool{false, true} {
+		var readied []string
+		Sources = []datasource.Source{{Name: "meta", Class: "Meta",
+			Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+				return &instance.Data{InstanceID: "i-ready"}, nil
+			},
+			Ready: func(ctx context.Context, svc datasource.Service, d *instance.Data) error {
+				readied = append(readied, d.InstanceID)
+				if fail {
+					return errors.New("fabric says no")
+				}
+				return nil
+			}}}
+		var log testLog
+		d, err := FindWith(&fakeSys{}, cmdline(t, "earlyinit.ds=meta"), Image{}, &log)
+		if err != nil || d == nil || d.InstanceID != "i-ready" {
+			t.Fatalf("fail=%v: FindWith = %+v, %v", fail, d, err)
+		}
+		if !reflect.DeepEqual(readied, []string{"i-ready"}) {
+			t.Errorf("fail=%v: Ready called with %q", fail, readied)
+		}
+		want := "datasource meta: reported ready to the platform"
+		if fail {
+			want = "datasource meta: ready report to the platform failed: fabric says no"
+		}
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("fail=%v: log lacks %q:\n%s", fail, want, log.String())
+		}
+	}
+}

@@ -17,6 +17,7 @@ var Source = datasource.Source{
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
 		return Read(ctx, svc, nil)
 	},
+	Ready: Ready,
 }
 
 // Read reads IMDS through svc, with ovf (nil for none) merged in.
