@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,7 +173,9 @@ type SourceSettings struct {
 func ImageOrder(list []string) (order []datasource.Source, noneOK bool, warns []string) {
 	var classes []string
 	for _, s := range Sources {
-		classes = append(classes, s.Class)
+		if !slices.Contains(classes, s.Class) {
+			classes = append(classes, s.Class)
+		}
 	}
 	classes = append(classes, "None")
 	for _, name := range list {
@@ -181,6 +184,8 @@ func ImageOrder(list []string) (order []datasource.Source, noneOK bool, warns []
 			noneOK = true
 			continue
 		}
+		// Every source of the class: cloud-init's Ec2 is AWS, ZStack
+		// and Outscale alike; their Platform rules tell them apart.
 		found := false
 		for _, s := range Sources {
 			if strings.EqualFold(n, s.Class) {
@@ -188,7 +193,6 @@ func ImageOrder(list []string) (order []datasource.Source, noneOK bool, warns []
 				if _, dup := byName(order, s.Name); !dup {
 					order = append(order, s)
 				}
-				break
 			}
 		}
 		if !found {

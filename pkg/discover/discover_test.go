@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -640,5 +641,21 @@ func TestReadyReport(t *testing.T) {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("fail=%v: log lacks %q:\n%s", fail, want, log.String())
 		}
+	}
+}
+
+// TestImageOrderClass: a datasource_list class names every source of it
+// (cloud-init's Ec2 is AWS, ZStack and Outscale), in registry order.
+func TestImageOrderClass(t *testing.T) {
+	order, _, warns := ImageOrder([]string{"Ec2"})
+	var got []string
+	for _, s := range order {
+		if s.Class != "Ec2" {
+			t.Errorf("%s (class %s) in the order of [Ec2]", s.Name, s.Class)
+		}
+		got = append(got, s.Name)
+	}
+	if len(got) < 2 || got[0] != "ec2" || !slices.Contains(got, "zstack") || !slices.Contains(got, "outscale") || len(warns) != 0 {
+		t.Errorf("ImageOrder([Ec2]) = %q, %q", got, warns)
 	}
 }

@@ -436,16 +436,16 @@ func TestLoadImageConfig(t *testing.T) {
 func TestDiscoverImageUnknownSources(t *testing.T) {
 	log := &testLog{}
 	img := &imagecfg.Config{Raw: map[string]any{"datasource": map[string]any{
-		"Azure": map[string]any{"apply_network_config": false},
-		"Ec2":   map[string]any{"metadata_urls": []any{"http://169.254.169.254"}, "timeout": 5},
-		"GCE":   map[string]any{},
+		"SmartOS":  map[string]any{"serial_device": "/dev/ttyS1"},
+		"Ec2":      map[string]any{"metadata_urls": []any{"http://169.254.169.254"}, "timeout": 5},
+		"RbxCloud": map[string]any{},
 	}}}
 	di := discoverImage(img, log)
 	want := discover.SourceSettings{MetadataURLs: []string{"http://169.254.169.254"}, Timeout: 5 * time.Second}
 	if di.List != nil || !reflect.DeepEqual(di.Settings, map[string]discover.SourceSettings{"Ec2": want}) {
 		t.Errorf("discover.Image %+v", di)
 	}
-	if got, want := log.String(), "E image configuration: datasource.Azure: not supported: earlyinit has no such datasource\nE image configuration: datasource.GCE: not supported: earlyinit has no such datasource\n"; got != want {
+	if got, want := log.String(), "E image configuration: datasource.RbxCloud: not supported: earlyinit has no such datasource\nE image configuration: datasource.SmartOS: not supported: earlyinit has no such datasource\n"; got != want {
 		t.Errorf("log:\n%s\nwant:\n%s", got, want)
 	}
 }
