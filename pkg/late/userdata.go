@@ -84,6 +84,9 @@ func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) 
 	if d.VendorData, err = readCapped(r, idir+"/vendor-data.txt", maxUserData); err != nil {
 		probs = append(probs, fmt.Sprintf("vendor-data: %v: ignored", err))
 	}
+	if d.VendorData2, err = readCapped(r, idir+"/vendor-data2.txt", maxUserData); err != nil {
+		probs = append(probs, fmt.Sprintf("vendor-data2: %v: ignored", err))
+	}
 	if ds, _ := readCapped(r, idir+"/datasource", maxSmallFile); len(ds) > 0 {
 		name, sub, _ := strings.Cut(strings.TrimSpace(string(ds)), ": ")
 		d.DatasourceClass = strings.TrimPrefix(name, "DataSource")
@@ -193,12 +196,17 @@ func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter,
 	}
 	user := decode("user-data", d.UserData)
 	vendor := decode("vendor-data", d.VendorData)
-	cfg, ws := userdata.Merge(user, vendor)
+	vendor2 := decode("vendor-data2", d.VendorData2)
+	ucfg, _ := userdata.MergeParts(user)
+	cfg, ws := userdata.MergeVendor2(user, vendor, vendor2)
 	for _, w := range ws {
 		warn("merge: %s", w)
 	}
-	vparts, _ := userdata.VendorParts(cfg, vendor)
-	p.parts = append(user, vparts...)
+	// The user's own keys decide which vendor parts run, as they decide
+	// the merge.
+	v2parts, _ := userdata.Vendor2Parts(ucfg, vendor2)
+	vparts, _ := userdata.VendorParts(ucfg, vendor)
+	p.parts = append(append(user, v2parts...), vparts...)
 	p.userKeys = map[string]bool{}
 	for k := range cfg {
 		p.userKeys[k] = true

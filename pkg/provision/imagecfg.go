@@ -177,12 +177,13 @@ func discoverImage(img *imagecfg.Config, log Log) discover.Image {
 // so the initramfs only logs them at debug level. d may be nil (no
 // instance), image nil (no configuration). The result is never nil.
 func mergeConfig(image map[string]any, d *instance.Data, log Log) map[string]any {
-	var user, vendor []userdata.Part
+	var user, vendor, vendor2 []userdata.Part
 	if d != nil {
 		user = decodeForMerge("user-data", d.UserData, log)
 		vendor = decodeForMerge("vendor-data", d.VendorData, log)
+		vendor2 = decodeForMerge("vendor-data2", d.VendorData2, log)
 	}
-	cfg, ws := userdata.Merge(user, vendor)
+	cfg, ws := userdata.MergeVendor2(user, vendor, vendor2)
 	for _, w := range ws {
 		log.Debugf("cloud-config: merge: %s", w)
 	}

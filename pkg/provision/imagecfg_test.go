@@ -307,11 +307,11 @@ func TestEffectiveConfig(t *testing.T) {
 		"disable_root":      false,
 	}
 	for _, tt := range []struct {
-		name         string
-		image        map[string]any
-		user, vendor string
-		noData       bool
-		want         map[string]any // the keys compared
+		name                  string
+		image                 map[string]any
+		user, vendor, vendor2 string
+		noData                bool
+		want                  map[string]any // the keys compared
 	}{{
 		name:   "built-in defaults",
 		noData: true,
@@ -345,6 +345,12 @@ func TestEffectiveConfig(t *testing.T) {
 		user:  "#cloud-config\ngrowpart: {mode: 'off'}\n",
 		want:  map[string]any{"growpart": map[string]any{"mode": "off", "devices": []any{"/"}}},
 	}, {
+		// OpenStack's vendor_data2 over vendor_data, under the user's.
+		name:    "vendor-data2",
+		vendor:  "#cloud-config\npreserve_hostname: false\ngrowpart: {mode: 'off'}\n",
+		vendor2: "#cloud-config\npreserve_hostname: true\n",
+		want:    map[string]any{"preserve_hostname": true, "growpart": map[string]any{"mode": "off"}},
+	}, {
 		name: "user's users over built-in",
 		user: "#cloud-config\nusers: [alice]\n",
 		want: map[string]any{"users": []any{"alice"}},
@@ -363,7 +369,7 @@ func TestEffectiveConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var d *instance.Data
 			if !tt.noData {
-				d = &instance.Data{UserData: []byte(tt.user), VendorData: []byte(tt.vendor)}
+				d = &instance.Data{UserData: []byte(tt.user), VendorData: []byte(tt.vendor), VendorData2: []byte(tt.vendor2)}
 			}
 			var img *imagecfg.Config
 			if tt.image != nil {

@@ -448,7 +448,18 @@ func copyMap(m map[string]any) map[string]any {
 // ("text/x-shellscript", "text/cloud-config"...), drops parts of those
 // types.
 func VendorParts(userCfg map[string]any, vendor []Part) ([]Part, []Warning) {
-	enabled, disabled, warns := vendorPolicy(userCfg)
+	return vendorParts(userCfg, "vendor_data", vendor)
+}
+
+// Vendor2Parts is VendorParts for OpenStack's vendor_data2.json, under
+// the user's vendor_data2 key (same shape, same defaults), as cloud-init
+// consumes "vendordata2".
+func Vendor2Parts(userCfg map[string]any, vendor2 []Part) ([]Part, []Warning) {
+	return vendorParts(userCfg, "vendor_data2", vendor2)
+}
+
+func vendorParts(userCfg map[string]any, key string, vendor []Part) ([]Part, []Warning) {
+	enabled, disabled, warns := vendorPolicy(userCfg, key)
 	if !enabled {
 		return nil, warns
 	}
@@ -461,14 +472,15 @@ func VendorParts(userCfg map[string]any, vendor []Part) ([]Part, []Warning) {
 	return out, warns
 }
 
-func vendorPolicy(cfg map[string]any) (bool, map[string]bool, []Warning) {
-	v, ok := cfg["vendor_data"]
+func vendorPolicy(cfg map[string]any, key string) (bool, map[string]bool, []Warning) {
+	v, ok := cfg[key]
 	if !ok {
 		return true, nil, nil
 	}
+	what := strings.ReplaceAll(key, "_", "-")
 	vd, ok := v.(map[string]any)
 	if !ok {
-		return false, nil, []Warning{Warning(fmt.Sprintf("invalid vendor_data setting (a %s, not a map): vendor-data disabled", scalar.TypeName(v)))}
+		return false, nil, []Warning{Warning(fmt.Sprintf("invalid %s setting (a %s, not a map): %s disabled", key, scalar.TypeName(v), what))}
 	}
 	var warns []Warning
 	enabled := true
@@ -478,7 +490,7 @@ func vendorPolicy(cfg map[string]any) (bool, map[string]bool, []Warning) {
 			enabled = t
 		case string:
 			enabled = scalar.IsTrue(t)
-			warns = append(warns, Warning(fmt.Sprintf("vendor_data.enabled: the string %q is deprecated, use a boolean", t)))
+			warns = append(warns, Warning(fmt.Sprintf("%s.enabled: the string %q is deprecated, use a boolean", key, t)))
 		default:
 			// fmt.Sprint, not Python's str(): 1.0 reads as "1" here.
 			enabled = scalar.IsTrue(fmt.Sprint(e))
@@ -502,16 +514,34 @@ func vendorPolicy(cfg map[string]any) (bool, map[string]bool, []Warning) {
 // turns vendor-data off, see VendorParts) vendor-data's under them: the
 // user wins. The result is never nil.
 func Merge(user, vendor []Part) (map[string]any, []Warning) {
+	return MergeVendor2(user, vendor, nil)
+}
+
+// MergeVendor2 is Merge with OpenStack's vendor_data2 too: user-data over
+// vendor-data2 over vendor-data, cloud-init's order (vendor2 is the
+// dynamic vendor-data that overrides the static), each vendor part
+// consumed as the user's vendor_data and vendor_data2 keys allow.
+func MergeVendor2(user, vendor, vendor2 []Part) (map[string]any, []Warning) {
 	ucfg, warns := MergeParts(user)
-	vparts, w := VendorParts(ucfg, vendor)
-	warns = append(warns, w...)
-	if len(vparts) == 0 {
-		return ucfg, warns
+	out := ucfg
+	for _, v := range []struct {
+		what  string
+		parts func(map[string]any, []Part) ([]Part, []Warning)
+		in    []Part
+	}{{"vendor-data2", Vendor2Parts, vendor2}, {"vendor-data", VendorParts, vendor}} {
+		// The user's keys decide (cloud-init reads them without vendor
+		// data merged in): vendor-data2 cannot turn vendor-data off.
+		parts, w := v.parts(ucfg, v.in)
+		warns = append(warns, w...)
+		if len(parts) == 0 {
+			continue
+		}
+		vcfg, w := MergeParts(parts)
+		for _, x := range w {
+			warns = append(warns, Warning(v.what+": ")+x)
+		}
+		out, w = MergeConfigs(out, vcfg)
+		warns = append(warns, w...)
 	}
-	vcfg, w := MergeParts(vparts)
-	for _, x := range w {
-		warns = append(warns, "vendor-data: "+x)
-	}
-	out, w := MergeConfigs(ucfg, vcfg)
-	return out, append(warns, w...)
+	return out, warns
 }

@@ -177,3 +177,24 @@ func TestMergeVendor(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeVendor2: user-data over vendor-data2 over vendor-data, each
+// vendor source switched off by the user's own key only.
+func TestMergeVendor2(t *testing.T) {
+	part := func(s string) []Part { return []Part{{Type: TypeCloudConfig, Content: []byte(s)}} }
+	for _, tt := range []struct {
+		name                 string
+		user, vendor, vendr2 string
+		want                 map[string]any
+	}{
+		{"order", "a: user\n", "a: v1\nb: v1\nc: v1\n", "a: v2\nb: v2\n", map[string]any{"a": "user", "b": "v2", "c": "v1"}},
+		{"vendor2 off", "vendor_data2: {enabled: false}\n", "b: v1\n", "b: v2\n", map[string]any{"vendor_data2": map[string]any{"enabled": false}, "b": "v1"}},
+		{"vendor off", "vendor_data: {enabled: false}\n", "b: v1\nc: v1\n", "b: v2\n", map[string]any{"vendor_data": map[string]any{"enabled": false}, "b": "v2"}},
+		{"vendor2 cannot turn vendor off", "a: 1\n", "c: v1\n", "vendor_data: {enabled: false}\n", map[string]any{"a": 1, "c": "v1", "vendor_data": map[string]any{"enabled": false}}},
+	} {
+		got, _ := MergeVendor2(part(tt.user), part(tt.vendor), part(tt.vendr2))
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
