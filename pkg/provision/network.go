@@ -37,6 +37,11 @@ func networkStep(env Env, d *instance.Data, isNew bool, img *imagecfg.Config) (t
 		RendererSetting: "earlyinit.renderer", Root: root, Fallback: true}
 	if d != nil && len(d.Network) > 0 {
 		in.Format, in.Data = string(d.NetworkFormat), d.Network
+	} else if len(in.NICs) == 0 {
+		// The fallback is DHCP on the first NIC: with none (a VM without
+		// a network card, the None source), there is nothing to do.
+		env.Log.Printf("network: no network config and no NIC: nothing written")
+		return 0, nil
 	}
 	res, buildErr := network.Build(in)
 	if res == nil {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/nic"
 )
 
 // TestInstallRunnerLateBinary: with an installed earlyinit named (mode
@@ -32,6 +34,20 @@ func TestInstallRunnerLateBinary(t *testing.T) {
 		t.Errorf("the boot unit does not run the installed binary:\n%s", unit)
 	}
 	if !strings.Contains(log.String(), "(running /usr/bin/earlyinit)") {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
+// TestNetworkNoNIC: with no network config (the None source) and no NIC,
+// the network step writes nothing and is no error.
+func TestNetworkNoNIC(t *testing.T) {
+	log := &testLog{}
+	env := testEnv(t, log)
+	env.Netlink = &fakeNL{links: []nic.Link{{Index: 1, Name: "lo", Kind: "loopback", Up: true}}}
+	if _, err := networkStep(env, &instance.Data{InstanceID: "iid-datasource-none"}, true, nil); err != nil {
+		t.Errorf("networkStep = %v\n%s", err, log)
+	}
+	if !strings.Contains(log.String(), "network: no network config and no NIC: nothing written") {
 		t.Errorf("log:\n%s", log)
 	}
 }
