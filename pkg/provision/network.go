@@ -8,6 +8,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/network"
 	"github.com/earlyinit/earlyinit/pkg/selinux"
 )
@@ -37,7 +38,7 @@ func networkStep(env Env, d *instance.Data, isNew bool, img *imagecfg.Config) (t
 		RendererSetting: "earlyinit.renderer", Root: root, Fallback: true}
 	if d != nil && len(d.Network) > 0 {
 		in.Format, in.Data = string(d.NetworkFormat), d.Network
-	} else if len(in.NICs) == 0 {
+	} else if len(netcfg.FallbackOrder(in.NICs)) == 0 {
 		// The fallback is DHCP on the first NIC: with none (a VM without
 		// a network card, the None source), there is nothing to do.
 		env.Log.Printf("network: no network config and no NIC: nothing written")
