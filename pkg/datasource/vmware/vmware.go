@@ -1,0 +1,401 @@
+// Package vmware reads VMware's guestinfo transport into the instance
+// model, as cloud-init's DataSourceVMware does: the VM's extra config keys
+// guestinfo.metadata, guestinfo.userdata and guestinfo.vendordata, each
+// with its optional .encoding (base64 or gzip+base64), the metadata JSON or
+// YAML with instance-id, local-hostname, public keys and a network
+// configuration under "network" (itself encoded as network.encoding says,
+// or a mapping).
+//
+// The keys are read through GuestInfo. On a real VM that is the VMware
+// backdoor (the RPCI channel of I/O port 0x5658): RPCTool runs
+// vmware-rpctool or vmtoolsd from open-vm-tools, which must then be in the
+// initramfs (or the real root, in distro mode). QEMU emulates the backdoor
+// port (-machine vmport=on) but not its RPCI channel, so guestinfo cannot
+// be read under QEMU; the decoding is unit-tested instead.
+//
+// Differences from cloud-init: only the guestinfo transport (not the
+// VMX_GUESTINFO environment variables cloud-init reads in containers, nor
+// VMware's guest customization, IMC); the local IP addresses are not
+// advertised back into guestinfo (cloud-init's setup does that once the
+// network is up, after the initramfs). Metadata that is neither JSON nor
+// a YAML mapping is an error.
+package vmware
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
+	"github.com/earlyinit/earlyinit/pkg/scalar"
+)
+
+// GuestInfo reads and writes the VM's guestinfo keys. Keys are given
+// without the "guestinfo." prefix ("metadata", "userdata.encoding").
+type GuestInfo interface {
+	// Get returns the key's value; ok is false when the key is not set.
+	Get(ctx context.Context, key string) (value string, ok bool, err error)
+	// Set sets the key's value ("" cannot be set: a blank is).
+	Set(ctx context.Context, key, value string) error
+}
+
+// MaxValue bounds each decoded value: user-data, vendor-data, metadata.
+const MaxValue = datasource.MaxFileSize
+
+// emptyValue is what a redacted key holds: empty YAML, so a later read
+// finds nothing.
+const emptyValue = "---"
+
+// Reader reads the guestinfo transport.
+type Reader struct {
+	// GuestInfo reads the keys.
+	GuestInfo GuestInfo
+	// UUID returns the SMBIOS system UUID, the instance id when the
+	// metadata has none (cloud-init reads /sys/class/dmi/id/product_uuid);
+	// nil means none.
+	UUID func() (string, error)
+	// Logf, if set, is told of keys cleared and of failures to clear
+	// them (never of values).
+	Logf func(format string, args ...any)
+}
+
+// ErrNoData is returned (wrapped) when none of guestinfo.metadata,
+// userdata and vendordata is set: not a VMware guestinfo VM, as opposed to
+// a broken one.
+var ErrNoData = errors.New("no guestinfo.metadata, guestinfo.userdata or guestinfo.vendordata")
+
+// Read reads the three keys, decodes them and clears the keys the
+// metadata's "redact" (or "cleanup-guestinfo") names.
+func (r *Reader) Read(ctx context.Context) (*instance.Data, error) {
+	var raw [3][]byte
+	for i, key := range []string{"metadata", "userdata", "vendordata"} {
+		v, err := r.value(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		raw[i] = v
+	}
+	if raw[0] == nil && raw[1] == nil && raw[2] == nil {
+		return nil, ErrNoData
+	}
+	d, err := Parse(raw[0])
+	if err != nil {
+		return nil, err
+	}
+	d.UserData, d.VendorData = raw[1], raw[2]
+	if d.InstanceID == "" {
+		if r.UUID == nil {
+			return nil, errors.New("guestinfo.metadata: no instance-id, and no SMBIOS UUID to use instead")
+		}
+		uuid, err := r.UUID()
+		if err != nil {
+			return nil, fmt.Errorf("guestinfo.metadata: no instance-id, and the SMBIOS UUID: %w", err)
+		}
+		if d.InstanceID = strings.ToLower(strings.TrimSpace(uuid)); d.InstanceID == "" {
+			return nil, errors.New("guestinfo.metadata: no instance-id, and the SMBIOS UUID is empty")
+		}
+		d.Meta["instance-id"] = d.InstanceID
+	}
+	r.redact(ctx, d.Meta)
+	d.Subplatform = "guestinfo (guestinfo.metadata)"
+	return d, nil
+}
+
+// value reads guestinfo.<key> and decodes it as guestinfo.<key>.encoding
+// says; nil when the key is unset, empty or "---".
+func (r *Reader) value(ctx context.Context, key string) ([]byte, error) {
+	v, err := r.get(ctx, key)
+	if err != nil || v == "" {
+		return nil, err
+	}
+	enc, err := r.get(ctx, key+".encoding")
+	if err != nil {
+		return nil, err
+	}
+	b, err := Decode(enc, v)
+	if err != nil {
+		return nil, fmt.Errorf("guestinfo.%s: %w", key, err)
+	}
+	return b, nil
+}
+
+// get reads a key as cloud-init does: trailing blanks dropped, "---" as
+// empty.
+func (r *Reader) get(ctx context.Context, key string) (string, error) {
+	v, ok, err := r.GuestInfo.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("guestinfo.%s: %w", key, err)
+	}
+	v = strings.TrimRight(v, " \t\r\n")
+	if !ok || v == emptyValue {
+		return "", nil
+	}
+	return v, nil
+}
+
+// redact clears the keys the metadata lists under "redact" (or
+// "cleanup-guestinfo"), and their encodings, as cloud-init does, so the
+// secrets they held do not stay readable from the guest. Failures are
+// logged; they do not reject the source.
+func (r *Reader) redact(ctx context.Context, meta map[string]any) {
+	v, ok := meta["redact"]
+	if !ok {
+		v = meta["cleanup-guestinfo"]
+	}
+	var keys []string
+	switch v := v.(type) {
+	case string:
+		keys = []string{v}
+	case []any:
+		for _, k := range v {
+			if s, ok := k.(string); ok {
+				keys = append(keys, s)
+			}
+		}
+	}
+	for _, k := range keys {
+		for _, kv := range [][2]string{{k, emptyValue}, {k + ".encoding", " "}} {
+			if err := r.GuestInfo.Set(ctx, kv[0], kv[1]); err != nil {
+				r.logf("vmware: clearing guestinfo.%s: %v", kv[0], err)
+				continue
+			}
+			r.logf("vmware: cleared guestinfo.%s", kv[0])
+		}
+	}
+}
+
+func (r *Reader) logf(format string, args ...any) {
+	if r.Logf != nil {
+		r.Logf(format, args...)
+	}
+}
+
+// Decode decodes a guestinfo value by its encoding: "base64" or "b64",
+// "gzip+base64" or "gz+b64", anything else plain text. Line breaks and
+// blanks in base64 are ignored; the result is at most MaxValue bytes.
+func Decode(encoding, value string) ([]byte, error) {
+	switch strings.TrimSpace(encoding) {
+	case "base64", "b64":
+		return unbase64(value)
+	case "gzip+base64", "gz+b64":
+		z, err := unbase64(value)
+		if err != nil {
+			return nil, err
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(zr, MaxValue+1))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		if len(b) > MaxValue {
+			return nil, fmt.Errorf("gzip: over the %d byte limit once decompressed", MaxValue)
+		}
+		return b, nil
+	}
+	if len(value) > MaxValue {
+		return nil, fmt.Errorf("over the %d byte limit", MaxValue)
+	}
+	return []byte(value), nil
+}
+
+func unbase64(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(v), ""))
+	if err != nil {
+		return nil, fmt.Errorf("base64: %w", err)
+	}
+	if len(b) > MaxValue {
+		return nil, fmt.Errorf("over the %d byte limit", MaxValue)
+	}
+	return b, nil
+}
+
+// Parse reads the decoded guestinfo.metadata (JSON or YAML; nil for none)
+// as cloud-init's process_metadata does: its "network" (with
+// "network.encoding") is the network configuration, kept in the metadata
+// as {"config": ...}. The instance id is left empty when the metadata has
+// none.
+func Parse(md []byte) (*instance.Data, error) {
+	meta, text, nodes, err := decodeMapping(md)
+	if err != nil {
+		return nil, fmt.Errorf("guestinfo.metadata: %w", err)
+	}
+	d := &instance.Data{
+		Datasource:      "vmware",
+		DatasourceClass: "VMware",
+		CloudName:       "vmware",
+		Platform:        "vmware",
+		Meta:            meta,
+	}
+	str := func(key string) (string, error) {
+		v, ok := meta[key]
+		if !ok || v == nil {
+			return "", nil
+		}
+		if t, ok := text[key]; ok {
+			return t, nil
+		}
+		return "", fmt.Errorf("guestinfo.metadata: %s: want a string, got %s", key, scalar.JSONNoun(v))
+	}
+	if d.InstanceID, err = str("instance-id"); err != nil {
+		return nil, err
+	}
+	d.InstanceID = strings.TrimSpace(d.InstanceID)
+	if d.LocalHostname, err = str("local-hostname"); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"public-keys-data", "public_keys_data", "public-keys", "public_keys"} {
+		if v, ok := meta[k]; ok {
+			if d.PublicKeys, err = datasource.PublicKeys(v); err != nil {
+				return nil, fmt.Errorf("guestinfo.metadata: %s: %w", k, err)
+			}
+			break
+		}
+	}
+
+	enc, err := str("network.encoding")
+	if err != nil {
+		return nil, err
+	}
+	delete(meta, "network.encoding")
+	switch nw := meta["network"].(type) {
+	case nil:
+		delete(meta, "network")
+	case map[string]any:
+		// As written (YAML's "yes" stays a word for pkg/netcfg to read
+		// as cloud-init's YAML reads it), else as JSON.
+		if n := nodes["network"]; n != nil {
+			d.Network, err = yaml.Marshal(n)
+		} else {
+			d.Network, err = json.Marshal(nw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("guestinfo.metadata: network: %w", err)
+		}
+		d.NetworkFormat = instance.NetworkYAML
+		meta["network"] = map[string]any{"config": nw}
+	case string:
+		b, err := Decode(enc, nw)
+		if err != nil {
+			return nil, fmt.Errorf("guestinfo.metadata: network: %w", err)
+		}
+		cfg, _, _, err := decodeMapping(b)
+		if err != nil {
+			return nil, fmt.Errorf("guestinfo.metadata: network: %w", err)
+		}
+		if len(cfg) > 0 {
+			d.Network, d.NetworkFormat = b, instance.NetworkYAML
+		}
+		meta["network"] = map[string]any{"config": cfg}
+	default:
+		return nil, fmt.Errorf("guestinfo.metadata: network: want a mapping or an encoded string, got %s", scalar.JSONNoun(nw))
+	}
+	return d, nil
+}
+
+// decodeMapping decodes JSON or YAML that must be a mapping (or empty):
+// the mapping with JSON-compatible values, the text of its top-level
+// scalars (so an instance-id of 0123 stays "0123") and the YAML nodes of
+// its top-level values (none for JSON that YAML refuses).
+func decodeMapping(b []byte) (m map[string]any, text map[string]string, nodes map[string]*yaml.Node, err error) {
+	m, text, nodes = map[string]any{}, map[string]string{}, map[string]*yaml.Node{}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return m, text, nodes, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			m, text, nodes, err = nil, nil, nil, fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	var doc yaml.Node
+	if yerr := yaml.Unmarshal(b, &doc); yerr != nil {
+		// JSON that YAML refuses ("\/", tabs) is still JSON.
+		if v, err := jsondoc.Decode("guestinfo value", b); err == nil {
+			if m, ok := v.(map[string]any); ok {
+				for k, e := range m {
+					switch e := e.(type) {
+					case string:
+						text[k] = e
+					case json.Number:
+						text[k] = e.String()
+					}
+				}
+				return m, text, nodes, nil
+			}
+		}
+		return nil, nil, nil, yerr
+	}
+	if len(doc.Content) == 0 {
+		return m, text, nodes, nil
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return m, text, nodes, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, nil, nil, fmt.Errorf("line %d: want a mapping", root.Line)
+	}
+	var v any
+	if err := root.Decode(&v); err != nil {
+		return nil, nil, nil, err
+	}
+	m, ok := jsonSafe(v).(map[string]any)
+	if !ok {
+		return nil, nil, nil, errors.New("want a mapping")
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, val := root.Content[i], root.Content[i+1]
+		for val.Kind == yaml.AliasNode && val.Alias != nil {
+			val = val.Alias
+		}
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		nodes[k.Value] = val
+		if val.Kind == yaml.ScalarNode && val.Tag != "!!null" {
+			text[k.Value] = val.Value
+		}
+	}
+	return m, text, nodes, nil
+}
+
+// jsonSafe turns what yaml.v3 decodes into values encoding/json can
+// write: non-string keys become their text.
+func jsonSafe(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = jsonSafe(e)
+		}
+		return v
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[fmt.Sprint(k)] = jsonSafe(e)
+		}
+		return m
+	case []any:
+		for i, e := range v {
+			v[i] = jsonSafe(e)
+		}
+		return v
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Sprint(v)
+		}
+	}
+	return v
+}
