@@ -4,13 +4,23 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/aliyun"
 	"github.com/earlyinit/earlyinit/pkg/datasource/azure"
+	"github.com/earlyinit/earlyinit/pkg/datasource/cloudstack"
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
+	"github.com/earlyinit/earlyinit/pkg/datasource/digitalocean"
 	"github.com/earlyinit/earlyinit/pkg/datasource/ec2"
+	"github.com/earlyinit/earlyinit/pkg/datasource/exoscale"
 	"github.com/earlyinit/earlyinit/pkg/datasource/gce"
+	"github.com/earlyinit/earlyinit/pkg/datasource/hetzner"
+	"github.com/earlyinit/earlyinit/pkg/datasource/linode"
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
+	"github.com/earlyinit/earlyinit/pkg/datasource/opennebula"
 	"github.com/earlyinit/earlyinit/pkg/datasource/openstack"
 	"github.com/earlyinit/earlyinit/pkg/datasource/oracle"
 	"github.com/earlyinit/earlyinit/pkg/datasource/outscale"
+	"github.com/earlyinit/earlyinit/pkg/datasource/scaleway"
+	"github.com/earlyinit/earlyinit/pkg/datasource/upcloud"
+	"github.com/earlyinit/earlyinit/pkg/datasource/vmware"
+	"github.com/earlyinit/earlyinit/pkg/datasource/vultr"
 	"github.com/earlyinit/earlyinit/pkg/datasource/zstack"
 )
 
@@ -20,6 +30,7 @@ import (
 var Sources = []datasource.Source{
 	configdrive.Source,
 	nocloud.Source,
+	opennebula.Source,
 	openstack.Source,
 	ec2.Source,
 	// After ec2: zstack and outscale share its class (Ec2), which
@@ -32,4 +43,13 @@ var Sources = []datasource.Source{
 	aliyun.Source,
 	zstack.Source,
 	outscale.Source,
+	digitalocean.Source,
+	hetzner.Source,
+	vultr.Source,
+	upcloud.Source,
+	scaleway.Source,
+	linode.Source,
+	cloudstack.Source,
+	exoscale.Source,
+	vmware.Source,
 }
