@@ -95,15 +95,25 @@ func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (
 	if iface.Name, err = p.str(kvs, "name", path); err != nil {
 		return iface, err
 	}
-	if iface.Name == "" {
-		return iface, yerr(n, path, "%s without name", kind)
-	}
 	if mac, err := p.str(kvs, "mac_address", path); err != nil {
 		return iface, err
 	} else if mac != "" {
 		if iface.MAC, err = parseMAC(mac); err != nil {
 			return iface, yerr(get(kvs, "mac_address"), join(path, "mac_address"), "%v", err)
 		}
+	}
+	if iface.Name == "" && kind == Physical && iface.MAC != "" {
+		// A physical NIC given by MAC alone is the live NIC with that
+		// MAC, under its own name, as cloud-init's Vultr, UpCloud,
+		// Hetzner and DigitalOcean sources name it from the system.
+		if name := p.macToName[iface.MAC]; name != "" {
+			iface.Name, iface.NoRename = name, true
+		} else {
+			return iface, yerr(n, path, "physical with mac_address %s and no name: no NIC has that MAC", iface.MAC)
+		}
+	}
+	if iface.Name == "" {
+		return iface, yerr(n, path, "%s without name", kind)
 	}
 	if iface.MTU, err = p.mtu(kvs, path); err != nil {
 		return iface, err
