@@ -1,7 +1,9 @@
 // Package jsondoc decodes one JSON document from outside (a datasource's
 // metadata, a network config) the way every reader in earlyinit wants it:
 // numbers kept as json.Number, nothing after the value, and errors that
-// name the document, the byte offset and its line:column.
+// name the document, the byte offset and its line:column; and, for the
+// fields a reader takes into a struct, Unmarshal (errors naming the key)
+// and Text (a string or a number, as its text).
 package jsondoc
 
 import (

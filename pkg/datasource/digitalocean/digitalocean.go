@@ -19,9 +19,7 @@ package digitalocean
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -96,15 +94,15 @@ type nic struct {
 }
 
 type ipConf struct {
-	Address string `json:"ip_address"`
-	Netmask string `json:"netmask"`
-	Gateway string `json:"gateway"`
-	CIDR    text   `json:"cidr"`
+	Address string       `json:"ip_address"`
+	Netmask string       `json:"netmask"`
+	Gateway string       `json:"gateway"`
+	CIDR    jsondoc.Text `json:"cidr"`
 }
 
 // metadata is the part of metadata/v1.json read.
 type metadata struct {
-	DropletID  text             `json:"droplet_id"`
+	DropletID  jsondoc.Text     `json:"droplet_id"`
 	Hostname   *string          `json:"hostname"`
 	Region     *string          `json:"region"`
 	PublicKeys any              `json:"public_keys"`
@@ -118,17 +116,13 @@ type metadata struct {
 
 // Parse reads metadata/v1.json, fetched from u (named in errors).
 func Parse(u string, b []byte) (*instance.Data, error) {
-	v, err := jsondoc.Decode(u, b)
+	raw, err := jsondoc.DecodeObject(u, b)
 	if err != nil {
 		return nil, err
 	}
-	raw, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a JSON object", u)
-	}
 	var md metadata
-	if err := json.Unmarshal(b, &md); err != nil {
-		return nil, decodeErr(u, err)
+	if err := jsondoc.Unmarshal(u, b, &md); err != nil {
+		return nil, err
 	}
 	id := strings.TrimSpace(string(md.DropletID))
 	if id == "" {
@@ -177,49 +171,6 @@ func Parse(u string, b []byte) (*instance.Data, error) {
 		"availability_zone": d.AvailabilityZone,
 	}
 	return d, nil
-}
-
-// decodeErr names the key of a value of the wrong type.
-func decodeErr(u string, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("%s: %s: want %s, got %s", u, te.Field, te.Type, te.Value)
-	}
-	return fmt.Errorf("%s: %w", u, err)
-}
-
-// text is a JSON string or number, as its text (droplet_id is a number,
-// or a string in older answers).
-type text string
-
-func (t *text) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*t = text(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
-	}
-	*t = text(n)
-	return nil
-}
-
-// jsonKind names the kind of a JSON value by its first byte.
-func jsonKind(b []byte) string {
-	switch b[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "bool"
-	}
-	return "value"
 }
 
 // nicNames are the names cloud-init gives the NICs by type.

@@ -20,10 +20,7 @@ package linode
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -132,12 +129,9 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	case err != nil:
 		return nil, err
 	default:
-		nv, err := jsondoc.Decode(base+NetworkPath, nb)
+		nv, err := jsondoc.DecodeObject(base+NetworkPath, nb)
 		if err != nil {
 			return nil, err
-		}
-		if _, ok := nv.(map[string]any); !ok {
-			return nil, fmt.Errorf("%s: want a JSON object", base+NetworkPath)
 		}
 		d.Meta["network"] = nv
 	}
@@ -147,25 +141,21 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 
 // metadata is the part of /v1/instance read.
 type metadata struct {
-	ID     text   `json:"id"`
-	Region string `json:"region"`
+	ID     jsondoc.Text `json:"id"`
+	Region string       `json:"region"`
 }
 
 // Parse reads /v1/instance, fetched from u (named in errors): the instance
 // id and region; the whole document is the datasource's metadata, as in
 // cloud-init.
 func Parse(u string, b []byte) (*instance.Data, error) {
-	v, err := jsondoc.Decode(u, b)
+	meta, err := jsondoc.DecodeObject(u, b)
 	if err != nil {
 		return nil, err
 	}
-	meta, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a JSON object", u)
-	}
 	var md metadata
-	if err := json.Unmarshal(b, &md); err != nil {
-		return nil, decodeErr(u, err)
+	if err := jsondoc.Unmarshal(u, b, &md); err != nil {
+		return nil, err
 	}
 	d := &instance.Data{
 		Datasource:      "akamai",
@@ -197,48 +187,6 @@ func DecodeUserData(b []byte) (out []byte, ok bool) {
 		return b, false
 	}
 	return out, true
-}
-
-// decodeErr names the key of a value of the wrong type.
-func decodeErr(u string, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("%s: %s: want %s, got %s", u, te.Field, te.Type, te.Value)
-	}
-	return fmt.Errorf("%s: %w", u, err)
-}
-
-// text is a JSON string or number, as its text (the id is a number).
-type text string
-
-func (t *text) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*t = text(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
-	}
-	*t = text(n)
-	return nil
-}
-
-// jsonKind names the kind of a JSON value by its first byte.
-func jsonKind(b []byte) string {
-	switch b[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "bool"
-	}
-	return "value"
 }
 
 // http is c.HTTP, or a Getter with c's settings.

@@ -19,8 +19,6 @@ package scaleway
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -125,17 +123,13 @@ type metadata struct {
 
 // Parse reads conf?format=json, fetched from u (named in errors).
 func Parse(u string, b []byte) (*instance.Data, error) {
-	v, err := jsondoc.Decode(u, b)
+	meta, err := jsondoc.DecodeObject(u, b)
 	if err != nil {
 		return nil, err
 	}
-	meta, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a JSON object", u)
-	}
 	var md metadata
-	if err := json.Unmarshal(b, &md); err != nil {
-		return nil, decodeErr(u, err)
+	if err := jsondoc.Unmarshal(u, b, &md); err != nil {
+		return nil, err
 	}
 	d := &instance.Data{
 		Datasource:       "scaleway",
@@ -165,15 +159,6 @@ func Parse(u string, b []byte) (*instance.Data, error) {
 		}
 	}
 	return d, nil
-}
-
-// decodeErr names the key of a value of the wrong type.
-func decodeErr(u string, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("%s: %s: want %s, got %s", u, te.Field, te.Type, te.Value)
-	}
-	return fmt.Errorf("%s: %w", u, err)
 }
 
 // http is c.HTTP, or a Getter with c's settings.

@@ -15,9 +15,7 @@ package vultr
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -93,11 +91,11 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 // address is an address of a NIC: IPv4 address and netmask, or an IPv6
 // network and prefix.
 type address struct {
-	Address string `json:"address"`
-	Netmask string `json:"netmask"`
-	Network string `json:"network"`
-	Prefix  text   `json:"prefix"`
-	Routes  any    `json:"routes"`
+	Address string       `json:"address"`
+	Netmask string       `json:"netmask"`
+	Network string       `json:"network"`
+	Prefix  jsondoc.Text `json:"prefix"`
+	Routes  any          `json:"routes"`
 }
 
 // nic is one entry of "interfaces".
@@ -118,8 +116,8 @@ type nic struct {
 
 // metadata is the part of v1.json read.
 type metadata struct {
-	InstanceV2ID text    `json:"instance-v2-id"`
-	Hostname     *string `json:"hostname"`
+	InstanceV2ID jsondoc.Text `json:"instance-v2-id"`
+	Hostname     *string      `json:"hostname"`
 	Region       *struct {
 		RegionCode  *string `json:"regioncode"`
 		CountryCode *string `json:"countrycode"`
@@ -133,17 +131,13 @@ type metadata struct {
 
 // Parse reads v1.json, fetched from u (named in errors).
 func Parse(u string, b []byte) (*instance.Data, error) {
-	v, err := jsondoc.Decode(u, b)
+	meta, err := jsondoc.DecodeObject(u, b)
 	if err != nil {
 		return nil, err
 	}
-	meta, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a JSON object", u)
-	}
 	var md metadata
-	if err := json.Unmarshal(b, &md); err != nil {
-		return nil, decodeErr(u, err)
+	if err := jsondoc.Unmarshal(u, b, &md); err != nil {
+		return nil, err
 	}
 	d := &instance.Data{
 		Datasource:      "vultr",
@@ -296,48 +290,6 @@ func Network(nics []nic) (*V1, error) {
 		nc.Config = append(nc.Config, c)
 	}
 	return nc, nil
-}
-
-// decodeErr names the key of a value of the wrong type.
-func decodeErr(u string, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("%s: %s: want %s, got %s", u, te.Field, te.Type, te.Value)
-	}
-	return fmt.Errorf("%s: %w", u, err)
-}
-
-// text is a JSON string or number, as its text.
-type text string
-
-func (t *text) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*t = text(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
-	}
-	*t = text(n)
-	return nil
-}
-
-// jsonKind names the kind of a JSON value by its first byte.
-func jsonKind(b []byte) string {
-	switch b[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "bool"
-	}
-	return "value"
 }
 
 // http is c.HTTP, or a Getter with c's settings.
