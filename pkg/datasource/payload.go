@@ -1,5 +1,7 @@
-// Package datasource holds what the datasource readers (configdrive, nocloud,
-// openstack, ec2) share.
+// Package datasource holds what the datasource readers share: the Source
+// each declares, the capped reads of drives and files, public-keys
+// normalizing, and for the metadata services the HTTP settings every Client
+// embeds (HTTPClient) and the read of a one-document service.
 //
 // The readers import this package, so it must never import them: the
 // registry that lists every source is pkg/discover.

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/ec2"
@@ -68,44 +67,20 @@ func Platform(i dmi.Info) bool { return i.ProductName == ProductName }
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// RequestTimeout, Retries, Backoff and Logf below.
-	HTTP httpget.Fetcher
-	// RequestTimeout bounds each try of each request; 0 means 2 s.
-	RequestTimeout time.Duration
-	// Retries: see httpget.Getter; 0 means 2.
-	Retries int
-	// Backoff is the wait before the first retry; 0 means 200 ms.
-	Backoff time.Duration
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 	// MaxBody bounds user-data, vendor-data and the meta-data tree; 0
 	// means MaxUserData.
 	MaxBody int64
-	// Logf, if set, is told of retries and of the way meta-data was read.
-	Logf func(format string, args ...any)
-}
-
-func (c *Client) log(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
-	}
 }
 
 // Read fetches the token, meta-data, user-data and vendor-data. Any
 // failure rejects the source with an error naming the URL; the token is
 // never logged.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	g := c.HTTP
-	if g == nil {
-		g = &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
-	}
-	maxBody := c.MaxBody
-	if maxBody <= 0 {
-		maxBody = MaxUserData
-	}
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	g := c.Fetcher()
+	maxBody := datasource.Limit(c.MaxBody, MaxUserData)
 	maxMeta := min(maxBody, MaxMetadata)
 
 	tokURL := base + "/" + TokenPath
@@ -154,7 +129,7 @@ func (c *Client) meta(ctx context.Context, g httpget.Fetcher, header map[string]
 	if err == nil {
 		v, perr := jsondoc.Decode(allURL, b)
 		if m, ok := v.(map[string]any); ok && perr == nil {
-			c.log("aliyun: meta-data from %s", allURL)
+			c.Log("aliyun: meta-data from %s", allURL)
 			return decodeValues(m).(map[string]any), nil
 		}
 		if perr == nil {
@@ -162,7 +137,7 @@ func (c *Client) meta(ctx context.Context, g httpget.Fetcher, header map[string]
 		}
 		err = perr
 	}
-	c.log("aliyun: %v: walking the meta-data tree", err)
+	c.Log("aliyun: %v: walking the meta-data tree", err)
 	return ec2.Tree(ctx, g, header, root+"meta-data/", maxMeta, maxBody, c.Logf)
 }
 

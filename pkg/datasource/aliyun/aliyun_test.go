@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/ec2/ec2test"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/instance"
@@ -98,7 +99,7 @@ func service(t *testing.T) *ec2test.Service {
 }
 
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}}
 }
 
 func TestRead(t *testing.T) {

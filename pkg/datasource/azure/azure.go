@@ -76,40 +76,21 @@ func Platform(i dmi.Info) bool { return i.ChassisAssetTag == AssetTag }
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// RequestTimeout, Backoff and Logf below.
-	HTTP httpget.Fetcher
-	// RequestTimeout bounds each try of each request; 0 means 2 s.
-	RequestTimeout time.Duration
-	// Retries is how many times IMDS is asked again after a 404, 410, 429
-	// or 5xx answer, a timeout or a connection error; 0 means 2, a
-	// negative value never.
-	Retries int
-	// Backoff is the wait before the first retry, doubled for each next
-	// one; 0 means 200 ms.
-	Backoff time.Duration
+	// HTTPClient makes the requests. Its Retries and Backoff are this
+	// client's own: IMDS is asked again after a 404, 410, 429 or 5xx
+	// answer, a timeout or a connection error, and the Getter made when
+	// HTTP is nil does not retry.
+	datasource.HTTPClient
 	// MaxBody bounds the instance document; 0 means MaxIMDS.
 	MaxBody int64
-	// Logf, if set, is told of retries and of what was chosen; never of
-	// user-data or keys.
-	Logf func(format string, args ...any)
 	// OVF is the provisioning ISO's ovf-env.xml, nil when there is none.
 	OVF *OVF
-}
-
-func (c *Client) log(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
-	}
 }
 
 // Read reads IMDS and merges OVF in. A failure rejects the source with an
 // error naming the URL or the key.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
 	imds, u, err := c.fetch(ctx, base)
 	if err != nil {
 		return nil, fmt.Errorf("azure: %w", err)
@@ -128,19 +109,15 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 // fetch gets the instance document, trying the fallback API version on a
 // 400, and returns it with the URL it came from.
 func (c *Client) fetch(ctx context.Context, base string) (map[string]any, string, error) {
-	g := c.HTTP
-	if g == nil {
-		// Retries are this client's: IMDS's 404s are worth one too.
-		g = &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: -1, Logf: c.Logf}
-	}
-	limit := c.MaxBody
-	if limit <= 0 {
-		limit = MaxIMDS
-	}
+	// Retries are this client's: IMDS's 404s are worth one too.
+	h := c.HTTPClient
+	h.Retries = -1
+	g := h.Fetcher()
+	limit := datasource.Limit(c.MaxBody, MaxIMDS)
 	u := base + "/metadata/instance?api-version=" + APIVersion + "&extended=true"
 	b, err := c.get(ctx, g, u, limit)
 	if httpget.Status(err) == 400 {
-		c.log("azure: %v: trying api-version %s", err, FallbackAPIVersion)
+		c.Log("azure: %v: trying api-version %s", err, FallbackAPIVersion)
 		u = base + "/metadata/instance?api-version=" + FallbackAPIVersion
 		b, err = c.get(ctx, g, u, limit)
 	}
@@ -183,7 +160,7 @@ func (c *Client) get(ctx context.Context, g httpget.Fetcher, u string, limit int
 		default:
 			return nil, err
 		}
-		c.log("azure: %v; retrying in %v", err, wait)
+		c.Log("azure: %v; retrying in %v", err, wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -278,7 +255,7 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 		pwauth = &v
 	}
 	if ovf.HasPassword {
-		c.log("azure: ovf-env.xml gives the admin user a password: earlyinit does not set it")
+		c.Log("azure: ovf-env.xml gives the admin user a password: earlyinit does not set it")
 	}
 	if d.VendorData, err = vendorData(user, pwauth); err != nil {
 		return nil, err
@@ -301,7 +278,7 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 		d.UserData = ovf.CustomData
 	default:
 		if has, _ := extCompute["hasCustomData"].(bool); has {
-			c.log("azure: IMDS says the VM has custom data, but no ovf-env.xml gave it")
+			c.Log("azure: IMDS says the VM has custom data, but no ovf-env.xml gave it")
 		}
 		ud, err := str(compute, "compute.", "userData")
 		if err != nil {
@@ -311,7 +288,7 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 			b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(ud), ""))
 			if err != nil {
 				// cloud-init logs "Bad userdata in IMDS" and goes on.
-				c.log("azure: %s: not base64: no user-data", at("compute.userData"))
+				c.Log("azure: %s: not base64: no user-data", at("compute.userData"))
 			} else {
 				d.UserData = b
 			}
@@ -322,7 +299,7 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 		b, err := Network(at("network"), nw)
 		switch {
 		case err != nil:
-			c.log("azure: the fallback network configuration applies: %v", err)
+			c.Log("azure: the fallback network configuration applies: %v", err)
 		case b != nil:
 			d.Network, d.NetworkFormat = b, instance.NetworkYAML
 		}
@@ -355,7 +332,7 @@ func (c *Client) keys(at func(string) string, compute map[string]any, ovf *OVF) 
 		if good {
 			return keys, nil
 		}
-		c.log("azure: %s: not all OpenSSH keys: using ovf-env.xml's", at("compute.publicKeys"))
+		c.Log("azure: %s: not all OpenSSH keys: using ovf-env.xml's", at("compute.publicKeys"))
 	}
 	var keys []string
 	for _, k := range ovf.PublicKeys {
@@ -363,7 +340,7 @@ func (c *Client) keys(at func(string) string, compute map[string]any, ovf *OVF) 
 		case k.Value != "":
 			keys = append(keys, k.Value)
 		case k.Fingerprint != "":
-			c.log("azure: ovf-env.xml key %s (for %s) is only a certificate fingerprint: not fetched", k.Fingerprint, k.Path)
+			c.Log("azure: ovf-env.xml key %s (for %s) is only a certificate fingerprint: not fetched", k.Fingerprint, k.Path)
 		}
 	}
 	return keys, nil

@@ -86,7 +86,7 @@ func serve(t *testing.T, m *imds) string {
 }
 
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}}
 }
 
 // imdsDoc is cloud-init's NETWORK_METADATA with the osProfile and

@@ -22,6 +22,6 @@ var Source = datasource.Source{
 
 // Read reads IMDS through svc, with ovf (nil for none) merged in.
 func Read(ctx context.Context, svc datasource.Service, ovf *OVF) (*instance.Data, error) {
-	c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout, OVF: ovf}
+	c := &Client{BaseURL: svc.Base, HTTPClient: svc.HTTPClient(), OVF: ovf}
 	return c.Read(ctx)
 }

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
@@ -59,24 +58,16 @@ const (
 )
 
 // Client reads a CloudStack virtual router. Server, or BaseURL and
-// PasswordURL, must be set.
+// PasswordURL, must be set. Logf is told of skipped entries and of a
+// password server that failed too (never of the password).
 type Client struct {
 	// Server is the virtual router's address ("10.1.1.1"): the metadata
 	// is at http://Server/ and the password server at http://Server:8080/.
 	Server string
 	// BaseURL and PasswordURL, if set, replace those two.
 	BaseURL, PasswordURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// settings below.
-	HTTP httpget.Fetcher
-	// RequestTimeout, Retries and Backoff are the Getter's (0: its
-	// defaults).
-	RequestTimeout time.Duration
-	Retries        int
-	Backoff        time.Duration
-	// Logf, if set, is told of retries, skipped entries and a password
-	// server that failed (never of the password).
-	Logf func(format string, args ...any)
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 }
 
 // Read fetches the meta-data and user-data, then asks for the password.
@@ -100,7 +91,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	if base == "" {
 		return nil, errors.New("no virtual router address: CloudStack serves its metadata at the DHCP server, and there was no lease")
 	}
-	g := c.http()
+	g := c.Fetcher()
 	d, err := ReadService(ctx, g, base, APIVersion, c.Logf)
 	if err != nil {
 		return nil, err
@@ -111,9 +102,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		pw, err := Password(ctx, g, pwURL)
 		switch {
 		case err != nil:
-			if c.Logf != nil {
-				c.Logf("cloudstack: no password from the virtual router: %v", err)
-			}
+			c.Log("cloudstack: no password from the virtual router: %v", err)
 		case pw != "":
 			d.AdminPass = pw
 		}
@@ -264,12 +253,4 @@ func Password(ctx context.Context, g httpget.Fetcher, u string) (string, error) 
 		return "", fmt.Errorf("acknowledging the password: %w", err)
 	}
 	return pw, nil
-}
-
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

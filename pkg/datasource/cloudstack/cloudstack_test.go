@@ -124,8 +124,8 @@ func start(t *testing.T, h http.Handler) string {
 func TestRead(t *testing.T) {
 	pw := &passwordServer{answer: "SekritSquirrel\n"}
 	var logged []string
-	c := &Client{BaseURL: start(t, recorded()), PasswordURL: start(t, pw) + "/", HTTP: &httpget.Getter{Retries: -1},
-		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
+	c := &Client{BaseURL: start(t, recorded()), PasswordURL: start(t, pw) + "/", HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1},
+		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
 	d, err := c.Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -177,8 +177,8 @@ func TestPassword(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pw := &passwordServer{answer: tc.answer, status: tc.status}
 			var logged []string
-			c := &Client{BaseURL: start(t, recorded()), PasswordURL: start(t, pw) + "/", HTTP: &httpget.Getter{Retries: -1},
-				Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
+			c := &Client{BaseURL: start(t, recorded()), PasswordURL: start(t, pw) + "/", HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1},
+				Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
 			d, err := c.Read(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -224,7 +224,7 @@ func TestServer(t *testing.T) {
 		}
 		return (&httpget.Getter{Retries: -1}).Get(context.Background(), httpget.Request{URL: strings.Replace(r.URL, "http://10.1.1.1", routerURL, 1), Limit: r.Limit})
 	})
-	if _, err := (&Client{Server: "10.1.1.1", HTTP: g}).Read(context.Background()); err != nil {
+	if _, err := (&Client{Server: "10.1.1.1", HTTPClient: datasource.HTTPClient{HTTP: g}}).Read(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if pwURL != "http://10.1.1.1:8080/" {
@@ -270,7 +270,7 @@ func TestReadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := recorded()
 			tc.edit(r)
-			_, err := (&Client{BaseURL: start(t, r), HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+			_, err := (&Client{BaseURL: start(t, r), HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -285,7 +285,7 @@ func TestReadErrors(t *testing.T) {
 	r := recorded()
 	r.userData = nil
 	r.order = append(r.order, "extra/")
-	d, err := (&Client{BaseURL: start(t, r), HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+	d, err := (&Client{BaseURL: start(t, r), HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 	if err != nil || d.UserData != nil {
 		t.Errorf("user-data %q, %v", d.UserData, err)
 	}

@@ -20,7 +20,7 @@ var Source = datasource.Source{
 	SeedDirs: []string{"/var/lib/cloud/seed/cs"},
 	ReadFS:   readSeed,
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
-		c := &Client{Server: svc.DHCPServer, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout}
+		c := &Client{Server: svc.DHCPServer, HTTPClient: svc.HTTPClient()}
 		return c.Read(ctx)
 	},
 }

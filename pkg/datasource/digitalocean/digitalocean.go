@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
@@ -45,42 +44,18 @@ const MaxBody = datasource.MaxFileSize
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// settings below.
-	HTTP httpget.Fetcher
-	// RequestTimeout, Retries and Backoff are the Getter's (0: its
-	// defaults).
-	RequestTimeout time.Duration
-	Retries        int
-	Backoff        time.Duration
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 	// MaxBody bounds the document; 0 means MaxBody.
 	MaxBody int64
-	// Logf, if set, is told of retries.
-	Logf func(format string, args ...any)
 }
 
 // Read fetches metadata/v1.json and reads it. Any failure rejects the
 // source with an error naming the URL.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	limit := c.MaxBody
-	if limit <= 0 {
-		limit = MaxBody
-	}
-	u := base + Path
-	b, err := c.http().Get(ctx, httpget.Request{URL: u, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	d, err := Parse(u, b)
-	if err != nil {
-		return nil, err
-	}
-	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
-	return d, nil
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	r := httpget.Request{URL: base + Path, Limit: datasource.Limit(c.MaxBody, MaxBody)}
+	return datasource.ReadDocument(ctx, c.Fetcher(), base, r, Parse)
 }
 
 // nic is one entry of "interfaces".
@@ -266,12 +241,4 @@ func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
 		nc.Config = append(nc.Config, V1Config{Type: "nameserver", Address: dns})
 	}
 	return nc, nil
-}
-
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

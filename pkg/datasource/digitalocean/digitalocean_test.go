@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
@@ -54,7 +55,7 @@ func serve(t *testing.T, body []byte) *httptest.Server {
 }
 
 func client(base string) *Client {
-	return &Client{BaseURL: base, HTTP: &httpget.Getter{Retries: -1}}
+	return &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}
 }
 
 // TestRead: cloud-init's recorded droplet metadata, read as cloud-init

@@ -21,11 +21,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strings"
-	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/cloudstack"
-	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
@@ -39,24 +37,17 @@ const APIVersion = "1.0"
 const PasswordPort = "8080"
 
 // Client reads Exoscale's metadata and password servers. The zero value
-// reads http://169.254.169.254 with httpget's defaults.
+// reads http://169.254.169.254 with httpget's defaults. Logf is told of
+// skipped entries and of a password server that failed too (never of the
+// password).
 type Client struct {
 	// BaseURL is the metadata service's root; "" means DefaultBaseURL.
 	BaseURL string
 	// PasswordURL is the password server's; "" means port 8080 of
 	// BaseURL's host, path /1.0/.
 	PasswordURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// settings below.
-	HTTP httpget.Fetcher
-	// RequestTimeout, Retries and Backoff are the Getter's (0: its
-	// defaults).
-	RequestTimeout time.Duration
-	Retries        int
-	Backoff        time.Duration
-	// Logf, if set, is told of retries, skipped entries and a password
-	// server that failed (never of the password).
-	Logf func(format string, args ...any)
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 }
 
 // Read fetches the meta-data and user-data, then asks for the password. A
@@ -64,10 +55,7 @@ type Client struct {
 // the URL; a password server that fails is logged and the source read
 // without a password, as cloud-init does.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
 	pwURL := c.PasswordURL
 	if pwURL == "" {
 		var err error
@@ -75,10 +63,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 			return nil, err
 		}
 	}
-	g := c.HTTP
-	if g == nil {
-		g = &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
-	}
+	g := c.Fetcher()
 	d, err := cloudstack.ReadService(ctx, g, base, APIVersion, c.Logf)
 	if err != nil {
 		return nil, err
@@ -88,9 +73,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	pw, err := cloudstack.Password(ctx, g, pwURL)
 	switch {
 	case err != nil:
-		if c.Logf != nil {
-			c.Logf("exoscale: no password from the password server: %v", err)
-		}
+		c.Log("exoscale: no password from the password server: %v", err)
 	case pw != "":
 		d.AdminPass = pw
 	}

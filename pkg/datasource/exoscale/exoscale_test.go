@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
@@ -78,7 +79,7 @@ func recorded() *exoscale {
 func client(t *testing.T, e *exoscale) *Client {
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &Client{BaseURL: srv.URL, PasswordURL: srv.URL + "/1.0/", HTTP: &httpget.Getter{Retries: -1}}
+	return &Client{BaseURL: srv.URL, PasswordURL: srv.URL + "/1.0/", HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}
 }
 
 // TestRead: cloud-init's test_get_data, test_get_data_saved_password and

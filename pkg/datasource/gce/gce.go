@@ -72,19 +72,10 @@ func Platform(i dmi.Info) bool {
 type Client struct {
 	// BaseURL is the server's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// RequestTimeout, Retries, Backoff and Logf below.
-	HTTP httpget.Fetcher
-	// RequestTimeout bounds each try of each request; 0 means 2 s.
-	RequestTimeout time.Duration
-	// Retries: see httpget.Getter; 0 means 2.
-	Retries int
-	// Backoff is the wait before the first retry; 0 means 200 ms.
-	Backoff time.Duration
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 	// MaxBody bounds each attributes document; 0 means MaxUserData.
 	MaxBody int64
-	// Logf, if set, is told of retries and of skipped keys.
-	Logf func(format string, args ...any)
 	// DefaultUser is the image's default user, whose ssh-keys lines are
 	// taken besides KeysUser's; "" means only KeysUser's.
 	DefaultUser string
@@ -92,27 +83,12 @@ type Client struct {
 	Now func() time.Time
 }
 
-func (c *Client) log(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
-	}
-}
-
 // Read fetches the instance's metadata. Any failure rejects the source
 // with an error naming the URL and the reason.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	g := c.HTTP
-	if g == nil {
-		g = &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
-	}
-	maxBody := c.MaxBody
-	if maxBody <= 0 {
-		maxBody = MaxUserData
-	}
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	g := c.Fetcher()
+	maxBody := datasource.Limit(c.MaxBody, MaxUserData)
 	root := base + MetadataPath
 	get := func(rel string, limit int64) ([]byte, error) {
 		return g.Get(ctx, httpget.Request{URL: root + rel, Header: map[string]string{FlavorHeader: Flavor}, Limit: limit})
@@ -205,7 +181,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 				return nil, fmt.Errorf("gce: %sinstance/attributes/user-data: user-data-encoding is base64, but it is not: %v", root, err)
 			}
 		default:
-			c.log("gce: unknown user-data-encoding %v: user-data taken as it is", enc)
+			c.Log("gce: unknown user-data-encoding %v: user-data taken as it is", enc)
 		}
 	}
 	return d, nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
@@ -99,7 +100,7 @@ func serve(t *testing.T, s *server) string {
 }
 
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}}
 }
 
 // The fixtures of cloud-init's test_gce.py.

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"strings"
 	"testing/fstest"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -58,26 +57,15 @@ const (
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// settings below.
-	HTTP httpget.Fetcher
-	// RequestTimeout, Retries and Backoff are the Getter's (0: its
-	// defaults).
-	RequestTimeout time.Duration
-	Retries        int
-	Backoff        time.Duration
-	// Logf, if set, is told of retries.
-	Logf func(format string, args ...any)
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 }
 
 // Read fetches the metadata, the private networks and the user-data. Any
 // failure rejects the source with an error naming the URL.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	g := c.http()
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	g := c.Fetcher()
 	get := func(path string, limit int64) (string, []byte, error) {
 		u := base + path
 		b, err := g.Get(ctx, httpget.Request{URL: u, Limit: limit})
@@ -247,12 +235,4 @@ func MaybeBase64(b []byte) []byte {
 		return b
 	}
 	return out
-}
-
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
@@ -71,7 +72,7 @@ func recorded(t *testing.T) map[string][]byte {
 
 func TestRead(t *testing.T) {
 	srv := service(t, recorded(t))
-	c := &Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}
+	c := &Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}
 	d, err := c.Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestUserDataEncodings(t *testing.T) {
 		a := recorded(t)
 		a[UserDataPath] = []byte(tc.in)
 		srv := service(t, a)
-		d, err := (&Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+		d, err := (&Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 		if err != nil {
 			t.Fatalf("%q: %v", tc.in, err)
 		}
@@ -141,7 +142,7 @@ func TestNoPrivateNetworks(t *testing.T) {
 		a := recorded(t)
 		a[PrivateNetworksPath] = []byte(pn)
 		srv := service(t, a)
-		d, err := (&Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+		d, err := (&Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 		if err != nil {
 			t.Fatalf("%q: %v", pn, err)
 		}
@@ -180,7 +181,7 @@ func TestReadErrors(t *testing.T) {
 				a[tc.path] = []byte(tc.body)
 			}
 			srv := service(t, a)
-			_, err := (&Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+			_, err := (&Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -22,7 +22,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
@@ -57,32 +56,21 @@ const (
 )
 
 // Client reads the metadata service. The zero value reads
-// http://169.254.169.254 with httpget's defaults.
+// http://169.254.169.254 with httpget's defaults. Logf is told of
+// user-data that is not base64 too.
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// settings below.
-	HTTP httpget.Fetcher
-	// RequestTimeout, Retries and Backoff are the Getter's (0: its
-	// defaults).
-	RequestTimeout time.Duration
-	Retries        int
-	Backoff        time.Duration
-	// Logf, if set, is told of retries and of user-data that is not
-	// base64.
-	Logf func(format string, args ...any)
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 }
 
 // Read gets a token and reads the instance, the user-data and the network
 // description with it. Any failure rejects the source with an error
 // naming the URL; the token is never in an error or a log line.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	g := c.http()
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	g := c.Fetcher()
 	tb, err := g.Get(ctx, httpget.Request{
 		Method: "PUT",
 		URL:    base + TokenPath,
@@ -119,8 +107,8 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		return nil, err
 	default:
 		var ok bool
-		if d.UserData, ok = DecodeUserData(ud); !ok && c.Logf != nil {
-			c.Logf("akamai: %s is not base64: taken as it is", base+UserDataPath)
+		if d.UserData, ok = DecodeUserData(ud); !ok {
+			c.Log("akamai: %s is not base64: taken as it is", base+UserDataPath)
 		}
 	}
 	nb, err := get(NetworkPath, MaxMetadata, true)
@@ -187,12 +175,4 @@ func DecodeUserData(b []byte) (out []byte, ok bool) {
 		return b, false
 	}
 	return out, true
-}
-
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
@@ -105,7 +106,7 @@ func recorded(t *testing.T) *service {
 func readFrom(t *testing.T, s *service) (*Client, string) {
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}, srv.URL
+	return &Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}, srv.URL
 }
 
 func TestRead(t *testing.T) {

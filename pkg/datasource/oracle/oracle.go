@@ -29,7 +29,6 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
@@ -68,52 +67,27 @@ func Platform(i dmi.Info) bool { return i.ChassisAssetTag == AssetTag }
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// RequestTimeout, Retries, Backoff and Logf below.
-	HTTP httpget.Fetcher
-	// RequestTimeout bounds each try of each request; 0 means 2 s.
-	RequestTimeout time.Duration
-	// Retries: see httpget.Getter; 0 means 2.
-	Retries int
-	// Backoff is the wait before the first retry; 0 means 200 ms.
-	Backoff time.Duration
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 	// MaxBody bounds each document; 0 means MaxBody.
 	MaxBody int64
-	// Logf, if set, is told of the IMDS version used and of VNIC
-	// problems.
-	Logf func(format string, args ...any)
 	// SecondaryNICs configures the secondary VNICs too (cloud-init's
 	// datasource.Oracle.configure_secondary_nics, off by default).
 	SecondaryNICs bool
 }
 
-func (c *Client) log(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
-	}
-}
-
 // Read fetches the instance document and the VNICs. A failure to read the
 // instance document rejects the source with an error naming the URL.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	g := c.HTTP
-	if g == nil {
-		g = &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
-	}
-	limit := c.MaxBody
-	if limit <= 0 {
-		limit = MaxBody
-	}
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	g := c.Fetcher()
+	limit := datasource.Limit(c.MaxBody, MaxBody)
 
 	root := base + "/opc/v2/"
 	header := map[string]string{V2Header: V2Value}
 	b, err := g.Get(ctx, httpget.Request{URL: root + "instance/", Header: header, Limit: limit})
 	if s := httpget.Status(err); s >= 400 && s < 500 {
-		c.log("oracle: %v: trying IMDSv1", err)
+		c.Log("oracle: %v: trying IMDSv1", err)
 		root, header = base+"/opc/v1/", nil
 		b, err = g.Get(ctx, httpget.Request{URL: root + "instance/", Limit: limit})
 	}
@@ -129,12 +103,12 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	vu := root + "vnics/"
 	vb, err := g.Get(ctx, httpget.Request{URL: vu, Header: header, Limit: limit})
 	if err != nil {
-		c.log("oracle: no VNIC data, the fallback network configuration applies: %v", err)
+		c.Log("oracle: no VNIC data, the fallback network configuration applies: %v", err)
 		return d, nil
 	}
 	nw, err := Network(vu, vb, c.SecondaryNICs, c.Logf)
 	if err != nil {
-		c.log("oracle: the fallback network configuration applies: %v", err)
+		c.Log("oracle: the fallback network configuration applies: %v", err)
 		return d, nil
 	}
 	d.Network, d.NetworkFormat = nw, instance.NetworkYAML

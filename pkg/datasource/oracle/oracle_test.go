@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
@@ -88,7 +89,7 @@ func serve(t *testing.T, m *imds) string {
 }
 
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{RequestTimeout: 300 * time.Millisecond, Backoff: time.Millisecond}}
 }
 
 func TestRead(t *testing.T) {

@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
@@ -56,30 +55,19 @@ const authorizedKeyTag = "AUTHORIZED_KEY="
 type Client struct {
 	// BaseURL is the API's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// settings below.
-	HTTP httpget.Fetcher
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 	// DataHTTP fetches user_data and vendor_data from a privileged source
-	// port; nil means HTTP.
+	// port; nil means the HTTPClient's.
 	DataHTTP httpget.Fetcher
-	// RequestTimeout, Retries and Backoff are the Getter's (0: its
-	// defaults).
-	RequestTimeout time.Duration
-	Retries        int
-	Backoff        time.Duration
-	// Logf, if set, is told of retries.
-	Logf func(format string, args ...any)
 }
 
 // Read fetches the metadata, user-data and vendor-data (a 404 for either
 // means none). Any other failure rejects the source with an error naming
 // the URL.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	g := c.http()
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	g := c.Fetcher()
 	dg := c.DataHTTP
 	if dg == nil {
 		dg = g
@@ -159,12 +147,4 @@ func Parse(u string, b []byte) (*instance.Data, error) {
 		}
 	}
 	return d, nil
-}
-
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

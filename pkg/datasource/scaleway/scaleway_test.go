@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
@@ -82,7 +83,7 @@ func TestRead(t *testing.T) {
 		VendorDataPath: "#cloud-config\npackages: [htop]\n",
 	}}
 	base := serve(t, a)
-	d, err := (&Client{BaseURL: base, HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+	d, err := (&Client{BaseURL: base, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestRead(t *testing.T) {
 // test_get_data_no_data and ..._no_vendor_data).
 func TestNoData(t *testing.T) {
 	base := serve(t, &api{answers: map[string]string{MetadataPath: conf(t)}})
-	d, err := (&Client{BaseURL: base, HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+	d, err := (&Client{BaseURL: base, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestDataHTTP(t *testing.T) {
 	a := &api{answers: map[string]string{MetadataPath: conf(t), UserDataPath: "ud", VendorDataPath: "vd"}}
 	base := serve(t, a)
 	var data []string
-	c := &Client{BaseURL: base, HTTP: &httpget.Getter{Retries: -1}, DataHTTP: fetchFunc(func(ctx context.Context, r httpget.Request) ([]byte, error) {
+	c := &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}, DataHTTP: fetchFunc(func(ctx context.Context, r httpget.Request) ([]byte, error) {
 		data = append(data, strings.TrimPrefix(r.URL, base))
 		return (&httpget.Getter{Retries: -1}).Get(ctx, r)
 	})}
@@ -167,7 +168,7 @@ func TestReadErrors(t *testing.T) {
 				w.Write([]byte(b))
 			}))
 			defer srv.Close()
-			_, err := (&Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+			_, err := (&Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 			if err == nil {
 				t.Fatal("no error")
 			}

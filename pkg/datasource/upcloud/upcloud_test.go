@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
@@ -59,7 +60,7 @@ func serve(t *testing.T, body []byte) *httptest.Server {
 // cloud-init's own converter makes of it once the NICs are named.
 func TestRead(t *testing.T) {
 	srv := serve(t, read(t, "metadata-v1.json"))
-	d, err := (&Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}).Read(context.Background())
+	d, err := (&Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestReadErrors(t *testing.T) {
 				w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			_, err := (&Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}, MaxBody: tc.maxBody}).Read(context.Background())
+			_, err := (&Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}, MaxBody: tc.maxBody}).Read(context.Background())
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
@@ -50,42 +49,18 @@ func Resolvers() []string { return []string{"108.61.10.10", "2001:19f0:300:1704:
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// settings below.
-	HTTP httpget.Fetcher
-	// RequestTimeout, Retries and Backoff are the Getter's (0: its
-	// defaults).
-	RequestTimeout time.Duration
-	Retries        int
-	Backoff        time.Duration
+	// HTTPClient makes the requests.
+	datasource.HTTPClient
 	// MaxBody bounds the document; 0 means MaxBody.
 	MaxBody int64
-	// Logf, if set, is told of retries.
-	Logf func(format string, args ...any)
 }
 
 // Read fetches v1.json and reads it. Any failure rejects the source with
 // an error naming the URL.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	limit := c.MaxBody
-	if limit <= 0 {
-		limit = MaxBody
-	}
-	u := base + Path
-	b, err := c.http().Get(ctx, httpget.Request{URL: u, Limit: limit, Header: map[string]string{TokenHeader: TokenValue}})
-	if err != nil {
-		return nil, err
-	}
-	d, err := Parse(u, b)
-	if err != nil {
-		return nil, err
-	}
-	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
-	return d, nil
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
+	r := httpget.Request{URL: base + Path, Limit: datasource.Limit(c.MaxBody, MaxBody), Header: map[string]string{TokenHeader: TokenValue}}
+	return datasource.ReadDocument(ctx, c.Fetcher(), base, r, Parse)
 }
 
 // address is an address of a NIC: IPv4 address and netmask, or an IPv6
@@ -290,12 +265,4 @@ func Network(nics []nic) (*V1, error) {
 		nc.Config = append(nc.Config, c)
 	}
 	return nc, nil
-}
-
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
@@ -74,7 +75,7 @@ func serve(t *testing.T, body []byte) *httptest.Server {
 
 func readFrom(t *testing.T, body []byte) *Client {
 	srv := serve(t, body)
-	return &Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}}
+	return &Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}}
 }
 
 // interfaceMap is cloud-init's test INTERFACE_MAP: the live NICs by MAC.
@@ -232,7 +233,7 @@ func TestReadErrors(t *testing.T) {
 				w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			c := &Client{BaseURL: srv.URL, HTTP: &httpget.Getter{Retries: -1}, MaxBody: tc.maxBody}
+			c := &Client{BaseURL: srv.URL, HTTPClient: datasource.HTTPClient{HTTP: &httpget.Getter{Retries: -1}}, MaxBody: tc.maxBody}
 			_, err := c.Read(context.Background())
 			if err == nil {
 				t.Fatal("no error")
