@@ -68,6 +68,22 @@ func Limit(n, def int64) int64 {
 	return n
 }
 
+// Optional is a fetch's answer for a document the service may not have: a
+// 404 is no document (nil, and no error); any other error is returned as
+// is; a document is never nil (an empty answer is an empty document).
+// Call it as Optional(f.Get(ctx, r)).
+func Optional(b []byte, err error) ([]byte, error) {
+	switch {
+	case httpget.NotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case b == nil:
+		return []byte{}, nil
+	}
+	return b, nil
+}
+
 // ReadDocument is the whole read of a source whose metadata is one
 // document: it fetches r with f, gives the body to parse with r.URL (to
 // name in its errors), and names base in the instance's Subplatform. A

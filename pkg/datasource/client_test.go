@@ -167,3 +167,35 @@ func TestReadDocument(t *testing.T) {
 		})
 	}
 }
+
+func TestOptional(t *testing.T) {
+	notFound := &httpget.StatusError{Method: "GET", URL: "http://svc/ud", Code: 404}
+	gone := &httpget.StatusError{Method: "GET", URL: "http://svc/ud", Code: 410}
+	timeout := &httpget.TimeoutError{Method: "GET", URL: "http://svc/ud", After: time.Second}
+	wrapped := fmt.Errorf("svc: %w", notFound)
+	for _, tc := range []struct {
+		name    string
+		b       []byte
+		err     error
+		want    []byte
+		wantErr error
+	}{
+		{name: "document", b: []byte("#cloud-config\n"), want: []byte("#cloud-config\n")},
+		{name: "empty answer", b: []byte{}, want: []byte{}},
+		{name: "nil answer", b: nil, want: []byte{}},
+		{name: "404", err: notFound},
+		{name: "404 wrapped", err: wrapped},
+		{name: "410", err: gone, wantErr: gone},
+		{name: "timeout", err: timeout, wantErr: timeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Optional(tc.b, tc.err)
+			if err != tc.wantErr {
+				t.Fatalf("err = %v, want %v (as is)", err, tc.wantErr)
+			}
+			if (got == nil) != (tc.want == nil) || string(got) != string(tc.want) {
+				t.Errorf("Optional = %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}

@@ -109,10 +109,10 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		return nil, fmt.Errorf("aliyun: %w", err)
 	}
 	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
-	if d.UserData, err = optional(get, root+"user-data", maxBody); err != nil {
+	if d.UserData, err = datasource.Optional(get(root+"user-data", maxBody)); err != nil {
 		return nil, fmt.Errorf("aliyun: %w", err)
 	}
-	if d.VendorData, err = optional(get, root+"vendor-data", maxBody); err != nil {
+	if d.VendorData, err = datasource.Optional(get(root+"vendor-data", maxBody)); err != nil {
 		return nil, fmt.Errorf("aliyun: %w", err)
 	}
 	return d, nil
@@ -159,21 +159,6 @@ func decodeValues(v any) any {
 		return ec2.DecodeLeaf([]byte(v))
 	}
 	return v
-}
-
-// optional fetches u; a 404 is no document (nil), an empty answer an
-// empty one.
-func optional(get func(string, int64) ([]byte, error), u string, limit int64) ([]byte, error) {
-	b, err := get(u, limit)
-	switch {
-	case httpget.NotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	case b == nil:
-		return []byte{}, nil
-	}
-	return b, nil
 }
 
 // fromMeta fills the instance model from the meta-data read at mdURL (for

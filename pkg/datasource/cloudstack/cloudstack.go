@@ -123,13 +123,8 @@ func ReadService(ctx context.Context, g httpget.Fetcher, base, version string, l
 	if err != nil {
 		return nil, err
 	}
-	ud, err := g.Get(ctx, httpget.Request{URL: base + "/" + version + "/user-data", Limit: MaxUserData})
-	switch {
-	case httpget.NotFound(err):
-	case err != nil:
+	if d.UserData, err = datasource.Optional(g.Get(ctx, httpget.Request{URL: base + "/" + version + "/user-data", Limit: MaxUserData})); err != nil {
 		return nil, err
-	default:
-		d.UserData = ud
 	}
 	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
 	return d, nil

@@ -118,12 +118,11 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		{"project-data", "project/attributes/?recursive=true"},
 	} {
 		m := map[string]any{}
-		b, err := get(k.path, maxBody)
-		switch {
-		case httpget.NotFound(err):
-		case err != nil:
+		b, err := datasource.Optional(get(k.path, maxBody))
+		if err != nil {
 			return nil, fmt.Errorf("gce: %w", err)
-		default:
+		}
+		if b != nil {
 			v, err := jsondoc.Decode(root+k.path, b)
 			if err != nil {
 				return nil, fmt.Errorf("gce: %w", err)

@@ -100,23 +100,21 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	ud, err := get(UserDataPath, MaxUserData, false)
-	switch {
-	case httpget.NotFound(err):
-	case err != nil:
+	ud, err := datasource.Optional(get(UserDataPath, MaxUserData, false))
+	if err != nil {
 		return nil, err
-	default:
+	}
+	if ud != nil {
 		var ok bool
 		if d.UserData, ok = DecodeUserData(ud); !ok {
 			c.Log("akamai: %s is not base64: taken as it is", base+UserDataPath)
 		}
 	}
-	nb, err := get(NetworkPath, MaxMetadata, true)
-	switch {
-	case httpget.NotFound(err):
-	case err != nil:
+	nb, err := datasource.Optional(get(NetworkPath, MaxMetadata, true))
+	if err != nil {
 		return nil, err
-	default:
+	}
+	if nb != nil {
 		nv, err := jsondoc.DecodeObject(base+NetworkPath, nb)
 		if err != nil {
 			return nil, err

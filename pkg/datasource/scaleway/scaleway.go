@@ -85,14 +85,11 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		path string
 		dst  *[]byte
 	}{{UserDataPath, &d.UserData}, {VendorDataPath, &d.VendorData}} {
-		b, err := dg.Get(ctx, httpget.Request{URL: base + p.path, Limit: MaxUserData})
-		switch {
-		case httpget.NotFound(err):
-		case err != nil:
+		b, err := datasource.Optional(dg.Get(ctx, httpget.Request{URL: base + p.path, Limit: MaxUserData}))
+		if err != nil {
 			return nil, err
-		default:
-			*p.dst = b
 		}
+		*p.dst = b
 	}
 	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
 	return d, nil
