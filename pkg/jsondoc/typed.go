@@ -8,8 +8,11 @@ import (
 )
 
 // DecodeObject is Decode for a document that must be a JSON object: any
-// other value is an error naming name ("name: want a JSON object").
-func DecodeObject(name string, b []byte) (map[string]any, error) {
+// other value is an error naming name ("name: want a JSON object"). If
+// into is not nil, the object is also unmarshalled into it, as Unmarshal
+// does: a reader keeps the whole document and takes the fields it reads
+// into a struct.
+func DecodeObject(name string, b []byte, into any) (map[string]any, error) {
 	v, err := Decode(name, b)
 	if err != nil {
 		return nil, err
@@ -17,6 +20,11 @@ func DecodeObject(name string, b []byte) (map[string]any, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s: want a JSON object", name)
+	}
+	if into != nil {
+		if err := Unmarshal(name, b, into); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }

@@ -21,7 +21,7 @@ func TestDecodeObject(t *testing.T) {
 		{`{"a": }`, nil, "parse doc: invalid JSON at byte 7 (line 1:7): invalid character '}' looking for beginning of value"},
 		{`{} []`, nil, "parse doc: invalid JSON at byte 4 (line 1:4): data after the top-level value"},
 	} {
-		got, err := DecodeObject("doc", []byte(tt.in))
+		got, err := DecodeObject("doc", []byte(tt.in), nil)
 		if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
 			t.Errorf("DecodeObject(%q) error = %v, want %q", tt.in, err, tt.err)
 			continue
@@ -30,9 +30,42 @@ func TestDecodeObject(t *testing.T) {
 			t.Errorf("DecodeObject(%q) = %#v, want %#v", tt.in, got, tt.want)
 		}
 	}
-	m, err := DecodeObject("doc", []byte(`{"n": 10000000000000000001}`))
+	m, err := DecodeObject("doc", []byte(`{"n": 10000000000000000001}`), nil)
 	if n, ok := m["n"].(json.Number); err != nil || !ok || n != "10000000000000000001" {
 		t.Errorf("a number did not survive as written: %#v, %v", m, err)
+	}
+}
+
+// TestDecodeObjectInto: the object is kept whole and its fields taken
+// into the struct; a syntax error or a value that is not an object is
+// Decode's error, a wrong-typed field Unmarshal's.
+func TestDecodeObjectInto(t *testing.T) {
+	type doc struct {
+		ID   Text   `json:"id"`
+		Zone string `json:"zone"`
+	}
+	for _, tt := range []struct {
+		in   string
+		want doc
+		keep map[string]any
+		err  string
+	}{
+		{`{"id": 7, "zone": "z", "other": true}`, doc{ID: "7", Zone: "z"}, map[string]any{"id": json.Number("7"), "zone": "z", "other": true}, ""},
+		{`{}`, doc{}, map[string]any{}, ""},
+		{`{"zone": ["z"]}`, doc{}, nil, "doc: zone: want string, got array"},
+		{`{"id": {}}`, doc{}, nil, "doc: id: want string, got object"},
+		{`["id"]`, doc{}, nil, "doc: want a JSON object"},
+		{`{"id": 1,}`, doc{}, nil, "parse doc: invalid JSON at byte 10 (line 1:10): invalid character '}' looking for beginning of object key string"},
+	} {
+		var got doc
+		m, err := DecodeObject("doc", []byte(tt.in), &got)
+		if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+			t.Errorf("DecodeObject(%s) error = %v, want %q", tt.in, err, tt.err)
+			continue
+		}
+		if !reflect.DeepEqual(m, tt.keep) || (err == nil && got != tt.want) {
+			t.Errorf("DecodeObject(%s) = %#v, %#v; want %#v, %#v", tt.in, m, got, tt.keep, tt.want)
+		}
 	}
 }
 

@@ -91,12 +91,9 @@ type metadata struct {
 
 // Parse reads metadata/v1.json, fetched from u (named in errors).
 func Parse(u string, b []byte) (*instance.Data, error) {
-	raw, err := jsondoc.DecodeObject(u, b)
-	if err != nil {
-		return nil, err
-	}
 	var md metadata
-	if err := jsondoc.Unmarshal(u, b, &md); err != nil {
+	raw, err := jsondoc.DecodeObject(u, b, &md)
+	if err != nil {
 		return nil, err
 	}
 	id := strings.TrimSpace(string(md.DropletID))

@@ -115,7 +115,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		return nil, err
 	}
 	if nb != nil {
-		nv, err := jsondoc.DecodeObject(base+NetworkPath, nb)
+		nv, err := jsondoc.DecodeObject(base+NetworkPath, nb, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -135,12 +135,9 @@ type metadata struct {
 // id and region; the whole document is the datasource's metadata, as in
 // cloud-init.
 func Parse(u string, b []byte) (*instance.Data, error) {
-	meta, err := jsondoc.DecodeObject(u, b)
-	if err != nil {
-		return nil, err
-	}
 	var md metadata
-	if err := jsondoc.Unmarshal(u, b, &md); err != nil {
+	meta, err := jsondoc.DecodeObject(u, b, &md)
+	if err != nil {
 		return nil, err
 	}
 	d := &instance.Data{

@@ -106,12 +106,9 @@ type metadata struct {
 
 // Parse reads v1.json, fetched from u (named in errors).
 func Parse(u string, b []byte) (*instance.Data, error) {
-	meta, err := jsondoc.DecodeObject(u, b)
-	if err != nil {
-		return nil, err
-	}
 	var md metadata
-	if err := jsondoc.Unmarshal(u, b, &md); err != nil {
+	meta, err := jsondoc.DecodeObject(u, b, &md)
+	if err != nil {
 		return nil, err
 	}
 	d := &instance.Data{
