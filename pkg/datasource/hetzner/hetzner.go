@@ -31,6 +31,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/jsondoc"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -154,7 +155,7 @@ func privateNetworks(u string, b []byte) (nets []map[string]any, err error) {
 	if err := yaml.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
-	v = jsonSafe(v)
+	v = jsondoc.FromYAML(v)
 	raw, ok := v.([]any)
 	if !ok && v != nil {
 		return nil, fmt.Errorf("%s: want a list of networks, got %s", u, scalar.JSONNoun(v))
@@ -171,30 +172,6 @@ func privateNetworks(u string, b []byte) (nets []map[string]any, err error) {
 		nets = append(nets, n)
 	}
 	return nets, nil
-}
-
-// jsonSafe turns the maps yaml.v3 decodes with non-string keys into ones
-// encoding/json can write.
-func jsonSafe(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = jsonSafe(e)
-		}
-		return v
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[fmt.Sprint(k)] = jsonSafe(e)
-		}
-		return m
-	case []any:
-		for i, e := range v {
-			v[i] = jsonSafe(e)
-		}
-		return v
-	}
-	return v
 }
 
 // addPrivateNetworks appends one DHCP NIC per private network to the v1

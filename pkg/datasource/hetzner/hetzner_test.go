@@ -193,3 +193,17 @@ func TestReadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPrivateNetworksJSON: what YAML has and JSON does not (keys that are
+// not strings, NaN) is kept as text, so the metadata can be written as
+// instance data.
+func TestPrivateNetworksJSON(t *testing.T) {
+	nets, err := privateNetworks("pn", []byte("- mac_address: 86:00:00:aa:5d:f8\n  1: one\n  mtu: .nan\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(nets)
+	if want := `[{"1":"one","mac_address":"86:00:00:aa:5d:f8","mtu":"NaN"}]`; err != nil || string(b) != want {
+		t.Errorf("private networks %s, %v; want %s", b, err, want)
+	}
+}

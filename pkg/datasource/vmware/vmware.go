@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -352,7 +351,7 @@ func decodeMapping(b []byte) (m map[string]any, text map[string]string, nodes ma
 	if err := root.Decode(&v); err != nil {
 		return nil, nil, nil, err
 	}
-	m, ok := jsonSafe(v).(map[string]any)
+	m, ok := jsondoc.FromYAML(v).(map[string]any)
 	if !ok {
 		return nil, nil, nil, errors.New("want a mapping")
 	}
@@ -370,32 +369,4 @@ func decodeMapping(b []byte) (m map[string]any, text map[string]string, nodes ma
 		}
 	}
 	return m, text, nodes, nil
-}
-
-// jsonSafe turns what yaml.v3 decodes into values encoding/json can
-// write: non-string keys become their text.
-func jsonSafe(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = jsonSafe(e)
-		}
-		return v
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[fmt.Sprint(k)] = jsonSafe(e)
-		}
-		return m
-	case []any:
-		for i, e := range v {
-			v[i] = jsonSafe(e)
-		}
-		return v
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Sprint(v)
-		}
-	}
-	return v
 }
