@@ -24,6 +24,8 @@ type NetNS struct {
 	dir       string
 	dnsmasq   *exec.Cmd
 	servers   []*http.Server
+	// extra are the addresses ServeAt added to the namespace's loopback.
+	extra map[string]bool
 }
 
 const (
@@ -79,6 +81,40 @@ func (n *NetNS) Serve(h http.Handler) error {
 	l, err := n.listen("tcp", MetadataIP+":80")
 	if err != nil {
 		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	n.servers = append(n.servers, srv)
+	go srv.Serve(l)
+	return nil
+}
+
+// ServeAt serves h on addr ("100.100.100.200:80", RouterIP+":8080") inside
+// the namespace, for the platforms whose services are not at
+// MetadataIP:80: Alibaba Cloud's and Scaleway's own addresses, Azure's
+// wire server, CloudStack's virtual router (the DHCP server, RouterIP) and
+// password servers on port 8080. A host that is not RouterIP or MetadataIP
+// is added to the namespace's loopback as a /32, once: the VM reaches it
+// by the default route dnsmasq gives (via RouterIP).
+func (n *NetNS) ServeAt(addr string, h http.Handler) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("serve at %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.To4() == nil {
+		return fmt.Errorf("serve at %q: want an IPv4 address", addr)
+	}
+	if host != RouterIP && host != MetadataIP && !n.extra[host] {
+		if err := ipCmd("-n", n.Name, "addr", "add", host+"/32", "dev", "lo"); err != nil {
+			return fmt.Errorf("serve at %s: %w", addr, err)
+		}
+		if n.extra == nil {
+			n.extra = map[string]bool{}
+		}
+		n.extra[host] = true
+	}
+	l, err := n.listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve at %s: %w", addr, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	n.servers = append(n.servers, srv)
