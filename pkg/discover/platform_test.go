@@ -243,7 +243,7 @@ func TestPlatformDiscovery(t *testing.T) {
 
 // TestNoPlatformWaitBound: on a machine with no datasource and no platform,
 // the only wait discovery asks of the System is the drive poll, bounded by
-// DriveGrace (2 s), and no link is raised: the boot's bound, NIC with link
+// DriveGrace (1.5 s), and no link is raised: the boot's bound, NIC with link
 // or not.
 func TestNoPlatformWaitBound(t *testing.T) {
 	pinSources(t)
