@@ -176,7 +176,13 @@ func writeInstance(env Env, d *instance.Data, cfg map[string]any) (isNew bool, e
 	} else {
 		env.Log.Printf("instance %q: new instance (was %q)", d.InstanceID, prev)
 	}
-	return true, applyNewInstance(env, root, d, cfg)
+	// A host name or an injected file that cannot be applied is that
+	// one thing's error: the instance is stored, its network and late
+	// stages still run.
+	if err := applyNewInstance(env, root, d, cfg); err != nil {
+		env.Log.Errorf("instance %q: %v; the rest of the instance is applied", d.InstanceID, err)
+	}
+	return true, nil
 }
 
 func seedKernel(seed []byte) error {

@@ -51,3 +51,25 @@ func TestNetworkNoNIC(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 }
+
+// TestRunBadHostname: a host name /etc/hostname cannot take (Vultr's
+// "CLOUDINIT_2") is one error line; the instance is stored and its
+// network still written.
+func TestRunBadHostname(t *testing.T) {
+	log := &testLog{}
+	env := testEnv(t, log)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "openstack/latest"), 0o755)
+	os.WriteFile(filepath.Join(dir, "openstack/latest/meta_data.json"), []byte(`{"uuid": "iid-bad-host", "hostname": "CLOUDINIT_2"}`), 0o644)
+	env.System = driveSys{dir}
+	res := Run(env)
+	if !res.Instance {
+		t.Fatalf("no instance:\n%s", log)
+	}
+	if !strings.Contains(log.String(), `E instance "iid-bad-host": local-hostname "CLOUDINIT_2": invalid character '_'; the rest of the instance is applied`) {
+		t.Errorf("log:\n%s", log)
+	}
+	if !strings.Contains(log.String(), "network:") {
+		t.Errorf("the network step did not run:\n%s", log)
+	}
+}
