@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -159,7 +160,7 @@ func (g *Getter) dial(ctx context.Context, t target) (net.Conn, error) {
 				return nil, fmt.Errorf("zone %s: %w", z, err)
 			}
 		}
-		c, err := d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip, t.port))
+		c, err := g.dialTCP(ctx, &d, netip.AddrPortFrom(ip, t.port))
 		if err != nil {
 			return nil, err // not a nil *TCPConn in a non-nil net.Conn
 		}
@@ -176,13 +177,37 @@ func (g *Getter) dial(ctx context.Context, t target) (net.Conn, error) {
 		return nil, fmt.Errorf("resolve %s: %w", t.hostname, err)
 	}
 	for _, ip := range ips {
-		c, derr := d.DialTCP(ctx, "tcp", netip.AddrPort{}, netip.AddrPortFrom(ip.Unmap(), t.port))
+		c, derr := g.dialTCP(ctx, &d, netip.AddrPortFrom(ip.Unmap(), t.port))
 		if derr == nil {
 			return c, nil
 		}
 		err = derr
 	}
 	return nil, err
+}
+
+// dialTCP connects to raddr, from a privileged source port when
+// g.PrivilegedPort says so: 1023 down to 512, skipping ports in use.
+func (g *Getter) dialTCP(ctx context.Context, d *net.Dialer, raddr netip.AddrPort) (*net.TCPConn, error) {
+	if !g.PrivilegedPort {
+		return d.DialTCP(ctx, "tcp", netip.AddrPort{}, raddr)
+	}
+	local := netip.IPv6Unspecified()
+	if raddr.Addr().Is4() {
+		local = netip.IPv4Unspecified()
+	}
+	var err error
+	for port := uint16(1023); port >= 512; port-- {
+		var c *net.TCPConn
+		c, err = d.DialTCP(ctx, "tcp", netip.AddrPortFrom(local, port), raddr)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("no free source port below 1024: %w", err)
 }
 
 // roundTrip sends msg to t on a new connection and reads the answer. ctx

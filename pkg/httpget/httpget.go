@@ -52,6 +52,10 @@ type Getter struct {
 	// hosts must be IP addresses: a metadata service is one, and leaving
 	// the resolver out keeps the binary some 200 KB smaller.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// PrivilegedPort dials from a source port below 1024 (the first free
+	// one from 1023 down), as Scaleway's metadata API demands for
+	// user-data: only root can bind one, which is what the API trusts.
+	PrivilegedPort bool
 }
 
 // Request is one fetch.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
@@ -17,6 +18,10 @@ var Source = datasource.Source{
 	MetadataBase: DefaultBaseURL,
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
 		c := &Client{BaseURL: svc.Base, HTTPClient: svc.HTTPClient()}
+		if svc.HTTP == nil {
+			// The API gives user-data only to a privileged source port.
+			c.DataHTTP = &httpget.Getter{PrivilegedPort: true, RequestTimeout: svc.Timeout, Logf: svc.Logf}
+		}
 		return c.Read(ctx)
 	},
 }
