@@ -1,16 +1,24 @@
 #!/bin/bash
-# Wall time to power-off of one Debian bookworm root applying one NoCloud
-# user-data (a sudo user with an ssh key, write_files plain + b64, bootcmd,
-# runcmd, network v2 set-name + static address, power_state poweroff) two
-# ways, under the same QEMU and kernel:
+# One Debian bookworm root applying one NoCloud user-data (a sudo user with
+# an ssh key, write_files plain + b64, bootcmd, runcmd, network v2 set-name
+# + static address) two ways, under the same QEMU, kernel and VM:
 #   A) Debian's cloud-init 22.4.2, booted with Debian's initramfs-tools image;
-#   B) earlyinit: build/initramfs.img, cloud-init.disabled in the root.
-# Also the kernel time the real init started, the guest uptime when runcmd
-# ran, whether the user-data was applied (read from the disk afterwards),
-# and `earlyinit analyze` for B. Figures, not assertions. Under TCG (no
-# usable KVM) every figure is many times what it is on KVM.
+#   B) earlyinit: build/initramfs.img, cloud-init.disabled in the root
+#      (-initrd LABEL=PATH again: C, D... other earlyinit images).
+# -until poweroff (default): wall time to power-off (power_state in the
+#   user-data), the kernel time the real init started, the guest uptime
+#   when runcmd ran, and `earlyinit analyze` for B.
+# -until provisioned: the guest uptime (from the kernel's start) when user,
+#   key and sshd on :22 all hold, checked inside the guest; the tools' units
+#   as systemd timed them; each tool's own account (cloud-init analyze
+#   show/blame run in the guest, earlyinit analyze) and the ratio; B's
+#   timeline in build/bench-late/earlyinit-plot.svg.
+# Both check on the disk afterwards that the user-data was applied and
+# the host keys made anew. Figures, not assertions. Under TCG (no usable
+# KVM) every figure is many times what it is on KVM.
 #
-#   bench/late-vs-cloudinit.sh [runs] [-j 1|2] [other flags of bench/latevscloudinit]
+#   bench/late-vs-cloudinit.sh [runs] [-j 1|2] [-until poweroff|provisioned]
+#       [-smp N] [-initrd [LABEL=]PATH]... [-cloudinit=false]
 #
 # Needs root (debootstrap, chroot) and what `make deps` installs. The root
 # with cloud-init is cached next to the e2e's in qemu-tests/testdata/cache;
@@ -26,10 +34,12 @@ kver=${KVER:-$(ls /boot/vmlinuz-* | sed 's|^/boot/vmlinuz-||' | sort -V | tail -
 for tool in qemu-system-x86_64 debootstrap mkfs.ext4 debugfs xorriso; do
 	command -v "$tool" >/dev/null || { echo "$tool missing: run make deps" >&2; exit 1; }
 done
-[[ -x build/earlyinit ]] || make build
-[[ -f build/initramfs.img ]] || make initramfs KVER="$kver"
-# analyze reads B's boot record with this tree's earlyinit (build/earlyinit
-# may predate the verb); the initramfs booted is build's, as it is.
+# The default earlyinit image is build's, as it is; -initrd names others.
+if [[ " $* " != *" -initrd "* && " $* " != *" -initrd="* ]]; then
+	[[ -f build/initramfs.img ]] || make initramfs KVER="$kver"
+fi
+# analyze reads the boot records with this tree's earlyinit (build/earlyinit
+# may predate the verb).
 mkdir -p build/bench-late
 CGO_ENABLED=0 go build -o build/bench-late/earlyinit ./cmd/earlyinit
 exec go run ./bench/latevscloudinit -kver "$kver" -runs "$runs" -earlyinit build/bench-late/earlyinit "$@"

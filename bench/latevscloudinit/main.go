@@ -1,9 +1,17 @@
 // Command latevscloudinit boots one Debian bookworm root (with cloud-init
 // 22.4.2 installed) under QEMU with one NoCloud drive, two ways, and prints
-// how long each took to apply the user-data and power itself off:
+// how long each took:
 //
 //	A) Debian's way: Debian's initramfs-tools image, cloud-init enabled;
-//	B) earlyinit: build/initramfs.img, /etc/cloud/cloud-init.disabled.
+//	B) earlyinit: build/initramfs.img, /etc/cloud/cloud-init.disabled
+//	   (-initrd again for C, D...: other earlyinit images, e.g. before
+//	   and after a change).
+//
+// -until poweroff (the default) times the whole user-data, power_state
+// included, to the VM's power-off. -until provisioned times, inside the
+// guest, the kernel's start to the machine being provisioned (user
+// created, key installed, sshd listening; see provisioned.go), and sets
+// each tool's own account of its stages beside it.
 //
 // Figures, not assertions: a run that did not apply the user-data is
 // reported as such, and the program exits 0 unless it could not run at all.
@@ -13,6 +21,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -26,6 +35,8 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/internal/vm"
+	"github.com/earlyinit/earlyinit/pkg/boot"
+	"github.com/earlyinit/earlyinit/pkg/late"
 )
 
 const (
@@ -37,7 +48,7 @@ const (
 )
 
 // The NoCloud drive: the Debian e2e test's user-data, with runcmd also
-// noting the guest's uptime when it ran.
+// noting the guest's uptime when it ran, and power_state (userData).
 const networkConfig = `version: 2
 ethernets:
   nic0:
@@ -47,7 +58,7 @@ ethernets:
     addresses: [192.0.2.50/24]
 `
 
-var userData = `#cloud-config
+var userDataBase = `#cloud-config
 users:
   - default
   - name: alice
@@ -76,9 +87,17 @@ runcmd:
   - ip -o addr show lan0 >> /var/log/e2e-runcmd.log
   - runuser -u alice -- sudo -n id -u > /var/log/e2e-sudo.log 2>&1
   - cut -d' ' -f1 /proc/uptime > /var/log/e2e-runcmd-uptime
-power_state:
-  mode: poweroff
 `
+
+// userData is the user-data of both tools: with power_state when the
+// run ends at power-off; without when the bench powers the VM off
+// itself, after the tool's last stage (-until provisioned).
+func userData(powerState bool) string {
+	if powerState {
+		return userDataBase + "power_state:\n  mode: poweroff\n"
+	}
+	return userDataBase
+}
 
 // saveUnit keeps what earlyinit leaves in /run (a tmpfs) for `earlyinit
 // analyze`: at shutdown, after the final stages stopped, it copies the
@@ -103,7 +122,7 @@ type variant struct {
 	name     string
 	initrd   string
 	append   string
-	disabled bool // /etc/cloud/cloud-init.disabled
+	disabled bool // /etc/cloud/cloud-init.disabled: earlyinit's
 	img      string
 }
 
@@ -117,6 +136,35 @@ type result struct {
 	missing  []string
 	err      error
 	analyze  string
+	img      string // the run's disk, left in the work directory
+	// -until provisioned (provisioned.go)
+	prov *provisioned
+}
+
+// initrdList is -initrd, once per earlyinit image: PATH or LABEL=PATH.
+type initrdList []string
+
+func (l *initrdList) String() string     { return strings.Join(*l, ",") }
+func (l *initrdList) Set(s string) error { *l = append(*l, s); return nil }
+
+// earlyinitVariants are the earlyinit images to boot, named B, C...
+func earlyinitVariants(initrds []string) ([]*variant, error) {
+	var vs []*variant
+	for i, x := range initrds {
+		label, path, ok := strings.Cut(x, "=")
+		if !ok {
+			label, path = "", x
+		}
+		if path == "" || strings.ContainsAny(label, " \t") {
+			return nil, fmt.Errorf("-initrd %q: want PATH or LABEL=PATH, a label without blanks", x)
+		}
+		name := fmt.Sprintf("%c earlyinit", 'B'+i)
+		if label != "" {
+			name += " " + label
+		}
+		vs = append(vs, &variant{name: name, initrd: path, append: appendCommon + " earlyinit.timeout=30", disabled: true})
+	}
+	return vs, nil
 }
 
 func (r *result) applied() bool { return r.err == nil && r.powered && len(r.missing) == 0 }
@@ -130,7 +178,11 @@ func main() {
 
 func run() error {
 	kver := flag.String("kver", "", "kernel version (default: the newest /boot/vmlinuz-*)")
-	initrd := flag.String("initrd", "build/initramfs.img", "earlyinit's initramfs")
+	var initrds initrdList
+	flag.Var(&initrds, "initrd", "earlyinit's initramfs, PATH or LABEL=PATH; again for another earlyinit variant (default build/initramfs.img)")
+	until := flag.String("until", "poweroff", "poweroff: time the whole user-data to power-off; provisioned: time to user, key and sshd, and each tool's own account")
+	withCloudInit := flag.Bool("cloudinit", true, "boot the cloud-init variant (A) too")
+	smp := flag.Int("smp", 1, "vCPUs of each VM (1 to 8)")
 	bin := flag.String("earlyinit", "build/earlyinit", "earlyinit binary with the analyze verb")
 	cache := flag.String("cache", "qemu-tests/testdata/cache", "Debian root cache")
 	out := flag.String("out", "build/bench-late", "work directory (images, consoles)")
@@ -141,6 +193,20 @@ func run() error {
 	if *jobs < 1 || *jobs > 2 {
 		return fmt.Errorf("-j %d: 1 or 2", *jobs)
 	}
+	if *smp < 1 || *smp > 8 {
+		return fmt.Errorf("-smp %d: 1 to 8", *smp)
+	}
+	if *until != "poweroff" && *until != "provisioned" {
+		return fmt.Errorf("-until %q: poweroff or provisioned", *until)
+	}
+	provMode := *until == "provisioned"
+	if len(initrds) == 0 {
+		initrds = initrdList{"build/initramfs.img"}
+	}
+	eVariants, err := earlyinitVariants(initrds)
+	if err != nil {
+		return err
+	}
 	if *kver == "" {
 		k, err := newestKernel()
 		if err != nil {
@@ -150,7 +216,11 @@ func run() error {
 	}
 	kernel := vm.Kernel(*kver)
 	debInitrd := "/boot/initrd.img-" + *kver
-	for _, f := range []string{kernel, debInitrd, *initrd, *bin, "/lib/modules/" + *kver} {
+	need := []string{kernel, debInitrd, *bin, "/lib/modules/" + *kver}
+	for _, v := range eVariants {
+		need = append(need, v.initrd)
+	}
+	for _, f := range need {
 		if _, err := os.Stat(f); err != nil {
 			return err
 		}
@@ -175,11 +245,17 @@ func run() error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "root %s (%s)\n", filepath.Base(tarball), time.Since(t0).Round(time.Second))
-	variants := []*variant{
-		{name: "A cloud-init", initrd: debInitrd, append: appendCommon},
-		{name: "B earlyinit", initrd: *initrd, append: appendCommon + " earlyinit.timeout=30", disabled: true},
+	var variants []*variant
+	if *withCloudInit {
+		variants = append(variants, &variant{name: "A cloud-init", initrd: debInitrd, append: appendCommon})
 	}
-	if err := images(tarball, *kver, *out, variants); err != nil {
+	variants = append(variants, eVariants...)
+	extra := map[string]string{}
+	var wants []string
+	if provMode {
+		extra, wants = probeFiles()
+	}
+	if err := images(tarball, *kver, *out, variants, extra, wants); err != nil {
 		return err
 	}
 	seed := filepath.Join(*out, "seed.iso")
@@ -188,7 +264,7 @@ func run() error {
 	if err := vm.WriteTree(seedDir, map[string]string{
 		"meta-data":      "instance-id: iid-bench-1\nlocal-hostname: bench-host\n",
 		"network-config": networkConfig,
-		"user-data":      userData,
+		"user-data":      userData(!provMode),
 	}); err != nil {
 		return err
 	}
@@ -211,12 +287,18 @@ func run() error {
 		go func(r *result) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			boot(r, kernel, seed, *out, *bin, *timeout)
+			bootOne(r, kernel, seed, *out, *bin, *timeout, *smp, provMode)
 			fmt.Fprintf(os.Stderr, "%s run %d: %s\n", r.v.name, r.n, r.line())
 		}(r)
 	}
 	wg.Wait()
-	report(os.Stdout, results, variants, *kver, vm.Accel(kernel), *jobs)
+	setup := fmt.Sprintf("kernel %s, QEMU %s, %d vCPU(s), 1024 MB, %d VM(s) at once", *kver, vm.Accel(kernel), *smp, *jobs)
+	if provMode {
+		reportProvisioned(os.Stdout, results, variants, setup)
+		plots(os.Stderr, results, variants, *out, *bin)
+		return nil
+	}
+	report(os.Stdout, results, variants, setup)
 	return nil
 }
 
@@ -233,9 +315,11 @@ func newestKernel() (string, error) {
 }
 
 // images makes one ext4 template per variant from the same tree: the
-// Debian root with cloud-init, the host kernel's modules and the save
-// unit; B's also has /etc/cloud/cloud-init.disabled.
-func images(tarball, kver, out string, variants []*variant) error {
+// Debian root with cloud-init, the host kernel's modules, the save unit
+// and the extra files (paths in the root), the units among them named
+// in wants enabled for multi-user.target; earlyinit's also have
+// /etc/cloud/cloud-init.disabled.
+func images(tarball, kver, out string, variants []*variant, extra map[string]string, wants []string) error {
 	dir := filepath.Join(out, "root")
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -253,18 +337,30 @@ func images(tarball, kver, out string, variants []*variant) error {
 	if err := vm.WriteTree(dir, map[string]string{"etc/systemd/system/bench-save.service": saveUnit}); err != nil {
 		return err
 	}
-	if err := os.Symlink("../bench-save.service", filepath.Join(dir, "etc/systemd/system/multi-user.target.wants/bench-save.service")); err != nil {
+	if err := vm.WriteTree(dir, extra); err != nil {
 		return err
 	}
+	for _, u := range append([]string{"bench-save.service"}, wants...) {
+		if err := os.Symlink("../"+u, filepath.Join(dir, "etc/systemd/system/multi-user.target.wants", u)); err != nil {
+			return err
+		}
+	}
+	for p, c := range extra {
+		if strings.HasPrefix(c, "#!") {
+			if err := os.Chmod(filepath.Join(dir, p), 0o755); err != nil {
+				return err
+			}
+		}
+	}
 	disabled := filepath.Join(dir, "etc/cloud/cloud-init.disabled")
-	for i, v := range variants {
+	for _, v := range variants {
 		os.Remove(disabled)
 		if v.disabled {
 			if err := os.WriteFile(disabled, nil, 0o644); err != nil {
 				return err
 			}
 		}
-		v.img = filepath.Join(out, fmt.Sprintf("template-%c.img", 'A'+i))
+		v.img = filepath.Join(out, fmt.Sprintf("template-%c.img", v.name[0]))
 		if err := vm.Ext4(v.img, dir, "root", "", 3072); err != nil {
 			return err
 		}
@@ -277,9 +373,14 @@ var (
 	uptimeRe   = regexp.MustCompile(`^(\d+\.\d+)\s*$`)
 )
 
-// boot boots a fresh copy of r's template and reads what it left.
-func boot(r *result, kernel, seed, out, bin string, timeout time.Duration) {
-	img := filepath.Join(out, fmt.Sprintf("run-%c%d.img", r.v.name[0], r.n))
+// bootOne boots a fresh copy of r's template and reads what it left.
+func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, smp int, provMode bool) {
+	prefix := "run"
+	if provMode {
+		prefix = "provisioned"
+	}
+	img := filepath.Join(out, fmt.Sprintf("%s-%c%d.img", prefix, r.v.name[0], r.n))
+	r.img = img
 	if b, err := exec.Command("cp", "--sparse=always", r.v.img, img).CombinedOutput(); err != nil {
 		r.err = fmt.Errorf("copy image: %v: %s", err, b)
 		return
@@ -291,6 +392,7 @@ func boot(r *result, kernel, seed, out, bin string, timeout time.Duration) {
 		RNG:      true,
 		MemoryMB: 1024,
 		Timeout:  timeout,
+		Wrap:     smpWrap(smp),
 	})
 	if res == nil {
 		r.err = err
@@ -307,14 +409,27 @@ func boot(r *result, kernel, seed, out, bin string, timeout time.Duration) {
 			r.runcmd, _ = strconv.ParseFloat(m[1], 64)
 		}
 	}
-	r.missing = check(img)
+	r.missing = check(img, r.v.img)
 	if r.v.disabled {
-		r.analyze = analyze(img, bin)
+		r.analyze = earlyinitAnalyze(img, bin)
+	}
+	if provMode {
+		r.prov = readProvisioned(img, res.Console)
 	}
 }
 
-// check returns what of the user-data is not on the disk.
-func check(img string) []string {
+// smpWrap runs QEMU with -smp n (vm.Config has no vCPU count): sh
+// appends it to QEMU's command line and execs it.
+func smpWrap(n int) []string {
+	if n <= 1 {
+		return nil
+	}
+	return []string{"sh", "-c", `exec "$@" -smp "$0"`, strconv.Itoa(n)}
+}
+
+// check returns what of the user-data is not on the disk, and whether
+// the host keys were made anew (they differ from the template's).
+func check(img, template string) []string {
 	cat := func(p string) string { s, _ := vm.Cat(img, p); return s }
 	var miss []string
 	want := func(ok bool, what string) {
@@ -334,30 +449,88 @@ func check(img string) []string {
 	rc := cat("/var/log/e2e-runcmd.log")
 	want(strings.Contains(rc, "runcmd ran\n"), "runcmd")
 	want(regexp.MustCompile(`(?m)^\d+: lan0\s+inet 192\.0\.2\.50/24 `).MatchString(rc), "lan0 192.0.2.50/24")
+	for _, t := range []string{"rsa", "ecdsa", "ed25519"} {
+		f := "/etc/ssh/ssh_host_" + t + "_key.pub"
+		old, _ := vm.Cat(template, f)
+		now := cat(f)
+		want((strings.HasPrefix(now, "ssh-") || strings.HasPrefix(now, "ecdsa-")) && now != old, "new "+t+" host key")
+	}
 	return miss
 }
 
-// analyze runs `earlyinit analyze` on what the save unit kept.
-func analyze(img, bin string) string {
+// earlyinitRoot rebuilds, in a temporary directory, the run/earlyinit of
+// the boot from what the bench's units kept in /var/log/bench.
+func earlyinitRoot(img string) (string, error) {
 	dir, err := os.MkdirTemp("", "bench-analyze")
 	if err != nil {
-		return err.Error()
+		return "", err
 	}
-	defer os.RemoveAll(dir)
 	for _, f := range []string{"boot.json", "status.json"} {
 		s, err := vm.Cat(img, "/var/log/bench/"+f)
 		if err != nil || s == "" {
 			continue
 		}
 		if err := vm.WriteTree(dir, map[string]string{"run/earlyinit/" + f: s}); err != nil {
-			return err.Error()
+			os.RemoveAll(dir)
+			return "", err
 		}
 	}
-	b, err := exec.Command(bin, "analyze", "--root", dir).CombinedOutput()
+	return dir, nil
+}
+
+// earlyinitAnalyze is `earlyinit analyze` of what the bench's units
+// kept, or why there is none.
+func earlyinitAnalyze(img, bin string) string {
+	out, err := earlyinitVerb(img, bin, "analyze")
 	if err != nil {
-		return fmt.Sprintf("(not recorded: %v) %s", err, b)
+		return fmt.Sprintf("(not recorded: %v)\n", err)
 	}
-	return string(b)
+	return out
+}
+
+// earlyinitVerb runs `earlyinit VERB... --root DIR` (analyze, analyze
+// plot) on what the bench's units kept: its standard output.
+func earlyinitVerb(img, bin string, verb ...string) (string, error) {
+	dir, err := earlyinitRoot(img)
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.Command(bin, append(verb, "--root", dir)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("earlyinit %s: %w: %s", strings.Join(verb, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return string(b), nil
+}
+
+// earlyinitRecord reads the boot record and the late stages the bench's
+// units kept.
+func earlyinitRecord(img string) (*boot.Record, *late.StageStatus, *late.StageStatus, error) {
+	var rec boot.Record
+	s, err := vm.Cat(img, "/var/log/bench/boot.json")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := json.Unmarshal([]byte(s), &rec); err != nil {
+		return nil, nil, nil, fmt.Errorf("boot.json: %w", err)
+	}
+	var st struct {
+		V1 struct {
+			Boot  *late.StageStatus `json:"boot"`
+			Final *late.StageStatus `json:"final"`
+		} `json:"v1"`
+	}
+	s, err = vm.Cat(img, "/var/log/bench/status.json")
+	if err != nil {
+		return &rec, nil, nil, err
+	}
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
+		return &rec, nil, nil, fmt.Errorf("status.json: %w", err)
+	}
+	return &rec, st.V1.Boot, st.V1.Final, nil
 }
 
 func (r *result) line() string {
@@ -367,18 +540,24 @@ func (r *result) line() string {
 	} else {
 		s = fmt.Sprintf("%9s %12s %12s", "-", "-", "-")
 	}
+	return s + "  " + r.status()
+}
+
+// status is a run's outcome in a few words.
+func (r *result) status() string {
+	var s []string
 	switch {
 	case r.err != nil:
-		s += "  FAILED: " + strings.SplitN(r.err.Error(), "\n", 2)[0]
+		s = append(s, "FAILED: "+strings.SplitN(r.err.Error(), "\n", 2)[0])
 	case !r.powered:
-		s += "  did not power off"
+		s = append(s, "did not power off")
 	}
 	if len(r.missing) > 0 {
-		s += "  NOT applied: " + strings.Join(r.missing, ", ")
+		s = append(s, "NOT applied: "+strings.Join(r.missing, ", "))
 	} else if r.err == nil {
-		s += "  applied"
+		s = append(s, "applied")
 	}
-	return s
+	return strings.Join(s, "; ")
 }
 
 func secs(f float64) string {
@@ -388,8 +567,8 @@ func secs(f float64) string {
 	return fmt.Sprintf("%.1fs", f)
 }
 
-func report(w io.Writer, results []*result, variants []*variant, kver, accel string, jobs int) {
-	fmt.Fprintf(w, "\nSame Debian bookworm root (cloud-init 22.4.2 installed), same NoCloud drive, kernel %s, QEMU %s, 1 vCPU, 1024 MB, %d VM(s) at once.\n", kver, accel, jobs)
+func report(w io.Writer, results []*result, variants []*variant, setup string) {
+	fmt.Fprintf(w, "\nSame Debian bookworm root (cloud-init 22.4.2 installed), same NoCloud drive, %s.\n", setup)
 	fmt.Fprintf(w, "wall: QEMU start to power-off; real init: kernel time of the first systemd[1] line; runcmd: guest uptime when runcmd ran.\n\n")
 	fmt.Fprintf(w, "%-14s %-6s %9s %12s %12s  %s\n", "", "", "wall", "real init", "runcmd", "user-data")
 	for _, v := range variants {
@@ -414,10 +593,18 @@ func report(w io.Writer, results []*result, variants []*variant, kver, accel str
 			}
 		}
 	}
-	for _, r := range results {
-		if r.v.disabled && r.analyze != "" {
-			fmt.Fprintf(w, "\nearlyinit analyze (%s, run %d):\n%s", r.v.name, r.n, r.analyze)
-			break
+	printAnalyze(w, results, variants)
+}
+
+// printAnalyze prints `earlyinit analyze` of the first run of each
+// earlyinit variant that has one.
+func printAnalyze(w io.Writer, results []*result, variants []*variant) {
+	for _, v := range variants {
+		for _, r := range results {
+			if r.v == v && v.disabled && r.analyze != "" {
+				fmt.Fprintf(w, "\nearlyinit analyze (%s, run %d):\n%s", r.v.name, r.n, r.analyze)
+				break
+			}
 		}
 	}
 }
