@@ -4,8 +4,8 @@ package qemutests
 
 import (
 	"encoding/base64"
-	"encoding/xml"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"os"
 	"path/filepath"
