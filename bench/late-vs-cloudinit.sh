@@ -14,11 +14,13 @@
 #   show/blame run in the guest, earlyinit analyze) and the ratio; B's
 #   timeline in build/bench-late/earlyinit-plot.svg.
 # Both check on the disk afterwards that the user-data was applied and
-# the host keys made anew. Figures, not assertions. Under TCG (no usable
-# KVM) every figure is many times what it is on KVM.
+# the host keys made anew. A run during which another QEMU ran on the host
+# is shown but left out of the means; -idle 40m -j 1 waits (up to 40 min)
+# before each boot until none runs. Figures, not assertions. Under TCG (no
+# usable KVM) every figure is many times what it is on KVM.
 #
 #   bench/late-vs-cloudinit.sh [runs] [-j 1|2] [-until poweroff|provisioned]
-#       [-smp N] [-initrd [LABEL=]PATH]... [-cloudinit=false]
+#       [-smp N] [-initrd [LABEL=]PATH]... [-cloudinit=false] [-idle DURATION]
 #
 # Needs root (debootstrap, chroot) and what `make deps` installs. The root
 # with cloud-init is cached next to the e2e's in qemu-tests/testdata/cache;

@@ -137,6 +137,7 @@ type result struct {
 	err      error
 	analyze  string
 	img      string // the run's disk, left in the work directory
+	busy     bool   // another QEMU ran on the host during the boot
 	// -until provisioned (provisioned.go)
 	prov *provisioned
 }
@@ -169,6 +170,10 @@ func earlyinitVariants(initrds []string) ([]*variant, error) {
 
 func (r *result) applied() bool { return r.err == nil && r.powered && len(r.missing) == 0 }
 
+// counted tells whether the run goes into the means: applied, on a host
+// where no other VM ran meanwhile.
+func (r *result) counted() bool { return r.applied() && !r.busy }
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "latevscloudinit:", err)
@@ -189,6 +194,7 @@ func run() error {
 	runs := flag.Int("runs", 2, "boots of each")
 	jobs := flag.Int("j", 2, "VMs at once (1 or 2); with 2, A and B of one round boot side by side")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound on one boot")
+	idle := flag.Duration("idle", 0, "before each boot, wait up to this long (polling every 30 s) until no other QEMU runs on the host (with -j 1)")
 	flag.Parse()
 	if *jobs < 1 || *jobs > 2 {
 		return fmt.Errorf("-j %d: 1 or 2", *jobs)
@@ -287,7 +293,12 @@ func run() error {
 		go func(r *result) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if *idle > 0 {
+				waitIdle(os.Stderr, *idle)
+			}
+			stop := watchHost(r, *jobs)
 			bootOne(r, kernel, seed, *out, *bin, *timeout, *smp, provMode)
+			stop()
 			fmt.Fprintf(os.Stderr, "%s run %d: %s\n", r.v.name, r.n, r.line())
 		}(r)
 	}
@@ -416,6 +427,55 @@ func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, sm
 	if provMode {
 		r.prov = readProvisioned(img, res.Console)
 	}
+}
+
+// qemuCount is the number of QEMU processes on the host, the bench's
+// own included.
+func qemuCount() int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/comm"); err == nil && strings.HasPrefix(string(b), "qemu-system") {
+			n++
+		}
+	}
+	return n
+}
+
+// waitIdle waits, at most max, until no QEMU runs on the host.
+func waitIdle(log io.Writer, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for n := qemuCount(); n > 0; n = qemuCount() {
+		if time.Now().After(deadline) {
+			fmt.Fprintf(log, "%d other QEMU still running after %s: booting anyway\n", n, max)
+			return
+		}
+		fmt.Fprintf(log, "%d other QEMU running: waiting\n", n)
+		time.Sleep(30 * time.Second)
+	}
+}
+
+// watchHost marks r busy if, while it boots, more QEMU run on the host
+// than the bench's own jobs; stop ends the watch.
+func watchHost(r *result, jobs int) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			if qemuCount() > jobs {
+				r.busy = true
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // smpWrap runs QEMU with -smp n (vm.Config has no vCPU count): sh
@@ -557,6 +617,9 @@ func (r *result) status() string {
 	} else if r.err == nil {
 		s = append(s, "applied")
 	}
+	if r.busy {
+		s = append(s, "host busy: another VM ran meanwhile, not in the mean")
+	}
 	return strings.Join(s, "; ")
 }
 
@@ -575,7 +638,7 @@ func report(w io.Writer, results []*result, variants []*variant, setup string) {
 		var n int
 		var wall, ho, rc float64
 		for _, r := range results {
-			if r.v == v && r.applied() {
+			if r.v == v && r.counted() {
 				n++
 				wall += r.wall.Seconds()
 				ho += r.handover
@@ -583,9 +646,9 @@ func report(w io.Writer, results []*result, variants []*variant, setup string) {
 			}
 		}
 		if n > 0 {
-			fmt.Fprintf(w, "%-14s %-6s %8.1fs %12s %12s  mean of %d applied run(s)\n", v.name, "mean", wall/float64(n), secs(ho/float64(n)), secs(rc/float64(n)), n)
+			fmt.Fprintf(w, "%-14s %-6s %8.1fs %12s %12s  mean of %d applied run(s) on an idle host\n", v.name, "mean", wall/float64(n), secs(ho/float64(n)), secs(rc/float64(n)), n)
 		} else {
-			fmt.Fprintf(w, "%-14s %-6s %9s %12s %12s  no run applied the user-data\n", v.name, "mean", "-", "-", "-")
+			fmt.Fprintf(w, "%-14s %-6s %9s %12s %12s  no run applied the user-data on an idle host\n", v.name, "mean", "-", "-", "-")
 		}
 		for _, r := range results {
 			if r.v == v {

@@ -321,7 +321,7 @@ type provMeans struct {
 func means(results []*result, v *variant) provMeans {
 	var m provMeans
 	for _, r := range results {
-		if r.v != v || !r.applied() || r.prov == nil || r.prov.at == 0 {
+		if r.v != v || !r.counted() || r.prov == nil || r.prov.at == 0 {
 			continue
 		}
 		toProv, all := r.prov.shares(!v.disabled)
@@ -358,9 +358,9 @@ func reportProvisioned(w io.Writer, results []*result, variants []*variant, setu
 		m := means(results, v)
 		byVariant[v] = m
 		if m.n > 0 {
-			fmt.Fprintf(w, provRow, v.name, "mean", secs(m.at), secs(m.handover), secs(m.sshd), secs(m.toProv), secs(m.all), secs(m.self), secs(m.sshMod), fmt.Sprintf("mean of %d provisioned run(s)", m.n))
+			fmt.Fprintf(w, provRow, v.name, "mean", secs(m.at), secs(m.handover), secs(m.sshd), secs(m.toProv), secs(m.all), secs(m.self), secs(m.sshMod), fmt.Sprintf("mean of %d provisioned run(s) on an idle host", m.n))
 		} else {
-			fmt.Fprintf(w, provRow, v.name, "mean", "-", "-", "-", "-", "-", "-", "-", "no run provisioned and applied the user-data")
+			fmt.Fprintf(w, provRow, v.name, "mean", "-", "-", "-", "-", "-", "-", "-", "no run provisioned and applied the user-data on an idle host")
 		}
 		for _, r := range results {
 			if r.v != v {
