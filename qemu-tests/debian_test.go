@@ -356,7 +356,7 @@ func recorded(t *testing.T, img string, res *vm.Result) (e2eStatus, string) {
 	if err := xml.Unmarshal([]byte(plot), new(struct{})); err != nil || !strings.HasPrefix(plot, "<?xml") {
 		t.Errorf("earlyinit analyze plot: not an SVG document (%v): %.200s\n%s", err, plot, catRoot(t, img, "/var/log/e2e-plot.err"))
 	}
-	mustContain(t, "analyze plot", plot, ">datasource (", "switch to /sbin/init at ", ">boot stage (", ">final stage (", ">scripts_user (")
+	mustContain(t, "analyze plot", plot, ">datasource (", "switch to /sbin/init at ", ">boot stage (", ">final stage (", ">bootcmd (")
 	s := catRoot(t, img, "/var/log/e2e-status.json")
 	if err := json.Unmarshal([]byte(s), &st); err != nil {
 		t.Fatalf("earlyinit status --format json: %v\n%s\nrecorder: %s", err, s, rec)
