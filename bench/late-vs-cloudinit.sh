@@ -14,8 +14,9 @@
 #   show/blame run in the guest, earlyinit analyze) and the ratio; B's
 #   timeline in build/bench-late/earlyinit-plot.svg.
 # Both check on the disk afterwards that the user-data was applied and
-# the host keys made anew. A run during which another QEMU ran on the host
-# is shown but left out of the means; -idle 40m -j 1 waits (up to 40 min)
+# the host keys made anew. A run during which another QEMU ran on the host,
+# or other processes took over a tenth of a CPU, is shown but left out of
+# the means; -idle 40m -j 1 waits (up to 40 min)
 # before each boot until none runs. Figures, not assertions. Under TCG (no
 # usable KVM) every figure is many times what it is on KVM.
 #

@@ -127,17 +127,18 @@ type variant struct {
 }
 
 type result struct {
-	v        *variant
-	n        int
-	wall     time.Duration
-	handover float64 // kernel timestamp of the first systemd[1] line
-	runcmd   float64 // guest uptime when runcmd ran
-	powered  bool    // "reboot: Power down" on the console
-	missing  []string
-	err      error
-	analyze  string
-	img      string // the run's disk, left in the work directory
-	busy     bool   // another QEMU ran on the host during the boot
+	v         *variant
+	n         int
+	wall      time.Duration
+	handover  float64 // kernel timestamp of the first systemd[1] line
+	runcmd    float64 // guest uptime when runcmd ran
+	powered   bool    // "reboot: Power down" on the console
+	missing   []string
+	err       error
+	analyze   string
+	img       string  // the run's disk, left in the work directory
+	busy      bool    // another QEMU, or other work, ran on the host during the boot
+	othersCPU float64 // CPU seconds the host spent on other processes meanwhile
 	// -until provisioned (provisioned.go)
 	prov *provisioned
 }
@@ -296,9 +297,7 @@ func run() error {
 			if *idle > 0 {
 				waitIdle(os.Stderr, *idle)
 			}
-			stop := watchHost(r, *jobs)
-			bootOne(r, kernel, seed, *out, *bin, *timeout, *smp, provMode)
-			stop()
+			bootOne(r, kernel, seed, *out, *bin, *timeout, *smp, *jobs, provMode)
 			fmt.Fprintf(os.Stderr, "%s run %d: %s\n", r.v.name, r.n, r.line())
 		}(r)
 	}
@@ -385,7 +384,7 @@ var (
 )
 
 // bootOne boots a fresh copy of r's template and reads what it left.
-func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, smp int, provMode bool) {
+func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, smp, jobs int, provMode bool) {
 	prefix := "run"
 	if provMode {
 		prefix = "provisioned"
@@ -396,6 +395,7 @@ func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, sm
 		r.err = fmt.Errorf("copy image: %v: %s", err, b)
 		return
 	}
+	stop := watchHost(r, jobs, img)
 	res, err := vm.Run(context.Background(), vm.Config{
 		Kernel: kernel, Initrd: r.v.initrd, Append: r.v.append,
 		Disks:    []vm.Disk{{Path: img}, {Path: seed, If: "ide-cd"}},
@@ -405,6 +405,7 @@ func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, sm
 		Timeout:  timeout,
 		Wrap:     smpWrap(smp),
 	})
+	stop()
 	if res == nil {
 		r.err = err
 		return
@@ -455,27 +456,108 @@ func waitIdle(log io.Writer, max time.Duration) {
 	}
 }
 
-// watchHost marks r busy if, while it boots, more QEMU run on the host
-// than the bench's own jobs; stop ends the watch.
-func watchHost(r *result, jobs int) (stop func()) {
+// watchHost watches the host while r's VM (the QEMU whose command line
+// names img) boots: r is busy if more QEMU run than the bench's own jobs,
+// or if other processes took more than a tenth of a CPU on average
+// (r.othersCPU: the host's busy CPU time less the VM's). stop ends the
+// watch.
+func watchHost(r *result, jobs int, img string) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	t0, busy0 := time.Now(), hostBusyTicks()
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(2 * time.Second)
+		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
+		pid := 0
+		var own uint64
 		for {
 			if qemuCount() > jobs {
 				r.busy = true
 			}
+			if pid == 0 {
+				pid = findQEMU(img)
+			}
+			if pid > 0 {
+				if c, ok := procTicks(pid); ok {
+					own = c
+				}
+			}
 			select {
 			case <-done:
+				if others := int64(hostBusyTicks()-busy0) - int64(own); others > 0 {
+					r.othersCPU = float64(others) / clockTicks
+				}
+				if r.othersCPU > 0.1*time.Since(t0).Seconds() {
+					r.busy = true
+				}
 				return
 			case <-t.C:
 			}
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times (100 on Linux).
+const clockTicks = 100
+
+// hostBusyTicks is the host's CPU time not idle since boot: /proc/stat's
+// user, nice, system, irq, softirq and steal.
+func hostBusyTicks() uint64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+	var sum uint64
+	for i, x := range f {
+		if i == 0 || i == 4 || i == 5 || i > 8 { // "cpu", idle, iowait, guest
+			continue
+		}
+		n, _ := strconv.ParseUint(x, 10, 64)
+		sum += n
+	}
+	return sum
+}
+
+// procTicks is a process's CPU time (utime + stime, its threads'
+// included).
+func procTicks(pid int) (uint64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command's closing parenthesis: state is the
+	// first, utime and stime the 12th and 13th.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, false
+	}
+	u, _ := strconv.ParseUint(f[11], 10, 64)
+	s, _ := strconv.ParseUint(f[12], 10, 64)
+	return u + s, true
+}
+
+// findQEMU is the pid of the QEMU whose command line names img, or 0.
+func findQEMU(img string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
+		if !strings.HasPrefix(string(comm), "qemu-system") {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(string(cmdline), "file="+img+",") {
+			return pid
+		}
+	}
+	return 0
 }
 
 // smpWrap runs QEMU with -smp n (vm.Config has no vCPU count): sh
@@ -618,7 +700,7 @@ func (r *result) status() string {
 		s = append(s, "applied")
 	}
 	if r.busy {
-		s = append(s, "host busy: another VM ran meanwhile, not in the mean")
+		s = append(s, fmt.Sprintf("host busy (others took %.0f CPU-s): not in the mean", r.othersCPU))
 	}
 	return strings.Join(s, "; ")
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The figures are read from what the guest printed: these are its formats
@@ -150,5 +152,25 @@ func TestProbeScripts(t *testing.T) {
 		if err := cmd.Run(); (err == nil) != tc.want {
 			t.Errorf("listening %v for\n%s", err == nil, tc.lines)
 		}
+	}
+}
+
+// TestHostAccounting: the CPU time this process burns shows in its own
+// count and in the host's.
+func TestHostAccounting(t *testing.T) {
+	own0, ok := procTicks(os.Getpid())
+	host0 := hostBusyTicks()
+	if !ok || host0 == 0 {
+		t.Fatalf("procTicks %v, hostBusyTicks %d", ok, host0)
+	}
+	for t0 := time.Now(); time.Since(t0) < 300*time.Millisecond; {
+	}
+	own1, _ := procTicks(os.Getpid())
+	host1 := hostBusyTicks()
+	if own1-own0 < 10 || host1-host0 < own1-own0-5 {
+		t.Errorf("burnt 0.3 s: own %d ticks, host %d", own1-own0, host1-host0)
+	}
+	if pid := findQEMU("/nonexistent/run.img"); pid != 0 {
+		t.Errorf("findQEMU found %d", pid)
 	}
 }
