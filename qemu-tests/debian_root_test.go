@@ -86,13 +86,12 @@ func TestDebianRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Now()
 	again, err := vm.DebianRoot(debianCache())
 	if err != nil || again != tarball {
 		t.Fatalf("second DebianRoot = %s, %v; want %s", again, err, tarball)
 	}
 	after, _ := os.Stat(tarball)
-	if d := time.Since(t0); d > time.Second || !after.ModTime().Equal(before.ModTime()) {
-		t.Errorf("second DebianRoot took %s and rewrote the tarball: not a cache hit", d)
+	if !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("second DebianRoot rewrote the tarball: not a cache hit")
 	}
 }

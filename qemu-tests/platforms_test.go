@@ -1110,16 +1110,12 @@ func parseBootTimes(t *testing.T, console string) bootTimes {
 	return bootTimes{d[0], d[1], d[2], d[3], d[4]}
 }
 
-// waitBound is what earlyinit may wait, on devices and the metadata
-// service together, on a VM with no datasource: the drive poll
-// (discover.DriveGrace, 2 s) and some slack for TCG.
-const waitBound = 2500 * time.Millisecond
-
 // TestPlatformsNoDatasource: a plain QEMU VM with no datasource, its NIC
 // with link (a tap in a namespace with a DHCP server and no metadata
 // service) or without (no backend), is recognised as no platform, tries
 // drives and seeds only, never asks for a lease, falls back to None, and
-// waits no longer than the drive poll.
+// polls for drives only for the drive grace (discover.DriveGrace), not
+// for earlyinit.timeout. The times are logged as figures, not asserted.
 func TestPlatformsNoDatasource(t *testing.T) {
 	for _, link := range []bool{true, false} {
 		name := "link"
@@ -1155,8 +1151,16 @@ func TestPlatformsNoDatasource(t *testing.T) {
 			bt := parseBootTimes(t, con)
 			t.Logf("%s: earlyinit total %s, module loading %s, device waits %s, metadata service %s, own %s (VM %s, %s)",
 				name, bt.total, bt.modules, bt.devices, bt.metadata, bt.own, res.Duration.Round(time.Millisecond), res.Accel)
-			if w := bt.devices + bt.metadata; w > waitBound {
-				t.Errorf("earlyinit waited %s (device waits %s + metadata service %s), bound %s", w, bt.devices, bt.metadata, waitBound)
+			// The console shows the log line more than once (kmsg and the
+			// log's dump): every copy must name the grace as the bound.
+			polls := regexp.MustCompile(`no config drive after \S+ \(polled up to (\S+)\)`).FindAllStringSubmatch(con, -1)
+			if len(polls) == 0 {
+				t.Errorf("no drive poll on the console")
+			}
+			for _, p := range polls {
+				if p[1] != discover.DriveGrace.String() {
+					t.Errorf("%q: the drive poll's bound is not the drive grace %s", p[0], discover.DriveGrace)
+				}
 			}
 		})
 	}

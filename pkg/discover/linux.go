@@ -107,7 +107,7 @@ func (l *Linux) Drives(wait time.Duration, match func(blockdev.Device) bool) []b
 		for _, d := range devs {
 			seen = append(seen, d.String())
 		}
-		l.Log.Printf("no config drive after %s; block devices: %s", round(time.Since(t0)), strings.Join(seen, "; "))
+		l.Log.Printf("no config drive after %s (polled up to %s); block devices: %s", round(time.Since(t0)), wait, strings.Join(seen, "; "))
 	}
 	return devs
 }
