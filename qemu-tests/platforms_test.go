@@ -995,7 +995,7 @@ func linkTarget(t *testing.T, img, path string) string {
 // decisionLine is discovery's one line saying what it tries and why.
 func decisionLine(t *testing.T, console string) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)datasource: [^\n]*\([^\n]*\): (drives and seeds only: )?(trying [^\n]*|nothing to try)\r?$`).FindString(console)
+	m := regexp.MustCompile(`(?m)datasource: [^\n]*\([^\n]*\): (drives and seeds only: |drives and seeds, [^\n]*'s seed over the network: )?(trying [^\n]*|nothing to try)\r?$`).FindString(console)
 	if m == "" {
 		t.Fatalf("no decision line on the console")
 	}
@@ -1184,7 +1184,7 @@ func TestPlatformsNoCloudDMISerial(t *testing.T) {
 		SMBIOS: []string{"type=1,serial=ds=nocloud;s=http://" + vm.RouterIP + ":8000/seed/;h=dmihost;i=iid-dmi"}})
 	con := res.Console
 	mustContain(t, "console", con, "TESTINIT: /sbin/init pid=1", `datasource nocloud: instance "iid-dmi", hostname "dmihost"`, "metadata: DHCP lease 10.77.0.")
-	mustContain(t, "decision line", decisionLine(t, con), "nocloud asked for by DMI product_serial")
+	mustContain(t, "decision line", decisionLine(t, con), "nocloud asked for by DMI product_serial", "drives and seeds, nocloud's seed over the network: ")
 	checkIdentity(t, root, "iid-dmi", "dmihost")
 	checkKeys(t, root, []string{fixtureAliceKey, fixtureBobKey})
 	wantFile(t, root, "/var/lib/earlyinit/instances/iid-dmi/user-data.txt", fixture(t, "nocloud", "cidata/user-data"))

@@ -308,6 +308,7 @@ func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Da
 	// command line or in the DMI system serial is tried even when
 	// earlyinit.ds= leaves it out, and its seed first.
 	var seeds []datasource.Source
+	var netSeeds []string
 	for _, src := range Sources {
 		if src.Cmdline == nil {
 			continue
@@ -324,11 +325,14 @@ func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Da
 		if err == nil && (h.Seed != "" || h.SeedURL != "") {
 			seeds = append(seeds, src)
 		}
+		if err == nil && h.SeedURL != "" {
+			netSeeds = append(netSeeds, src.Name)
+		}
 	}
 	if s.MetadataURL != "" {
 		f.metadataURLShown = redactURL(s.MetadataURL)
 	}
-	dec := Decide(info, order, asked, f.metadataURLShown)
+	dec := Decide(info, order, asked, f.metadataURLShown, netSeeds...)
 	log.Printf("%s", dec.Line)
 	order = dec.Order
 	f.imageSeedFrom(order)

@@ -44,8 +44,9 @@ type Decision struct {
 // Decide makes discovery's Decision. order is the sources earlyinit.ds= or
 // the image's datasource_list gave (or Sources), asked the sources the user
 // asked for with the reason for each ("earlyinit.ds=ec2"), metadataURL is
-// earlyinit.metadata_url.
-func Decide(info dmi.Info, order []datasource.Source, asked map[string]string, metadataURL string) Decision {
+// earlyinit.metadata_url, netSeeds the sources whose own words gave a seed
+// URL (ds=nocloud;s=http://...), read over the temporary network.
+func Decide(info dmi.Info, order []datasource.Source, asked map[string]string, metadataURL string, netSeeds ...string) Decision {
 	noDMI := info == dmi.Info{}
 	var reasons []string
 	add := func(r string) {
@@ -108,7 +109,10 @@ func Decide(info dmi.Info, order []datasource.Source, asked map[string]string, m
 		reasons = append([]string{"no platform recognised"}, reasons...)
 	}
 	line := fmt.Sprintf("datasource: %s (%s): ", strings.Join(reasons, "; "), info)
-	if !network {
+	switch {
+	case !network && len(netSeeds) > 0:
+		line += "drives and seeds, " + strings.Join(netSeeds, ", ") + "'s seed over the network: "
+	case !network:
 		line += "drives and seeds only: "
 	}
 	if len(kept) == 0 {

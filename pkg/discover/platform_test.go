@@ -165,6 +165,7 @@ func TestPlatformDiscovery(t *testing.T) {
 		wantID:  "nc-url",
 		wantSub: "seed-dir (http://10.0.2.2:8000/seed/)",
 		calls:   []string{"raise", "network", "network down", "lower"},
+		logged:  []string{"datasource: no platform recognised; nocloud asked for by DMI product_serial (" + qemuLine + "): drives and seeds, nocloud's seed over the network: trying configdrive, nocloud\n"},
 	}, {
 		// cloud-init merges the serial's meta-data first: its seed and
 		// keys win over the command line's; the command line's others
