@@ -101,7 +101,8 @@ func clean(name string) string {
 
 // WriteFile writes data to name atomically: a temporary file in the same
 // directory is written, given mode and owner (uid, gid; -1 keeps the
-// caller's), synced and renamed over name, and the directory is synced. A
+// caller's), synced and renamed over name, and the directory is synced.
+// A Batch writes several files with one flush for all. A
 // reader sees the old content or the new, never a mix, and no temporary file
 // is left behind. Missing parent directories are created 0755, owned by root.
 func (r *Root) WriteFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
@@ -113,49 +114,16 @@ func (r *Root) WriteFile(name string, data []byte, mode fs.FileMode, uid, gid in
 }
 
 func (r *Root) writeFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
-	d, base, err := r.lookup(name, true, true)
+	e, err := r.stage(sysOps{}, name, data, mode, uid, gid, true)
 	if err != nil {
 		return err
 	}
-	dirfd := d.fd
-	defer unix.Close(dirfd)
-	// The rename would replace a planted link, not follow it; refuse it
-	// all the same, so the user sees why their file was not replaced.
-	if err := checkAt(dirfd, base, join(d.path, base), d.taint); err != nil {
-		return err
+	defer unix.Close(e.dirfd)
+	if err := unix.Renameat(e.dirfd, e.tmp, e.dirfd, e.base); err != nil {
+		unix.Unlinkat(e.dirfd, e.tmp, 0)
+		return fmt.Errorf("rename %s to %s: %w", e.tmp, e.base, err)
 	}
-	tmp, fd, err := createTemp(dirfd, base)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			unix.Unlinkat(dirfd, tmp, 0)
-		}
-	}()
-	if err := r.labelFd(fd, join(d.path, base), 0); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := setOwnerMode(f, mode, uid, gid); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := unix.Renameat(dirfd, tmp, dirfd, base); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", tmp, base, err)
-	}
-	ok = true
-	if err := unix.Fsync(dirfd); err != nil {
+	if err := unix.Fsync(e.dirfd); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
 	return nil
@@ -772,10 +740,10 @@ func (r *Root) mkdirOpen(dirfd int, name, p string, mode fs.FileMode, uid, gid i
 }
 
 // createTemp creates a new temporary file next to base in dirfd.
-func createTemp(dirfd int, base string) (string, int, error) {
+func createTemp(ops fileOps, dirfd int, base string) (string, int, error) {
 	for range 10 {
 		tmp := tempName(base)
-		fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		fd, err := ops.create(dirfd, tmp)
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
