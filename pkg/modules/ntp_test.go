@@ -1,0 +1,354 @@
+package modules
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// osReleases are os-release files of the four families' layouts.
+var osReleases = map[string]string{
+	"debian":   "ID=debian\nVERSION_ID=\"12\"\n",
+	"ubuntu":   "ID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"22.04\"\n",
+	"rocky":    "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.3\"\n",
+	"rhel":     "ID=\"rhel\"\nVERSION_ID=\"9.3\"\n",
+	"fedora":   "ID=fedora\nVERSION_ID=39\n",
+	"opensuse": "ID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\nVERSION_ID=\"15.5\"\n",
+	"alpine":   "ID=alpine\nVERSION_ID=3.19.0\n",
+}
+
+// distroEnv is newEnv with the os-release of distro and the given
+// files (content "" for an empty executable or marker).
+func distroEnv(t *testing.T, distro, cfg string, files ...string) *testEnv {
+	t.Helper()
+	te := newEnv(t, cfg)
+	if distro != "" {
+		te.write("/etc/os-release", osReleases[distro], 0o644)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "/") {
+			if err := te.Root.MkdirAll(f, 0o755, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		te.write(f, "", 0o755)
+	}
+	te.exec.calls = nil
+	return te
+}
+
+// runFunc runs a module's function (the tests do not depend on All()).
+func (te *testEnv) runFunc(f func(context.Context, *Env) error) error {
+	te.t.Helper()
+	return f(context.Background(), te.Env)
+}
+
+// cloudinitPython is a python3 that imports cloud-init (the oracle of
+// these tests), or the test fails: make deps installs cloud-init.
+func cloudinitPython(t *testing.T) string {
+	t.Helper()
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import cloudinit.util").Run() == nil {
+			return py
+		}
+	}
+	t.Fatal("no python3 that imports cloudinit (cloud-init 22.4.2, the oracle of this test): make deps installs it")
+	return ""
+}
+
+// cloudinitOracle runs script with cloud-init's python, input as JSON on
+// stdin, and decodes its JSON output into out.
+func cloudinitOracle(t *testing.T, script string, input, out any) {
+	t.Helper()
+	py := cloudinitPython(t)
+	in, err := json.Marshal(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", "import json, logging, sys\nlogging.disable(logging.CRITICAL)\n"+script)
+	cmd.Stdin = strings.NewReader(string(in))
+	b, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("oracle: %v: %s", err, ee.Stderr)
+		}
+		t.Fatalf("oracle: %v", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("oracle output %q: %v", b, err)
+	}
+}
+
+// ntpOracle renders with cc_ntp.write_ntp_config_template (the defaults
+// for no servers and pools included) from /etc/cloud/templates.
+const ntpOracle = `
+import os, tempfile
+from cloudinit.config import cc_ntp
+out = []
+for c in json.load(sys.stdin):
+    fd, p = tempfile.mkstemp()
+    os.close(fd)
+    cc_ntp.write_ntp_config_template(c["distro"], service_name=c["service"], servers=c["servers"], pools=c["pools"], path=p, template_fn="/etc/cloud/templates/%s.tmpl" % c["template"])
+    out.append(open(p).read())
+    os.unlink(p)
+json.dump(out, sys.stdout)
+`
+
+func TestNTPTemplatesMatchCloudInit(t *testing.T) {
+	type tc struct {
+		Distro   string   `json:"distro"` // cloud-init's distro name
+		Service  string   `json:"service"`
+		Template string   `json:"template"`
+		Servers  []string `json:"servers"`
+		Pools    []string `json:"pools"`
+		client   string
+		family   string
+	}
+	var cases []tc
+	hosts := [][2][]string{
+		{nil, nil},
+		{{"ntp.example.com", "192.0.2.1", "2001:db8::1"}, nil},
+		{nil, {"0.int.pool.ntp.org", "pool.example.org"}},
+		{{"s1.example"}, {"p1.example", "p2.example"}},
+	}
+	for _, d := range []struct{ name, family, tdistro string }{
+		{"debian", familyDebian, "debian"}, {"ubuntu", familyDebian, "ubuntu"},
+		{"rhel", familyRHEL, "rhel"}, {"centos", familyRHEL, "rhel"}, {"rocky", familyRHEL, "rhel"}, {"fedora", familyRHEL, "fedora"},
+		{"opensuse", familySUSE, "opensuse"}, {"sles", familySUSE, "opensuse"}, {"alpine", familyAlpine, "alpine"},
+	} {
+		for _, h := range hosts {
+			for _, client := range []string{"chrony", "ntp", "systemd-timesyncd"} {
+				c, _ := ntpClientFor(client, distroInfo{Name: d.name, Family: d.family})
+				tmpl := c.Template
+				if tmpl != "timesyncd.conf" {
+					tmpl += "." + d.tdistro
+				}
+				cases = append(cases, tc{d.name, c.Service, tmpl, h[0], h[1], client, d.family})
+			}
+		}
+	}
+	var want []string
+	cloudinitOracle(t, ntpOracle, cases, &want)
+	if len(want) != len(cases) {
+		t.Fatalf("oracle gave %d results for %d cases", len(want), len(cases))
+	}
+	for i, c := range cases {
+		cl, _ := ntpClientFor(c.client, distroInfo{Name: c.Distro, Family: c.family})
+		got, err := renderNTP(cl, distroInfo{Name: c.Distro, Family: c.family}, c.Servers, c.Pools)
+		if err != nil {
+			t.Errorf("%s %s: %v", c.Distro, c.Template, err)
+			continue
+		}
+		if got != want[i] {
+			t.Errorf("%s %s servers %q pools %q:\n got %q\nwant %q", c.Distro, c.Template, c.Servers, c.Pools, got, want[i])
+		}
+	}
+}
+
+func TestNTP(t *testing.T) {
+	chrony := func(conf string) string {
+		got, err := renderNTP(ntpClient{Template: "chrony.conf"}, distroInfo{Name: "debian", Family: familyDebian}, []string{"ntp.example.com"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, tt := range []struct {
+		name, distro, cfg string
+		files             []string
+		wantFile          string
+		wantIn            []string // lines the file must have
+		wantCalls         []string
+		wantLog           string
+	}{
+		{
+			name: "debian chrony installed, systemd running", distro: "debian",
+			cfg:      "ntp:\n  servers: [ntp.example.com]\n",
+			files:    []string{"/usr/sbin/chronyd", "/usr/lib/systemd/systemd-timesyncd", "/run/systemd/system/"},
+			wantFile: "/etc/chrony/chrony.conf", wantIn: []string{"server ntp.example.com iburst"},
+			wantCalls: []string{"systemctl --no-block reload-or-restart chrony"},
+		},
+		{
+			name: "debian timesyncd only", distro: "debian",
+			cfg:      "ntp:\n  pools: [pool.example.org]\n",
+			files:    []string{"/lib/systemd/systemd-timesyncd", "/run/systemd/system/"},
+			wantFile: "/etc/systemd/timesyncd.conf.d/cloud-init.conf", wantIn: []string{"NTP=pool.example.org "},
+			wantCalls: []string{"systemctl --no-block reload-or-restart systemd-timesyncd"},
+		},
+		{
+			name: "rocky chronyd, default pools of the distribution", distro: "rocky",
+			cfg:      "ntp: {}\n",
+			files:    []string{"/usr/sbin/chronyd", "/run/systemd/system/"},
+			wantFile: "/etc/chrony.conf", wantIn: []string{"pool 0.rocky.pool.ntp.org iburst", "pool 3.rocky.pool.ntp.org iburst", "driftfile /var/lib/chrony/drift"},
+			wantCalls: []string{"systemctl --no-block reload-or-restart chronyd"},
+		},
+		{
+			name: "opensuse timesyncd under /usr/lib", distro: "opensuse",
+			cfg:      "ntp:\n  servers: [192.0.2.7]\n",
+			files:    []string{"/usr/lib/systemd/systemd-timesyncd", "/run/systemd/system/"},
+			wantFile: "/etc/systemd/timesyncd.conf.d/cloud-init.conf", wantIn: []string{"NTP=192.0.2.7 "},
+			wantCalls: []string{"systemctl --no-block reload-or-restart systemd-timesyncd"},
+		},
+		{
+			name: "alpine busybox ntpd before init: servers from the global pool, no command", distro: "alpine",
+			cfg:      "ntp:\n  enabled: true\n",
+			files:    []string{"/usr/sbin/ntpd"},
+			wantFile: "/etc/ntp.conf", wantIn: []string{"server 0.pool.ntp.org", "server 3.pool.ntp.org"},
+			wantLog: "no init running",
+		},
+		{
+			name: "alpine chrony under OpenRC", distro: "alpine",
+			cfg:      "ntp:\n  servers: [ntp.example.com]\n",
+			files:    []string{"/usr/sbin/chronyd", "/run/openrc/softlevel"},
+			wantFile: "/etc/chrony/chrony.conf", wantIn: []string{"server ntp.example.com iburst"},
+			wantCalls: []string{"rc-service --nocolor chronyd restart"},
+		},
+		{
+			name: "nothing installed: the first preferred client's file, no command", distro: "debian",
+			cfg:      "ntp:\n  servers: [ntp.example.com]\n",
+			files:    []string{"/run/systemd/system/"},
+			wantFile: "/etc/chrony/chrony.conf", wantIn: []string{chrony("")},
+			wantLog: "chrony is not installed",
+		},
+		{
+			name: "ntp_client chosen, ntp.config overrides", distro: "debian",
+			cfg:      "ntp:\n  ntp_client: ntp\n  servers: [ntp.example.com]\n  config:\n    confpath: /etc/ntpsec/ntp.conf\n    service_name: ntpsec\n    check_exe: ntpd\n",
+			files:    []string{"/usr/sbin/ntpd", "/usr/sbin/chronyd", "/run/systemd/system/"},
+			wantFile: "/etc/ntpsec/ntp.conf", wantIn: []string{"server ntp.example.com iburst", "restrict -4 default kod notrap nomodify nopeer noquery limited"},
+			wantCalls: []string{"systemctl --no-block reload-or-restart ntpsec"},
+		},
+		{
+			name: "system_info.ntp_client", distro: "debian",
+			cfg:      "system_info:\n  ntp_client: systemd-timesyncd\nntp:\n  servers: [ntp.example.com]\n",
+			files:    []string{"/usr/sbin/chronyd", "/lib/systemd/systemd-timesyncd"},
+			wantFile: "/etc/systemd/timesyncd.conf.d/cloud-init.conf", wantIn: []string{"NTP=ntp.example.com "},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			te := distroEnv(t, tt.distro, tt.cfg, tt.files...)
+			if err := te.runFunc(ntp); err != nil {
+				t.Fatal(err)
+			}
+			got := te.read(tt.wantFile)
+			for _, w := range tt.wantIn {
+				if !strings.Contains(got, w) {
+					t.Errorf("%s lacks %q:\n%s", tt.wantFile, w, got)
+				}
+			}
+			te.wantMode(tt.wantFile, 0o644, 0, 0)
+			te.wantCalls(tt.wantCalls...)
+			if !strings.Contains(te.log.String(), tt.wantLog) {
+				t.Errorf("log lacks %q:\n%s", tt.wantLog, te.log.String())
+			}
+		})
+	}
+}
+
+func TestNTPKeepsDist(t *testing.T) {
+	te := distroEnv(t, "debian", "ntp:\n  servers: [ntp.example.com]\n", "/usr/sbin/chronyd")
+	te.write("/etc/chrony/chrony.conf", "pool 2.debian.pool.ntp.org iburst\n", 0o640)
+	if err := te.runFunc(ntp); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/chrony/chrony.conf.dist", "pool 2.debian.pool.ntp.org iburst\n", 0o640, 0, 0)
+	if !strings.Contains(te.read("/etc/chrony/chrony.conf"), "server ntp.example.com iburst\n") {
+		t.Error("chrony.conf not written")
+	}
+}
+
+func TestNTPDHCPServers(t *testing.T) {
+	for _, tt := range []struct {
+		name, cfg, lease string
+		wantNTP          string
+		wantErr          string
+	}{
+		{"lease servers after the given ones", "ntp:\n  ntp_use_dhcp_config: true\n  servers: [ntp.example.com, 192.0.2.5]\n", "192.0.2.5\n192.0.2.6\n", "NTP=ntp.example.com 192.0.2.5 192.0.2.6 \n", ""},
+		{"lease servers alone: no default pools", "ntp:\n  ntp_use_dhcp_config: true\n", "192.0.2.6\n", "NTP=192.0.2.6 \n", ""},
+		{"no lease file: default pools", "ntp:\n  ntp_use_dhcp_config: true\n", "", "NTP=0.debian.pool.ntp.org 1.debian.pool.ntp.org 2.debian.pool.ntp.org 3.debian.pool.ntp.org \n", ""},
+		{"opt-in off: lease ignored", "ntp:\n  servers: [ntp.example.com]\n", "192.0.2.6\n", "NTP=ntp.example.com \n", ""},
+		{"bad lease line", "ntp:\n  ntp_use_dhcp_config: true\n", "192.0.2.6\nserver evil\n", "", LeaseNTPFile + " line 2: not an address"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			te := distroEnv(t, "debian", tt.cfg, "/lib/systemd/systemd-timesyncd")
+			if tt.lease != "" {
+				te.write(LeaseNTPFile, tt.lease, 0o644)
+			}
+			err := te.runFunc(ntp)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				if te.Root.Exists("/etc/systemd/timesyncd.conf.d/cloud-init.conf") {
+					t.Error("a file was written despite the error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := te.read("/etc/systemd/timesyncd.conf.d/cloud-init.conf"); !strings.HasSuffix(got, "[Time]\n"+tt.wantNTP) {
+				t.Errorf("got %q, want NTP line %q", got, tt.wantNTP)
+			}
+		})
+	}
+}
+
+func TestNTPRejects(t *testing.T) {
+	for _, tt := range []struct{ cfg, want string }{
+		{"ntp:\n  servers: [\"ntp.example.com\\nserver evil.example\"]\n", "ntp.servers.0"},
+		{"ntp:\n  pools: [ok.example, \"$(reboot)\"]\n", "ntp.pools.1"},
+		{"ntp:\n  servers: [\"-x\"]\n", "ntp.servers.0"},
+		{"ntp:\n  servers: [\"a b\"]\n", "ntp.servers.0"},
+		{"ntp:\n  ntp_client: openntpd\n", "ntp.ntp_client \"openntpd\""},
+		{"ntp:\n  config:\n    confpath: etc/x.conf\n", "ntp.config.confpath"},
+		{"ntp:\n  config:\n    confpath: \"/etc/x\\n.conf\"\n", "ntp.config.confpath"},
+		{"ntp:\n  config:\n    service_name: \"x; reboot\"\n", "ntp.config.service_name"},
+		{"ntp:\n  config:\n    template: \"{{servers}}\"\n", "ntp.config.template"},
+		{"ntp: [a]\n", "ntp: want a map"},
+	} {
+		te := distroEnv(t, "debian", tt.cfg, "/usr/sbin/chronyd", "/run/systemd/system/")
+		err := te.runFunc(ntp)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err %v, want %q", tt.cfg, err, tt.want)
+		}
+		if te.Root.Exists("/etc/chrony/chrony.conf") || len(te.calls()) > 0 {
+			t.Errorf("%q: wrote or ran something: %v", tt.cfg, te.calls())
+		}
+	}
+}
+
+func TestNTPDisabled(t *testing.T) {
+	te := distroEnv(t, "debian", "ntp:\n  enabled: false\n  servers: [ntp.example.com]\n", "/usr/sbin/chronyd", "/run/systemd/system/")
+	if err := te.runFunc(ntp); err != nil {
+		t.Fatal(err)
+	}
+	if te.Root.Exists("/etc/chrony/chrony.conf") {
+		t.Error("chrony.conf written with enabled: false")
+	}
+	te.wantCalls()
+}
+
+func TestDistroInfo(t *testing.T) {
+	for _, tt := range []struct {
+		osrel, cfg string
+		want       distroInfo
+	}{
+		{"debian", "", distroInfo{"debian", familyDebian}},
+		{"ubuntu", "", distroInfo{"ubuntu", familyDebian}},
+		{"rocky", "", distroInfo{"rocky", familyRHEL}},
+		{"fedora", "", distroInfo{"fedora", familyRHEL}},
+		{"opensuse", "", distroInfo{"suse", familySUSE}},
+		{"alpine", "", distroInfo{"alpine", familyAlpine}},
+		{"", "", distroInfo{"", familyDebian}},
+		{"debian", "system_info:\n  distro: rhel\n", distroInfo{"rhel", familyRHEL}},
+	} {
+		te := distroEnv(t, tt.osrel, tt.cfg)
+		if got := te.distroInfo(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s %q: got %+v, want %+v", tt.osrel, tt.cfg, got, tt.want)
+		}
+	}
+}
