@@ -1,0 +1,77 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// packageUpdateUpgradeInstall is cc_package_update_upgrade_install with
+// the root's package manager (pkgmgr.go): the package lists are refreshed
+// when package_update, package_upgrade or packages asks for it (once per
+// instance), then the system is upgraded, then packages installed. Every
+// package name and version is checked before anything runs. A step that
+// fails does not stop the next (as cloud-init); the module fails with
+// each failure. With package_reboot_if_required, a reboot a package asked
+// for after an upgrade or install is requested from the runner (cloud-init
+// runs /sbin/reboot itself).
+func packageUpdateUpgradeInstall(ctx context.Context, e *Env) error {
+	anyTrue := func(keys ...string) bool {
+		for _, k := range keys {
+			if cfgBool(e.Cfg, k, false) {
+				return true
+			}
+		}
+		return false
+	}
+	update := anyTrue("apt_update", "package_update")
+	upgrade := anyTrue("package_upgrade", "apt_upgrade")
+	reboot := anyTrue("apt_reboot_if_required", "package_reboot_if_required")
+	raw := e.Cfg["packages"]
+	if !update && !upgrade && isEmptyList(raw) {
+		return nil
+	}
+	m, err := e.packageManager()
+	if err != nil {
+		return err
+	}
+	pkgs, err := m.packageSpecs("packages", raw)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if err := e.updateSources(ctx, m); err != nil {
+		errs = append(errs, fmt.Errorf("package update failed: %w", err))
+	}
+	if upgrade {
+		if err := e.runPkg(ctx, m, "upgrade", nil); err != nil {
+			errs = append(errs, fmt.Errorf("package upgrade failed: %w", err))
+		}
+	}
+	if len(pkgs) > 0 {
+		if err := e.runPkg(ctx, m, "install", pkgs); err != nil {
+			errs = append(errs, fmt.Errorf("failed to install packages %v: %w", pkgs, err))
+		}
+	}
+	err = errors.Join(errs...)
+	if reboot && (upgrade || len(pkgs) > 0) {
+		if need, why := e.rebootRequired(ctx, m); need {
+			e.logf("package_update_upgrade_install: rebooting after upgrade or install per %s", why)
+			return &Incomplete{Reboot: true, Reason: "reboot after upgrade or install per " + why, Err: err}
+		}
+	}
+	return err
+}
+
+// isEmptyList tells whether a packages value asks for nothing.
+func isEmptyList(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case []any:
+		return len(t) == 0
+	case string:
+		return t == ""
+	}
+	return false
+}
