@@ -1,0 +1,99 @@
+package modules
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+// seedOracle is cc_seed_random._decode, its output in base64.
+const seedOracle = `
+import base64
+from cloudinit.config import cc_seed_random
+out = []
+for c in json.load(sys.stdin):
+    out.append(base64.b64encode(cc_seed_random._decode(c[0], c[1])).decode())
+json.dump(out, sys.stdout)
+`
+
+func TestSeedRandomDecodeMatchesCloudInit(t *testing.T) {
+	cases := [][2]string{{"my random string", ""}, {"raw data", "raw"}, {"aGVsbG8gd29ybGQ=", "b64"}, {"aGVs\nbG8=", "base64"}}
+	var want []string
+	cloudinitOracle(t, seedOracle, cases, &want)
+	for i, c := range cases {
+		got, err := seedData(map[string]any{"data": c[0], "encoding": c[1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, _ := base64.StdEncoding.DecodeString(want[i]); !bytes.Equal(got, w) {
+			t.Errorf("%q %s: got %q, want %q", c[0], c[1], got, w)
+		}
+	}
+}
+
+func TestSeedRandom(t *testing.T) {
+	gz := gzipped("gzipped seed")
+	for _, tt := range []struct {
+		name  string
+		rc    map[string]any
+		file  string
+		want  string
+		calls []string
+	}{
+		{"raw to /dev/urandom", map[string]any{"data": "my random string"}, "/dev/urandom", "my random string", nil},
+		{"b64 to a file, with a command", map[string]any{"file": "/var/lib/rnd", "data": base64.StdEncoding.EncodeToString([]byte("s3cr3t-bytes")), "encoding": "base64", "command": []any{"pollinate", "--server=x"}}, "/var/lib/rnd", "s3cr3t-bytes", []string{"pollinate --server=x"}},
+		{"gzip", map[string]any{"file": "/var/lib/rnd", "data": gz, "encoding": "gz"}, "/var/lib/rnd", "gzipped seed", nil},
+		{"b64-gz", map[string]any{"file": "/var/lib/rnd", "data": base64.StdEncoding.EncodeToString(gz), "encoding": "b64-gz"}, "/var/lib/rnd", "gzipped seed", nil},
+		{"missing command not required", map[string]any{"file": "/var/lib/rnd", "data": "x", "command": []any{"nosuch"}}, "/var/lib/rnd", "x", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			te := distroEnv(t, "debian", "", "/usr/bin/pollinate")
+			te.write("/dev/urandom", "", 0o666)
+			te.Cfg["random_seed"] = tt.rc
+			if err := te.runFunc(seedRandom); err != nil {
+				t.Fatal(err)
+			}
+			if got := te.read(tt.file); got != tt.want {
+				t.Errorf("%s: got %q, want %q", tt.file, got, tt.want)
+			}
+			if tt.file != "/dev/urandom" {
+				te.wantMode(tt.file, 0o600, 0, 0)
+			}
+			te.wantCalls(tt.calls...)
+			if len(tt.calls) > 0 {
+				if env := te.exec.calls[0].Env; len(env) != 1 || env[0] != "RANDOM_SEED_FILE="+tt.file {
+					t.Errorf("command env %q", env)
+				}
+			}
+			if strings.Contains(te.log.String(), tt.want) {
+				t.Errorf("the seed is in the log: %s", te.log.String())
+			}
+		})
+	}
+}
+
+func TestSeedRandomRejects(t *testing.T) {
+	for _, tt := range []struct {
+		rc   map[string]any
+		want string
+	}{
+		{map[string]any{"data": "x", "encoding": "rot13"}, "random_seed.encoding \"rot13\""},
+		{map[string]any{"data": "abc", "encoding": "b64"}, "random_seed.data: encoding b64: bad base64"},
+		{map[string]any{"data": "x", "file": "relative/seed"}, "random_seed.file"},
+		{map[string]any{"data": "x", "file": "/var/seed\nx"}, "random_seed.file"},
+		{map[string]any{"command_required": true}, "random_seed.command: none given"},
+		{map[string]any{"command": []any{"nosuch"}, "command_required": true}, "random_seed.command: \"nosuch\" not found"},
+		{map[string]any{"command": "pollinate"}, "random_seed.command: want a list"},
+	} {
+		te := distroEnv(t, "debian", "")
+		te.Cfg["random_seed"] = tt.rc
+		err := te.runFunc(seedRandom)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: err %v, want %q", tt.rc, err, tt.want)
+		}
+		if len(te.calls()) > 0 {
+			t.Errorf("%v: ran %v", tt.rc, te.calls())
+		}
+	}
+}
