@@ -98,15 +98,15 @@ func preserveHostname(cfg map[string]any) bool {
 	return (&imagecfg.Config{Raw: cfg}).PreserveHostname()
 }
 
-// applyNewInstance does what a new instance needs in root
-// (cache.ApplyNewInstanceWith), leaving /etc/hostname and /etc/hosts alone
+// stageNewInstance stages into b what a new instance needs in root
+// (cache.StageNewInstance), leaving /etc/hostname and /etc/hosts alone
 // when cfg, the effective cloud-config, has preserve_hostname: true.
-func applyNewInstance(env Env, root *rootfs.Root, d *instance.Data, cfg map[string]any) error {
+func stageNewInstance(env Env, b *rootfs.Batch, root *rootfs.Root, d *instance.Data, cfg map[string]any) error {
 	opts := cache.NewInstanceOptions{PreserveHostname: preserveHostname(cfg)}
 	if opts.PreserveHostname {
 		env.Log.Printf("preserve_hostname: /etc/hostname and /etc/hosts left as the image has them")
 	}
-	return cache.ApplyNewInstanceWith(root, d, opts)
+	return cache.StageNewInstance(b, root, d, opts)
 }
 
 // networkDisabledBy says what turns the network config off, "" if

@@ -164,8 +164,25 @@ func writeInstance(env Env, d *instance.Data, cfg map[string]any) (isNew bool, e
 	if err != nil {
 		return false, err
 	}
-	if err := c.Store(d, cache.StoreOptions{Run: run, RunDir: paths.RunDir, Sys: sysInfo(env.Root)}); err != nil {
+	// One batch for the step: the cache, then (after data/instance-id)
+	// a new instance's identity, written with one flush for all.
+	b := rootfs.NewBatch()
+	defer b.Abort()
+	if err := c.Stage(b, d, cache.StoreOptions{Run: run, RunDir: paths.RunDir, Sys: sysInfo(env.Root)}); err != nil {
 		return isNew, fmt.Errorf("instance cache: %w", err)
+	}
+	// A host name or an injected file that cannot be applied is that
+	// one thing's error: the instance is stored, its network and late
+	// stages still run.
+	var applyErr error
+	if isNew {
+		applyErr = stageNewInstance(env, b, root, d, cfg)
+	}
+	if err := b.Commit(); err != nil {
+		if !c.Stored(b) {
+			return isNew, fmt.Errorf("instance cache: %w", err)
+		}
+		applyErr = errors.Join(applyErr, err)
 	}
 	if !isNew {
 		env.Log.Printf("instance %q: same as last boot", d.InstanceID)
@@ -176,11 +193,8 @@ func writeInstance(env Env, d *instance.Data, cfg map[string]any) (isNew bool, e
 	} else {
 		env.Log.Printf("instance %q: new instance (was %q)", d.InstanceID, prev)
 	}
-	// A host name or an injected file that cannot be applied is that
-	// one thing's error: the instance is stored, its network and late
-	// stages still run.
-	if err := applyNewInstance(env, root, d, cfg); err != nil {
-		env.Log.Errorf("instance %q: %v; the rest of the instance is applied", d.InstanceID, err)
+	if applyErr != nil {
+		env.Log.Errorf("instance %q: %v; the rest of the instance is applied", d.InstanceID, applyErr)
 	}
 	return true, nil
 }

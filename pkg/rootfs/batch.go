@@ -23,9 +23,10 @@ import (
 //     every temporary file's data and metadata are on disk;
 //  2. renames every temporary file over its name, in the order staged;
 //  3. flushes each filesystem again, for the renames;
-//  4. only if all that succeeded, renames the files staged with StageLast
-//     and flushes once more: a crash or a failure before leaves them old,
-//     so they can mark "everything before is in place".
+//  4. after a Barrier, only if all that succeeded, renames the files
+//     staged after it and flushes once more, and so on for each Barrier:
+//     a crash or a failure before leaves them old, so a file staged after
+//     a Barrier can mark "everything before is in place".
 //
 // A temporary file is never renamed before it is on disk, so a crash at
 // any point leaves each name with its old content or its new. What a
@@ -35,6 +36,7 @@ import (
 type Batch struct {
 	ops     fileOps
 	entries []*staged
+	phase   int // Barriers so far
 	done    bool
 }
 
@@ -46,7 +48,7 @@ type staged struct {
 	dirfd     int
 	dev       uint64 // the filesystem dirfd is on, to flush each once
 	tmp, base string
-	last      bool
+	phase     int
 	renamed   bool
 }
 
@@ -59,17 +61,6 @@ func NewBatch() *Batch { return &Batch{ops: sysOps{}} }
 // them. An error names the file; nothing of it is left and the batch stays
 // usable.
 func (b *Batch) Stage(r *Root, name string, data []byte, mode fs.FileMode, uid, gid int) error {
-	return b.stageFile(r, name, data, mode, uid, gid, false)
-}
-
-// StageLast is Stage for a file renamed only after every file staged
-// without it is renamed and flushed, and only if all those renames
-// succeeded: on disk, it is new only when all the others are.
-func (b *Batch) StageLast(r *Root, name string, data []byte, mode fs.FileMode, uid, gid int) error {
-	return b.stageFile(r, name, data, mode, uid, gid, true)
-}
-
-func (b *Batch) stageFile(r *Root, name string, data []byte, mode fs.FileMode, uid, gid int, last bool) error {
 	n := clean(name)
 	if b.done {
 		return fmt.Errorf("write %s in %s: batch already committed", n, r.dir)
@@ -78,7 +69,7 @@ func (b *Batch) stageFile(r *Root, name string, data []byte, mode fs.FileMode, u
 	if err != nil {
 		return fmt.Errorf("write %s in %s: %w", n, r.dir, err)
 	}
-	e.last = last
+	e.phase = b.phase
 	b.entries = append(b.entries, e)
 	return nil
 }
@@ -95,45 +86,53 @@ func (b *Batch) StageSymlink(r *Root, target, name string) error {
 	if err != nil {
 		return fmt.Errorf("symlink %s -> %s in %s: %w", n, target, r.dir, err)
 	}
+	e.phase = b.phase
 	b.entries = append(b.entries, e)
 	return nil
 }
 
-// Commit flushes, renames and flushes again (see Batch). The renames of a
-// step go on past a failed one, each file being on its own; the files
-// staged with StageLast are renamed only when every other rename and
-// flush succeeded. The error names each file that was not put in place,
-// and why. A batch commits once; Commit of an empty batch does nothing.
+// Barrier makes the files staged after it wait, at Commit, until every
+// file staged before it is renamed and flushed, and be renamed only if all
+// those renames succeeded: on disk, such a file is new only when all the
+// files before the Barrier are. Each Barrier costs one more flush.
+func (b *Batch) Barrier() { b.phase++ }
+
+// Commit flushes, renames and flushes again (see Batch). The renames
+// between two Barriers go on past a failed one, each file being on its
+// own; the files after a Barrier are renamed only when every rename and
+// flush before it succeeded. The error names each file that was not put
+// in place, and why. A batch commits once; Commit of an empty batch does
+// nothing.
 func (b *Batch) Commit() error {
 	if b.done {
 		return errors.New("batch already committed")
 	}
 	b.done = true
 	defer b.release()
-	var first, last []*staged
-	for _, e := range b.entries {
-		if e.last {
-			last = append(last, e)
-		} else {
-			first = append(first, e)
-		}
-	}
 	if err := b.flush(b.entries); err != nil {
 		return err
 	}
-	errs := b.renameAll(first)
-	if err := b.flush(first); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 || len(last) == 0 {
-		for _, e := range last {
-			errs = append(errs, fmt.Errorf("write %s in %s: not renamed into place: the files before it were not all written", e.name, e.root.dir))
+	var errs []error
+	for p := 0; p <= b.phase; p++ {
+		var step []*staged
+		for _, e := range b.entries {
+			if e.phase == p {
+				step = append(step, e)
+			}
 		}
-		return errors.Join(errs...)
-	}
-	errs = b.renameAll(last)
-	if err := b.flush(last); err != nil {
-		errs = append(errs, err)
+		if len(step) == 0 {
+			continue
+		}
+		if len(errs) > 0 {
+			for _, e := range step {
+				errs = append(errs, fmt.Errorf("write %s in %s: not put in place: the files staged before it were not all written", e.name, e.root.dir))
+			}
+			continue
+		}
+		errs = append(errs, b.renameAll(step)...)
+		if err := b.flush(step); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

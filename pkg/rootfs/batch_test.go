@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,23 +20,27 @@ import (
 // temporary file); with crash, every call from failAt on fails without
 // effect, as if the process died there. It also checks the flush order a
 // power cut relies on: no temporary file renamed before a syncfs that
-// followed its last change, the marker renamed only once every earlier
-// rename is flushed.
+// followed its last change, nothing renamed after a Barrier until every
+// rename before it is flushed.
 type faultOps struct {
-	failAt int
-	crash  bool
-	marker string // the base name staged last
+	failAt  int
+	crash   bool
+	phaseOf map[string]int // base name -> Barriers before it
 
 	calls      int
 	syncs      int
 	fdName     map[int]string  // open temporary files
 	dirty      map[string]bool // temporaries changed since the last syncfs
-	unflushed  []string        // renames since the last syncfs
+	unflushed  map[string]int  // renames since the last syncfs, and their phases
 	violations []string
 }
 
 func newFaultOps(failAt int, crash bool) *faultOps {
-	return &faultOps{failAt: failAt, crash: crash, marker: "m", fdName: map[int]string{}, dirty: map[string]bool{}}
+	f := &faultOps{failAt: failAt, crash: crash, phaseOf: map[string]int{}, fdName: map[int]string{}, dirty: map[string]bool{}, unflushed: map[string]int{}}
+	for _, bf := range batchFiles {
+		f.phaseOf[path.Base(bf.name)] = bf.phase
+	}
+	return f
 }
 
 // fail counts a call and tells whether it fails.
@@ -113,7 +118,7 @@ func (f *faultOps) syncfs(fd int) error {
 	}
 	f.syncs++
 	f.dirty = map[string]bool{}
-	f.unflushed = nil
+	f.unflushed = map[string]int{}
 	return sysOps{}.syncfs(fd)
 }
 
@@ -124,10 +129,12 @@ func (f *faultOps) rename(dirfd int, from, to string) error {
 	if f.dirty[from] {
 		f.violations = append(f.violations, fmt.Sprintf("%s renamed to %s before a flush", from, to))
 	}
-	if to == f.marker && len(f.unflushed) > 0 {
-		f.violations = append(f.violations, fmt.Sprintf("marker %s renamed before the renames of %v were flushed", to, f.unflushed))
+	for u, p := range f.unflushed {
+		if p < f.phaseOf[to] {
+			f.violations = append(f.violations, fmt.Sprintf("%s renamed after a Barrier before the rename of %s was flushed", to, u))
+		}
 	}
-	f.unflushed = append(f.unflushed, to)
+	f.unflushed[to] = f.phaseOf[to]
 	return sysOps{}.rename(dirfd, from, to)
 }
 
@@ -148,12 +155,12 @@ func (f *faultOps) symlink(target string, dirfd int, name string) error {
 // batchFile is one file of the fault test: its old content ("" for none)
 // and its new; link makes it a symlink to the content.
 type batchFile struct {
-	run  bool // in the second root, on another filesystem
-	name string
-	old  string
-	new  string
-	link bool
-	last bool
+	run   bool // in the second root, on another filesystem
+	name  string
+	old   string
+	new   string
+	link  bool
+	phase int // Barriers before it
 }
 
 var batchFiles = []batchFile{
@@ -162,7 +169,9 @@ var batchFiles = []batchFile{
 	{name: "/var/lib/c", old: strings.Repeat("old c\n", 30), new: "c\n"},
 	{run: true, name: "/run/earlyinit/d", old: "old d\n", new: "new d\n"},
 	{name: "/var/lib/instance", old: "instances/old", new: "instances/new", link: true},
-	{name: "/var/lib/m", old: "old-id\n", new: "new-id\n", last: true},
+	{name: "/var/lib/m", old: "old-id\n", new: "new-id\n", phase: 1},
+	{name: "/etc/hostname", new: "h\n", phase: 1},
+	{name: "/var/lib/z", old: "old z\n", new: "new z\n", phase: 2},
 }
 
 // batchRoots makes the test's two roots, the second a tmpfs (two
@@ -201,7 +210,10 @@ func batchRoots(t *testing.T) (root, run *Root) {
 // and how many files failed.
 func stageAll(b *Batch, root, run *Root, abort bool) (bool, int) {
 	failed := 0
-	for _, f := range batchFiles {
+	for i, f := range batchFiles {
+		if i > 0 && f.phase > batchFiles[i-1].phase {
+			b.Barrier()
+		}
 		r := root
 		if f.run {
 			r = run
@@ -210,8 +222,6 @@ func stageAll(b *Batch, root, run *Root, abort bool) (bool, int) {
 		switch {
 		case f.link:
 			err = b.StageSymlink(r, f.new, f.name)
-		case f.last:
-			err = b.StageLast(r, f.name, []byte(f.new), 0o640, 0, 1000)
 		default:
 			err = b.Stage(r, f.name, []byte(f.new), 0o640, 0, 1000)
 		}
@@ -309,8 +319,9 @@ func TestBatchFaults(t *testing.T) {
 	if len(clean.unflushed) > 0 {
 		t.Errorf("clean run: renames of %v not flushed at the end", clean.unflushed)
 	}
-	// Two filesystems, flushed for the temporaries, the renames and the
-	// marker: at most 3 syncfs each, whatever the number of files.
+	// Two filesystems flushed for the temporaries and for the renames
+	// before the first Barrier; one for each of the two steps after:
+	// 6 syncfs, whatever the number of files.
 	if clean.syncs > 6 {
 		t.Errorf("clean run: %d syncfs, want at most 6", clean.syncs)
 	}
@@ -370,19 +381,22 @@ func TestBatchFaults(t *testing.T) {
 					if s := st[bf.name]; s != "old" && s != "new" {
 						t.Errorf("call %d: %s is %s", n, bf.name, s)
 					}
-					if !bf.last && st[bf.name] != "new" {
+					if st[bf.name] != "new" {
 						allNew = false
 					}
-				}
-				// Skipping a file that failed is the caller's
-				// choice: the marker then goes in without it.
-				if mode.abort && st["/var/lib/m"] == "new" && !allNew {
-					t.Errorf("call %d: the marker is new but not every file is: %v", n, st)
+					// A file after a Barrier is new only when every
+					// file before it is; skipping a file that failed
+					// to stage is the caller's choice, which waives it.
+					for _, before := range batchFiles {
+						if mode.abort && before.phase < bf.phase && st[bf.name] == "new" && st[before.name] != "new" {
+							t.Errorf("call %d: %s is new but %s, before a Barrier, is %s", n, bf.name, before.name, st[before.name])
+						}
+					}
 				}
 				if mode.crash {
 					continue
 				}
-				if err == nil && failed == 0 && (!allNew || st["/var/lib/m"] != "new") {
+				if err == nil && failed == 0 && !allNew {
 					t.Errorf("call %d: Commit succeeded but %v", n, st)
 				}
 				if left := append(temps(t, root.Dir()), temps(t, run.Dir())...); len(left) > 0 {

@@ -32,7 +32,8 @@
 //	.instance-id                           this boot's id + "\n", 0644
 //
 // Every file is written atomically through rootfs, so symlinks in the real
-// root cannot redirect a write outside it.
+// root cannot redirect a write outside it, and in one rootfs.Batch per
+// step: one flush for all the files rather than one per file.
 package cache
 
 import (
@@ -126,9 +127,27 @@ type StoreOptions struct {
 
 // Store writes the cache for d: its instance directory and payloads, the
 // instance symlink, data/ and the instance-data files (the layout in the
-// package comment). It never deletes an old instance's directory. data/instance-id is
-// written last, so a boot interrupted half-way is seen as new again.
+// package comment). It never deletes an old instance's directory. Every
+// file goes through one rootfs.Batch (Stage): one flush for all, and
+// data/instance-id is put in place after all the others are, so a boot
+// interrupted half-way is seen as new again.
 func (c *Cache) Store(d *instance.Data, opts StoreOptions) error {
+	b := rootfs.NewBatch()
+	defer b.Abort()
+	if err := c.Stage(b, d, opts); err != nil {
+		return err
+	}
+	return b.Commit()
+}
+
+// Stage stages into b what Store writes: every file and the instance
+// symlink, then, after a Barrier, data/instance-id. Files the caller
+// stages after it (StageNewInstance) are put in place after
+// data/instance-id, as the boot did before it had batches, and cannot
+// keep the cache from being stored. A failure is returned at once; the
+// caller then aborts b. After b.Commit, Stored tells whether the cache was
+// stored.
+func (c *Cache) Stage(b *rootfs.Batch, d *instance.Data, opts StoreOptions) error {
 	if err := checkID(d.InstanceID); err != nil {
 		return fmt.Errorf("store instance cache: %w", err)
 	}
@@ -182,14 +201,24 @@ func (c *Cache) Store(d *instance.Data, opts StoreOptions) error {
 		{run, runDir + "/.instance-id", []byte(d.InstanceID + "\n"), 0o644},
 		{r, paths.DataDir + "/previous-instance-id", []byte(prev + "\n"), 0o644},
 	} {
-		if err := f.root.WriteFile(f.name, f.data, f.mode, 0, 0); err != nil {
+		if err := b.Stage(f.root, f.name, f.data, f.mode, 0, 0); err != nil {
 			return err
 		}
 	}
-	if err := r.Symlink("instances/"+name, paths.InstanceLink); err != nil {
+	if err := b.StageSymlink(r, "instances/"+name, paths.InstanceLink); err != nil {
 		return err
 	}
-	return r.WriteFile(paths.DataDir+"/instance-id", []byte(d.InstanceID+"\n"), 0o644, 0, 0)
+	b.Barrier()
+	return b.Stage(r, idFile, []byte(d.InstanceID+"\n"), 0o644, 0, 0)
+}
+
+// idFile is the cache's data/instance-id.
+const idFile = paths.DataDir + "/instance-id"
+
+// Stored tells whether b, staged by Stage and committed, stored the cache:
+// data/instance-id, put in place last, was.
+func (c *Cache) Stored(b *rootfs.Batch) bool {
+	return b.Committed(c.root, idFile)
 }
 
 // ApplyNewInstance does what a new instance needs in the real root before
@@ -211,38 +240,49 @@ type NewInstanceOptions struct {
 	PreserveHostname bool
 }
 
-// ApplyNewInstanceWith is ApplyNewInstance with opts.
+// ApplyNewInstanceWith is ApplyNewInstance with opts: StageNewInstance
+// into a batch of its own, committed.
 func ApplyNewInstanceWith(r *rootfs.Root, d *instance.Data, opts NewInstanceOptions) error {
+	b := rootfs.NewBatch()
+	defer b.Abort()
+	err := StageNewInstance(b, r, d, opts)
+	return errors.Join(err, b.Commit())
+}
+
+// StageNewInstance stages into b what a new instance needs
+// (ApplyNewInstance). It goes on after a failure and returns all errors
+// joined; what it staged is written by b.Commit.
+func StageNewInstance(b *rootfs.Batch, r *rootfs.Root, d *instance.Data, opts NewInstanceOptions) error {
 	var errs []error
 	if d.LocalHostname != "" && !opts.PreserveHostname {
-		errs = append(errs, setHostname(r, d.LocalHostname))
+		errs = append(errs, setHostname(b, r, d.LocalHostname))
 	}
 	for _, f := range d.Files {
-		if err := r.WriteFile(f.Path, f.Content, 0o644, 0, 0); err != nil {
+		if err := b.Stage(r, f.Path, f.Content, 0o644, 0, 0); err != nil {
 			errs = append(errs, fmt.Errorf("injected file: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func setHostname(r *rootfs.Root, name string) error {
+func setHostname(b *rootfs.Batch, r *rootfs.Root, name string) error {
 	fqdn, short, err := instance.Hostnames(name)
 	if err != nil {
 		return err
 	}
-	if err := writeKeep(r, "/etc/hostname", []byte(short+"\n")); err != nil {
+	if err := stageKeep(b, r, "/etc/hostname", []byte(short+"\n")); err != nil {
 		return err
 	}
 	old, err := r.ReadFile("/etc/hosts")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return writeKeep(r, "/etc/hosts", instance.UpdateHosts(old, fqdn, short))
+	return stageKeep(b, r, "/etc/hosts", instance.UpdateHosts(old, fqdn, short))
 }
 
-// writeKeep writes name keeping an existing file's mode and owner (0644,
+// stageKeep stages name keeping an existing file's mode and owner (0644,
 // root for a new file).
-func writeKeep(r *rootfs.Root, name string, data []byte) error {
+func stageKeep(b *rootfs.Batch, r *rootfs.Root, name string, data []byte) error {
 	mode, uid, gid := fs.FileMode(0o644), 0, 0
 	if fi, err := r.Stat(name); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
@@ -250,7 +290,7 @@ func writeKeep(r *rootfs.Root, name string, data []byte) error {
 			uid, gid = int(st.Uid), int(st.Gid)
 		}
 	}
-	return r.WriteFile(name, data, mode, uid, gid)
+	return b.Stage(r, name, data, mode, uid, gid)
 }
 
 // SeedRandom mixes seed (the datasource's random_seed) into the kernel's
