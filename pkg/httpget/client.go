@@ -17,19 +17,16 @@ import (
 // userAgent is sent unless the request's Header sets User-Agent.
 const userAgent = "earlyinit"
 
-// errHTTPS rejects https URLs: the client has no TLS, to keep crypto/tls
-// and x509 out of the binary.
-var errHTTPS = errors.New("https is not supported (earlyinit's metadata client speaks plain HTTP only)")
-
 // target is where a request goes.
 type target struct {
 	hostname string // to dial: a name or an IP address, an IPv6 zone kept
 	port     uint16
 	host     string // the Host header: no zone (RFC 9110, 7.2; RFC 6874, 4)
 	uri      string // the request-target: path and query
+	tls      bool   // https
 }
 
-// parseURL checks that raw is an absolute http URL and splits it for
+// parseURL checks that raw is an absolute http or https URL and splits it for
 // dialing and the request line. An IPv6 literal's zone is percent-encoded
 // in a URL: http://[fe80::a9fe:a9fe%25eth0]/x dials [fe80::a9fe:a9fe%eth0]:80.
 func parseURL(raw string) (target, error) {
@@ -42,10 +39,8 @@ func parseURL(raw string) (target, error) {
 		return target{}, fmt.Errorf("bad URL: %w", err)
 	}
 	switch {
-	case u.Scheme == "https":
-		return target{}, errHTTPS
-	case u.Scheme != "http":
-		return target{}, fmt.Errorf("bad URL: scheme %q, want http", u.Scheme)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return target{}, fmt.Errorf("bad URL: scheme %q, want http or https", u.Scheme)
 	case u.User != nil:
 		return target{}, errors.New("bad URL: user info is not supported")
 	case u.Opaque != "":
@@ -55,7 +50,10 @@ func parseURL(raw string) (target, error) {
 	if hostname == "" {
 		return target{}, errors.New("bad URL: no host")
 	}
-	t := target{hostname: hostname, port: 80, uri: u.RequestURI()}
+	t := target{hostname: hostname, port: 80, uri: u.RequestURI(), tls: u.Scheme == "https"}
+	if t.tls {
+		t.port = 443
+	}
 	if port != "" {
 		n, err := strconv.ParseUint(port, 10, 16)
 		if err != nil || n == 0 {
@@ -213,17 +211,27 @@ func (g *Getter) dialTCP(ctx context.Context, d *net.Dialer, raddr netip.AddrPor
 // roundTrip sends msg to t on a new connection and reads the answer. ctx
 // bounds it all: its deadline is the connection's, and its end, whenever
 // it comes, interrupts a blocked read or write.
-func (g *Getter) roundTrip(ctx context.Context, t target, msg []byte, method string, limit int64) (*response, error) {
-	conn, err := g.dial(ctx, t)
+// An https target's connection is TLS, verified against cas.
+func (g *Getter) roundTrip(ctx context.Context, t target, msg []byte, method string, limit int64, cas *CAPool) (*response, error) {
+	tcp, err := g.dial(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer tcp.Close()
 	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
+		tcp.SetDeadline(dl)
 	}
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, func() { tcp.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
+	conn := tcp
+	if t.tls {
+		if cas == nil {
+			return nil, errors.New("https: no CA certificates to verify the server with")
+		}
+		if conn, err = handshake(ctx, tcp, t, cas); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := conn.Write(msg); err != nil {
 		return nil, fmt.Errorf("write request: %w", err)
 	}

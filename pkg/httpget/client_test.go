@@ -30,10 +30,11 @@ func TestParseURL(t *testing.T) {
 		{url: "http://[fe80::a9fe:a9fe%25eth0]/x", want: target{hostname: "fe80::a9fe:a9fe%eth0", port: 80, host: "[fe80::a9fe:a9fe]", uri: "/x"}},
 		{url: "http://[fe80::a9fe:a9fe%25enp0s3]:81/openstack", want: target{hostname: "fe80::a9fe:a9fe%enp0s3", port: 81, host: "[fe80::a9fe:a9fe]:81", uri: "/openstack"}},
 		{url: "http://metadata.google.internal/x", want: target{hostname: "metadata.google.internal", port: 80, host: "metadata.google.internal", uri: "/x"}},
-		{url: "https://169.254.169.254/", err: "https is not supported"},
-		{url: "HTTPS://169.254.169.254/", err: "https is not supported"},
-		{url: "ftp://169.254.169.254/", err: `bad URL: scheme "ftp", want http`},
-		{url: "169.254.169.254/latest", err: `bad URL: scheme "", want http`},
+		{url: "https://169.254.169.254/", want: target{hostname: "169.254.169.254", port: 443, host: "169.254.169.254", uri: "/", tls: true}},
+		{url: "HTTPS://seed.example:8443/x/", want: target{hostname: "seed.example", port: 8443, host: "seed.example:8443", uri: "/x/", tls: true}},
+		{url: "https://[fd00::1%25eth0]/x", want: target{hostname: "fd00::1%eth0", port: 443, host: "[fd00::1]", uri: "/x", tls: true}},
+		{url: "ftp://169.254.169.254/", err: `bad URL: scheme "ftp", want http or https`},
+		{url: "169.254.169.254/latest", err: `bad URL: scheme "", want http or https`},
 		{url: "http://user:pw@169.254.169.254/", err: "bad URL: user info is not supported"},
 		{url: "http:169.254.169.254", err: "bad URL: not hierarchical"},
 		{url: "http:///x", err: "bad URL: no host"},
@@ -322,11 +323,12 @@ func TestNotTried(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { conns.Add(1) }))
 	defer srv.Close()
 	https := strings.Replace(srv.URL, "http://", "https://", 1)
+	empty := t.TempDir()
 	for _, tt := range []struct {
 		r    Request
 		want string
 	}{
-		{r: Request{URL: https + "/x"}, want: "GET " + https + "/x: https is not supported (earlyinit's metadata client speaks plain HTTP only)"},
+		{r: Request{URL: https + "/x"}, want: "GET " + https + "/x: no CA bundle in " + empty + " (looked for " + strings.Join(caBundles, ", ") + "): https needs the root's CA certificates"},
 		{r: Request{URL: "http://localhost/x"}, want: `GET http://localhost/x: host "localhost" is not an IP address, and the Getter has no resolver`},
 		{r: Request{URL: srv.URL, Header: map[string]string{"X": "a\nb"}}, want: "GET " + srv.URL + `: header X: bad value "a\nb"`},
 		{r: Request{URL: srv.URL, Method: "G T"}, want: "G T " + srv.URL + `: bad method "G T"`},
@@ -334,6 +336,7 @@ func TestNotTried(t *testing.T) {
 	} {
 		var logged int
 		g := getter()
+		g.CARoot = empty
 		g.Logf = func(string, ...any) { logged++ }
 		tt.r.Limit = 10
 		if _, err := g.Get(context.Background(), tt.r); err == nil || err.Error() != tt.want {

@@ -1,15 +1,19 @@
-// Package httpget fetches metadata documents over plain HTTP for the
-// metadata service clients (pkg/datasource/openstack, pkg/datasource/ec2)
-// and posts small forms (phone_home): one request at a time, each on its
-// own connection with its own timeout, retried with backoff on connection
-// errors, timeouts and 5xx answers, its body read through a limit.
+// Package httpget fetches metadata documents for the metadata service
+// clients (pkg/datasource/openstack, pkg/datasource/ec2), #include URLs
+// and NoCloud seeds, and posts small forms (phone_home): one request at a
+// time, each on its own connection with its own timeout, retried with
+// backoff on connection errors, timeouts and 5xx answers, its body read
+// through a limit.
 //
 // It speaks HTTP/1.1 itself, over net.Dialer, rather than with net/http:
-// net/http brings crypto/tls, x509 and HTTP/2 along, over 3 MB of a
-// static initramfs binary, and a link-local metadata service needs none
-// of it. So: http URLs only (https is an error), no proxies, no
-// keep-alive ("Connection: close"), no compression, and redirects are not
-// followed (a 3xx answer is a *StatusError).
+// net/http brings HTTP/2, its transport and proxy machinery along, and a
+// link-local metadata service needs none of it. https URLs are spoken
+// over crypto/tls (TLS 1.2 or later), the server's certificate verified
+// against a root's CA bundle (LoadCABundle: the real root's, mounted or
+// "/"), by name or IP address; there is no way to skip the check. No
+// proxies, no keep-alive ("Connection: close"), no compression, and
+// redirects are not followed (a 3xx answer is a *StatusError naming the
+// Location).
 package httpget
 
 import (
@@ -18,6 +22,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -56,12 +62,19 @@ type Getter struct {
 	// one from 1023 down), as Scaleway's metadata API demands for
 	// user-data: only root can bind one, which is what the API trusts.
 	PrivilegedPort bool
+	// CARoot is the root whose CA bundle verifies https servers (see
+	// LoadCABundle): "" means "/", the real root after switch_root; in the
+	// initramfs, the real root's mount point. The bundle is read for each
+	// Get of an https URL, so certificates added by ca_certs count.
+	CARoot string
+	// CAs, if set, verifies https servers instead of CARoot's bundle.
+	CAs *CAPool
 }
 
 // Request is one fetch.
 type Request struct {
 	Method string // "" means GET
-	URL    string // http://host[:port]/path?query
+	URL    string // http[s]://host[:port]/path?query
 	// Header holds extra header fields. Host, Connection, Content-Length
 	// and Transfer-Encoding are the client's; User-Agent is "earlyinit"
 	// unless set here.
@@ -164,8 +177,14 @@ func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 	if wait <= 0 {
 		wait = DefaultBackoff
 	}
+	var cas *CAPool
+	if u, err := url.Parse(r.URL); err == nil && strings.EqualFold(u.Scheme, "https") {
+		if cas, err = g.caPool(); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
+		}
+	}
 	for try := 1; ; try++ {
-		b, again, err := g.try(ctx, r, try)
+		b, again, err := g.try(ctx, r, try, cas)
 		if err == nil {
 			return b, nil
 		}
@@ -196,7 +215,8 @@ func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 }
 
 // try makes one request. again tells whether the error is worth a retry.
-func (g *Getter) try(ctx context.Context, r Request, try int) (body []byte, again bool, err error) {
+// cas verifies https servers.
+func (g *Getter) try(ctx context.Context, r Request, try int, cas *CAPool) (body []byte, again bool, err error) {
 	timeout := g.RequestTimeout
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
@@ -230,9 +250,13 @@ func (g *Getter) try(ctx context.Context, r Request, try int) (body []byte, agai
 	if err != nil {
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
 	}
-	resp, err := g.roundTrip(tctx, t, msg, r.Method, r.Limit)
+	resp, err := g.roundTrip(tctx, t, msg, r.Method, r.Limit, cas)
 	if errors.Is(err, errTooBig) {
 		return nil, false, &TooBigError{Method: r.Method, URL: r.URL, Limit: r.Limit}
+	}
+	if ce := (*CertError)(nil); errors.As(err, &ce) {
+		// Another try gets the same certificate.
+		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
 	}
 	if err != nil {
 		return failed(err)
