@@ -1166,6 +1166,33 @@ func TestPlatformsNoDatasource(t *testing.T) {
 	}
 }
 
+// TestPlatformsDigitalOceanNoDHCP: a droplet whose network has no DHCP
+// server reads its metadata from 169.254.169.254 over an IPv4 link-local
+// address of its own (169.254.A.B/16, as cloud-init does), and takes it
+// away again before the handoff.
+func TestPlatformsDigitalOceanNoDHCP(t *testing.T) {
+	t.Parallel()
+	ns := metadataNS(t, false, nil)
+	if err := ns.RouteLinkLocal4(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.ServeAt(vm.MetadataIP+":80", answers(map[string]string{"/metadata/v1.json": fixture(t, "digitalocean", "metadata-v1.json")})); err != nil {
+		t.Fatal(err)
+	}
+	root := rootWith(t, systemdMarkers)
+	res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20", Disks: []vm.Disk{{Path: root}}, RNG: true,
+		NICs: []vm.NIC{{MAC: "04:01:57:d1:9e:01", Netdev: "tap:" + ns.Tap}}, Wrap: ns.Wrap(),
+		SMBIOS: []string{"type=1,manufacturer=DigitalOcean,product=Droplet,serial=22532410"}})
+	con := res.Console
+	mustContain(t, "console", con, "TESTINIT: /sbin/init pid=1", "metadata: no DHCP lease on ", `datasource digitalocean: instance "22532410", hostname "utl-96268"`)
+	if !regexp.MustCompile(`metadata: 169\.254\.([1-9]|[1-9][0-9]|1[0-6][0-9])\.[0-9]+/16 on \S+ for IPv4 link-local metadata`).MatchString(con) {
+		t.Errorf("no IPv4 link-local address on the console")
+	}
+	platformIdentity(t, root, "22532410", "utl-96268", "")
+	checkKeys(t, root, []string{"ssh-rsa AAAAB3NzaC1yc2EAAAA... test@do.co"})
+	noLeftovers(t, root)
+}
+
 // TestPlatformsNoCloudDMISerial: NoCloud's words in the SMBIOS system
 // serial, as cloud-init reads them, with an http:// seed read over the
 // temporary network; h= and i= win over the seed's meta-data.

@@ -122,6 +122,13 @@ func (n *NetNS) ServeAt(addr string, h http.Handler) error {
 	return nil
 }
 
+// RouteLinkLocal4 routes 169.254.0.0/16 out of the tap, so a guest that
+// reached MetadataIP from an IPv4 link-local address of its own (no DHCP
+// lease, DigitalOcean's path) gets its answers back.
+func (n *NetNS) RouteLinkLocal4() error {
+	return ipCmd("-n", n.Name, "route", "add", "169.254.0.0/16", "dev", n.Tap)
+}
+
 // listen opens a listener inside the namespace: a socket belongs to the
 // namespace its thread was in when it was made.
 func (n *NetNS) listen(network, addr string) (net.Listener, error) {

@@ -92,6 +92,11 @@ type Service struct {
 	// "" when there is no lease: CloudStack and Exoscale serve metadata
 	// (and CloudStack its password server) there.
 	DHCPServer string
+	// Base4 is http://169.254.169.254 when there was no lease and an IPv4
+	// link-local address (169.254.A.B/16) was put on the NIC for it, ""
+	// otherwise: DigitalOcean serves its metadata there without DHCP,
+	// while Base stays the IPv6 link-local path other clouds serve.
+	Base4 string
 }
 
 // Hint is what a source's kernel command-line words, or the image's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/netip"
 	"net/url"
 	"os"
@@ -195,8 +196,8 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 	if l.MetadataURL != "" {
 		base = strings.TrimSuffix(l.MetadataURL, "/")
 	}
-	var eph *nic.Ephemeral
-	var server string
+	var eph, eph4 *nic.Ephemeral
+	var server, base4 string
 	// DHCP gets half of what is left, so the IPv6 link-local path still
 	// has time when no DHCP server answers.
 	dctx, dcancel := context.WithTimeout(ctx, remaining(ctx)/2)
@@ -223,9 +224,26 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 		} else if l.MetadataURL == "" {
 			base = "http://[fe80::a9fe:a9fe%25" + url.PathEscape(iface) + "]"
 		}
+		// And IPv4 link-local, for a cloud that serves 169.254.169.254
+		// without DHCP (DigitalOcean).
+		ll := nic.LinkLocal4Lease(iface, rand.IntN)
+		if e4, err := nic.Up(ll); err != nil {
+			l.Log.Errorf("metadata: IPv4 link-local on %s: %v", iface, err)
+		} else {
+			eph4 = e4
+			l.Log.Printf("metadata: %s on %s for IPv4 link-local metadata", ll.Addr, iface)
+			if l.MetadataURL == "" {
+				base4 = DefaultBaseURL
+			}
+		}
 	}
 	done = func() {
 		defer func() { l.NetWait += time.Since(t0) }()
+		if eph4 != nil && !l.KeepNet {
+			if err := eph4.Down(); err != nil {
+				l.Log.Errorf("metadata: tear down IPv4 link-local on %s: %v", iface, err)
+			}
+		}
 		if eph == nil {
 			return
 		}
@@ -240,7 +258,7 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 			l.Log.Printf("metadata: temporary network on %s torn down", iface)
 		}
 	}
-	return datasource.Service{Base: base, DHCPServer: server}, done, nil
+	return datasource.Service{Base: base, DHCPServer: server, Base4: base4}, done, nil
 }
 
 func remaining(ctx context.Context) time.Duration {

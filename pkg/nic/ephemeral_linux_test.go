@@ -338,3 +338,34 @@ func TestLinkLocal(t *testing.T) {
 		}
 	})
 }
+
+// TestLinkLocal4 applies the IPv4 link-local address of a boot without a
+// lease (DigitalOcean's path): 169.254.A.B/16 on the link, so
+// 169.254.169.254 is on-link, and Down takes it away again.
+func TestLinkLocal4(t *testing.T) {
+	for _, n := range []int{0, 167, 255} {
+		l := LinkLocal4Lease("v0", func(k int) int { return min(n, k-1) })
+		a := l.Addr.Addr().As4()
+		if a[0] != 169 || a[1] != 254 || a[2] < 1 || a[2] > 168 || l.Addr.Bits() != 16 || !l.Addr.Contains(netip.MustParseAddr("169.254.169.254")) {
+			t.Errorf("LinkLocal4Lease with %d = %v: want 169.254.[1-168].x/16", n, l.Addr)
+		}
+	}
+	inNetns(t, func() {
+		addVeth(t, "v0", "p0", false, true)
+		before := state(t, "v0")
+		e, err := Up(LinkLocal4Lease("v0", func(int) int { return 9 }))
+		if err != nil {
+			t.Fatalf("Up: %v", err)
+		}
+		checkState(t, "after Up", "v0", linkState{
+			Up:     true,
+			MTU:    before.MTU,
+			Addrs:  []string{"169.254.10.9/16 brd 169.254.255.255"},
+			Routes: []string{"169.254.0.0/16 scope link proto kernel src 169.254.10.9"},
+		})
+		if err := e.Down(); err != nil {
+			t.Fatal(err)
+		}
+		checkState(t, "after Down", "v0", before)
+	})
+}

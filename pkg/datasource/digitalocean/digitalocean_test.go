@@ -185,3 +185,31 @@ func TestReadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceLinkLocal4: without a lease the source asks the IPv4
+// link-local base (Base4), not the IPv6 one in Base, which DigitalOcean
+// does not serve; with no Base4, Base.
+func TestSourceLinkLocal4(t *testing.T) {
+	body, err := os.ReadFile("testdata/metadata-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, body)
+	dead := "http://127.0.0.1:1"
+	for _, tt := range []struct {
+		name string
+		svc  datasource.Service
+	}{
+		{"no lease", datasource.Service{Base: dead, Base4: srv.URL}},
+		{"lease", datasource.Service{Base: srv.URL}},
+	} {
+		tt.svc.HTTP = &httpget.Getter{Retries: -1}
+		d, err := Source.Metadata(context.Background(), tt.svc)
+		if err != nil || d.InstanceID != "22532410" {
+			t.Errorf("%s: Metadata = %v, %v", tt.name, d, err)
+		}
+	}
+	if _, err := Source.Metadata(context.Background(), datasource.Service{Base: srv.URL, Base4: dead, HTTP: &httpget.Getter{Retries: -1}}); err == nil {
+		t.Errorf("Base4 set: the source asked Base, not Base4")
+	}
+}

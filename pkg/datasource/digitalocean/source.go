@@ -14,7 +14,13 @@ var Source = datasource.Source{
 	Class:    "DigitalOcean",
 	Platform: Platform,
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
-		c := &Client{BaseURL: svc.Base, HTTPClient: svc.HTTPClient()}
+		base := svc.Base
+		if svc.Base4 != "" {
+			// No lease: the droplet's metadata is at 169.254.169.254
+			// over the IPv4 link-local address, as cloud-init reads it.
+			base = svc.Base4
+		}
+		c := &Client{BaseURL: base, HTTPClient: svc.HTTPClient()}
 		return c.Read(ctx)
 	},
 }
