@@ -86,8 +86,8 @@ func (c Cmdline) SeedPath() (string, error) {
 }
 
 // SeedLocation is SeedPath that also takes network seeds: an http:// or
-// https:// s= is returned as url (https is refused later, by the HTTP
-// client), a local one as dir; exactly one is set when err is nil.
+// https:// s= is returned as url (read by ReadURL), a local one as dir;
+// exactly one is set when err is nil.
 func (c Cmdline) SeedLocation() (dir, seedURL string, err error) {
 	u, perr := url.Parse(c.Seed)
 	if perr == nil && u.Host != "" && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) {

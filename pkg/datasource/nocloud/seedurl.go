@@ -25,19 +25,22 @@ var seedFiles = []struct {
 	{"network-config", MaxDocSize, false},
 }
 
-// ReadURL reads a NoCloud seed served over HTTP (seedfrom=http://...), as
+// ReadURL reads a NoCloud seed served over HTTP or HTTPS
+// (seedfrom=http://... or https://...), as
 // cloud-init's read_seeded does: each file's URL is base with the file name
 // put in place of "%s", or appended to it when it has none (so a
 // directory's URL needs its trailing slash, as cloud-init documents).
 // meta-data must be there; user-data, vendor-data and network-config may
 // answer 404. The files are then read as a seed directory's are (Read).
-// Requests go through svc.HTTP, or an httpget.Getter with svc's Timeout.
-// A URL with a user or password is refused: nothing sends them.
+// Requests go through svc.HTTP, or an httpget.Getter with svc's Timeout,
+// which verifies an https seed's certificate against the CA bundle of
+// the root it is given (see httpget.LoadCABundle). A URL with a user or
+// password is refused: nothing sends them.
 func ReadURL(ctx context.Context, svc datasource.Service, base string) (*instance.Data, error) {
 	if u, err := url.Parse(base); err != nil || u.User != nil {
 		// The HTTP client sends no credentials, and its errors would
 		// show them.
-		return nil, fmt.Errorf("seed %s: want an http:// URL without a user or password", Redact(base))
+		return nil, fmt.Errorf("seed %s: want an http:// or https:// URL without a user or password", Redact(base))
 	}
 	g := svc.HTTP
 	if g == nil {

@@ -53,7 +53,7 @@ func TestReadURL(t *testing.T) {
 	}, {
 		name:    "password",
 		base:    "http://u:secret@10.0.0.1/seed/",
-		wantErr: "seed http://u:xxxxx@10.0.0.1/seed/: want an http:// URL without a user or password",
+		wantErr: "seed http://u:xxxxx@10.0.0.1/seed/: want an http:// or https:// URL without a user or password",
 	}, {
 		name:    "no meta-data",
 		base:    "http://10.0.0.1/seed",

@@ -22,7 +22,7 @@ var Source = datasource.Source{
 }
 
 // seedFromHint reads the image's seedfrom setting: a directory in the real
-// root (/path or file:///path) or an http:// URL.
+// root (/path or file:///path) or an http:// or https:// URL.
 func seedFromHint(v, origin string) (datasource.Hint, error) {
 	dir, u, err := Cmdline{Seed: v}.SeedLocation()
 	if err != nil {
