@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
@@ -53,7 +54,10 @@ const (
 	defaultMergers     = "list()+dict()+str()"
 )
 
-var mergerName = regexp.MustCompile(`^([a-zA-Z_][A-Za-z0-9_]*)\((.*?)\)$`)
+// mergerName reads "name(options)"; compiled on first use.
+var mergerName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([a-zA-Z_][A-Za-z0-9_]*)\((.*?)\)$`)
+})
 
 type mergerSpec struct {
 	name string
@@ -68,7 +72,7 @@ func parseMergeString(s string) ([]mergerSpec, error) {
 		if m == "" {
 			continue
 		}
-		g := mergerName.FindStringSubmatch(m)
+		g := mergerName().FindStringSubmatch(m)
 		if g == nil {
 			return nil, fmt.Errorf("merger %q is not in the form name(options)", m)
 		}

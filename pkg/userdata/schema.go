@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -77,7 +78,9 @@ func ValidatePart(p Part) []SchemaError {
 	return validate(p.Filename, p.Content)
 }
 
-var yamlErrLine = regexp.MustCompile(`line (\d+)`)
+// yamlErrLine finds the line number in a yaml.v3 error; compiled on first
+// use, as are the schema's patterns (no work at package initialisation).
+var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func validate(file string, data []byte) []SchemaError {
 	v := &validator{file: file, budget: maxYAMLNodes}
@@ -88,7 +91,7 @@ func validate(file string, data []byte) []SchemaError {
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		line := 1
-		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			// yaml.v3 gives its parser's errors ("did not find expected
 			// ...") at the 0-based line where the enclosing collection
@@ -237,20 +240,24 @@ func (v *validator) typeError(n *yaml.Node, path string, want []string, k string
 // "number", "null", "map", "list"). !!binary counts as a string.
 func typed(kinds ...string) check {
 	return func(v *validator, n *yaml.Node, path string) {
-		k, val, ok := v.kind(n, path)
-		if !ok {
+		checkTyped(v, n, path, kinds...)
+	}
+}
+
+func checkTyped(v *validator, n *yaml.Node, path string, kinds ...string) {
+	k, val, ok := v.kind(n, path)
+	if !ok {
+		return
+	}
+	for _, want := range kinds {
+		if k == want || (want == "number" && k == "integer") || (want == "string" && k == "binary") {
+			if k == "boolean" {
+				boolQuirk(v, n, path)
+			}
 			return
 		}
-		for _, want := range kinds {
-			if k == want || (want == "number" && k == "integer") || (want == "string" && k == "binary") {
-				if k == "boolean" {
-					boolQuirk(v, n, path)
-				}
-				return
-			}
-		}
-		v.typeError(n, path, kinds, k, val)
 	}
+	v.typeError(n, path, kinds, k, val)
 }
 
 // boolQuirk warns about yes/no/on/off used as booleans.
@@ -262,13 +269,13 @@ func boolQuirk(v *validator, n *yaml.Node, path string) {
 	}
 }
 
-var (
-	str     = typed("string")
-	boolean = typed("boolean")
-	integer = typed("integer")
-	anyMap  = typed("map")
-	anyList = typed("list")
-)
+// The common typed checks, as functions: a typed(...) closure in a
+// package variable would be made at package initialisation.
+func str(v *validator, n *yaml.Node, path string)     { checkTyped(v, n, path, "string") }
+func boolean(v *validator, n *yaml.Node, path string) { checkTyped(v, n, path, "boolean") }
+func integer(v *validator, n *yaml.Node, path string) { checkTyped(v, n, path, "integer") }
+func anyMap(v *validator, n *yaml.Node, path string)  { checkTyped(v, n, path, "map") }
+func anyList(v *validator, n *yaml.Node, path string) { checkTyped(v, n, path, "list") }
 
 // oneOf dispatches on the node's kind; a nil check accepts.
 func oneOf(alts map[string]check) check {
@@ -532,52 +539,52 @@ func strOrStrList(min int) check {
 	return oneOf(map[string]check{"string": nil, "list": listOf(str, min, 0)})
 }
 
-var anyKey = regexp.MustCompile(`^.+$`)
-
-var userSchema = obj{
-	oneRequired: []string{"name", "snapuser"},
-	props: map[string]check{
-		"name":       str,
-		"expiredate": pattern(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, "a date (YYYY-MM-DD)"),
-		"gecos":      str,
-		"groups": oneOf(map[string]check{
-			"string": nil,
-			"list":   listOf(str, 1, 0),
-			"map":    deprecated("groups as a map; use a list", obj{keys: anyKey, values: typed("null")}.check),
-		}),
-		"homedir":             str,
-		"inactive":            str,
-		"lock-passwd":         deprecated("lock-passwd; use lock_passwd", boolean),
-		"lock_passwd":         boolean,
-		"no_create_home":      boolean,
-		"no_log_init":         boolean,
-		"no_user_group":       boolean,
-		"passwd":              str,
-		"hashed_passwd":       str,
-		"plain_text_passwd":   str,
-		"create_groups":       boolean,
-		"primary_group":       str,
-		"selinux_user":        str,
-		"shell":               str,
-		"snapuser":            str,
-		"ssh_authorized_keys": listOf(str, 1, 0),
-		"ssh_import_id":       listOf(str, 1, 0),
-		"ssh_redirect_user":   boolean,
-		"system":              boolean,
-		"sudo": oneOf(map[string]check{
-			"string":  nil,
-			"null":    nil,
-			"list":    listOf(str, 0, 0),
-			"boolean": deprecated("sudo as a boolean; give a sudoers rule, or null for none", boolean),
-		}),
-		"uid": oneOf(map[string]check{
-			"integer": nil,
-			"string":  deprecated("uid as a string; use an integer", nil),
-		}),
-	},
+// newUserSchema is a user's entry (users, user, system_info.default_user);
+// anyKey is the pattern of a map taking any key.
+func newUserSchema(anyKey *regexp.Regexp) obj {
+	return obj{
+		oneRequired: []string{"name", "snapuser"},
+		props: map[string]check{
+			"name":       str,
+			"expiredate": pattern(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, "a date (YYYY-MM-DD)"),
+			"gecos":      str,
+			"groups": oneOf(map[string]check{
+				"string": nil,
+				"list":   listOf(str, 1, 0),
+				"map":    deprecated("groups as a map; use a list", obj{keys: anyKey, values: typed("null")}.check),
+			}),
+			"homedir":             str,
+			"inactive":            str,
+			"lock-passwd":         deprecated("lock-passwd; use lock_passwd", boolean),
+			"lock_passwd":         boolean,
+			"no_create_home":      boolean,
+			"no_log_init":         boolean,
+			"no_user_group":       boolean,
+			"passwd":              str,
+			"hashed_passwd":       str,
+			"plain_text_passwd":   str,
+			"create_groups":       boolean,
+			"primary_group":       str,
+			"selinux_user":        str,
+			"shell":               str,
+			"snapuser":            str,
+			"ssh_authorized_keys": listOf(str, 1, 0),
+			"ssh_import_id":       listOf(str, 1, 0),
+			"ssh_redirect_user":   boolean,
+			"system":              boolean,
+			"sudo": oneOf(map[string]check{
+				"string":  nil,
+				"null":    nil,
+				"list":    listOf(str, 0, 0),
+				"boolean": deprecated("sudo as a boolean; give a sudoers rule, or null for none", boolean),
+			}),
+			"uid": oneOf(map[string]check{
+				"integer": nil,
+				"string":  deprecated("uid as a string; use an integer", nil),
+			}),
+		},
+	}
 }
-
-var groupsByName = obj{keys: anyKey, values: strOrStrList(1)}
 
 const sizeString = `^([0-9]+)?\.?[0-9]+[BKMGT]$`
 
@@ -654,11 +661,6 @@ var cloudInitOnly = []string{
 	"vendor_data2", "manual_cache_clean", "launch-index",
 }
 
-// notImplemented are the top-level keys the schema knows and earlyinit
-// does not act on (each a "not supported by earlyinit" warning); filled by
-// newTopSchema.
-var notImplemented = map[string]bool{}
-
 // TopLevelKey says what earlyinit does with a top-level cloud-config key:
 // known is true for the keys the schema knows (cloud-init 22.4's), and
 // supported for those earlyinit acts on. A key known but not supported is
@@ -666,31 +668,34 @@ var notImplemented = map[string]bool{}
 // not known is its error "unknown key". The late stage uses it for the
 // keys of the image's configuration too.
 func TopLevelKey(key string) (supported, known bool) {
-	_, known = topSchema.props[key]
-	return known && !notImplemented[key], known
+	s := topSchema()
+	_, known = s.top.props[key]
+	return known && !s.notImplemented[key], known
 }
 
 // moduleList checks cloud_init_modules, cloud_config_modules and
 // cloud_final_modules: entries are a module name, a list [name,
 // frequency, args...] or a map {name, frequency, args}, as cloud-init's
 // Modules._read_modules reads them.
-var moduleList = listOf(oneOf(map[string]check{
-	"string": nil,
-	"null":   nil,
-	"list": func(v *validator, n *yaml.Node, path string) {
-		d := v.deref(n)
-		if len(d.Content) == 0 {
-			return
-		}
-		str(v, d.Content[0], path+".0")
-		if len(d.Content) > 1 {
-			moduleFrequency(v, d.Content[1], path+".1")
-		}
-	},
-	"map": obj{required: []string{"name"}, props: map[string]check{
-		"name": str, "frequency": moduleFrequency, "args": nil,
-	}}.check,
-}), 0, 0)
+func newModuleList() check {
+	return listOf(oneOf(map[string]check{
+		"string": nil,
+		"null":   nil,
+		"list": func(v *validator, n *yaml.Node, path string) {
+			d := v.deref(n)
+			if len(d.Content) == 0 {
+				return
+			}
+			str(v, d.Content[0], path+".0")
+			if len(d.Content) > 1 {
+				moduleFrequency(v, d.Content[1], path+".1")
+			}
+		},
+		"map": obj{required: []string{"name"}, props: map[string]check{
+			"name": str, "frequency": moduleFrequency, "args": nil,
+		}}.check,
+	}), 0, 0)
+}
 
 // moduleFrequency is a module list entry's frequency: cloud-init uses the
 // module's own for any other value, with a warning.
@@ -708,9 +713,23 @@ var moduleFrequency = func(v *validator, n *yaml.Node, path string) {
 	v.warnf(n, path, `not "once-per-instance", "always" or "once": the module's own frequency is used`)
 }
 
-// topSchema is built by newTopSchema: Go forbids the initialisation cycle a
-// package-level literal would make (checks refer to the schema's helpers).
-func newTopSchema() obj {
+// schema is the top-level schema and the keys in it earlyinit does not
+// act on (each a "not supported by earlyinit" warning).
+type schema struct {
+	top            obj
+	notImplemented map[string]bool
+}
+
+// topSchema is built on first use: a few hundred maps, closures and
+// regular expressions nothing but validation and TopLevelKey needs.
+var topSchema = sync.OnceValue(newTopSchema)
+
+func newTopSchema() schema {
+	anyKey := regexp.MustCompile(`^.+$`)
+	userSchema := newUserSchema(anyKey)
+	groupsByName := obj{keys: anyKey, values: strOrStrList(1)}
+	moduleList := newModuleList()
+	notImplemented := map[string]bool{}
 	top := obj{props: map[string]check{
 		"bootcmd": listOf(strOrStrList(0), 1, 0),
 		"runcmd":  listOf(oneOf(map[string]check{"string": nil, "list": listOf(str, 0, 0), "null": nil}), 1, 0),
@@ -881,10 +900,8 @@ func newTopSchema() obj {
 			notImplemented[k] = true
 		}
 	}
-	return top
+	return schema{top: top, notImplemented: notImplemented}
 }
-
-var topSchema = newTopSchema()
 
 func topLevel(v *validator, n *yaml.Node, path string) {
 	k, val, ok := v.kind(n, path)
@@ -896,5 +913,5 @@ func topLevel(v *validator, n *yaml.Node, path string) {
 		v.errorf(n, path, "cloud-config must be a map of keys, got %s", describe(v.deref(n), k, val, true))
 		return
 	}
-	topSchema.check(v, n, path)
+	topSchema().top.check(v, n, path)
 }

@@ -173,20 +173,30 @@ func (d *decoder) blob(raw []byte) error {
 	return d.leaf(typeNotMultipart, "", "", raw)
 }
 
-// gzipTypes are the content types cloud-init inflates (DECOMP_TYPES).
-var gzipTypes = map[string]bool{
-	"application/gzip":              true,
-	"application/gzip-compressed":   true,
-	"application/gzipped":           true,
-	"application/x-compress":        true,
-	"application/x-compressed":      true,
-	"application/x-gunzip":          true,
-	"application/x-gzip":            true,
-	"application/x-gzip-compressed": true,
+// gzipType tells the content types cloud-init inflates (DECOMP_TYPES).
+func gzipType(ctype string) bool {
+	switch ctype {
+	case "application/gzip",
+		"application/gzip-compressed",
+		"application/gzipped",
+		"application/x-compress",
+		"application/x-compressed",
+		"application/x-gunzip",
+		"application/x-gzip",
+		"application/x-gzip-compressed":
+		return true
+	}
+	return false
 }
 
-// sniffedTypes are the declared types cloud-init re-types by content.
-var sniffedTypes = map[string]bool{typePlain: true, typeNotMultipart: true, TypeShellScript: true}
+// sniffedType tells the declared types cloud-init re-types by content.
+func sniffedType(ctype string) bool {
+	switch ctype {
+	case typePlain, typeNotMultipart, TypeShellScript:
+		return true
+	}
+	return false
+}
 
 // prefixes maps content starts to types, longest first (INCLUSION_SRCH).
 var prefixes = []struct{ prefix, typ string }{
@@ -222,7 +232,7 @@ func sniff(payload []byte) string {
 
 // leaf handles one non-multipart part: the body of _process_msg's loop.
 func (d *decoder) leaf(ctype, filename, mergeType string, payload []byte) error {
-	if gzipTypes[ctype] {
+	if gzipType(ctype) {
 		out, err := d.gunzip(payload)
 		if errors.Is(err, ErrTooBig) {
 			return err
@@ -233,7 +243,7 @@ func (d *decoder) leaf(ctype, filename, mergeType string, payload []byte) error 
 		}
 		payload, ctype = out, typePlain
 	}
-	if sniffedTypes[ctype] {
+	if sniffedType(ctype) {
 		if t := sniff(payload); t != "" {
 			ctype = t
 		} else if ctype == TypeShellScript {

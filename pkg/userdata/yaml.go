@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -33,11 +34,24 @@ import (
 // (the "billion laughs" document), far above any real cloud-config.
 const maxYAMLNodes = 1 << 20
 
+// PyYAML's int and float resolvers, compiled on first use.
 var (
-	yaml11Null  = map[string]bool{"": true, "~": true, "null": true, "Null": true, "NULL": true}
-	yaml11Int   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	yaml11Float = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	yaml11Int = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+	})
+	yaml11Float = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	})
 )
+
+// yaml11Null is PyYAML's null resolver.
+func yaml11Null(s string) bool {
+	switch s {
+	case "", "~", "null", "Null", "NULL":
+		return true
+	}
+	return false
+}
 
 // parseYAML parses one YAML document into its node tree. It returns nil for
 // an empty document. Like PyYAML's safe_load it refuses a stream holding
@@ -305,7 +319,7 @@ func dropSpace(r rune) rune {
 
 // resolvePlain types a plain scalar as PyYAML's SafeLoader does.
 func resolvePlain(s string) any {
-	if yaml11Null[s] {
+	if yaml11Null(s) {
 		return nil
 	}
 	if b, ok := scalar.Bool(s); ok {
@@ -323,7 +337,7 @@ func resolvePlain(s string) any {
 // parseYAML11Int returns an int, or the text when the value does not fit
 // (Python's integers are unbounded; ours are not).
 func parseYAML11Int(s string) (any, bool) {
-	if !yaml11Int.MatchString(s) {
+	if !yaml11Int().MatchString(s) {
 		return nil, false
 	}
 	t := strings.ReplaceAll(s, "_", "")
@@ -366,7 +380,7 @@ func parseYAML11Int(s string) (any, bool) {
 }
 
 func parseYAML11Float(s string) (float64, bool) {
-	if !yaml11Float.MatchString(s) {
+	if !yaml11Float().MatchString(s) {
 		return 0, false
 	}
 	t := strings.ReplaceAll(s, "_", "")
