@@ -26,14 +26,24 @@ type compressor struct {
 	config string // the kernel option that must be y
 }
 
-var compressors = map[string]compressor{
-	// -T0 output does not depend on the thread count (zstd(1)).
-	"zstd": {[]string{"zstd", "-19", "-T0", "-q", "-c"}, "CONFIG_RD_ZSTD"},
-	// The kernel's XZ decoder wants CRC32 checks.
-	"xz":   {[]string{"xz", "--check=crc32", "-9", "-T1", "-c"}, "CONFIG_RD_XZ"},
-	"lz4":  {[]string{"lz4", "-l", "-9", "-q", "-c"}, "CONFIG_RD_LZ4"},
-	"gzip": {nil, "CONFIG_RD_GZIP"},
-	"none": {nil, ""},
+// compressorFor returns method's compressor, false for an unknown method.
+// A switch, not a map: nothing to build at package initialisation.
+func compressorFor(method string) (compressor, bool) {
+	switch method {
+	case "zstd":
+		// -T0 output does not depend on the thread count (zstd(1)).
+		return compressor{[]string{"zstd", "-19", "-T0", "-q", "-c"}, "CONFIG_RD_ZSTD"}, true
+	case "xz":
+		// The kernel's XZ decoder wants CRC32 checks.
+		return compressor{[]string{"xz", "--check=crc32", "-9", "-T1", "-c"}, "CONFIG_RD_XZ"}, true
+	case "lz4":
+		return compressor{[]string{"lz4", "-l", "-9", "-q", "-c"}, "CONFIG_RD_LZ4"}, true
+	case "gzip":
+		return compressor{nil, "CONFIG_RD_GZIP"}, true
+	case "none":
+		return compressor{nil, ""}, true
+	}
+	return compressor{}, false
 }
 
 // Compressions lists the methods Build knows.
@@ -46,7 +56,7 @@ func checkCompression(root, kver, method string) error {
 	if method == "" {
 		method = DefaultCompression
 	}
-	c, ok := compressors[method]
+	c, ok := compressorFor(method)
 	if !ok {
 		return fmt.Errorf("compression %q: want one of %s", method, strings.Join(Compressions(), ", "))
 	}
@@ -119,7 +129,7 @@ func compressFile(src, dst, method string) (int64, int64, error) {
 	if method == "" {
 		method = DefaultCompression
 	}
-	c, ok := compressors[method]
+	c, ok := compressorFor(method)
 	if !ok {
 		return 0, 0, fmt.Errorf("compression %q: want one of %s", method, strings.Join(Compressions(), ", "))
 	}

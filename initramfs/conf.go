@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ConfFile is where `earlyinit initramfs` reads its settings.
@@ -35,7 +36,8 @@ var confKeys = []string{"HOSTONLY", "COMPRESS", "MODULES_ADD", "MODULES_OMIT"}
 
 // moduleWord is a module name or a path glob under kernel/: no spaces,
 // quotes, shell or escape characters.
-var moduleWord = regexp.MustCompile(`^[A-Za-z0-9_.,+*?\[\]/-]+$`)
+// Compiled on first use.
+var moduleWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.,+*?\[\]/-]+$`) })
 
 // ParseConf reads initramfs.conf from r, named name in errors. The format
 // is initramfs-tools' initramfs.conf: KEY=value lines, '#' comments, blank
@@ -103,7 +105,7 @@ func (c *Conf) set(key, val string) error {
 		}
 	case "COMPRESS":
 		if val != "auto" {
-			if _, ok := compressors[val]; !ok {
+			if _, ok := compressorFor(val); !ok {
 				return fmt.Errorf("%q: want auto, %s", val, strings.Join(Compressions(), ", "))
 			}
 		}
@@ -141,7 +143,7 @@ func moduleList(val string) ([]string, error) {
 // glob relative to the kernel's module tree (drivers/md/*), nothing that
 // could leave it.
 func checkModuleWord(m string) error {
-	if !moduleWord.MatchString(m) {
+	if !moduleWord().MatchString(m) {
 		return fmt.Errorf("%q: not a module name or path glob (letters, digits, _ - . , + and glob characters)", m)
 	}
 	if _, err := path.Match(m, ""); err != nil {

@@ -19,17 +19,17 @@ const (
 	SUSEName = "initrd-"
 )
 
-// families map an os-release ID or ID_LIKE word to its initramfs name.
-var families = map[string]string{
-	"debian":    DebianName,
-	"ubuntu":    DebianName,
-	"rhel":      RedHatName,
-	"fedora":    RedHatName,
-	"centos":    RedHatName,
-	"openeuler": RedHatName,
-	"suse":      SUSEName,
-	"opensuse":  SUSEName,
-	"sles":      SUSEName,
+// family maps an os-release ID or ID_LIKE word to its initramfs name.
+func family(id string) (string, bool) {
+	switch id {
+	case "debian", "ubuntu":
+		return DebianName, true
+	case "rhel", "fedora", "centos", "openeuler":
+		return RedHatName, true
+	case "suse", "opensuse", "sles":
+		return SUSEName, true
+	}
+	return "", false
 }
 
 // bootName returns the file name of kver's initramfs: the family's of the
@@ -38,7 +38,7 @@ var families = map[string]string{
 // Debian, Red Hat, SUSE); else Debian's.
 func bootName(osr imagecfg.OSRelease, kver string, exists func(name string) bool) string {
 	for _, id := range append([]string{osr.ID}, osr.IDLike...) {
-		if prefix, ok := families[id]; ok {
+		if prefix, ok := family(id); ok {
 			return withKVer(prefix, kver)
 		}
 	}

@@ -67,7 +67,7 @@ func btrfsCheckCsum(sb []byte) error {
 	var got, want []byte
 	switch typ := le.Uint16(sb[0xc4:]); typ {
 	case btrfsCsumCRC32C:
-		got = le.AppendUint32(nil, crc32.Checksum(data, castagnoli))
+		got = le.AppendUint32(nil, crc32.Checksum(data, castagnoli()))
 		want = sb[:4]
 	case btrfsCsumXXHash:
 		got = le.AppendUint64(nil, xxh64(data))

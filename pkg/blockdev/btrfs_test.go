@@ -68,7 +68,7 @@ func btrfsSuper(t testing.TB, dir, name string, args ...string) (img, sb []byte)
 
 // refreshBTRFSCsum recomputes a CRC-32C superblock checksum after an edit.
 func refreshBTRFSCsum(sb []byte) {
-	binary.LittleEndian.PutUint32(sb, crc32.Checksum(sb[btrfsCsumSize:], castagnoli))
+	binary.LittleEndian.PutUint32(sb, crc32.Checksum(sb[btrfsCsumSize:], castagnoli()))
 }
 
 // A damaged checksum of each kind libblkid verifies, a zero sector size,

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"strings"
+	"sync"
 )
 
 const (
@@ -21,8 +22,9 @@ const (
 	xfsMaxRTExtent     = 1 << 30
 )
 
-// castagnoli is CRC-32C, the checksum of XFS v5 and btrfs superblocks.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is CRC-32C, the checksum of XFS v5 and btrfs superblocks;
+// its table is made on first use.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // probeXFS recognises XFS by its superblock at byte 0 and checks it as
 // libblkid does (sizes and their logarithms agree, the data blocks fit
@@ -107,9 +109,9 @@ func xfsCheck(sb []byte) error {
 // xfsCRC is the CRC-32C of a superblock sector with its CRC field taken
 // as zero, which XFS stores little-endian.
 func xfsCRC(sect []byte) uint32 {
-	crc := crc32.Update(0, castagnoli, sect[:xfsCRCOff])
-	crc = crc32.Update(crc, castagnoli, make([]byte, 4))
-	return crc32.Update(crc, castagnoli, sect[xfsCRCOff+4:])
+	crc := crc32.Update(0, castagnoli(), sect[:xfsCRCOff])
+	crc = crc32.Update(crc, castagnoli(), make([]byte, 4))
+	return crc32.Update(crc, castagnoli(), sect[xfsCRCOff+4:])
 }
 
 // blkidLabel is a label field as libblkid reports it: up to the first

@@ -2,6 +2,7 @@ package imagecfg
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -192,9 +193,9 @@ type User struct {
 }
 
 // defaultUserKeys are the default_user keys DefaultUser reads.
-var defaultUserKeys = map[string]bool{
-	"name": true, "gecos": true, "groups": true, "shell": true, "sudo": true,
-	"lock_passwd": true, "primary_group": true, "homedir": true, "system": true,
+var defaultUserKeys = []string{
+	"name", "gecos", "groups", "shell", "sudo",
+	"lock_passwd", "primary_group", "homedir", "system",
 }
 
 // DefaultUser is the user the users entry "default" creates:
@@ -256,7 +257,7 @@ func (c *Config) defaultUser(w *warner) User {
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if !defaultUserKeys[k] {
+		if !slices.Contains(defaultUserKeys, k) {
 			keys = append(keys, k)
 		}
 	}

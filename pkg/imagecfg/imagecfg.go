@@ -40,6 +40,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
@@ -155,8 +156,9 @@ func reason(err error) error {
 	return err
 }
 
-// jinjaHeader is cloud-init's JINJA_PREFIX test of a template.
-var jinjaHeader = regexp.MustCompile(`(?i)^##\s*template:\s*jinja`)
+// jinjaHeader is cloud-init's JINJA_PREFIX test of a template; compiled
+// on first use.
+var jinjaHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^##\s*template:\s*jinja`) })
 
 // readConf is cloud-init's read_conf: the file's mapping, nil when it is
 // missing or empty, or skipped (with a warning) when it cannot be read or
@@ -191,7 +193,7 @@ func (l *loader) readConf(name string) map[string]any {
 		l.warnf("%s: %v: skipped", name, err)
 		return nil
 	}
-	if jinjaHeader.Match(data) {
+	if jinjaHeader().Match(data) {
 		l.warnf("%s: a jinja template: not rendered by earlyinit, read as plain YAML", name)
 	}
 	v, err := userdata.LoadYAML(data)

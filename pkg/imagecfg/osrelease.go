@@ -2,6 +2,7 @@ package imagecfg
 
 import (
 	"io/fs"
+	"slices"
 	"strings"
 )
 
@@ -92,19 +93,19 @@ func unquote(v string) string {
 
 // knownVariants are the os-release ids cloud-init 22.4's util._get_variant
 // takes as they are.
-var knownVariants = map[string]bool{
-	"almalinux": true, "alpine": true, "arch": true, "centos": true,
-	"cloudlinux": true, "debian": true, "eurolinux": true, "fedora": true,
-	"mariner": true, "miraclelinux": true, "openeuler": true,
-	"openmandriva": true, "photon": true, "rhel": true, "rocky": true,
-	"suse": true, "virtuozzo": true,
+var knownVariants = []string{
+	"almalinux", "alpine", "arch", "centos",
+	"cloudlinux", "debian", "eurolinux", "fedora",
+	"mariner", "miraclelinux", "openeuler",
+	"openmandriva", "photon", "rhel", "rocky",
+	"suse", "virtuozzo",
 }
 
 // variantOf is cloud-init's _get_variant for one id, "" for one it does
 // not know.
 func variantOf(id string) string {
 	switch {
-	case knownVariants[id]:
+	case slices.Contains(knownVariants, id):
 		return id
 	case id == "ubuntu" || id == "linuxmint" || id == "mint":
 		return "ubuntu"
@@ -137,9 +138,9 @@ func (o OSRelease) Variant() string {
 }
 
 // rhelVariants are the template's is_rhel.
-var rhelVariants = map[string]bool{
-	"almalinux": true, "centos": true, "cloudlinux": true, "eurolinux": true,
-	"miraclelinux": true, "rhel": true, "rocky": true, "virtuozzo": true,
+var rhelVariants = []string{
+	"almalinux", "centos", "cloudlinux", "eurolinux",
+	"miraclelinux", "rhel", "rocky", "virtuozzo",
 }
 
 // DebianDefaultUser is Debian's cloud.cfg default_user, the default for a
@@ -198,7 +199,7 @@ func VariantDefaultUser(variant string) User {
 	switch g, ok := groups[variant]; {
 	case ok:
 		u.Groups = g
-	case rhelVariants[variant]:
+	case slices.Contains(rhelVariants, variant):
 		u.Groups = []string{"adm", "systemd-journal"}
 	default:
 		u.Groups = []string{"wheel", "adm", "systemd-journal"}

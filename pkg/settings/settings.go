@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
@@ -138,75 +139,78 @@ func ParseCmdline(s string) (Settings, []error) {
 // options are earlyinit's own keys. Each setter parses v ("" for a bare
 // key) and sets its field only when v is good, so a bad value keeps the
 // default (or the value an earlier word gave); its error says what it wants.
-var options = map[string]func(c *Settings, v string) error{
-	"earlyinit": func(c *Settings, v string) error {
-		// The late stage's units and status read earlyinit=disabled
-		// literally; keep these words in step with pkg/late.
-		switch v {
-		case "disabled", "off", "0":
-			c.Disabled = true
-		case "enabled", "on", "1":
-			c.Disabled = false
-		default:
-			return errors.New("want disabled or enabled")
-		}
-		return nil
-	},
-	"earlyinit.debug":   boolOption(func(c *Settings) *bool { return &c.Debug }),
-	"earlyinit.keepnet": boolOption(func(c *Settings) *bool { return &c.KeepNet }),
-	"earlyinit.growpart": func(c *Settings, v string) error {
-		b, err := parseBool(v)
-		if err != nil {
-			return err
-		}
-		c.NoGrow = !b
-		return nil
-	},
-	"earlyinit.timeout": func(c *Settings, v string) error {
-		d, err := parseSeconds(v)
-		if err != nil {
-			return err
-		}
-		c.Timeout = d
-		return nil
-	},
-	"earlyinit.ds": func(c *Settings, v string) error {
-		if strings.Trim(v, ", ") == "" {
-			return errors.New("want datasource names, comma separated")
-		}
-		c.Datasources = v
-		return nil
-	},
-	"earlyinit.metadata_url": func(c *Settings, v string) error {
-		u, err := url.Parse(v)
-		if err == nil && u.Scheme == "https" {
-			// The initramfs's HTTP client has no TLS (pkg/httpget).
-			return errors.New("https is not supported in the initramfs: want an http:// URL")
-		}
-		if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return errors.New("want an http:// URL with a host and no user, query or fragment")
-		}
-		c.MetadataURL = v
-		return nil
-	},
-	"earlyinit.renderer": func(c *Settings, v string) error {
-		if _, err := render.ByName(v); err != nil {
-			return fmt.Errorf("want one of %s", strings.Join(render.Names(), ", "))
-		}
-		c.Renderer = v
-		return nil
-	},
-	// Read by test builds only (go build -tags faultinject, see
-	// fault_inject.go); known here so that no build warns about it.
-	"earlyinit.test_panic": func(*Settings, string) error { return nil },
-}
+// The map is made on first use.
+var options = sync.OnceValue(func() map[string]func(c *Settings, v string) error {
+	return map[string]func(c *Settings, v string) error{
+		"earlyinit": func(c *Settings, v string) error {
+			// The late stage's units and status read earlyinit=disabled
+			// literally; keep these words in step with pkg/late.
+			switch v {
+			case "disabled", "off", "0":
+				c.Disabled = true
+			case "enabled", "on", "1":
+				c.Disabled = false
+			default:
+				return errors.New("want disabled or enabled")
+			}
+			return nil
+		},
+		"earlyinit.debug":   boolOption(func(c *Settings) *bool { return &c.Debug }),
+		"earlyinit.keepnet": boolOption(func(c *Settings) *bool { return &c.KeepNet }),
+		"earlyinit.growpart": func(c *Settings, v string) error {
+			b, err := parseBool(v)
+			if err != nil {
+				return err
+			}
+			c.NoGrow = !b
+			return nil
+		},
+		"earlyinit.timeout": func(c *Settings, v string) error {
+			d, err := parseSeconds(v)
+			if err != nil {
+				return err
+			}
+			c.Timeout = d
+			return nil
+		},
+		"earlyinit.ds": func(c *Settings, v string) error {
+			if strings.Trim(v, ", ") == "" {
+				return errors.New("want datasource names, comma separated")
+			}
+			c.Datasources = v
+			return nil
+		},
+		"earlyinit.metadata_url": func(c *Settings, v string) error {
+			u, err := url.Parse(v)
+			if err == nil && u.Scheme == "https" {
+				// The initramfs's HTTP client has no TLS (pkg/httpget).
+				return errors.New("https is not supported in the initramfs: want an http:// URL")
+			}
+			if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				return errors.New("want an http:// URL with a host and no user, query or fragment")
+			}
+			c.MetadataURL = v
+			return nil
+		},
+		"earlyinit.renderer": func(c *Settings, v string) error {
+			if _, err := render.ByName(v); err != nil {
+				return fmt.Errorf("want one of %s", strings.Join(render.Names(), ", "))
+			}
+			c.Renderer = v
+			return nil
+		},
+		// Read by test builds only (go build -tags faultinject, see
+		// fault_inject.go); known here so that no build warns about it.
+		"earlyinit.test_panic": func(*Settings, string) error { return nil },
+	}
+})
 
 // setOption sets earlyinit's option k from v. Its error names the key, and
 // the value unless it is an unknown key's or may hold a password.
 func (c *Settings) setOption(k, v string) error {
-	set, ok := options[k]
+	set, ok := options()[k]
 	if !ok {
-		return fmt.Errorf("cmdline: unknown option %q ignored (known: %s)", k, strings.Join(slices.Sorted(maps.Keys(options)), ", "))
+		return fmt.Errorf("cmdline: unknown option %q ignored (known: %s)", k, strings.Join(slices.Sorted(maps.Keys(options())), ", "))
 	}
 	if err := set(c, v); err != nil {
 		if k == "earlyinit.metadata_url" {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // NetConfig is network config version 2, as cloud-init's OpenNebulaNetwork
@@ -51,11 +52,12 @@ type Route struct {
 // YAML).
 func (c *NetConfig) JSON() ([]byte, error) { return json.Marshal(c) }
 
+// The context variables' patterns, compiled on first use.
 var (
-	ipKey    = regexp.MustCompile(`^ETH[0-9]+_IP`)
-	ethKey   = regexp.MustCompile(`^(ETH[0-9]+)_`)
-	routeRE  = regexp.MustCompile(`^\s*(\S+)\s+via\s+(\S+)\s*$`)
-	digitsRE = regexp.MustCompile(`^[0-9]+$`)
+	ipKey    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ETH[0-9]+_IP`) })
+	ethKey   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(ETH[0-9]+)_`) })
+	routeRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(\S+)\s+via\s+(\S+)\s*$`) })
+	digitsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+$`) })
 )
 
 // Network builds the network configuration from the ETHx_* variables, as
@@ -76,11 +78,11 @@ func Network(ctx map[string]string) (*NetConfig, error) {
 	hasIP := false
 	devs := map[string]bool{}
 	for k := range ctx {
-		if ipKey.MatchString(k) {
+		if ipKey().MatchString(k) {
 			hasIP = true
-			devs[ethKey.FindStringSubmatch(k)[1]] = true
+			devs[ethKey().FindStringSubmatch(k)[1]] = true
 		}
-		if m := ethKey.FindStringSubmatch(k); m != nil && k == m[1]+"_MAC" && ctx[k] != "" {
+		if m := ethKey().FindStringSubmatch(k); m != nil && k == m[1]+"_MAC" && ctx[k] != "" {
 			devs[m[1]] = true
 		}
 	}
@@ -162,7 +164,7 @@ func ethernet(ctx map[string]string, dev string) (Ethernet, error) {
 		if strings.TrimSpace(entry) == "" {
 			continue
 		}
-		m := routeRE.FindStringSubmatch(entry)
+		m := routeRE().FindStringSubmatch(entry)
 		if m == nil {
 			return e, fmt.Errorf("%s_ROUTES: %q is not \"NETWORK via GATEWAY\"", dev, strings.TrimSpace(entry))
 		}
@@ -187,7 +189,7 @@ func macToIP(mac string) string {
 // ("24") or a contiguous netmask ("255.255.255.0").
 func maskPrefix(mask string) (int, error) {
 	mask = strings.TrimSpace(mask)
-	if digitsRE.MatchString(mask) {
+	if digitsRE().MatchString(mask) {
 		n, err := strconv.Atoi(mask)
 		if err != nil || n > 32 {
 			return 0, fmt.Errorf("%q is not a prefix length", mask)
