@@ -207,17 +207,22 @@ func (b *Boot) loadModule(name string) {
 	}
 }
 
-// FSModules are the modules a filesystem needs beyond its own (vfat needs
+// fsModules are the modules a filesystem needs beyond its own (vfat needs
 // code pages; the kernel would ask a modprobe we do not have).
-var fsModules = map[string][]string{
-	"vfat":    {"nls_cp437", "nls_ascii", "nls_iso8859-1", "nls_utf8"},
-	"iso9660": {"nls_utf8"},
+func fsModules(fstype string) []string {
+	switch fstype {
+	case "vfat":
+		return []string{"nls_cp437", "nls_ascii", "nls_iso8859-1", "nls_utf8"}
+	case "iso9660":
+		return []string{"nls_utf8"}
+	}
+	return nil
 }
 
 // LoadFS loads the modules filesystem type fstype needs.
 func (b *Boot) LoadFS(fstype string) {
 	b.loadModule("fs-" + fstype)
-	for _, m := range fsModules[fstype] {
+	for _, m := range fsModules(fstype) {
 		b.loadModule(m)
 	}
 }

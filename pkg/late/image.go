@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,9 +31,9 @@ import (
 // imageInternalKeys are top-level keys of a cloud.cfg that configure
 // cloud-init itself (its logs, where its .d directory is): nothing to do
 // for earlyinit, and no note about them.
-var imageInternalKeys = map[string]bool{
-	"_log": true, "log_cfgs": true, "def_log_file": true, "syslog_fix_perms": true,
-	"conf_d": true, "vendor_data2": true,
+var imageInternalKeys = []string{
+	"_log", "log_cfgs", "def_log_file", "syslog_fix_perms",
+	"conf_d", "vendor_data2",
 }
 
 // imageOnlyKeys are top-level keys earlyinit reads from the image's
@@ -40,14 +41,14 @@ var imageInternalKeys = map[string]bool{
 // user-data they act on nothing in earlyinit, nor in cloud-init for
 // most): the datasource search is the initramfs's, the module lists and
 // system_info are read from the merged configuration here.
-var imageOnlyKeys = map[string]bool{
-	"datasource": true, "datasource_list": true, "system_info": true,
-	"cloud_init_modules": true, "cloud_config_modules": true, "cloud_final_modules": true,
+var imageOnlyKeys = []string{
+	"datasource", "datasource_list", "system_info",
+	"cloud_init_modules", "cloud_config_modules", "cloud_final_modules",
 }
 
 // initramfsModules are cloud-init modules whose work earlyinit does in the
 // initramfs, before the late stages.
-var initramfsModules = map[string]bool{"growpart": true, "resizefs": true}
+var initramfsModules = []string{"growpart", "resizefs"}
 
 // loadImage reads the image's configuration from the root, unless
 // Options.Image gives it. A panic while reading it is a problem, and the
@@ -161,7 +162,7 @@ func unsupportedKeys(img *imagecfg.Config) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if imageInternalKeys[k] || imageOnlyKeys[k] {
+		if slices.Contains(imageInternalKeys, k) || slices.Contains(imageOnlyKeys, k) {
 			continue
 		}
 		if supported, _ := userdata.TopLevelKey(k); supported {
@@ -188,7 +189,7 @@ func listNotes(all []modules.Module, lists imagecfg.ModuleLists, origin func(lis
 		name := modules.CanonicalName(e.Name)
 		switch {
 		case have[name]:
-		case initramfsModules[name]:
+		case slices.Contains(initramfsModules, name):
 			initramfs = append(initramfs, fmt.Sprintf("module %s (%s in %s): done by earlyinit in the initramfs", e.Given, e.List, origin(e.List)))
 		default:
 			unsupported = append(unsupported, fmt.Sprintf("module %s (%s in %s): not supported by earlyinit", e.Given, e.List, origin(e.List)))

@@ -2,6 +2,7 @@ package nic
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -237,7 +238,7 @@ func tempName(holder map[string]int, reserved map[string]bool) string {
 // upperKinds are link kinds that take the MAC of a link below them (a
 // VLAN, a bond, a bridge) and are never renamed by MAC: cloud-init's
 // get_interfaces leaves them out before it looks for duplicate MACs.
-var upperKinds = map[string]bool{"vlan": true, "bond": true, "bridge": true}
+var upperKinds = []string{"vlan", "bond", "bridge"}
 
 // candidates returns the links, among those sharing one MAC, that a rename by
 // that MAC may apply to: without VLAN, bond and bridge devices when another
@@ -250,7 +251,7 @@ func candidates(match []Link) []Link {
 	}
 	var lower []Link
 	for _, l := range match {
-		if !upperKinds[l.Kind] {
+		if !slices.Contains(upperKinds, l.Kind) {
 			lower = append(lower, l)
 		}
 	}

@@ -221,13 +221,16 @@ func decodeForMerge(what string, raw []byte, log Log) []userdata.Part {
 // maxWaitLimit bounds max_wait and timeout: a day, as earlyinit.timeout.
 const maxWaitLimit = 24 * time.Hour
 
-// datasourceKeys are the datasource.<Class> keys the initramfs reads, and
-// the classes each is read for ("" for every source).
-var datasourceKeys = map[string]string{
-	"metadata_urls": "",
-	"max_wait":      "",
-	"timeout":       "",
-	"seedfrom":      "NoCloud",
+// datasourceKey tells whether the initramfs reads the datasource.<Class>
+// key, and the class it is read for ("" for every source).
+func datasourceKey(k string) (only string, ok bool) {
+	switch k {
+	case "metadata_urls", "max_wait", "timeout":
+		return "", true
+	case "seedfrom":
+		return "NoCloud", true
+	}
+	return "", false
 }
 
 // datasourceSettings type-checks one source's datasource.<class> settings,
@@ -250,7 +253,7 @@ func datasourceSettings(class string, m map[string]any) (discover.SourceSettings
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := m[k]
-		if only, ok := datasourceKeys[k]; !ok || (only != "" && only != class) {
+		if only, ok := datasourceKey(k); !ok || (only != "" && only != class) {
 			warn(k, "not supported: ignored")
 			continue
 		}

@@ -117,8 +117,17 @@ const (
 	left      = 20
 )
 
-var colours = map[string]string{
-	"ok": "#7aa6da", "error": "#d54e53", "incomplete": "#e7c547",
+// colour is a bar's colour by its status, false for another status.
+func colour(status string) (string, bool) {
+	switch status {
+	case "ok":
+		return "#7aa6da", true
+	case "error":
+		return "#d54e53", true
+	case "incomplete":
+		return "#e7c547", true
+	}
+	return "", false
 }
 
 // SVG writes the timeline as a standalone SVG document: one row per bar,
@@ -151,7 +160,7 @@ func (t Timeline) SVG(w io.Writer) error {
 		y := top + rowHeight*i
 		x := left + bar.Start*scale
 		wd := math.Max(1, (bar.End-bar.Start)*scale)
-		col, ok := colours[bar.Status]
+		col, ok := colour(bar.Status)
 		if !ok {
 			col = "#b9ca4a"
 		}

@@ -145,8 +145,16 @@ func Parse(u string, b []byte) (*instance.Data, error) {
 	return d, nil
 }
 
-// nicNames are the names cloud-init gives the NICs by type.
-var nicNames = map[string]string{"public": "eth0", "private": "eth1"}
+// nicName is the name cloud-init gives a NIC of a type ("" for another).
+func nicName(typ string) string {
+	switch typ {
+	case "public":
+		return "eth0"
+	case "private":
+		return "eth1"
+	}
+	return ""
+}
 
 // V1 is a network config version 1 document.
 type V1 struct {
@@ -210,7 +218,7 @@ func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
 		if typ == "" {
 			typ = "unknown"
 		}
-		c := V1Config{Type: "physical", Name: nicNames[typ], MACAddress: n.MAC, Subnets: []V1Subnet{}}
+		c := V1Config{Type: "physical", Name: nicName(typ), MACAddress: n.MAC, Subnets: []V1Subnet{}}
 		for _, def := range []struct {
 			key    string
 			conf   *ipConf
