@@ -552,11 +552,17 @@ func (e *Env) dpkgArch(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// Default mirrors, cloud-init's PRIMARY_ARCH_MIRRORS and PORTS_MIRRORS.
-var (
-	primaryArchMirrors = map[string]string{"PRIMARY": "http://archive.ubuntu.com/ubuntu/", "SECURITY": "http://security.ubuntu.com/ubuntu/"}
-	portsMirrors       = map[string]string{"PRIMARY": "http://ports.ubuntu.com/ubuntu-ports", "SECURITY": "http://ports.ubuntu.com/ubuntu-ports"}
-)
+// defaultMirrors is cloud-init's get_default_mirrors: PRIMARY_ARCH_MIRRORS
+// or PORTS_MIRRORS by architecture, nil for another.
+func defaultMirrors(arch string) map[string]string {
+	switch arch {
+	case "amd64", "i386":
+		return map[string]string{"PRIMARY": "http://archive.ubuntu.com/ubuntu/", "SECURITY": "http://security.ubuntu.com/ubuntu/"}
+	case "s390x", "arm64", "armhf", "powerpc", "ppc64el", "riscv64":
+		return map[string]string{"PRIMARY": "http://ports.ubuntu.com/ubuntu-ports", "SECURITY": "http://ports.ubuntu.com/ubuntu-ports"}
+	}
+	return nil
+}
 
 // aptMirrors is find_apt_mirror_info: apt.primary / apt.security for the
 // architecture (uri, else the first resolvable of search, else
@@ -583,12 +589,7 @@ func (e *Env) aptMirrors(ctx context.Context, cfg map[string]any, arch, distro s
 	default:
 		out = e.systemInfoMirrors(ctx, arch)
 		if out == nil {
-			switch arch {
-			case "amd64", "i386":
-				out = copyMap(primaryArchMirrors)
-			case "s390x", "arm64", "armhf", "powerpc", "ppc64el", "riscv64":
-				out = copyMap(portsMirrors)
-			default:
+			if out = defaultMirrors(arch); out == nil {
 				return nil, fmt.Errorf("apt: no default mirror known for arch %s: give apt.primary", arch)
 			}
 		}
@@ -600,14 +601,6 @@ func (e *Env) aptMirrors(ctx context.Context, cfg map[string]any, arch, distro s
 		}
 	}
 	return out, nil
-}
-
-func copyMap(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // archEntry is the list's entry whose arches has arch, else the one with
