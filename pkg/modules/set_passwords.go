@@ -8,12 +8,14 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // PwauthDropIn is the sshd_config.d drop-in ssh_pwauth writes.
 const PwauthDropIn = "50-earlyinit-pwauth.conf"
 
-var hashedRE = regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`)
+// hashedRE tells a crypt hash in chpasswd.list; compiled on first use.
+var hashedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`) })
 
 // setPasswords is cc_set_passwords:
 //
@@ -27,9 +29,14 @@ var hashedRE = regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`)
 //     them to the console), never to the runner's log;
 //   - ssh_pwauth true/false: PasswordAuthentication yes/no in
 //     /etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf; "unchanged" or
-//     missing leaves sshd alone.
+//     missing leaves sshd alone;
+//   - with earlyinit.inject_user_password, the platform's password for
+//     the default user, and the default user's password kept for
+//     post_password (see platform_password.go).
 //
-// Passwords never reach the log or an error message.
+// A password holding a line break or a NUL is refused (it would be a
+// second chpasswd line). Passwords never reach the log or an error
+// message.
 func setPasswords(ctx context.Context, e *Env) error {
 	var pw passwords
 	expire := true
@@ -46,16 +53,30 @@ func setPasswords(ctx context.Context, e *Env) error {
 			return err
 		}
 	}
+	var errs []error
 	if len(pw.text) == 0 && len(pw.hashed) == 0 {
 		if p := cfgString(e.Cfg, "password", ""); p != "" {
-			if u := e.defaultUserName(); u != "" {
+			u := e.defaultUserName()
+			switch {
+			case checkPassword(p) != nil:
+				errs = append(errs, fmt.Errorf("password: %w: not set", checkPassword(p)))
+			case u != "":
 				pw.text = append(pw.text, [2]string{u, p})
-			} else {
+			default:
 				e.logf("password: no default user to set it for")
 			}
 		}
 	}
-	errs := pw.set(ctx, e, expire)
+	inject, du := injectUserPassword(e), ""
+	if inject {
+		du = e.defaultUserName()
+		errs = append(errs, e.addPlatformPassword(&pw, du))
+	}
+	textErr, setErrs := pw.set(ctx, e, expire)
+	errs = append(errs, setErrs...)
+	if inject && textErr == nil {
+		errs = append(errs, e.keepForPost(&pw, du))
+	}
 	errs = append(errs, e.sshPwauth())
 	return errors.Join(errs...)
 }
@@ -66,6 +87,26 @@ func setPasswords(ctx context.Context, e *Env) error {
 type passwords struct {
 	text, hashed [][2]string
 	random       []string
+}
+
+// has tells whether name has a password in pw.
+func (pw *passwords) has(name string) bool {
+	_, ok := pw.textOf(name)
+	for _, p := range pw.hashed {
+		ok = ok || p[0] == name
+	}
+	return ok
+}
+
+// textOf is name's clear-text password in pw (the last, as chpasswd
+// applies them in order).
+func (pw *passwords) textOf(name string) (p string, ok bool) {
+	for _, t := range pw.text {
+		if t[0] == name {
+			p, ok = t[1], true
+		}
+	}
+	return p, ok
 }
 
 // addRandom gives name a new random password.
@@ -112,6 +153,8 @@ func (pw *passwords) addUsers(u any) error {
 			}
 		case p == "":
 			return fmt.Errorf("chpasswd.users.%d: password is missing", i)
+		case checkPassword(p) != nil:
+			return fmt.Errorf("chpasswd.users.%d: password %w: not set", i, checkPassword(p))
 		case typ == "text":
 			pw.text = append(pw.text, [2]string{name, p})
 		default:
@@ -150,8 +193,11 @@ func (pw *passwords) addList(e *Env, list any) error {
 		if err := checkName(u); err != nil {
 			return fmt.Errorf("chpasswd.list.%d: name: %w", i, err)
 		}
+		if err := checkPassword(p); err != nil {
+			return fmt.Errorf("chpasswd.list.%d: password %w: not set", i, err)
+		}
 		switch {
-		case hashedRE.MatchString(p) && !strings.Contains(p, ":"):
+		case hashedRE().MatchString(p) && !strings.Contains(p, ":"):
 			pw.hashed = append(pw.hashed, [2]string{u, p})
 		case p == "R" || p == "RANDOM":
 			if err := pw.addRandom(u); err != nil {
@@ -166,11 +212,12 @@ func (pw *passwords) addList(e *Env, list any) error {
 
 // set runs chpasswd for the text and the hashed passwords, keeps the random
 // ones and, with expire, expires every password set; it returns each
-// step's error (nil for success), in that order.
-func (pw *passwords) set(ctx context.Context, e *Env, expire bool) []error {
-	var errs []error
+// step's error (nil for success), in that order, and textErr, the text
+// chpasswd's alone (nil when there was none to run).
+func (pw *passwords) set(ctx context.Context, e *Env, expire bool) (textErr error, errs []error) {
 	if len(pw.text) > 0 {
-		errs = append(errs, e.chpasswd(ctx, chpasswdLines(pw.text), false))
+		textErr = e.chpasswd(ctx, chpasswdLines(pw.text), false)
+		errs = append(errs, textErr)
 	}
 	if len(pw.hashed) > 0 {
 		errs = append(errs, e.chpasswd(ctx, chpasswdLines(pw.hashed), true))
@@ -184,7 +231,7 @@ func (pw *passwords) set(ctx context.Context, e *Env, expire bool) []error {
 			errs = append(errs, err)
 		}
 	}
-	return errs
+	return textErr, errs
 }
 
 // chpasswdLines is pairs as chpasswd's "name:password" lines.
