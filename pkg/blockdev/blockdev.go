@@ -2,7 +2,7 @@
 // filesystems on them from their own bytes, without udev or blkid.
 //
 // Probe reads a few sectors of a device and recognises ext2/3/4, xfs,
-// btrfs, vfat (FAT12/16/32) and iso9660, reporting type, label and UUID
+// btrfs, vfat (FAT12/16/32), iso9660 and udf, reporting type, label and UUID
 // the way blkid does. List walks /sys/class/block, Wait polls it for a device
 // matching a root=-style Spec.
 package blockdev
@@ -16,7 +16,7 @@ import (
 
 // FS is what a probe found on a device.
 type FS struct {
-	Type  string // "iso9660", "vfat", "ext2", "ext3", "ext4", "xfs", "btrfs", or "" when unknown
+	Type  string // "udf", "iso9660", "vfat", "ext2", "ext3", "ext4", "xfs", "btrfs", or "" when unknown
 	Label string // volume label as stored, trailing spaces trimmed
 	UUID  string // ext, xfs, btrfs: 8-4-4-4-12 lower-case; vfat: "XXXX-XXXX"; iso9660: "2024-01-02-03-04-05-00"
 }
@@ -40,6 +40,9 @@ type prober func(r io.ReaderAt, size int64) (fs FS, ok bool, err error)
 // blkid's ambivalence rule applies (see Probe).
 func probers() []namedProber {
 	return []namedProber{
+		// A UDF bridge disc has ISO 9660 descriptors too: blkid says
+		// udf, so udf is tried first.
+		{"udf", probeUDF, 3, false},
 		{"iso9660", probeISO9660, 3, false},
 		{"ext", probeExt, 2, false},
 		{"vfat", probeFAT, 0, false},
