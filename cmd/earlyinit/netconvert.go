@@ -81,6 +81,12 @@ func netConvert(args []string) int {
 		fmt.Fprintf(os.Stderr, "net-convert: %s: %v\n", in, err)
 		return 1
 	}
+	// What was skipped, changed or cannot be rendered: one line each.
+	for _, n := range res.Notes {
+		if n.Warning {
+			fmt.Fprintf(os.Stderr, "net-convert: %s: warning: %s\n", in, n.Text)
+		}
+	}
 	if err := render.WriteDir(dir, res.Files); err != nil {
 		fmt.Fprintf(os.Stderr, "net-convert: %v\n", err)
 		return 1

@@ -25,6 +25,15 @@ type Config struct {
 	// DNS applies to the whole host (v1 "type: nameserver", network_data.json
 	// top-level services).
 	DNS DNS
+	// Warnings are what the parser accepted but changed or skipped: a
+	// network on a missing link, an unknown link type read as physical, a
+	// member interface created. The pipeline logs them (net-convert prints
+	// them); renderers add their own (render.Lost).
+	Warnings []string
+	// Ignored are input keys the model cannot hold, so no renderer renders
+	// them ("ethernets.eth0.link-local"): every renderer names them in its
+	// warning line.
+	Ignored []string
 }
 
 // Kind is the type of an interface.
@@ -35,6 +44,9 @@ const (
 	Bond     Kind = "bond"
 	VLAN     Kind = "vlan"
 	Bridge   Kind = "bridge"
+	// Infiniband is an IPoIB NIC (v1 "type: infiniband"): physical, but
+	// its MAC is the 20-byte hardware address.
+	Infiniband Kind = "infiniband"
 )
 
 // Interface is one link.
@@ -47,7 +59,21 @@ type Interface struct {
 	MAC string
 	// Driver is a v2 match on the driver name, for physical interfaces.
 	Driver string
-	MTU    int
+	// MatchName is a v2 match.name (a shell glob such as "en*") of a
+	// physical interface; Name is then the v2 id. Matches are the live
+	// NICs (the parser's macToName) whose names it matches, sorted: the
+	// renderers that cannot write a glob render one interface per match.
+	MatchName string
+	Matches   []string
+	// Control is how the interface comes up: "" (at boot, "auto"),
+	// "manual" (only when asked) or "hotplug" (when the device appears,
+	// without holding up the boot): v1 subnet "control".
+	Control string
+	// WakeOnLAN enables magic-packet wake-on-LAN (v2 wakeonlan).
+	WakeOnLAN bool
+	// RoutingPolicy are policy routing rules (v2 routing-policy).
+	RoutingPolicy []Rule
+	MTU           int
 	// AcceptRA is nil when unset.
 	AcceptRA *bool
 	// Optional: boot need not wait for this link (v2 optional).
@@ -136,8 +162,10 @@ type Subnet struct {
 	// or for DHCP the routes of the lease (v1 subnet "metric", v2
 	// dhcp4-overrides/dhcp6-overrides "route-metric"). 0 when unset.
 	Metric int
-	Routes []Route
-	DNS    DNS
+	// Broadcast is a static IPv4 subnet's explicit broadcast address.
+	Broadcast netip.Addr
+	Routes    []Route
+	DNS       DNS
 }
 
 // DHCPOverrides is what the DHCP client takes from the lease (netplan's
@@ -197,6 +225,22 @@ type Route struct {
 	To     netip.Prefix
 	Via    netip.Addr
 	Metric int
+	// Table is the routing table (0: main); MTU the route's MTU (0:
+	// unset); Scope "global", "link" or "host" ("" unset): v2 route
+	// table, mtu and scope.
+	Table int
+	MTU   int
+	Scope string
+}
+
+// Rule is a policy routing rule (v2 routing-policy). Zero values are unset;
+// a rule has From or To.
+type Rule struct {
+	From, To netip.Prefix
+	Table    int
+	Priority int
+	Mark     int
+	TOS      int
 }
 
 // DNS is a resolver configuration.

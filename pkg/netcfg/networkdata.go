@@ -17,6 +17,7 @@ import (
 // cloud-init only warns about). A missing or null type is physical too.
 var physicalLinkTypes = map[string]bool{
 	"":          true,
+	"physical":  true,
 	"phy":       true,
 	"ethernet":  true,
 	"ovs":       true,
@@ -195,6 +196,7 @@ func parseNetworkData(data []byte, macToName map[string]string) (*Config, error)
 	if err := p.services(services); err != nil {
 		return nil, err
 	}
+	p.c.Ignored = ndIgnored(links, networks, services)
 	return p.c, nil
 }
 
@@ -239,8 +241,8 @@ func (p *ndParser) indexLinks(links []jsonObj) ([]string, error) {
 	return ids, nil
 }
 
-// indexNetworks fills p.netsByLink; a network naming an unknown link is an
-// error.
+// indexNetworks fills p.netsByLink; a network naming an unknown link is
+// skipped with a warning (cloud-init drops it silently).
 func (p *ndParser) indexNetworks() error {
 	p.netsByLink = map[string][]int{}
 	for i, n := range p.networks {
@@ -253,7 +255,8 @@ func (p *ndParser) indexNetworks() error {
 			return fmt.Errorf("networks[%d] (id %q): %w", i, nid, err)
 		}
 		if _, ok := p.byID[link]; !ok {
-			return fmt.Errorf("networks[%d] (id %q): link %q: no such link", i, nid, link)
+			p.c.Warnings = append(p.c.Warnings, fmt.Sprintf("network_data.json: networks[%d] (id %q): link %q: no such link; network skipped", i, nid, link))
+			continue
 		}
 		p.netsByLink[link] = append(p.netsByLink[link], i)
 	}
@@ -281,7 +284,9 @@ func (p *ndParser) link(i int, id string, l jsonObj) error {
 	case physicalLinkTypes[typ]:
 		err = p.physical(&iface, mac, name, where)
 	default:
-		err = fmt.Errorf("%s: unknown type %q", where, typ)
+		// As cloud-init: an unknown type is a NIC.
+		p.c.Warnings = append(p.c.Warnings, fmt.Sprintf("network_data.json: %s: unknown type %q, taken as a physical NIC as cloud-init does", where, typ))
+		err = p.physical(&iface, mac, name, where)
 	}
 	if err != nil {
 		return err
@@ -474,28 +479,52 @@ func (p *ndParser) resolveRefs() error {
 	return nil
 }
 
-// services adds the addresses of the top-level services of type "dns" to
-// the global nameservers.
+// services adds the top-level services of type "dns" (address and
+// search) to the global DNS.
 func (p *ndParser) services(services []jsonObj) error {
+	d, err := ndDNSServices(services, "services")
+	if err != nil {
+		return err
+	}
+	p.c.DNS.Nameservers = append(p.c.DNS.Nameservers, d.Nameservers...)
+	p.c.DNS.Search = append(p.c.DNS.Search, d.Search...)
+	return nil
+}
+
+// ndDNSServices reads the services of type "dns": each one's address
+// (optional when it has a search) and its search domains, a list or a
+// whitespace-separated string, as cloud-init's nameserver entries take
+// them. Other types are skipped.
+func ndDNSServices(services []jsonObj, where string) (DNS, error) {
+	var d DNS
 	for i, s := range services {
+		swhere := fmt.Sprintf("%s[%d]", where, i)
 		typ, _, err := s.str("type")
 		if err != nil {
-			return fmt.Errorf("services[%d]: %w", i, err)
+			return DNS{}, fmt.Errorf("%s: %w", swhere, err)
 		}
 		if typ != "dns" {
 			continue
 		}
-		addr, _, err := s.str("address")
+		search, err := stringList(s["search"])
 		if err != nil {
-			return fmt.Errorf("services[%d]: %w", i, err)
+			return DNS{}, fmt.Errorf("%s: search: %w", swhere, err)
+		}
+		d.Search = append(d.Search, search...)
+		addr, ok, err := s.str("address")
+		if err != nil {
+			return DNS{}, fmt.Errorf("%s: %w", swhere, err)
+		}
+		if !ok && len(search) > 0 {
+			continue
 		}
 		ip, err := parseIP(addr)
 		if err != nil {
-			return fmt.Errorf("services[%d]: address: %w", i, err)
+			return DNS{}, fmt.Errorf("%s: address: %w", swhere, err)
 		}
-		p.c.DNS.Nameservers = append(p.c.DNS.Nameservers, ip)
+		d.Nameservers = append(d.Nameservers, ip)
 	}
-	return nil
+	return d, nil
 }
 
 // ndSubnet adds network networks[i] to iface, as convert_net_json does.
@@ -620,20 +649,12 @@ func ndSubnetDNS(n jsonObj, where string) (DNS, error) {
 	if err != nil {
 		return DNS{}, fmt.Errorf("%s: %w", where, err)
 	}
-	for j, sv := range svcs {
-		if t, _, _ := sv.str("type"); t != "dns" {
-			continue
-		}
-		addr, _, err := sv.str("address")
-		if err != nil {
-			return DNS{}, fmt.Errorf("%s: services[%d]: %w", where, j, err)
-		}
-		ip, err := parseIP(addr)
-		if err != nil {
-			return DNS{}, fmt.Errorf("%s: services[%d]: address: %w", where, j, err)
-		}
-		d.Nameservers = append(d.Nameservers, ip)
+	sd, err := ndDNSServices(svcs, where+": services")
+	if err != nil {
+		return DNS{}, err
 	}
+	d.Nameservers = append(d.Nameservers, sd.Nameservers...)
+	d.Search = append(d.Search, sd.Search...)
 	return d, nil
 }
 

@@ -3,6 +3,7 @@ package netcfg
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -41,13 +42,15 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 			ipath = fmt.Sprintf("%s[%d] (%s)", path, i, name)
 		}
 		switch typ {
-		case "physical", "bond", "vlan", "bridge":
+		case "physical", "bond", "vlan", "bridge", "infiniband":
+			p.ignoreUnknown(kvs, v1InterfaceKeys(), ipath)
 			iface, err := p.v1Interface(kvs, Kind(typ), it, ipath)
 			if err != nil {
 				return nil, err
 			}
 			c.Interfaces = append(c.Interfaces, iface)
 		case "nameserver":
+			p.ignoreUnknown(kvs, v1NameserverKeys(), ipath)
 			dns, err := p.v1DNS(kvs, "address", "search", ipath, true)
 			if err != nil {
 				return nil, err
@@ -64,6 +67,7 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 			if get(kvs, "destination") == nil {
 				return nil, yerr(it, ipath, "route without destination")
 			}
+			p.ignoreUnknown(kvs, v1RouteKeys(), ipath)
 			r, err := p.v1Route(kvs, it, ipath)
 			if err != nil {
 				return nil, err
@@ -84,7 +88,65 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 		}
 		iface.DNS = d.dns
 	}
+	addMissingMembers(c)
 	return c, nil
+}
+
+// v1InterfaceKeys are the keys of a v1 interface entry the parser reads.
+func v1InterfaceKeys() []string {
+	return []string{"type", "name", "mac_address", "mtu", "accept-ra", "params", "subnets", "wakeonlan",
+		"bond_interfaces", "vlan_link", "vlan_id", "bridge_interfaces"}
+}
+
+// v1SubnetKeys are the keys of a v1 subnet the parser reads.
+func v1SubnetKeys() []string {
+	return []string{"type", "address", "netmask", "prefix", "gateway", "mtu", "metric", "dns_nameservers",
+		"dns_search", "routes", "control", "broadcast"}
+}
+
+// v1RouteKeys are the keys of a v1 route the parser reads.
+func v1RouteKeys() []string {
+	return []string{"type", "destination", "network", "netmask", "prefix", "gateway", "metric"}
+}
+
+// ignoreUnknown records every key of kvs not in known: keys the model has
+// no place for, which end in Config.Ignored and which every renderer then
+// names in its warning (nothing is dropped without a word).
+func (p *yparser) ignoreUnknown(kvs []ykv, known []string, path string) {
+	for _, kv := range kvs {
+		if !slices.Contains(known, kv.key) {
+			p.ignored = append(p.ignored, join(path, kv.key))
+		}
+	}
+}
+
+// addMissingMembers creates, as cloud-init does, a plain physical
+// interface for every bond member, bridge port and VLAN link the
+// configuration names but does not define, with a warning each.
+func addMissingMembers(c *Config) {
+	have := map[string]bool{}
+	for _, iface := range c.Interfaces {
+		have[iface.Name] = true
+	}
+	var refs []string
+	for _, iface := range c.Interfaces {
+		switch {
+		case iface.Bond != nil:
+			refs = append(refs, iface.Bond.Members...)
+		case iface.Bridge != nil:
+			refs = append(refs, iface.Bridge.Members...)
+		case iface.VLAN != nil:
+			refs = append(refs, iface.VLAN.Link)
+		}
+	}
+	for _, name := range refs {
+		if name == "" || have[name] {
+			continue
+		}
+		have[name] = true
+		c.Interfaces = append(c.Interfaces, Interface{Name: name, Kind: Physical, NoRename: true})
+		c.Warnings = append(c.Warnings, fmt.Sprintf("interface %q is used as a member or link but not defined: created as a plain interface, as cloud-init does", name))
+	}
 }
 
 // v1Interface reads a physical, bond, vlan or bridge entry: the keys all
@@ -123,6 +185,9 @@ func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (
 	} else if ok {
 		iface.AcceptRA = &ra
 	}
+	if iface.WakeOnLAN, _, err = p.boolean(kvs, "wakeonlan", path); err != nil {
+		return iface, err
+	}
 	params, err := p.mapping(nodeOr(get(kvs, "params")), join(path, "params"))
 	if err != nil {
 		return iface, err
@@ -131,6 +196,11 @@ func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (
 	switch kind {
 	case Physical:
 		iface.Driver, err = p.str(params, "driver", ppath)
+		for _, kv := range params {
+			if kv.key != "driver" {
+				p.ignored = append(p.ignored, join(ppath, kv.key))
+			}
+		}
 	case Bond:
 		iface.Bond, err = p.v1Bond(kvs, params, n, path)
 	case VLAN:
@@ -141,7 +211,7 @@ func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (
 	if err != nil {
 		return iface, err
 	}
-	if iface.Subnets, err = p.v1Subnets(kvs, path); err != nil {
+	if iface.Subnets, iface.Control, err = p.v1Subnets(kvs, path); err != nil {
 		return iface, err
 	}
 	return iface, nil
@@ -232,25 +302,44 @@ func (p *yparser) v1Bridge(kvs, params []ykv, n *yaml.Node, path string) (*Bridg
 	return br, nil
 }
 
-// v1Subnets reads an interface's subnets, if any.
-func (p *yparser) v1Subnets(kvs []ykv, path string) ([]Subnet, error) {
+// v1Subnets reads an interface's subnets, if any, and its control: the
+// first subnet's "control" ("auto" is ""), which decides how the interface
+// comes up (cloud-init's eni and sysconfig read it so).
+func (p *yparser) v1Subnets(kvs []ykv, path string) ([]Subnet, string, error) {
 	sn := get(kvs, "subnets")
 	if sn == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	subnets, err := p.list(sn, join(path, "subnets"))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var out []Subnet
+	control, haveControl := "", false
 	for i, s := range subnets {
-		sub, err := p.v1Subnet(s, fmt.Sprintf("%s.subnets[%d]", path, i))
+		spath := fmt.Sprintf("%s.subnets[%d]", path, i)
+		sub, err := p.v1Subnet(s, spath)
 		if err != nil {
-			return nil, err
+			return nil, "", err
+		}
+		skvs, _ := p.mapping(s, spath)
+		if cn := get(skvs, "control"); cn != nil && !haveControl {
+			v, vn, err := p.scalar(cn, join(spath, "control"))
+			if err != nil {
+				return nil, "", err
+			}
+			switch v {
+			case "auto", "":
+			case "manual", "hotplug":
+				control = v
+			default:
+				return nil, "", yerr(vn, join(spath, "control"), "%q is not auto, manual or hotplug", v)
+			}
+			haveControl = true
 		}
 		out = append(out, sub)
 	}
-	return out, nil
+	return out, control, nil
 }
 
 // nodeOr returns n, or a null node when n is nil.
@@ -322,6 +411,9 @@ func (p *yparser) v1DNS(kvs []ykv, addrKey, searchKey, path string, split bool) 
 			return d, err
 		}
 		for i, a := range addrs {
+			// "192.168.23.14/27": cloud-init passes the prefix through
+			// to resolv.conf; the nameserver is the address.
+			a, _, _ = strings.Cut(a, "/")
 			ip, err := parseIP(a)
 			if err != nil {
 				return d, yerr(nodes[i], fmt.Sprintf("%s[%d]", join(path, addrKey), i), "%v", err)
@@ -369,9 +461,20 @@ func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 		return s, yerr(get(kvs, "type"), join(path, "type"), "unknown subnet type %q", typ)
 	}
 	s.Type = t
+	p.ignoreUnknown(kvs, v1SubnetKeys(), path)
 	if t == Static {
 		if s.Address, err = p.netKeys(kvs, "address", n, path); err != nil {
 			return s, err
+		}
+	}
+	if b, err := p.str(kvs, "broadcast", path); err != nil {
+		return s, err
+	} else if b != "" {
+		if s.Broadcast, err = parseIP(b); err != nil {
+			return s, yerr(get(kvs, "broadcast"), join(path, "broadcast"), "%v", err)
+		}
+		if !s.Broadcast.Is4() || !s.Address.Addr().Is4() {
+			return s, yerr(get(kvs, "broadcast"), join(path, "broadcast"), "a broadcast address is for a static IPv4 subnet")
 		}
 	}
 	if gw, err := p.str(kvs, "gateway", path); err != nil {
@@ -401,6 +504,7 @@ func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 			if err != nil {
 				return s, err
 			}
+			p.ignoreUnknown(rkvs, v1RouteKeys(), rpath)
 			rt, err := p.v1Route(rkvs, r, rpath)
 			if err != nil {
 				return s, err

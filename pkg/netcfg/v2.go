@@ -3,6 +3,8 @@ package netcfg
 import (
 	"fmt"
 	"net/netip"
+	"path"
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -86,7 +88,25 @@ func (p *yparser) parseV2(top []ykv, path string) (*Config, error) {
 		}
 		c.Interfaces = append(c.Interfaces, iface)
 	}
+	addMissingMembers(c)
 	return c, nil
+}
+
+// v2DeviceKeys are the keys of a v2 device the parser reads, by section;
+// any other is recorded as ignored.
+func v2DeviceKeys(section string) []string {
+	common := []string{"macaddress", "mtu", "accept-ra", "optional", "dhcp4", "dhcp6", "dhcp4-overrides",
+		"dhcp6-overrides", "addresses", "gateway4", "gateway6", "nameservers", "routes", "routing-policy",
+		"renderer"}
+	switch section {
+	case "ethernets":
+		return append(common, "match", "set-name", "wakeonlan")
+	case "bonds", "bridges":
+		return append(common, "interfaces", "parameters")
+	case "vlans":
+		return append(common, "id", "link")
+	}
+	return common
 }
 
 // v2Dev is one entry of a device section, kept for the second pass.
@@ -117,7 +137,11 @@ func (p *yparser) v2Devices(top []ykv, path string) ([]v2Dev, v2IDs, error) {
 	for _, sec := range top {
 		spath := join(path, sec.key)
 		switch sec.key {
-		case "version", "renderer", "wifis":
+		case "version", "renderer":
+			// renderer: the root decides which network manager runs.
+			continue
+		case "wifis":
+			p.ignored = append(p.ignored, spath)
 			continue
 		case "ethernets", "bonds", "bridges", "vlans":
 		default:
@@ -133,6 +157,7 @@ func (p *yparser) v2Devices(top []ykv, path string) ([]v2Dev, v2IDs, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			p.ignoreUnknown(kvs, v2DeviceKeys(sec.key), epath)
 			d := v2Dev{section: sec.key, id: e.key, kvs: kvs, node: e.knode, path: epath}
 			if sec.key == "ethernets" {
 				name, err := p.v2EthernetName(kvs, e.key, epath)
@@ -183,7 +208,74 @@ func (p *yparser) v2Interface(d v2Dev, ids v2IDs) (Interface, error) {
 	if iface.Optional, _, err = p.boolean(d.kvs, "optional", d.path); err != nil {
 		return Interface{}, err
 	}
+	if iface.RoutingPolicy, err = p.v2RoutingPolicy(d.kvs, d.path); err != nil {
+		return Interface{}, err
+	}
 	return iface, nil
+}
+
+// v2RoutingPolicy reads routing-policy: a list of {from, to, table,
+// priority, mark, type-of-service}, each with from or to.
+func (p *yparser) v2RoutingPolicy(kvs []ykv, path string) ([]Rule, error) {
+	rn := get(kvs, "routing-policy")
+	if rn == nil {
+		return nil, nil
+	}
+	rpath := join(path, "routing-policy")
+	items, err := p.list(rn, rpath)
+	if err != nil {
+		return nil, err
+	}
+	var out []Rule
+	for i, it := range items {
+		ipath := fmt.Sprintf("%s[%d]", rpath, i)
+		rkvs, err := p.mapping(it, ipath)
+		if err != nil {
+			return nil, err
+		}
+		p.ignoreUnknown(rkvs, v2RuleKeys(), ipath)
+		var r Rule
+		for _, k := range []string{"from", "to"} {
+			v, err := p.str(rkvs, k, ipath)
+			if err != nil {
+				return nil, err
+			}
+			if v == "" {
+				continue
+			}
+			pf, err := parseIPNet(v, "", nil)
+			if err != nil {
+				return nil, yerr(get(rkvs, k), join(ipath, k), "%v", err)
+			}
+			if !strings.Contains(v, "/") { // a bare address is a host
+				pf = netip.PrefixFrom(pf.Addr(), pf.Addr().BitLen())
+			}
+			if k == "from" {
+				r.From = pf
+			} else {
+				r.To = pf
+			}
+		}
+		if !r.From.IsValid() && !r.To.IsValid() {
+			return nil, yerr(it, ipath, "rule without from or to")
+		}
+		if r.From.IsValid() && r.To.IsValid() && r.From.Addr().Is4() != r.To.Addr().Is4() {
+			return nil, yerr(it, ipath, "from %s and to %s are of different families", r.From, r.To)
+		}
+		for _, f := range []struct {
+			key string
+			out *int
+		}{{"table", &r.Table}, {"priority", &r.Priority}, {"mark", &r.Mark}, {"type-of-service", &r.TOS}} {
+			if *f.out, err = p.nonNegative(rkvs, f.key, ipath); err != nil {
+				return nil, err
+			}
+		}
+		if r.TOS > 255 {
+			return nil, yerr(get(rkvs, "type-of-service"), join(ipath, "type-of-service"), "%d is over 255", r.TOS)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // v2Ethernet makes iface the physical NIC of ethernet d: its name, and the
@@ -205,13 +297,33 @@ func (p *yparser) v2Ethernet(iface *Interface, d v2Dev, ids v2IDs) error {
 	if iface.Driver, err = p.str(match, "driver", join(d.path, "match")); err != nil {
 		return err
 	}
+	p.ignoreUnknown(match, v2MatchKeys(), join(d.path, "match"))
 	setName, err := p.str(d.kvs, "set-name", d.path)
 	if err != nil {
 		return err
 	}
 	iface.NoRename = setName == ""
+	if iface.WakeOnLAN, _, err = p.boolean(d.kvs, "wakeonlan", d.path); err != nil {
+		return err
+	}
+	name, err := p.str(match, "name", join(d.path, "match"))
+	if err != nil || !isGlob(name) {
+		return err
+	}
+	// A glob: the renderers that can write one match on it; for the
+	// others, the live NICs it matches (and the MAC, if any).
+	iface.MatchName = name
+	for mac, n := range p.macToName {
+		if ok, _ := path.Match(name, n); ok && (iface.MAC == "" || iface.MAC == mac) {
+			iface.Matches = append(iface.Matches, n)
+		}
+	}
+	sort.Strings(iface.Matches)
 	return nil
 }
+
+// isGlob tells whether a match.name is a shell glob rather than a name.
+func isGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // v2BondBridge makes iface the bond or bridge of d: its interfaces, by
 // name, and its parameters.
@@ -280,6 +392,13 @@ func (p *yparser) v2EthernetName(kvs []ykv, id, path string) (string, error) {
 	if m, err := parseMAC(mac); err == nil && p.macToName[m] != "" {
 		return p.macToName[m], nil
 	}
+	// match.name that is a plain name is the NIC's name (cloud-init binds
+	// the config to one named after the id instead).
+	if name, err := p.str(match, "name", join(path, "match")); err != nil {
+		return "", err
+	} else if name != "" && !isGlob(name) {
+		return name, nil
+	}
 	return id, nil
 }
 
@@ -339,7 +458,9 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 		if err != nil {
 			return err
 		}
-		if dns, err = p.v1DNS(nkvs, "addresses", "search", npath, false); err != nil {
+		p.ignoreUnknown(nkvs, []string{"addresses", "search"}, npath)
+		// A single string is one or more addresses (cloud-init listifies).
+		if dns, err = p.v1DNS(nkvs, "addresses", "search", npath, true); err != nil {
 			return err
 		}
 	}
@@ -349,10 +470,10 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 	if err := p.v2Routes(kvs, path, iface); err != nil {
 		return err
 	}
-	// _v2_common: cloud-init only records nameservers that list addresses.
-	if len(dns.Nameservers) > 0 {
-		c.DNS.Nameservers = append(c.DNS.Nameservers, dns.Nameservers...)
-		c.DNS.Search = append(c.DNS.Search, dns.Search...)
+	// The device's own DNS. cloud-init's _v2_common also appends it to the
+	// host-wide DNS, from where its renderers copy it onto other
+	// interfaces; here it stays on its device.
+	if !dns.Empty() {
 		iface.DNS = dns
 	}
 	return nil
@@ -464,6 +585,11 @@ func (p *yparser) v2Address(it *yaml.Node, ipath string) (netip.Prefix, error) {
 		if len(m) != 1 {
 			return netip.Prefix{}, yerr(r, ipath, "want one address, have %d keys", len(m))
 		}
+		opts, err := p.mapping(m[0].val, join(ipath, m[0].key))
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		p.ignoreUnknown(opts, nil, ipath) // label, lifetime: not kept
 		s, r = m[0].key, m[0].knode
 	} else if s, r, err = p.scalar(r, ipath); err != nil {
 		return netip.Prefix{}, err
@@ -568,6 +694,7 @@ func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {
 	if err != nil {
 		return r, err
 	}
+	p.ignoreUnknown(kvs, v2RouteKeys(), path)
 	to, err := p.str(kvs, "to", path)
 	if err != nil {
 		return r, err
@@ -598,6 +725,20 @@ func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {
 	}
 	if r.Metric, err = p.nonNegative(kvs, "metric", path); err != nil {
 		return r, err
+	}
+	if r.Table, err = p.nonNegative(kvs, "table", path); err != nil {
+		return r, err
+	}
+	if r.MTU, err = p.nonNegative(kvs, "mtu", path); err != nil {
+		return r, err
+	}
+	if r.Scope, err = p.str(kvs, "scope", path); err != nil {
+		return r, err
+	}
+	switch r.Scope {
+	case "", "global", "link", "host":
+	default:
+		return r, yerr(get(kvs, "scope"), join(path, "scope"), "%q is not global, link or host", r.Scope)
 	}
 	return r, nil
 }

@@ -43,7 +43,7 @@ func (c *Config) Validate() error {
 			bad(i, iface, "negative MTU %d", iface.MTU)
 		}
 		switch iface.Kind {
-		case Physical, Bond, VLAN, Bridge:
+		case Physical, Bond, VLAN, Bridge, Infiniband:
 		default:
 			bad(i, iface, "unknown kind")
 		}

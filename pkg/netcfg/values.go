@@ -206,6 +206,23 @@ func (c *Config) CheckValues() error {
 				bad(fmt.Errorf("mac: %q is not a lower-case, colon-separated MAC address", iface.MAC))
 			}
 		}
+		if iface.MatchName != "" {
+			if len(iface.MatchName) > 64 {
+				bad(errors.New("match.name: over 64 bytes"))
+			} else if err := onlyBytes(iface.MatchName, ifNameExtra+"*?[]!"); err != nil {
+				bad(fmt.Errorf("match.name: %w", err))
+			}
+		}
+		for j, m := range iface.Matches {
+			if err := CheckIfName(m); err != nil {
+				bad(fmt.Errorf("matches[%d]: %w", j, err))
+			}
+		}
+		switch iface.Control {
+		case "", "manual", "hotplug":
+		default:
+			bad(fmt.Errorf("control: %q is not manual or hotplug", iface.Control))
+		}
 		if iface.Driver != "" {
 			if len(iface.Driver) > 64 {
 				bad(errors.New("driver: over 64 bytes"))

@@ -32,6 +32,8 @@ type yparser struct {
 	// macToName names v2 ethernets matched by MAC without set-name, as
 	// cloud-init does from the live system. May be nil.
 	macToName map[string]string
+	// ignored are the key paths read but not kept (Config.Ignored).
+	ignored []string
 }
 
 // yerror is an error at a YAML node.
@@ -57,6 +59,9 @@ func parseYAML(data []byte, macToName map[string]string) (*Config, error) {
 	c, err := p.parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("network-config: %w", err)
+	}
+	if !c.Disabled {
+		c.Ignored = append(c.Ignored, p.ignored...)
 	}
 	return c, nil
 }

@@ -38,7 +38,7 @@ func TestParseYAMLFiles(t *testing.T) {
 	}, {
 		file: "v2_all.yaml",
 		want: &Config{Version: 2, Interfaces: []Interface{
-			{Name: "eno1", Kind: Physical, MAC: "00:11:22:33:44:55", Driver: "hv_netsvc", NoRename: true,
+			{Name: "eno1", Kind: Physical, MAC: "00:11:22:33:44:55", Driver: "hv_netsvc", NoRename: true, WakeOnLAN: true,
 				DNS: DNS{Nameservers: ips("8.8.8.8", "8.8.4.4"), Search: []string{"foo.local", "bar.local"}},
 				Subnets: []Subnet{
 					{Type: DHCP4, Routes: []Route{
@@ -51,7 +51,7 @@ func TestParseYAMLFiles(t *testing.T) {
 					{Type: Static, Address: pfx("192.168.14.3/24")},
 				}},
 			{Name: "lom1", Kind: Physical, Driver: "ixgbe", AcceptRA: boolp(true), Optional: true, Subnets: []Subnet{{Type: DHCP6}}},
-			{Name: "switchports", Kind: Physical, MTU: 1280, NoRename: true},
+			{Name: "switchports", Kind: Physical, MTU: 1280, NoRename: true, MatchName: "enp2*"},
 			{Name: "lan1", Kind: Physical, MAC: "52:54:00:00:00:01"},
 			{Name: "bond0", Kind: Bond, MAC: "52:54:00:00:00:01", Bond: &BondConfig{
 				Members: []string{"lan1", "lom1"},
@@ -62,9 +62,9 @@ func TestParseYAMLFiles(t *testing.T) {
 				"stp": "off", "fd": "0", "priority": "22", "pathcost": "switchports 50",
 			}}, Subnets: []Subnet{{Type: Static, Address: pfx("10.3.0.1/24")}}},
 			{Name: "en-intra", Kind: VLAN, VLAN: &VLANConfig{ID: 1, Link: "lan1"}, Subnets: []Subnet{{Type: DHCP4}}},
-			{Name: "vlan.2", Kind: VLAN, MTU: 1400, VLAN: &VLANConfig{ID: 2, Link: "bond0"},
+			{Name: "vlan.2", Kind: VLAN, MTU: 1400, VLAN: &VLANConfig{ID: 2, Link: "bond0"}, DNS: DNS{Search: []string{"only.search"}},
 				Subnets: []Subnet{{Type: Static, Address: pfx("10.4.0.1/16"), DNS: DNS{Search: []string{"only.search"}}}}},
-		}, DNS: DNS{Nameservers: ips("8.8.8.8", "8.8.4.4"), Search: []string{"foo.local", "bar.local"}}},
+		}},
 	}} {
 		t.Run(tt.file, func(t *testing.T) {
 			data, err := os.ReadFile("testdata/" + tt.file)
@@ -113,7 +113,7 @@ config:
 		}}}}},
 		{"v2 minimal", "version: 2\nethernets:\n  eth0: {dhcp4: on}\n",
 			&Config{Version: 2, Interfaces: []Interface{{Name: "eth0", Kind: Physical, NoRename: true, Subnets: []Subnet{{Type: DHCP4}}}}}},
-		{"v2 empty sections and wifis", "network:\n  version: 2\n  ethernets: {}\n  wifis: {wlan0: {dhcp4: true}}\n", &Config{Version: 2}},
+		{"v2 empty sections and wifis", "network:\n  version: 2\n  ethernets: {}\n  wifis: {wlan0: {dhcp4: true}}\n", &Config{Version: 2, Ignored: []string{"network.wifis"}}},
 		{"v2 alias", "version: 2\nethernets:\n  a: &x {dhcp4: true, match: {macaddress: '52:54:00:00:00:0A'}, set-name: a}\n  b: *x\n",
 			&Config{Version: 2, Interfaces: []Interface{
 				{Name: "a", Kind: Physical, MAC: "52:54:00:00:00:0a", Subnets: []Subnet{{Type: DHCP4}}},
@@ -126,7 +126,8 @@ ethernets:
       - "2001:db8::2/64": {label: x}
     routes: [{to: default, via: "2001:db8::1"}]
 `, &Config{Version: 2, Interfaces: []Interface{{Name: "eth0", Kind: Physical, NoRename: true, Subnets: []Subnet{
-			{Type: Static, Address: pfx("2001:db8::2/64"), Routes: []Route{{To: pfx("::/0"), Via: ip("2001:db8::1")}}}}}}}},
+			{Type: Static, Address: pfx("2001:db8::2/64"), Routes: []Route{{To: pfx("::/0"), Via: ip("2001:db8::1")}}}}}},
+			Ignored: []string{"ethernets.eth0.addresses[0].label"}}},
 		{"v1 subnet metric", "version: 1\nconfig:\n- type: physical\n  name: e\n  subnets: [{type: dhcp, metric: 300}, {type: static, address: 10.0.0.2/24, gateway: 10.0.0.1, metric: '0'}]\n",
 			&Config{Version: 1, Interfaces: []Interface{{Name: "e", Kind: Physical, Subnets: []Subnet{
 				{Type: DHCP4, Metric: 300}, {Type: Static, Address: pfx("10.0.0.2/24"), Gateway: ip("10.0.0.1")}}}}}},

@@ -131,6 +131,9 @@ func Build(in Input) (*Result, error) {
 		return res, fmt.Errorf("render %s: %w", r.Name(), err)
 	}
 	res.Renderer = r.Name()
+	if w := render.Warning(r.Name(), cfg); w != "" {
+		res.Notes = append(res.Notes, Note{Warning: true, Text: w})
+	}
 	if in.Root != nil {
 		res.hasRoot = true
 		if r.Name() == "eni" {
@@ -193,6 +196,9 @@ func config(in Input) (*netcfg.Config, []Note, error) {
 		}
 		if err == nil {
 			notes = append(notes, Note{Text: fmt.Sprintf("%s config with %d interfaces", in.Format, len(cfg.Interfaces))})
+			for _, w := range cfg.Warnings {
+				notes = append(notes, Note{Warning: true, Text: w})
+			}
 			return cfg, notes, nil
 		}
 		if !in.Fallback {

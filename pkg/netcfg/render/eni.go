@@ -37,6 +37,8 @@ func eniKindOrder(k netcfg.Kind) int {
 	switch k {
 	case netcfg.Physical:
 		return 1
+	case netcfg.Infiniband:
+		return 2
 	case netcfg.Bond:
 		return 3
 	case netcfg.Bridge:
@@ -51,6 +53,7 @@ func (eni) Render(c *netcfg.Config) ([]File, error) {
 	if c.Disabled {
 		return nil, nil
 	}
+	c = expandGlobs(c)
 	if err := check(c); err != nil {
 		return nil, fmt.Errorf("eni: %w", err)
 	}
@@ -119,13 +122,20 @@ func eniAttrs(c *netcfg.Config, ifc *netcfg.Interface, rel relations, subnetMTU 
 	if ifc.MTU != 0 && !subnetMTU {
 		opt("mtu", fmt.Sprint(ifc.MTU))
 	}
-	if ifc.Kind != netcfg.Physical && ifc.MAC != "" {
+	if virtual(ifc) && ifc.MAC != "" {
 		opt("hwaddress", ifc.MAC)
+	}
+	if ifc.WakeOnLAN {
+		opt("ethernet-wol", "g") // ethtool's ifupdown hook
 	}
 	bondOpts := func(b *netcfg.BondConfig) {
 		p := bondParams(b)
 		for _, k := range sortedKeys(p) {
-			opt("bond-"+k, p[k])
+			v := p[k]
+			if k == "all-slaves-active" {
+				v = kernelBool(v)
+			}
+			opt("bond-"+k, v)
 		}
 	}
 	if b, ok := rel.bondOf[ifc.Name]; ok {
@@ -176,8 +186,10 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		var lines []string
 		// ifenslave wants bond members and bonds auto; bridge ports are
 		// brought up by the bridge.
-		if enslaved || ifc.Kind == netcfg.Bond {
+		if (enslaved || ifc.Kind == netcfg.Bond) && ifc.Control == "" {
 			lines = append(lines, "auto "+ifc.Name)
+		} else if ifc.Control != "" {
+			lines = append(lines, eniControl(ifc))
 		}
 		lines = append(lines, "iface "+ifc.Name+" inet manual")
 		lines = append(lines, eniAttrs(c, ifc, rel, false)...)
@@ -193,7 +205,7 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		mode, opts := eniSubnetOpts(ifc, s, i == 0)
 		// Only the first stanza is "auto": older ifupdown complains about
 		// repeated auto lines.
-		control := "auto " + ifc.Name
+		control := eniControl(ifc)
 		if i > 0 {
 			control = "# control-alias " + ifc.Name
 		}
@@ -209,9 +221,82 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		for _, r := range routes {
 			lines = append(lines, eniRoute(r, ifc.Name)...)
 		}
+		if i == 0 {
+			for _, r := range ifc.RoutingPolicy {
+				lines = append(lines, eniRule(r)...)
+			}
+		}
 		out = append(out, lines)
 	}
 	return out
+}
+
+// eniControl is the line that says when ifc comes up: "auto", "allow-hotplug",
+// or for a manual interface a comment (ifup brings it up only when asked), as
+// cloud-init writes them.
+func eniControl(ifc *netcfg.Interface) string {
+	switch ifc.Control {
+	case "manual":
+		return "# control-manual " + ifc.Name
+	case "hotplug":
+		return "allow-hotplug " + ifc.Name
+	}
+	return "auto " + ifc.Name
+}
+
+// eniRule renders a policy routing rule as post-up/pre-down ip rule
+// commands.
+func eniRule(r netcfg.Rule) []string {
+	cmd := "ip rule"
+	if r.From.Addr().Is6() || r.To.Addr().Is6() {
+		cmd = "ip -6 rule"
+	}
+	spec := ruleSpec(r)
+	return []string{
+		"    post-up " + cmd + " add " + spec + " || true",
+		"    pre-down " + cmd + " del " + spec + " || true",
+	}
+}
+
+// ruleSpec is a rule in ip-rule(8) syntax: "from 10.0.0.0/24 table 100
+// priority 5".
+func ruleSpec(r netcfg.Rule) string {
+	var f []string
+	if r.From.IsValid() {
+		f = append(f, "from", r.From.String())
+	}
+	if r.To.IsValid() {
+		f = append(f, "to", r.To.String())
+	}
+	if r.TOS != 0 {
+		f = append(f, "tos", fmt.Sprint(r.TOS))
+	}
+	if r.Mark != 0 {
+		f = append(f, "fwmark", fmt.Sprint(r.Mark))
+	}
+	if r.Table != 0 {
+		f = append(f, "table", fmt.Sprint(r.Table))
+	}
+	if r.Priority != 0 {
+		f = append(f, "priority", fmt.Sprint(r.Priority))
+	}
+	return strings.Join(f, " ")
+}
+
+// routeAttrs are a route's table, scope and MTU in ip-route(8) syntax
+// (" table 5 scope link mtu 1400"), "" when it has none.
+func routeAttrs(r netcfg.Route) string {
+	var b strings.Builder
+	if r.Table != 0 {
+		fmt.Fprintf(&b, " table %d", r.Table)
+	}
+	if r.Scope != "" {
+		b.WriteString(" scope " + r.Scope)
+	}
+	if r.MTU != 0 {
+		fmt.Fprintf(&b, " mtu %d", r.MTU)
+	}
+	return b.String()
 }
 
 // eniSubnetOpts is subnet s's method and its options, sorted; the first
@@ -235,6 +320,9 @@ func eniSubnetOpts(ifc *netcfg.Interface, s netcfg.Subnet, first bool) (string, 
 	case netcfg.Static:
 		mode = "static"
 		opt("address", s.Address.String())
+		if s.Broadcast.IsValid() {
+			opt("broadcast", s.Broadcast.String())
+		}
 		if s.IPv6() && ifc.AcceptRA != nil {
 			opt("accept_ra", map[bool]string{true: "1", false: "0"}[*ifc.AcceptRA])
 		}
@@ -299,6 +387,7 @@ func eniRoute(r netcfg.Route, dev string) []string {
 	if r.Metric != 0 {
 		spec += fmt.Sprintf(" metric %d", r.Metric)
 	}
+	spec += routeAttrs(r)
 	return []string{
 		"    post-up " + cmd + " add " + spec + " || true",
 		"    pre-down " + cmd + " del " + spec + " || true",

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,10 @@ func netplanBondKey(k string) string {
 		return "down-delay"
 	case "primary-reselect":
 		return "primary-reselect-policy"
+	case "all-slaves-active", "arp-all-targets", "packets-per-slave", "resend-igmp":
+		return k
+	case "lp-interval":
+		return "learn-packet-interval"
 	}
 	return ""
 }
@@ -67,6 +72,8 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 		return nil, fmt.Errorf("netplan: %w", err)
 	}
 	gns, gsearch := globalDNS(c)
+	rel := relate(c)
+	everywhere := globalDNSEverywhere(c, rel)
 	sections := map[string]map[string]any{}
 	add := func(kind, name string, e map[string]any) {
 		if sections[kind] == nil {
@@ -77,27 +84,32 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
 		switch ifc.Kind {
-		case netcfg.Physical:
+		case netcfg.Physical, netcfg.Infiniband:
+			// An InfiniBand NIC is matched by its name (netplan's
+			// macaddress is an Ethernet MAC).
 			e := netplanMatch(ifc)
-			netplanAddresses(c, ifc, e, gns, gsearch)
+			if ifc.WakeOnLAN {
+				e["wakeonlan"] = true
+			}
+			netplanAddresses(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
 			add("ethernets", ifc.Name, e)
 		case netcfg.Bond:
 			e := map[string]any{"interfaces": sortedCopy(ifc.Bond.Members)}
 			if params := netplanBondParams(ifc.Bond); len(params) > 0 {
 				e["parameters"] = params
 			}
-			netplanVirtual(c, ifc, e, gns, gsearch)
+			netplanVirtual(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
 			add("bonds", ifc.Name, e)
 		case netcfg.Bridge:
 			e := map[string]any{"interfaces": sortedCopy(ifc.Bridge.Members)}
 			if params := netplanBridgeParams(ifc.Bridge); len(params) > 0 {
 				e["parameters"] = params
 			}
-			netplanVirtual(c, ifc, e, gns, gsearch)
+			netplanVirtual(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
 			add("bridges", ifc.Name, e)
 		case netcfg.VLAN:
 			e := map[string]any{"id": ifc.VLAN.ID, "link": ifc.VLAN.Link}
-			netplanVirtual(c, ifc, e, gns, gsearch)
+			netplanVirtual(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
 			add("vlans", ifc.Name, e)
 		}
 	}
@@ -113,6 +125,12 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 func netplanMatch(ifc *netcfg.Interface) map[string]any {
 	e := map[string]any{}
 	match := map[string]any{}
+	if ifc.Kind == netcfg.Infiniband {
+		return e
+	}
+	if ifc.MatchName != "" {
+		match["name"] = ifc.MatchName
+	}
 	if ifc.MAC != "" {
 		match["macaddress"] = ifc.MAC
 	}
@@ -139,6 +157,14 @@ func netplanBondParams(b *netcfg.BondConfig) map[string]any {
 			params[nk] = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 		case "lacp-rate":
 			params[nk] = lacpRate(v)
+		case "all-slaves-active":
+			if b, ok := truthy(v); ok {
+				params[nk] = b
+			} else {
+				params[nk] = v
+			}
+		case "arp-all-targets":
+			params[nk] = arpAllTargets(v)
 		default:
 			params[nk] = scalar(v)
 		}
@@ -203,17 +229,26 @@ func netplanEncode(sections map[string]map[string]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func netplanVirtual(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string) {
+func netplanVirtual(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string, anyDNS bool) {
 	if ifc.MAC != "" {
 		e["macaddress"] = ifc.MAC
 	}
-	netplanAddresses(c, ifc, e, gns, gsearch)
+	netplanAddresses(c, ifc, e, gns, gsearch, anyDNS)
+}
+
+// enslaved tells whether ifc is a bond member or bridge port.
+func enslaved(rel relations, ifc *netcfg.Interface) bool {
+	_, bond := rel.bondOf[ifc.Name]
+	_, bridge := rel.bridgeOf[ifc.Name]
+	return bond || bridge
 }
 
 // netplanAddresses is cloud-init's _extract_addresses: addresses, DHCP,
 // routes, MTU and DNS of one interface. Gateways become default routes
-// (gateway4/gateway6 are deprecated in netplan).
-func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string) {
+// (gateway4/gateway6 are deprecated in netplan). anyDNS gives the host-wide
+// DNS to the interface even without static addresses
+// (globalDNSEverywhere).
+func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string, anyDNS bool) {
 	var addrs []string
 	for _, s := range ifc.Subnets {
 		switch s.Type {
@@ -240,7 +275,7 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 		e["routes"] = routes
 	}
 	ns, search := ifaceDNS(ifc)
-	if len(ns) == 0 && len(search) == 0 && len(addrs) > 0 {
+	if len(ns) == 0 && len(search) == 0 && (len(addrs) > 0 || anyDNS && hasConfig(ifc)) {
 		// cloud-init gives the host-wide DNS to every interface with
 		// static addresses and no DNS of its own.
 		ns, search = gns, gsearch
@@ -267,8 +302,30 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 	if ifc.AcceptRA != nil {
 		e["accept-ra"] = *ifc.AcceptRA
 	}
-	if ifc.Optional {
+	if ifc.Optional || ifc.Control == "hotplug" {
 		e["optional"] = true
+	}
+	if ifc.Control == "manual" {
+		e["activation-mode"] = "manual"
+	}
+	if len(ifc.RoutingPolicy) > 0 {
+		var rules []any
+		for _, r := range ifc.RoutingPolicy {
+			m := map[string]any{}
+			if r.From.IsValid() {
+				m["from"] = r.From.String()
+			}
+			if r.To.IsValid() {
+				m["to"] = r.To.String()
+			}
+			for k, v := range map[string]int{"table": r.Table, "priority": r.Priority, "mark": r.Mark, "type-of-service": r.TOS} {
+				if v != 0 {
+					m[k] = v
+				}
+			}
+			rules = append(rules, m)
+		}
+		e["routing-policy"] = rules
 	}
 }
 
@@ -276,30 +333,35 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 // default route and its routes, then the global routes through it.
 func netplanRoutes(c *netcfg.Config, ifc *netcfg.Interface) []any {
 	var routes []any
-	route := func(to, via string, metric int) {
-		r := map[string]any{"to": to}
-		if via != "" {
-			r["via"] = via
+	route := func(rt netcfg.Route) {
+		r := map[string]any{"to": rt.To.String()}
+		if rt.Via.IsValid() {
+			r["via"] = rt.Via.String()
 		}
-		if metric != 0 {
-			r["metric"] = metric
+		for k, v := range map[string]int{"metric": rt.Metric, "table": rt.Table, "mtu": rt.MTU} {
+			if v != 0 {
+				r[k] = v
+			}
+		}
+		if rt.Scope != "" {
+			r["scope"] = rt.Scope
 		}
 		routes = append(routes, r)
 	}
 	for _, s := range ifc.Subnets {
 		if s.Gateway.IsValid() {
-			to := "0.0.0.0/0"
+			to := netip.MustParsePrefix("0.0.0.0/0")
 			if s.Gateway.Is6() {
-				to = "::/0"
+				to = netip.MustParsePrefix("::/0")
 			}
-			route(to, s.Gateway.String(), s.Metric)
+			route(netcfg.Route{To: to, Via: s.Gateway, Metric: s.Metric})
 		}
 		for _, r := range s.Routes {
-			route(r.To.String(), viaString(r), r.Metric)
+			route(r)
 		}
 	}
 	for _, r := range globalRoutesFor(c, ifc) {
-		route(r.To.String(), viaString(r), r.Metric)
+		route(r)
 	}
 	return routes
 }

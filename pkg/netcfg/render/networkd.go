@@ -71,7 +71,7 @@ func (networkd) Render(c *netcfg.Config) ([]File, error) {
 			Data: []byte(network),
 			Mode: 0o644,
 		})
-		if ifc.Kind != netcfg.Physical {
+		if virtual(ifc) {
 			netdev, err := networkdNetdev(ifc)
 			if err != nil {
 				return nil, fmt.Errorf("networkd: %s.netdev: %w", ifc.Name, err)
@@ -94,14 +94,21 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 	if m := ipv4MTU(ifc); m != 0 {
 		link = append(link, "MTUBytes", fmt.Sprint(m))
 	}
-	if ifc.Optional {
+	if ifc.Optional || ifc.Control == "hotplug" {
 		link = append(link, "RequiredForOnline", "no")
+	}
+	if ifc.Control == "manual" {
+		link = append(link, "ActivationPolicy", "manual")
 	}
 	u.section("Link", link...)
 	u.section("Network", networkdNetworkKeys(c, ifc, rel, gns, gsearch)...)
 	for _, s := range ifc.Subnets {
 		if s.Type == netcfg.Static {
-			u.section("Address", "Address", s.Address.String())
+			addr := []string{"Address", s.Address.String()}
+			if s.Broadcast.IsValid() {
+				addr = append(addr, "Broadcast", s.Broadcast.String())
+			}
+			u.section("Address", addr...)
 		}
 	}
 	dhcp4kv, raMetric := networkdMetrics(ifc)
@@ -123,13 +130,47 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 	for _, r := range globalRoutesFor(c, ifc) {
 		u.section("Route", networkdRoute(r)...)
 	}
+	for _, r := range ifc.RoutingPolicy {
+		u.section("RoutingPolicyRule", networkdRule(r)...)
+	}
 	u.section("Bridge", networkdBridgePort(c, ifc, rel)...)
 	return u.text()
+}
+
+// networkdRule is a [RoutingPolicyRule] section.
+func networkdRule(r netcfg.Rule) []string {
+	var kv []string
+	if r.From.IsValid() {
+		kv = append(kv, "From", r.From.String())
+	}
+	if r.To.IsValid() {
+		kv = append(kv, "To", r.To.String())
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"Table", r.Table}, {"Priority", r.Priority}, {"FirewallMark", r.Mark}, {"TypeOfService", r.TOS}} {
+		if f.v != 0 {
+			kv = append(kv, f.key, fmt.Sprint(f.v))
+		}
+	}
+	return kv
 }
 
 // networkdMatch is the [Match] section: the name, and a NIC's MAC and
 // driver.
 func networkdMatch(ifc *netcfg.Interface) []string {
+	if ifc.MatchName != "" {
+		// A v2 match.name glob: every NIC it matches.
+		match := []string{"Name", ifc.MatchName}
+		if ifc.MAC != "" {
+			match = append(match, "MACAddress", ifc.MAC)
+		}
+		if ifc.Driver != "" {
+			match = append(match, "Driver", ifc.Driver)
+		}
+		return match
+	}
 	match := []string{"Name", ifc.Name}
 	if ifc.NoRename && (ifc.MAC != "" || ifc.Driver != "") {
 		// A v2 id without set-name is not the NIC's name: match the NIC by
@@ -302,6 +343,15 @@ func networkdRoute(r netcfg.Route) []string {
 	if r.Metric != 0 {
 		kv = append(kv, "Metric", fmt.Sprint(r.Metric))
 	}
+	if r.Table != 0 {
+		kv = append(kv, "Table", fmt.Sprint(r.Table))
+	}
+	if r.Scope != "" {
+		kv = append(kv, "Scope", r.Scope)
+	}
+	if r.MTU != 0 {
+		kv = append(kv, "MTUBytes", fmt.Sprint(r.MTU))
+	}
 	return kv
 }
 
@@ -337,6 +387,16 @@ func networkdBond(k string) (key string, ms bool) {
 		return "MinLinks", false
 	case "num-grat-arp":
 		return "GratuitousARP", false
+	case "all-slaves-active":
+		return "AllSlavesActive", false
+	case "arp-all-targets":
+		return "ARPAllTargets", false
+	case "lp-interval":
+		return "LearnPacketIntervalSec", false
+	case "packets-per-slave":
+		return "PacketsPerSlave", false
+	case "resend-igmp":
+		return "ResendIGMP", false
 	}
 	return "", false
 }
@@ -368,6 +428,12 @@ func networkdNetdev(ifc *netcfg.Interface) (string, error) {
 				v = lacpRate(v)
 			case k == "arp-ip-target":
 				v = strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }), " ")
+			case k == "all-slaves-active":
+				if b, ok := truthy(v); ok {
+					v = yesNo(b)
+				}
+			case k == "arp-all-targets":
+				v = arpAllTargets(v)
 			}
 			kv = append(kv, key, v)
 		}

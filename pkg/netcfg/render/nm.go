@@ -118,11 +118,13 @@ func (networkManager) Render(c *netcfg.Config) ([]File, error) {
 	if c.Disabled {
 		return nil, nil
 	}
+	c = expandGlobs(c)
 	if err := check(c); err != nil {
 		return nil, fmt.Errorf("network-manager: %w", err)
 	}
 	rel := relate(c)
 	gns, gsearch := globalDNS(c)
+	everywhere := globalDNSEverywhere(c, rel)
 	var files []File
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
@@ -131,7 +133,7 @@ func (networkManager) Render(c *netcfg.Config) ([]File, error) {
 		nmLink(&k, ifc)
 		nmBridgePort(&k, c, ifc, rel)
 		if !enslaved {
-			nmIP(c, ifc, &k, gns, gsearch)
+			nmIP(c, ifc, &k, gns, gsearch, everywhere)
 		}
 		data, err := k.text()
 		if err != nil {
@@ -149,12 +151,16 @@ func (networkManager) Render(c *netcfg.Config) ([]File, error) {
 // nmConnection sets [connection] (and [user]'s origin) and tells whether
 // ifc is enslaved to a bond or bridge.
 func nmConnection(k *keyfile, ifc *netcfg.Interface, rel relations) bool {
-	typ := map[netcfg.Kind]string{netcfg.Physical: "ethernet", netcfg.Bond: "bond", netcfg.Bridge: "bridge", netcfg.VLAN: "vlan"}[ifc.Kind]
+	typ := map[netcfg.Kind]string{netcfg.Physical: "ethernet", netcfg.Bond: "bond", netcfg.Bridge: "bridge", netcfg.VLAN: "vlan",
+		netcfg.Infiniband: "infiniband"}[ifc.Kind]
 	k.set("connection", "id", "cloud-init "+ifc.Name)
 	k.set("connection", "uuid", NMUUID(ifc.Name))
 	k.set("connection", "type", typ)
-	if ifc.Kind != netcfg.Physical || ifc.MAC == "" {
+	if virtual(ifc) || ifc.MAC == "" {
 		k.set("connection", "interface-name", ifc.Name)
+	}
+	if ifc.Control == "manual" {
+		k.set("connection", "autoconnect", "false")
 	}
 	enslaved := false
 	if b, ok := rel.bondOf[ifc.Name]; ok {
@@ -182,6 +188,17 @@ func nmLink(k *keyfile, ifc *netcfg.Interface) {
 		if ifc.MAC != "" {
 			k.set("ethernet", "mac-address", strings.ToUpper(ifc.MAC))
 		}
+		if ifc.WakeOnLAN {
+			k.set("ethernet", "wake-on-lan", "64") // NM_SETTING_WIRED_WAKE_ON_LAN_MAGIC
+		}
+	case netcfg.Infiniband:
+		k.set("infiniband", "transport-mode", "datagram")
+		if mtu != 0 {
+			k.set("infiniband", "mtu", fmt.Sprint(mtu))
+		}
+		if ifc.MAC != "" {
+			k.set("infiniband", "mac-address", strings.ToUpper(ifc.MAC))
+		}
 	case netcfg.Bond:
 		nmBond(k, ifc.Bond)
 	case netcfg.Bridge:
@@ -190,7 +207,7 @@ func nmLink(k *keyfile, ifc *netcfg.Interface) {
 		k.set("vlan", "id", fmt.Sprint(ifc.VLAN.ID))
 		k.set("vlan", "parent", NMUUID(ifc.VLAN.Link))
 	}
-	if ifc.Kind != netcfg.Physical {
+	if virtual(ifc) {
 		// Virtual links take their MTU and MAC from the wired setting.
 		if mtu != 0 {
 			k.set("ethernet", "mtu", fmt.Sprint(mtu))
@@ -210,8 +227,13 @@ func nmBond(k *keyfile, b *netcfg.BondConfig) {
 	}
 	for _, key := range sortedKeys(p) {
 		v := p[key]
-		if key == "lacp-rate" {
+		switch key {
+		case "lacp-rate":
 			v = lacpRate(v)
+		case "all-slaves-active":
+			v = kernelBool(v)
+		case "arp-all-targets":
+			v = arpAllTargets(v)
 		}
 		k.set("bond", nmBondKey(key), v)
 	}
@@ -256,13 +278,25 @@ func nmBridgePort(k *keyfile, c *netcfg.Config, ifc *netcfg.Interface, rel relat
 // nmIP fills [ipv4] and [ipv6] as cloud-init's render_interface does. A
 // family with no subnet is disabled, where cloud-init leaves NM's default
 // (DHCP for IPv4, autoconfiguration for IPv6) in place.
-func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []string) {
+func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []string, everywhere bool) {
 	method, static, ownDNS := nmSubnets(k, ifc)
 	for _, r := range globalRoutesFor(c, ifc) {
 		nmRoute(k, r)
 	}
+	for _, r := range ifc.RoutingPolicy {
+		fam := "ipv4"
+		if r.From.Addr().Is6() || r.To.Addr().Is6() {
+			fam = "ipv6"
+		}
+		k.addNumbered(fam, "routing-rule", ruleSpec(r))
+	}
 	if nmIfaceDNS(k, ifc, method) {
 		ownDNS = true
+	}
+	if everywhere {
+		// No connection has static addresses: the host-wide DNS goes to
+		// every one with a method of the nameserver's family.
+		static = map[string]bool{"ipv4": method["ipv4"] != "", "ipv6": method["ipv6"] != ""}
 	}
 	// Host-wide DNS (cloud-init drops it) goes to connections with static
 	// addresses of the nameserver's family and no DNS of their own.
@@ -413,4 +447,15 @@ func nmRoute(k *keyfile, r netcfg.Route) {
 		v += fmt.Sprintf(",%d", r.Metric)
 	}
 	k.addNumbered(fam, "route", v)
+	var opts []string
+	if r.MTU != 0 {
+		opts = append(opts, fmt.Sprintf("mtu=%d", r.MTU))
+	}
+	if r.Table != 0 {
+		opts = append(opts, fmt.Sprintf("table=%d", r.Table))
+	}
+	if len(opts) > 0 {
+		n := k.next[[2]string{fam, "route"}] - 1
+		k.set(fam, fmt.Sprintf("route%d_options", n), strings.Join(opts, ","))
+	}
 }

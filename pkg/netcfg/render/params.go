@@ -16,7 +16,48 @@ func bondKeys() []string {
 		"mode", "xmit-hash-policy", "miimon", "min-links", "arp-interval", "arp-ip-target",
 		"arp-validate", "ad-select", "num-grat-arp", "downdelay", "updelay", "lacp-rate",
 		"fail-over-mac", "primary", "primary-reselect",
+		"all-slaves-active", "arp-all-targets", "lp-interval", "packets-per-slave", "resend-igmp",
 	}
+}
+
+// unknownBondParams are the parameters of b no renderer knows, sorted.
+func unknownBondParams(b *netcfg.BondConfig) []string {
+	known := map[string]bool{}
+	for _, k := range bondKeys() {
+		known[k] = true
+	}
+	var out []string
+	for k := range b.Params {
+		if !known[normKey(k, "bond")] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// kernelBool spells a boolean bond parameter as the kernel's 0 or 1 (the
+// value as given when it is not a boolean word).
+func kernelBool(v string) string {
+	if b, ok := truthy(v); ok {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	return v
+}
+
+// arpAllTargets spells arp_all_targets by name (the kernel takes 0/1 or
+// any/all).
+func arpAllTargets(v string) string {
+	switch v {
+	case "0":
+		return "any"
+	case "1":
+		return "all"
+	}
+	return v
 }
 
 // normKey turns "bond_xmit_hash_policy", "bond-xmit-hash-policy" or

@@ -179,7 +179,7 @@ func check(c *netcfg.Config) error {
 	}
 	for _, ifc := range c.Interfaces {
 		switch ifc.Kind {
-		case netcfg.Physical:
+		case netcfg.Physical, netcfg.Infiniband:
 		case netcfg.Bond:
 			if ifc.Bond == nil {
 				return fmt.Errorf("bond %q: no bond configuration", ifc.Name)
@@ -335,6 +335,41 @@ func ifaceDNS(ifc *netcfg.Interface) (ns, search []string) {
 		search = append(search, s.DNS.Search...)
 	}
 	return dedupe(ns), dedupe(search)
+}
+
+// virtual tells whether ifc is created by the network manager (a bond, a
+// bridge or a VLAN) rather than a NIC.
+func virtual(ifc *netcfg.Interface) bool {
+	return ifc.Kind == netcfg.Bond || ifc.Kind == netcfg.Bridge || ifc.Kind == netcfg.VLAN
+}
+
+// globalDNSEverywhere tells, for the renderers that put the host-wide DNS
+// on interfaces with static addresses only (netplan, network-manager, as
+// cloud-init's netplan does), whether no interface qualifies: the
+// host-wide DNS then goes to every configured interface that is not a bond
+// or bridge member and has no DNS of its own, so that it is not lost.
+func globalDNSEverywhere(c *netcfg.Config, rel relations) bool {
+	if c.DNS.Empty() {
+		return false
+	}
+	for i := range c.Interfaces {
+		ifc := &c.Interfaces[i]
+		if _, ok := rel.bondOf[ifc.Name]; ok {
+			continue
+		}
+		if _, ok := rel.bridgeOf[ifc.Name]; ok {
+			continue
+		}
+		if ns, search := ifaceDNS(ifc); len(ns) > 0 || len(search) > 0 {
+			continue
+		}
+		for _, s := range ifc.Subnets {
+			if s.Type == netcfg.Static {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // globalDNS returns the host-wide DNS as strings.

@@ -81,12 +81,38 @@ func quoteValue(v string) string {
 func sysconfigBondOpts() []string {
 	return []string{"mode", "xmit-hash-policy", "miimon", "min-links", "arp-interval", "arp-ip-target",
 		"arp-validate", "ad-select", "num-grat-arp", "downdelay", "updelay", "lacp-rate",
-		"fail-over-mac", "primary", "primary-reselect"}
+		"fail-over-mac", "primary", "primary-reselect",
+		"all-slaves-active", "arp-all-targets", "lp-interval", "packets-per-slave", "resend-igmp"}
 }
 
 type sysRoutes struct {
 	v4 []netcfg.Route
 	v6 []netcfg.Route
+}
+
+// sysconfigRuleFiles returns rule-<name> and rule6-<name>: ifc's policy
+// routing rules, one ip-rule(8) argument list a line, as initscripts'
+// ifup-routes reads them.
+func sysconfigRuleFiles(ifc *netcfg.Interface) []File {
+	var v4, v6 strings.Builder
+	for _, r := range ifc.RoutingPolicy {
+		b := &v4
+		if r.From.Addr().Is6() || r.To.Addr().Is6() {
+			b = &v6
+		}
+		if b.Len() == 0 {
+			b.WriteString(sysconfigHeader)
+		}
+		b.WriteString(ruleSpec(r) + "\n")
+	}
+	var files []File
+	if v4.Len() > 0 {
+		files = append(files, File{Path: SysconfigDir + "/rule-" + ifc.Name, Data: []byte(v4.String()), Mode: 0o644})
+	}
+	if v6.Len() > 0 {
+		files = append(files, File{Path: SysconfigDir + "/rule6-" + ifc.Name, Data: []byte(v6.String()), Mode: 0o644})
+	}
+	return files
 }
 
 // Render writes ifcfg-<name> and its route files for every interface, then
@@ -95,6 +121,7 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 	if c.Disabled {
 		return nil, nil
 	}
+	c = expandGlobs(c)
 	if err := check(c); err != nil {
 		return nil, fmt.Errorf("sysconfig: %w", err)
 	}
@@ -120,6 +147,7 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 		}
 		files = append(files, File{Path: SysconfigDir + "/ifcfg-" + ifc.Name, Data: []byte(data), Mode: 0o644})
 		files = append(files, sysconfigRouteFiles(ifc.Name, routes)...)
+		files = append(files, sysconfigRuleFiles(ifc)...)
 	}
 	files = append(files, sysconfigHostFiles(c, useIPv6)...)
 	return sortFiles(files), nil
@@ -130,10 +158,13 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 func sysconfigIfcfg(ifc *netcfg.Interface, rel relations) kv {
 	cfg := kv{"DEVICE": ifc.Name, "ONBOOT": "yes", "USERCTL": "no", "NM_CONTROLLED": "no", "BOOTPROTO": "none"}
 	switch ifc.Kind {
-	case netcfg.Physical:
-		cfg["TYPE"] = "Ethernet"
+	case netcfg.Physical, netcfg.Infiniband:
+		cfg["TYPE"] = map[netcfg.Kind]string{netcfg.Physical: "Ethernet", netcfg.Infiniband: "InfiniBand"}[ifc.Kind]
 		if ifc.MAC != "" {
 			cfg["HWADDR"] = ifc.MAC
+		}
+		if ifc.WakeOnLAN {
+			cfg["ETHTOOL_OPTS"] = "wol g"
 		}
 	case netcfg.Bond:
 		sysconfigBond(ifc, cfg)
@@ -158,6 +189,12 @@ func sysconfigIfcfg(ifc *netcfg.Interface, rel relations) kv {
 	if ifc.AcceptRA != nil {
 		cfg["IPV6_FORCE_ACCEPT_RA"] = yesNo(*ifc.AcceptRA)
 	}
+	switch ifc.Control {
+	case "manual":
+		cfg["ONBOOT"] = "no"
+	case "hotplug":
+		cfg["HOTPLUG"] = "yes"
+	}
 	return cfg
 }
 
@@ -170,6 +207,9 @@ func sysconfigBond(ifc *netcfg.Interface, cfg kv) {
 	var opts []string
 	for _, k := range sysconfigBondOpts() {
 		if v, ok := p[k]; ok {
+			if k == "all-slaves-active" {
+				v = kernelBool(v)
+			}
 			opts = append(opts, strings.ReplaceAll(k, "-", "_")+"="+v)
 		}
 	}
@@ -209,7 +249,27 @@ func sysconfigBridge(ifc *netcfg.Interface, cfg kv) {
 // and route6-<name> (ip route lines) for the routes that have any.
 func sysconfigRouteFiles(name string, routes sysRoutes) []File {
 	var files []File
-	if len(routes.v4) > 0 {
+	ipForm := false
+	for _, r := range routes.v4 {
+		ipForm = ipForm || routeAttrs(r) != ""
+	}
+	if len(routes.v4) > 0 && ipForm {
+		// The ADDRESS<n> form has no table, scope or MTU: the whole file
+		// is then ip-route(8) argument lines, which initscripts also read.
+		var b strings.Builder
+		b.WriteString(sysconfigHeader)
+		for _, r := range routes.v4 {
+			line := r.To.String()
+			if r.Via.IsValid() {
+				line += " via " + r.Via.String()
+			}
+			if r.Metric != 0 {
+				line += fmt.Sprintf(" metric %d", r.Metric)
+			}
+			fmt.Fprintf(&b, "%s dev %s%s\n", line, name, routeAttrs(r))
+		}
+		files = append(files, File{Path: SysconfigDir + "/route-" + name, Data: []byte(b.String()), Mode: 0o644})
+	} else if len(routes.v4) > 0 {
 		var b strings.Builder
 		b.WriteString(sysconfigHeader)
 		for j, r := range routes.v4 {
@@ -235,7 +295,7 @@ func sysconfigRouteFiles(name string, routes sysRoutes) []File {
 			if r.Metric != 0 {
 				line += fmt.Sprintf(" metric %d", r.Metric)
 			}
-			fmt.Fprintf(&b, "%s dev %s\n", line, name)
+			fmt.Fprintf(&b, "%s dev %s%s\n", line, name, routeAttrs(r))
 		}
 		files = append(files, File{Path: SysconfigDir + "/route6-" + name, Data: []byte(b.String()), Mode: 0o644})
 	}
@@ -380,6 +440,9 @@ func sysconfigAddresses(ifc *netcfg.Interface, cfg kv, hasDefault bool) {
 			}
 			cfg["IPADDR"+suffix] = s.Address.Addr().String()
 			cfg["NETMASK"+suffix] = prefixMask(s.Address.Bits())
+			if s.Broadcast.IsValid() {
+				cfg["BROADCAST"+suffix] = s.Broadcast.String()
+			}
 			v4 = append(v4, s.Address.String())
 		}
 		if s.Gateway.IsValid() {
@@ -421,7 +484,7 @@ func sysconfigRoutes(c *netcfg.Config, ifc *netcfg.Interface, cfg kv) (sysRoutes
 	var set4, set6 bool
 	place := func(r netcfg.Route, dynamic6 bool) error {
 		v6 := r.To.Addr().Is6()
-		if isDefault(r) && !dynamic6 {
+		if isDefault(r) && !dynamic6 && routeAttrs(r) == "" {
 			if (v6 && set6) || (!v6 && set4) {
 				return fmt.Errorf("interface %q: duplicate default route", ifc.Name)
 			}

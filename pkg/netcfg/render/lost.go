@@ -1,0 +1,184 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
+
+// Lost names what of c the renderer called name cannot express, so does
+// not render: each entry is the input key and where ("wakeonlan (eth0)"),
+// in the model's order, without repeats. It includes the keys the parser
+// could not keep at all (Config.Ignored). Nothing else of c is dropped: a
+// key either reaches the renderer's files or is named here
+// (TestEveryKeyRenderedOrLost). The pipeline logs Warning(name, c).
+func Lost(name string, c *netcfg.Config) []string {
+	if c == nil || c.Disabled {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(key, where string) {
+		e := key
+		if where != "" {
+			e = fmt.Sprintf("%s (%s)", key, where)
+		}
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	for _, k := range c.Ignored {
+		add(k, "")
+	}
+	glob := name == "eni" || name == "sysconfig" || name == "network-manager"
+	for i := range c.Interfaces {
+		ifc := &c.Interfaces[i]
+		n := ifc.Name
+		if ifc.MatchName != "" && glob && len(ifc.Matches) == 0 {
+			add("match.name", fmt.Sprintf("%s: %q matches no NIC on this system", n, ifc.MatchName))
+		}
+		if ifc.WakeOnLAN && name == "networkd" {
+			// WakeOnLan= belongs in a .link file, and the NIC's .link is
+			// the one that names it.
+			add("wakeonlan", n)
+		}
+		if ifc.Optional && (name == "eni" || name == "sysconfig" || name == "network-manager") {
+			add("optional", n)
+		}
+		if ifc.Driver != "" && (name == "eni" || name == "sysconfig" || name == "network-manager") {
+			add("match.driver", n)
+		}
+		if ifc.AcceptRA != nil && name == "network-manager" {
+			add("accept-ra", n)
+		}
+		if ifc.AcceptRA != nil && name == "eni" && !hasIPv6Stanza(ifc) {
+			add("accept-ra", n+": no IPv6 subnet to carry it")
+		}
+		if ifc.Bond != nil {
+			for _, k := range unknownBondParams(ifc.Bond) {
+				add("bond parameter "+k, n)
+			}
+		}
+		if ifc.Bridge != nil {
+			for _, k := range sortedKeys(bridgeParams(ifc.Bridge)) {
+				if !bridgeParamRendered(name, k) {
+					add("bridge parameter "+k, n)
+				}
+			}
+		}
+		lostOverrides(name, ifc, add)
+		for _, s := range ifc.Subnets {
+			if s.Broadcast.IsValid() && (name == "netplan" || name == "network-manager") {
+				add("broadcast", n)
+			}
+			if s.Metric != 0 && s.IPv6() && name == "eni" {
+				add("metric", n+": ifupdown has none for inet6")
+			}
+			if s.MTU != 0 && s.IPv6() && name == "network-manager" {
+				add("mtu", n+": IPv6 subnet")
+			}
+			for _, r := range s.Routes {
+				if r.Scope != "" && name == "network-manager" {
+					add("routes.scope", n)
+				}
+			}
+		}
+	}
+	for _, r := range c.Routes {
+		if r.Scope != "" && name == "network-manager" {
+			add("routes.scope", "")
+		}
+	}
+	return out
+}
+
+// Warning is the one line the pipeline logs for renderer name and c:
+// everything Lost names, or "" when nothing is lost.
+func Warning(name string, c *netcfg.Config) string {
+	lost := Lost(name, c)
+	if len(lost) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s cannot express, so does not render: %s", name, strings.Join(lost, "; "))
+}
+
+func hasIPv6Stanza(ifc *netcfg.Interface) bool {
+	for _, s := range ifc.Subnets {
+		if s.IPv6() {
+			return true
+		}
+	}
+	return false
+}
+
+// bridgeParamRendered tells whether renderer name writes bridge parameter
+// k (bridgeParams' names).
+func bridgeParamRendered(name, k string) bool {
+	switch name {
+	case "eni":
+		return true // bridge_<k>: bridge-utils takes them all
+	case "sysconfig":
+		return k == "stp" || k == "ageing" || k == "priority" || k == "fd"
+	}
+	switch k {
+	case "stp", "fd", "hello", "maxage", "ageing", "priority", "pathcost", "portprio":
+		return true
+	}
+	return false
+}
+
+// lostOverrides adds the DHCP overrides renderer name has no setting for.
+func lostOverrides(name string, ifc *netcfg.Interface, add func(key, where string)) {
+	for _, o := range []struct {
+		key string
+		o   *netcfg.DHCPOverrides
+	}{{"dhcp4-overrides", ifc.DHCP4Overrides}, {"dhcp6-overrides", ifc.DHCP6Overrides}} {
+		if o.o == nil {
+			continue
+		}
+		set := map[string]bool{}
+		for _, k := range netcfg.DHCPOverrideFlags {
+			set[k] = *o.o.Flag(k) != nil
+		}
+		set["use-domains"] = o.o.UseDomains != ""
+		set["hostname"] = o.o.Hostname != ""
+		for _, k := range append(append([]string(nil), netcfg.DHCPOverrideFlags...), "use-domains", "hostname") {
+			if set[k] && !overrideRendered(name, o.key == "dhcp4-overrides", k, o.o) {
+				add(o.key+"."+k, ifc.Name)
+			}
+		}
+	}
+}
+
+// overrideRendered tells whether renderer name writes override k.
+func overrideRendered(name string, v4 bool, k string, o *netcfg.DHCPOverrides) bool {
+	switch name {
+	case "networkd", "netplan":
+		return true
+	case "eni":
+		// hostname on the inet dhcp stanza; use-dns and use-routes true
+		// are ifupdown's default.
+		return v4 && k == "hostname" || k == "use-dns" && *o.UseDNS || k == "use-routes" && *o.UseRoutes
+	case "sysconfig":
+		// PEERDNS=no, PEERROUTES=no and DHCP_HOSTNAME: DHCPv4 only, and
+		// only the "false" of use-dns and use-routes.
+		switch k {
+		case "use-dns":
+			return v4 || *o.UseDNS
+		case "use-routes":
+			return v4 || *o.UseRoutes
+		case "hostname":
+			return v4
+		}
+		return false
+	case "network-manager":
+		switch k {
+		case "use-dns", "use-routes", "send-hostname", "hostname":
+			return true // ignore-auto-dns, ignore-auto-routes, dhcp-send-hostname, dhcp-hostname
+		}
+		return false
+	}
+	return false
+}
