@@ -117,7 +117,14 @@ func All() []Module {
 		{"resolv_conf", StageBoot, PerInstance, []string{"manage_resolv_conf"}, resolvConf},
 		{"timezone", StageBoot, PerInstance, []string{"timezone"}, timezone},
 
+		// Repositories and packages need the network: the final stage,
+		// in cloud_config_modules' order, then the package module first
+		// of cloud_final_modules.
+		{"yum_add_repo", StageFinal, PerInstance, []string{"yum_repos"}, yumAddRepo},
+		{"apt_configure", StageFinal, PerInstance, aptConfigKeys, aptConfigure},
+		{"zypper_add_repo", StageFinal, Always, []string{"zypper"}, zypperAddRepo},
 		{"runcmd", StageFinal, PerInstance, []string{"runcmd"}, runcmd},
+		{"package_update_upgrade_install", StageFinal, PerInstance, []string{"apt_update", "package_update", "apt_upgrade", "package_upgrade", "packages"}, packageUpdateUpgradeInstall},
 		{"write_files_deferred", StageFinal, PerInstance, []string{"write_files"}, writeFilesDeferred},
 		{"scripts_per_once", StageFinal, Once, nil, scriptsPerOnce},
 		{"scripts_per_boot", StageFinal, Always, nil, scriptsPerBoot},

@@ -300,7 +300,7 @@ func TestLookupAndActive(t *testing.T) {
 			t.Errorf("Lookup(%q) failed", n)
 		}
 	}
-	if _, ok := Lookup("apt_configure"); ok {
+	if _, ok := Lookup("landscape"); ok {
 		t.Error("unknown module found")
 	}
 	m, _ := Lookup("runcmd")
