@@ -105,10 +105,23 @@ demo: deps build initramfs
 
 bench-late: ; ./bench/late-vs-cloudinit.sh $(BENCH_RUNS)
 
+# Issue 18's figures side by side in one run (bench/before-after.sh):
+# start-up against a static hello-world, net-convert against cloud-init's,
+# and the demo VM's boot per step, each for this tree and for BENCH_BEFORE
+# (built in a git worktree under build/, removed afterwards). Runs:
+# STARTUP_RUNS (200), NET_RUNS (10), BOOT_RUNS (3), from the environment.
+BENCH_BEFORE ?= 45dbdbf
 bench: build initramfs
 	$(GO) test -run XXX -bench . -benchtime 200x ./pkg/provision
 	./bench/size.sh
+	./bench/before-after.sh $(BENCH_BEFORE)
+
+# net-convert for every renderer (hyperfine when installed), and the demo
+# VM's boot as its console reports it.
+bench-net-convert: build
 	./bench/net-convert.sh build/earlyinit 5
+
+bench-boot: build initramfs
 	./bench/boot.sh 3
 
 clean:
