@@ -251,10 +251,23 @@ func planModules(all []modules.Module, lists imagecfg.ModuleLists, stage modules
 		}
 		plan = append(plan, planned{m, freq})
 	}
-	for _, m := range all {
-		if m.Stage == stage && !seen[m.Name] {
-			notes = append(notes, fmt.Sprintf("module %s: in none of the module lists: not run", m.Name))
+	for i, m := range all {
+		if m.Stage != stage || seen[m.Name] {
+			continue
 		}
+		if !m.EarlyinitOnly() {
+			notes = append(notes, fmt.Sprintf("module %s: in none of the module lists: not run", m.Name))
+			continue
+		}
+		// Before the first planned module that follows it in all.
+		at := len(plan)
+		for j, p := range plan {
+			if slices.IndexFunc(all[i+1:], func(n modules.Module) bool { return n.Name == p.m.Name }) >= 0 {
+				at = j
+				break
+			}
+		}
+		plan = slices.Insert(plan, at, planned{m, m.Frequency})
 	}
 	return plan, notes
 }

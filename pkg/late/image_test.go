@@ -301,3 +301,36 @@ _log: [x]
 		t.Errorf("pwauth drop-in %q", got)
 	}
 }
+
+// TestPlanModulesEarlyinitOnly: with module lists, a module cloud-init has
+// no name for (post_password) still runs, in its place in earlyinit's
+// order among the modules the lists chose, and is not noted as left out.
+func TestPlanModulesEarlyinitOnly(t *testing.T) {
+	for _, tt := range []struct {
+		final []string
+		want  []string
+	}{
+		{[]string{"scripts-user", "phone-home", "final-message"}, []string{"scripts_user", "post_password", "phone_home", "final_message"}},
+		{[]string{"final_message", "scripts_user"}, []string{"post_password", "final_message", "scripts_user"}},
+		{[]string{"runcmd"}, []string{"runcmd", "post_password"}},
+		{nil, []string{"post_password"}},
+	} {
+		lists := imagecfg.ModuleLists{Set: true}
+		for _, n := range tt.final {
+			lists.Final = append(lists.Final, imagecfg.ModuleEntry{Name: n})
+		}
+		plan, notes := planModules(modules.All(), lists, modules.StageFinal, func(string) string { return "cloud.cfg" })
+		var got []string
+		for _, p := range plan {
+			got = append(got, p.m.Name)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("lists %q: plan %q, want %q", tt.final, got, tt.want)
+		}
+		for _, n := range notes {
+			if strings.Contains(n, "post_password") {
+				t.Errorf("lists %q: note %q", tt.final, n)
+			}
+		}
+	}
+}

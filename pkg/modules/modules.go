@@ -130,10 +130,18 @@ func All() []Module {
 		{"scripts_per_boot", StageFinal, Always, nil, scriptsPerBoot},
 		{"scripts_per_instance", StageFinal, PerInstance, nil, scriptsPerInstance},
 		{"scripts_user", StageFinal, PerInstance, nil, scriptsUser},
+		{"post_password", StageFinal, PerInstance, []string{"earlyinit"}, postPassword},
 		{"phone_home", StageFinal, PerInstance, []string{"phone_home"}, phoneHome},
 		{"final_message", StageFinal, Always, nil, finalMessage},
 		{"power_state", StageFinal, PerInstance, []string{"power_state"}, powerState},
 	}
+}
+
+// EarlyinitOnly tells whether cloud-init has no module of m's name
+// (post_password): an image's module lists, written for cloud-init, cannot
+// name it, so it runs in its place in All's order whenever its stage runs.
+func (m Module) EarlyinitOnly() bool {
+	return m.Name == "post_password"
 }
 
 // Lookup returns the module named name ("-" and "_" are the same, and

@@ -656,7 +656,7 @@ var cloudInitOnly = []string{
 	"ssh_key_console_blacklist", "landscape", "locale", "locale_configfile", "lxd", "mcollective",
 	"migrate", "puppet", "rh_subscription", "rsyslog", "salt_minion",
 	"random_seed", "snap", "spacewalk", "authkey_hash", "no_ssh_fingerprints", "ssh_import_id",
-	"ubuntu_advantage", "drivers", "wireguard", "yum_repo_dir", "yum_repos", "zypper", "reporting",
+	"ubuntu_advantage", "drivers", "wireguard", "reporting",
 	"datasource", "datasource_list", "def_log_file", "log_cfgs", "output", "syslog_fix_perms",
 	"vendor_data2", "manual_cache_clean", "launch-index",
 }
@@ -879,6 +879,8 @@ func newTopSchema() schema {
 		}.check,
 	}}
 	for k, c := range map[string]check{
+		// Done by pkg/modules (apt.go, packages.go, yum_repos.go,
+		// zypper.go), which check the rest.
 		"packages": listOf(oneOf(map[string]check{
 			"string": nil, "list": listOf(str, 2, 2),
 		}), 1, 0),
@@ -889,7 +891,16 @@ func newTopSchema() schema {
 		"apt_upgrade":                deprecated("apt_upgrade; use package_upgrade", boolean),
 		"apt_reboot_if_required":     deprecated("apt_reboot_if_required; use package_reboot_if_required", boolean),
 		"apt":                        anyMap,
-		"ntp":                        typed("map", "null"),
+		"yum_repos":                  anyMap,
+		"yum_repo_dir":               str,
+		"zypper":                     anyMap,
+		// earlyinit's own keys.
+		"earlyinit": obj{props: map[string]check{"inject_user_password": boolean}}.check,
+	} {
+		top.props[k] = c
+	}
+	for k, c := range map[string]check{
+		"ntp": typed("map", "null"),
 	} {
 		top.props[k] = unsupported(c)
 		notImplemented[k] = true

@@ -111,7 +111,6 @@ power_state: {mode: sleep}
 		{name: "YAML 1.1 booleans", doc: "#cloud-config\nssh_pwauth: off\ndisable_root: no\npackage_update: yes\nusers:\n  - name: a\n    lock_passwd: On\nhostname: off\ntimezone: 'no'\n", want: []string{
 			"W f:2:13: ssh_pwauth: unquoted off is the boolean false in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write false",
 			"W f:3:15: disable_root: unquoted no is the boolean false in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write false",
-			"W f:4:17: package_update: not supported by earlyinit: ignored",
 			"W f:4:17: package_update: unquoted yes is the boolean true in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write true",
 			"W f:7:18: users.0.lock_passwd: unquoted On is the boolean true in YAML 1.1 (cloud-init, earlyinit) but a string in YAML 1.2: write true",
 			"f:8:11: hostname: expected string, got boolean false (YAML 1.1 reads unquoted off as a boolean: quote it for a string)",
@@ -133,7 +132,6 @@ write_files:
 			"f:8:29: write_files.5.permissions: mode 99999 is out of range",
 		}},
 		{name: "cloud-init keys earlyinit ignores, deprecations", doc: "#cloud-config\napt: {preserve_sources_list: true}\nsnap: {commands: [a]}\nntp: {enabled: true}\nchpasswd: {list: \"a:b\"}\nuser: {name: x, lock-passwd: true}\nmanage_etc_hosts: template\nvendor_data: {enabled: \"false\"}\n", want: []string{
-			"W f:2:6: apt: not supported by earlyinit: ignored",
 			"W f:3:7: snap: not supported by earlyinit: ignored",
 			"W f:4:6: ntp: not supported by earlyinit: ignored",
 			"W f:5:18: chpasswd.list: deprecated: chpasswd.list; use chpasswd.users",
@@ -326,8 +324,10 @@ func TestTopLevelKey(t *testing.T) {
 		{"cloud_init_modules", true, true},
 		{"system_info", true, true},
 		{"growpart", true, true},
-		{"apt", false, true},
-		{"packages", false, true},
+		{"apt", true, true},
+		{"packages", true, true},
+		{"earlyinit", true, true},
+		{"ntp", false, true},
 		{"snap", false, true},
 		{"output", false, true},
 		{"no_such_key", false, false},
