@@ -92,6 +92,9 @@ type Service struct {
 	// "" when there is no lease: CloudStack and Exoscale serve metadata
 	// (and CloudStack its password server) there.
 	DHCPServer string
+	// Root is where the real root is mounted: its CA bundle verifies
+	// https seeds (httpget.Getter.CARoot).
+	Root string
 	// Base4 is http://169.254.169.254 when there was no lease and an IPv4
 	// link-local address (169.254.A.B/16) was put on the NIC for it, ""
 	// otherwise: DigitalOcean serves its metadata there without DHCP,

@@ -258,7 +258,7 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 			l.Log.Printf("metadata: temporary network on %s torn down", iface)
 		}
 	}
-	return datasource.Service{Base: base, DHCPServer: server, Base4: base4}, done, nil
+	return datasource.Service{Base: base, DHCPServer: server, Base4: base4, Root: l.Root}, done, nil
 }
 
 func remaining(ctx context.Context) time.Duration {

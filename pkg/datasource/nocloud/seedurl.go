@@ -44,7 +44,7 @@ func ReadURL(ctx context.Context, svc datasource.Service, base string) (*instanc
 	}
 	g := svc.HTTP
 	if g == nil {
-		g = &httpget.Getter{RequestTimeout: svc.Timeout, Logf: svc.Logf}
+		g = &httpget.Getter{RequestTimeout: svc.Timeout, Logf: svc.Logf, CARoot: svc.Root}
 	}
 	fsys := fstest.MapFS{}
 	for _, f := range seedFiles {

@@ -47,3 +47,25 @@ func TestReadURLHTTPS(t *testing.T) {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
 }
+
+// TestReadURLHTTPSRoot: without svc.HTTP, the seed's certificate is
+// checked against the CA bundle of svc.Root, the mounted real root.
+func TestReadURLHTTPSRoot(t *testing.T) {
+	ca := httpgettest.NewCA(t, "seed CA")
+	srv := httpgettest.Server(t, ca.Issue(t, httpgettest.Leaf{}), nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/meta-data" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("instance-id: iid-root\n"))
+	}))
+	d, err := ReadURL(context.Background(), datasource.Service{Root: httpgettest.Root(t, ca)}, srv.URL+"/")
+	if err != nil || d.InstanceID != "iid-root" {
+		t.Fatalf("ReadURL: %v, %v", d, err)
+	}
+	empty := t.TempDir()
+	_, err = ReadURL(context.Background(), datasource.Service{Root: empty}, srv.URL+"/")
+	if want := "no CA bundle in " + empty + " (looked for "; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want one containing %q", err, want)
+	}
+}
