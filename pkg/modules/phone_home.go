@@ -72,7 +72,7 @@ func phoneHome(ctx context.Context, e *Env) error {
 	u = strings.ReplaceAll(strings.ReplaceAll(u, "${INSTANCE_ID}", e.InstanceID), "$INSTANCE_ID", e.InstanceID)
 	client := e.HTTP
 	if client == nil {
-		client = &httpget.Getter{RequestTimeout: phoneHomeTimeout, Retries: -1,
+		client = &httpget.Getter{RequestTimeout: phoneHomeTimeout, Retries: -1, CARoot: e.Root.Dir(),
 			Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
 				return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 			}}
