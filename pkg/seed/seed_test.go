@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -448,5 +449,79 @@ func TestReadDir(t *testing.T) {
 	}
 	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "fifo: file type") {
 		t.Errorf("ReadDir with a FIFO: err = %v", err)
+	}
+}
+
+// randomTree is a tree of n entries in nested directories (deeper than ISO
+// 9660's 8 levels), with names that collide in 8.3, hold dots, spaces and
+// non-ASCII, and (for ISO) symlinks.
+func randomTree(r *rand.Rand, n int, links bool) []File {
+	names := []string{"aaaaaaaaa1.txt", "aaaaaaaaa2.txt", "AAAAAAAAA1.TXT", "a.b.c.d", "Ünïcödé", "with space", "x", "1234567890123456789012345678901234567890", "latest", "meta_data.json", "_", "-"}
+	var files []File
+	dirs := []string{""}
+	seen := map[string]bool{}
+	for len(files) < n {
+		parent := dirs[r.IntN(len(dirs))]
+		if r.IntN(3) != 0 { // mostly the newest directory: deep trees
+			parent = dirs[len(dirs)-1]
+		}
+		name := names[r.IntN(len(names))]
+		if r.IntN(3) == 0 {
+			name = fmt.Sprintf("%s%d", name, r.IntN(100))
+		}
+		p := strings.TrimPrefix(parent+"/"+name, "/")
+		if seen[p] || seen[strings.ToLower(p)] {
+			continue
+		}
+		seen[p], seen[strings.ToLower(p)] = true, true
+		switch k := r.IntN(10); {
+		case k < 3:
+			dirs = append(dirs, p)
+			files = append(files, File{Name: p, Mode: fs.ModeDir | 0o755})
+		case k < 4 && links:
+			files = append(files, File{Name: p, Mode: symlink, Link: "../" + name})
+		default:
+			data := make([]byte, r.IntN(5000))
+			for i := range data {
+				data[i] = byte(r.IntN(256))
+			}
+			files = append(files, File{Name: p, Data: data, Mode: fs.FileMode(0o644 | r.IntN(2)*0o111)})
+		}
+	}
+	return files
+}
+
+// TestRandomTrees writes trees of every shape and reads them back.
+func TestRandomTrees(t *testing.T) {
+	need(t, "osirrox", "mcopy", "fsck.vfat")
+	for i := range 4 {
+		r := rand.New(rand.NewPCG(uint64(i), 16))
+		t.Run(fmt.Sprintf("iso%d", i), func(t *testing.T) {
+			files := randomTree(r, 150, true)
+			depth := 0
+			for _, f := range files {
+				depth = max(depth, strings.Count(f.Name, "/")+1)
+			}
+			if depth <= 8 {
+				t.Fatalf("tree only %d deep", depth)
+			}
+			img := writeISO(t, "random", files)
+			dir := filepath.Join(t.TempDir(), "x")
+			writable(t, dir)
+			run(t, "osirrox", "-indev", img, "-extract", "/", dir)
+			diff(t, "Rock Ridge", readBack(t, dir), want(files, false))
+		})
+		t.Run(fmt.Sprintf("fat%d", i), func(t *testing.T) {
+			files := randomTree(r, 150, false)
+			size, err := FATSize(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img := writeFAT(t, size, "RANDOM", files)
+			run(t, "fsck.vfat", "-n", img)
+			dir := t.TempDir()
+			run(t, "mcopy", "-s", "-n", "-i", img, "::/", dir)
+			diff(t, "mtools", readBack(t, dir), want(files, true))
+		})
 	}
 }
