@@ -64,7 +64,7 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 			c.DNS.Nameservers = append(c.DNS.Nameservers, dns.Nameservers...)
 			c.DNS.Search = append(c.DNS.Search, dns.Search...)
 		case "route":
-			if get(kvs, "destination") == nil {
+			if get(kvs, "destination") == nil && get(kvs, "network") == nil {
 				return nil, yerr(it, ipath, "route without destination")
 			}
 			p.ignoreUnknown(kvs, v1RouteKeys(), ipath)

@@ -95,16 +95,16 @@ func (p *yparser) parseV2(top []ykv, path string) (*Config, error) {
 // v2DeviceKeys are the keys of a v2 device the parser reads, by section;
 // any other is recorded as ignored.
 func v2DeviceKeys(section string) []string {
-	common := []string{"macaddress", "mtu", "accept-ra", "optional", "dhcp4", "dhcp6", "dhcp4-overrides",
-		"dhcp6-overrides", "addresses", "gateway4", "gateway6", "nameservers", "routes", "routing-policy",
-		"renderer"}
+	common := []string{"mtu", "accept-ra", "optional", "dhcp4", "dhcp6", "dhcp4-overrides",
+		"dhcp6-overrides", "addresses", "gateway4", "gateway6", "nameservers", "routes", "routing-policy"}
 	switch section {
 	case "ethernets":
+		// An ethernet's macaddress (the address to set) is not kept.
 		return append(common, "match", "set-name", "wakeonlan")
 	case "bonds", "bridges":
-		return append(common, "interfaces", "parameters")
+		return append(common, "macaddress", "interfaces", "parameters")
 	case "vlans":
-		return append(common, "id", "link")
+		return append(common, "macaddress", "id", "link")
 	}
 	return common
 }
@@ -543,6 +543,7 @@ func (p *yparser) v2Gateways(kvs []ykv, path string) (gw4, gw6 netip.Addr, err e
 func (p *yparser) v2Addresses(kvs []ykv, path string, iface *Interface, gw4, gw6 netip.Addr, dns DNS) error {
 	an := get(kvs, "addresses")
 	if an == nil {
+		p.droppedGateways(path, gw4, gw6)
 		return nil
 	}
 	apath := join(path, "addresses")
@@ -566,7 +567,21 @@ func (p *yparser) v2Addresses(kvs []ykv, path string, iface *Interface, gw4, gw6
 		}
 		iface.Subnets = append(iface.Subnets, sub)
 	}
+	// As cloud-init: a gateway with no address of its family is dropped,
+	// but not without a word.
+	p.droppedGateways(path, gw4, gw6)
 	return nil
+}
+
+// droppedGateways records the gateways left without an address of their
+// family.
+func (p *yparser) droppedGateways(path string, gw4, gw6 netip.Addr) {
+	if gw4.IsValid() {
+		p.ignored = append(p.ignored, join(path, "gateway4")+" (no IPv4 address)")
+	}
+	if gw6.IsValid() {
+		p.ignored = append(p.ignored, join(path, "gateway6")+" (no IPv6 address)")
+	}
 }
 
 // v2Address reads one address: a string, or netplan's mapping form

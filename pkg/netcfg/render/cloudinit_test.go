@@ -156,6 +156,8 @@ func intentionalDifferences() []intentional {
 		// eni.py writes accept_ra only into an interface's first stanza, so
 		// a static IPv6 subnet after an IPv4 one loses it.
 		{Renderer: "eni", OursOnly: true, Key: fAcceptRA, Reason: "we write accept_ra into every inet6 stanza"},
+		// sysconfig.py writes no MAC for a VLAN; we write MACADDR.
+		{Renderer: "sysconfig", OursOnly: true, Key: fMAC, When: isVLAN, Reason: "we set a VLAN's MAC (MACADDR)"},
 		// cloud-init LP #1919045: for network_data.json bonds, upstream
 		// 22.4.2 (and Debian's 22.4.2-1+deb12u3) matches every bond member on
 		// the bond's MAC, so only one member comes up; Debian's deb12u4
@@ -168,6 +170,9 @@ func intentionalDifferences() []intentional {
 			Reason: "we match a bond member on its own MAC where cloud-init <= 22.4.2-1+deb12u3 uses the bond's (LP #1919045)"},
 	}
 }
+
+// isVLAN is true of a fact about an interface our output makes a VLAN.
+func isVLAN(f fact, ours, _ facts) bool { return ours[fact{f.Iface, fKind, "vlan"}] }
 
 // bondMACs returns the MACs that either output gives to the bond iface is
 // a member of (by our output's member facts).

@@ -307,9 +307,9 @@ func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []st
 				nmDNS(k, n.String(), n.Is6())
 			}
 		}
-		if len(gsearch) > 0 && len(gns) > 0 {
+		if len(gsearch) > 0 {
 			for _, fam := range []string{"ipv4", "ipv6"} {
-				if static[fam] && k.get(fam, "dns") != "" {
+				if static[fam] && (k.get(fam, "dns") != "" || len(gns) == 0) {
 					k.set(fam, "dns-search", strings.Join(gsearch, ";")+";")
 					break
 				}

@@ -173,6 +173,9 @@ func sysconfigIfcfg(ifc *netcfg.Interface, rel relations) kv {
 		// recognise VLANs by VLAN=yes.
 		cfg["VLAN"] = "yes"
 		cfg["PHYSDEV"] = ifc.VLAN.Link
+		if ifc.MAC != "" {
+			cfg["MACADDR"] = ifc.MAC
+		}
 	case netcfg.Bridge:
 		sysconfigBridge(ifc, cfg)
 	}
