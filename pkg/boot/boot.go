@@ -19,7 +19,6 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/settings"
-	"github.com/u-root/u-root/pkg/kmodule"
 	"golang.org/x/sys/unix"
 )
 
@@ -190,11 +189,9 @@ func (b *Boot) startColdplug() error {
 	if err != nil {
 		return fmt.Errorf("module index: %w", err)
 	}
-	p, err := kmodule.NewProber(kmodule.ProbeOpts{KVer: rel})
-	if err != nil {
-		return fmt.Errorf("module dependencies: %w", err)
-	}
-	b.cold = kmod.NewColdplug(ix, p, "/sys", b.Log.Debugf)
+	// The index has modules.dep and modules.builtin: independent modules
+	// load at once, one per CPU, and a built-in or loaded one is skipped.
+	b.cold = kmod.NewColdplug(ix, kmod.SysLoader{Dir: "/" + dir, Sysfs: "/sys"}, "/sys", b.Log.Debugf)
 	return nil
 }
 

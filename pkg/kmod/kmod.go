@@ -1,7 +1,9 @@
 // Package kmod loads kernel modules the way udev's coldplug does, without
 // udev: it reads every modalias under /sys/devices, matches it against
-// modules.alias, and loads the matches with their dependencies (modules.dep,
-// through u-root's kmodule) and soft dependencies (modules.softdep).
+// modules.alias, and loads the matches with their dependencies (modules.dep)
+// and soft dependencies (modules.softdep), independent modules at once, up
+// to one per CPU. A module built in (modules.builtin) or already loaded
+// (/sys/module/NAME) costs a map look-up or one stat.
 package kmod
 
 import (
@@ -36,6 +38,14 @@ type Index struct {
 	// ("nls_iso8859_1" -> "nls_iso8859-1"): the kernel treats - and _
 	// alike, u-root's kmodule looks files up by name.
 	files map[string]string
+	// paths maps a normalised module name to its file as modules.dep
+	// names it, relative to the module directory
+	// ("kernel/fs/fat/vfat.ko.xz"); deps to the normalised names of the
+	// modules it needs, as modules.dep lists them.
+	paths map[string]string
+	deps  map[string][]string
+	// builtin holds the normalised names of modules.builtin.
+	builtin map[string]bool
 }
 
 // ParseAliases reads modules.alias. Module names are normalised with "_".
@@ -95,7 +105,8 @@ func ParseSoftdeps(r io.Reader) (map[string]Softdep, error) {
 
 // NewIndex builds an index from parsed aliases and softdeps.
 func NewIndex(aliases []Alias, softdeps map[string]Softdep) *Index {
-	ix := &Index{exact: map[string][]string{}, softdeps: softdeps, files: map[string]string{}}
+	ix := &Index{exact: map[string][]string{}, softdeps: softdeps, files: map[string]string{},
+		paths: map[string]string{}, deps: map[string][]string{}, builtin: map[string]bool{}}
 	for _, a := range aliases {
 		if strings.ContainsAny(a.Pattern, "*?[") {
 			ix.aliases = append(ix.aliases, a)
@@ -109,9 +120,9 @@ func NewIndex(aliases []Alias, softdeps map[string]Softdep) *Index {
 	return ix
 }
 
-// ReadIndex reads modules.alias, modules.softdep (optional) and the module
-// names of modules.dep (optional) from a module directory such as
-// /lib/modules/6.1.0-56-amd64.
+// ReadIndex reads modules.alias, modules.softdep (optional), modules.dep
+// (optional: the module files and their dependencies) and modules.builtin
+// (optional) from a module directory such as /lib/modules/6.1.0-56-amd64.
 func ReadIndex(fsys fs.FS, dir string) (*Index, error) {
 	af, err := fsys.Open(path.Join(dir, "modules.alias"))
 	if err != nil {
@@ -132,24 +143,67 @@ func ReadIndex(fsys fs.FS, dir string) (*Index, error) {
 	ix := NewIndex(aliases, softdeps)
 	if df, err := fsys.Open(path.Join(dir, "modules.dep")); err == nil {
 		defer df.Close()
-		s := bufio.NewScanner(df)
-		s.Buffer(make([]byte, 64*1024), 1024*1024)
-		for s.Scan() {
-			mod, _, ok := strings.Cut(s.Text(), ":")
-			if !ok {
-				continue
-			}
-			base := path.Base(mod)
-			if i := strings.Index(base, ".ko"); i >= 0 {
-				base = base[:i]
-			}
-			ix.files[Normalize(base)] = base
+		if err := ix.ReadDeps(df); err != nil {
+			return nil, err
 		}
-		if err := s.Err(); err != nil {
-			return nil, fmt.Errorf("modules.dep: %w", err)
+	}
+	if bf, err := fsys.Open(path.Join(dir, "modules.builtin")); err == nil {
+		defer bf.Close()
+		if err := ix.ReadBuiltin(bf); err != nil {
+			return nil, err
 		}
 	}
 	return ix, nil
+}
+
+// ReadDeps reads modules.dep ("kernel/fs/fat/vfat.ko: kernel/fs/fat/fat.ko")
+// into ix: each module's file and the modules it needs.
+func (ix *Index) ReadDeps(r io.Reader) error {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 64*1024), 1024*1024)
+	for n := 1; s.Scan(); n++ {
+		mod, deps, ok := strings.Cut(s.Text(), ":")
+		mod = strings.TrimSpace(mod)
+		if !ok || mod == "" {
+			continue
+		}
+		base := fileBase(mod)
+		name := Normalize(base)
+		ix.files[name] = base
+		ix.paths[name] = mod
+		var names []string
+		for _, d := range strings.Fields(deps) {
+			names = append(names, Normalize(fileBase(d)))
+		}
+		ix.deps[name] = names
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("modules.dep: %w", err)
+	}
+	return nil
+}
+
+// ReadBuiltin reads modules.builtin ("kernel/fs/ext4/ext4.ko") into ix.
+func (ix *Index) ReadBuiltin(r io.Reader) error {
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		if l := strings.TrimSpace(s.Text()); l != "" {
+			ix.builtin[Normalize(fileBase(l))] = true
+		}
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("modules.builtin: %w", err)
+	}
+	return nil
+}
+
+// fileBase is a module file's name without directory and ".ko*" suffix.
+func fileBase(p string) string {
+	base := path.Base(p)
+	if i := strings.Index(base, ".ko"); i >= 0 {
+		base = base[:i]
+	}
+	return base
 }
 
 // FileName returns the name of module's file (without .ko), which may mix
