@@ -124,6 +124,15 @@ func sortedMapKeys(m map[string]string) []string {
 	return ks
 }
 
+// checkScope checks a route scope: "", global, link or host.
+func checkScope(s string) error {
+	switch s {
+	case "", "global", "link", "host":
+		return nil
+	}
+	return fmt.Errorf("%q is not global, link or host", s)
+}
+
 func checkSearch(what string, search []string) []error {
 	var errs []error
 	for i, s := range search {
@@ -283,10 +292,20 @@ func (c *Config) CheckValues() error {
 			for _, err := range checkSearch(fmt.Sprintf("subnets[%d].dns.search", j), s.DNS.Search) {
 				bad(err)
 			}
+			for k, r := range s.Routes {
+				if err := checkScope(r.Scope); err != nil {
+					bad(fmt.Errorf("subnets[%d].routes[%d].scope: %w", j, k, err))
+				}
+			}
 		}
 	}
 	for _, err := range checkSearch("dns.search", c.DNS.Search) {
 		errs = append(errs, err)
+	}
+	for k, r := range c.Routes {
+		if err := checkScope(r.Scope); err != nil {
+			errs = append(errs, fmt.Errorf("routes[%d].scope: %w", k, err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -44,6 +44,23 @@ const (
 
 type facts map[fact]bool
 
+// strList is a YAML list of strings, or one whitespace-separated string
+// (netplan passthrough keeps what the user wrote).
+type strList []string
+
+func (l *strList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*l = strings.Fields(n.Value)
+		return nil
+	}
+	var v []string
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
+
 func (fs facts) add(iface, key, value string) { fs[fact{iface, key, value}] = true }
 
 func (fs facts) sorted() []fact {
@@ -281,8 +298,8 @@ func netplanFacts(files map[string]string) (facts, error) {
 				DHCP6       bool  `yaml:"dhcp6"`
 				AcceptRA    *bool `yaml:"accept-ra"`
 				Nameservers struct {
-					Addresses []string `yaml:"addresses"`
-					Search    []string `yaml:"search"`
+					Addresses strList `yaml:"addresses"`
+					Search    strList `yaml:"search"`
 				} `yaml:"nameservers"`
 				Routes []struct {
 					To     string `yaml:"to"`
@@ -828,7 +845,7 @@ func nmFacts(files map[string]string) (facts, error) {
 					}
 					fs.add(name, fAddr, a)
 				}
-				if (s.Name == "ipv4" || s.Name == "ipv6") && strings.HasPrefix(k, "route") && !strings.Contains(k, "-") {
+				if (s.Name == "ipv4" || s.Name == "ipv6") && strings.HasPrefix(k, "route") && !strings.Contains(k, "-") && !strings.HasSuffix(k, "_options") {
 					parts := strings.Split(v, ",")
 					for len(parts) < 3 {
 						parts = append(parts, "")

@@ -93,6 +93,10 @@ var iniKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // quoted string whose only escapes are \\ \" \$ \`.
 var shellAssign = regexp.MustCompile("^[A-Z][A-Z0-9_]*=([A-Za-z0-9_.,:/@%+=-]*|\"([^\"\\\\$`]|\\\\[\\\\\"$`])*\")$")
 
+// ipArgs is a line of ip-route(8) or ip-rule(8) arguments: words of
+// address, name and number characters only.
+var ipArgs = regexp.MustCompile(`^[a-z0-9.:/]+( [A-Za-z0-9._:/@+-]+)*$`)
+
 // checkRendered parses every file back in its own syntax.
 func checkRendered(t *testing.T, rn string, c *netcfg.Config, files []File) {
 	t.Helper()
@@ -145,6 +149,19 @@ func checkRendered(t *testing.T, rn string, c *netcfg.Config, files []File) {
 					bad(l)
 				}
 			}
+		case strings.HasPrefix(f.Path, SysconfigDir+"/route-"):
+			// ADDRESS<n>= assignments, or ip-route(8) argument lines.
+			for _, l := range lines(s) {
+				if !strings.HasPrefix(l, "#") && !shellAssign.MatchString(l) && !ipArgs.MatchString(l) {
+					bad(l)
+				}
+			}
+		case strings.HasPrefix(f.Path, SysconfigDir+"/rule-"), strings.HasPrefix(f.Path, SysconfigDir+"/rule6-"):
+			for _, l := range lines(s) {
+				if !strings.HasPrefix(l, "#") && !ipArgs.MatchString(l) {
+					bad(l)
+				}
+			}
 		case strings.HasPrefix(f.Path, SysconfigDir+"/"), f.Path == "/etc/sysconfig/network":
 			for _, l := range lines(s) {
 				if !strings.HasPrefix(l, "#") && !shellAssign.MatchString(l) {
@@ -163,7 +180,7 @@ func checkRendered(t *testing.T, rn string, c *netcfg.Config, files []File) {
 			for _, i := range back.Interfaces {
 				got = append(got, i.Name)
 			}
-			for _, i := range c.Interfaces {
+			for _, i := range expandGlobs(c).Interfaces {
 				want = append(want, i.Name)
 			}
 			sort.Strings(got)
