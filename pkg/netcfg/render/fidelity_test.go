@@ -221,8 +221,9 @@ ethernets:
 			"netplan":         {"|            routing-policy:\n                - from: 10.0.0.0/24\n                  priority: 5\n                  table: 100\n"},
 			"eni":             {"|    post-up ip rule add from 10.0.0.0/24 table 100 priority 5 || true", "|    post-up ip -6 rule add to 2001:db8::/32 fwmark 3 table 200 || true"},
 			"sysconfig":       {"rule-eth0|from 10.0.0.0/24 table 100 priority 5\n", "rule6-eth0|to 2001:db8::/32 fwmark 3 table 200\n"},
-			"network-manager": {"|routing-rule1=from 10.0.0.0/24 table 100 priority 5", "|routing-rule1=to 2001:db8::/32 fwmark 3 table 200"},
-		}},
+			"network-manager": {"|routing-rule1=priority 5 from 10.0.0.0/24 table 100\n"},
+		}, absent: map[string][]string{"network-manager": {"|2001:db8::/32"}},
+			warn: map[string][]string{"network-manager": {"routing-policy (eth0: NetworkManager needs a rule's priority)"}}},
 
 		{name: "v2 route table, scope and mtu", kind: "yaml", in: `version: 2
 ethernets:

@@ -56,6 +56,11 @@ func Lost(name string, c *netcfg.Config) []string {
 		if ifc.AcceptRA != nil && name == "eni" && !hasIPv6Stanza(ifc) {
 			add("accept-ra", n+": no IPv6 subnet to carry it")
 		}
+		for _, r := range ifc.RoutingPolicy {
+			if r.Priority == 0 && name == "network-manager" {
+				add("routing-policy", n+": NetworkManager needs a rule's priority")
+			}
+		}
 		if ifc.Bond != nil {
 			for _, k := range unknownBondParams(ifc.Bond) {
 				add("bond parameter "+k, n)

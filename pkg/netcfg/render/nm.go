@@ -284,11 +284,16 @@ func nmIP(c *netcfg.Config, ifc *netcfg.Interface, k *keyfile, gns, gsearch []st
 		nmRoute(k, r)
 	}
 	for _, r := range ifc.RoutingPolicy {
+		if r.Priority == 0 {
+			continue // NM requires one; Lost names the rule
+		}
 		fam := "ipv4"
 		if r.From.Addr().Is6() || r.To.Addr().Is6() {
 			fam = "ipv6"
 		}
-		k.addNumbered(fam, "routing-rule", ruleSpec(r))
+		p := r
+		p.Priority = 0
+		k.addNumbered(fam, "routing-rule", fmt.Sprintf("priority %d %s", r.Priority, ruleSpec(p)))
 	}
 	if nmIfaceDNS(k, ifc, method) {
 		ownDNS = true
