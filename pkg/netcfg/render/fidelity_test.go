@@ -188,6 +188,20 @@ ethernets:
 				"netplan": {"|set-name"},
 			}},
 
+		{name: "v2 match.name glob as bond members", kind: "yaml", in: `version: 2
+ethernets:
+  ports: {match: {name: "en*"}}
+bonds:
+  bond0: {interfaces: [ports], dhcp4: true, parameters: {mode: active-backup}}
+`, macs: macs("ens3", "52:54:00:00:00:03", "ens4", "52:54:00:00:00:04"),
+			want: map[string][]string{
+				"networkd":        {"ports.network|Name=en*", "ports.network|Bond=bond0"},
+				"netplan":         {"|            interfaces:\n                - ports\n"},
+				"eni":             {"|iface ens3 inet manual\n    bond-master bond0", "|iface ens4 inet manual\n    bond-master bond0"},
+				"sysconfig":       {"ifcfg-ens3|MASTER=bond0", "ifcfg-ens4|MASTER=bond0", "ifcfg-bond0|BONDING_SLAVE0=ens3", "ifcfg-bond0|BONDING_SLAVE1=ens4"},
+				"network-manager": {"ens3.nmconnection|slave-type=bond", "ens4.nmconnection|slave-type=bond"},
+			}},
+
 		{name: "v2 match.name glob with no live NIC", kind: "yaml", in: `version: 2
 ethernets:
   lan: {match: {name: "en*"}, dhcp4: true}
