@@ -21,10 +21,10 @@ func TestSchemaImage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("etc/cloud/cloud.cfg", "users: [default]\napt: {preserve_sources_list: true}\ncloud_config_modules: [snap, runcmd]\nsystem_info: {default_user: {name: rocky}}\n")
+	write("etc/cloud/cloud.cfg", "users: [default]\napt: {preserve_sources_list: true}\nlandscape: {client: {}}\ncloud_config_modules: [snap, runcmd]\nsystem_info: {default_user: {name: rocky}}\n")
 	code, out := capture(t, "schema", "--image", "--root", root)
 	want := []string{
-		"warning: /etc/cloud/cloud.cfg: apt: not supported by earlyinit: ignored",
+		"warning: /etc/cloud/cloud.cfg: landscape: not supported by earlyinit: ignored",
 		"warning: module snap (cloud_config_modules in /etc/cloud/cloud.cfg): not supported by earlyinit",
 		"Valid image configuration: 1 file(s), default user rocky",
 	}

@@ -231,6 +231,7 @@ ssh_genkeytypes: [ed25519]
 manage_etc_hosts: true
 preserve_hostname: true
 apt: {preserve_sources_list: true}
+snap: {commands: [a]}
 _log: [x]
 `,
 		"/etc/cloud/cloud.cfg.d/05_logging.cfg": "log_cfgs: []\noutput: {all: '| tee -a /var/log/cloud-init-output.log'}\n",
@@ -272,7 +273,7 @@ _log: [x]
 	}
 	log := f.read(LogFile)
 	for _, line := range []string{
-		"WARNING: /etc/cloud/cloud.cfg: apt: not supported by earlyinit: ignored",
+		"WARNING: /etc/cloud/cloud.cfg: snap: not supported by earlyinit: ignored",
 		"WARNING: /etc/cloud/cloud.cfg.d/05_logging.cfg: output: not supported by earlyinit: ignored",
 		"image configuration: 2 file(s): [/etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/05_logging.cfg]",
 	} {
@@ -280,7 +281,7 @@ _log: [x]
 			t.Errorf("log lacks %q:\n%s", line, log)
 		}
 	}
-	for _, quiet := range []string{": _log:", ": log_cfgs:", "ssh_pwauth: not", "users: not"} {
+	for _, quiet := range []string{": _log:", ": log_cfgs:", "ssh_pwauth: not", "users: not", "apt: not"} {
 		if strings.Contains(log, quiet) {
 			t.Errorf("log mentions %q:\n%s", quiet, log)
 		}

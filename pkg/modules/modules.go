@@ -105,16 +105,23 @@ func (m Module) Active(cfg map[string]any) bool {
 // stage, except runcmd; cloud_final_modules for the final stage).
 func All() []Module {
 	return []Module{
+		{"seed_random", StageBoot, PerInstance, []string{"random_seed"}, seedRandom},
 		{"bootcmd", StageBoot, Always, []string{"bootcmd"}, bootcmd},
 		{"write_files", StageBoot, PerInstance, []string{"write_files"}, writeFiles},
+		{"disk_setup", StageBoot, PerInstance, []string{"disk_setup", "fs_setup"}, diskSetup},
 		{"mounts", StageBoot, PerInstance, []string{"mounts", "mount_default_fields"}, mounts},
 		{"set_hostname", StageBoot, PerInstance, nil, setHostname},
 		{"update_hostname", StageBoot, Always, nil, updateHostname},
 		{"update_etc_hosts", StageBoot, Always, []string{"manage_etc_hosts"}, updateEtcHosts},
+		{"ca_certs", StageBoot, PerInstance, []string{"ca_certs", "ca-certs"}, caCerts},
+		{"rsyslog", StageBoot, PerInstance, []string{"rsyslog"}, rsyslog},
 		{"users_groups", StageBoot, PerInstance, nil, usersGroups},
 		{"ssh", StageBoot, PerInstance, nil, ssh},
+		{"keyboard", StageBoot, PerInstance, []string{"keyboard"}, keyboard},
+		{"locale", StageBoot, PerInstance, []string{"locale"}, locale},
 		{"set_passwords", StageBoot, PerInstance, nil, setPasswords},
 		{"resolv_conf", StageBoot, PerInstance, []string{"manage_resolv_conf"}, resolvConf},
+		{"ntp", StageBoot, PerInstance, []string{"ntp"}, ntp},
 		{"timezone", StageBoot, PerInstance, []string{"timezone"}, timezone},
 
 		// Repositories and packages need the network: the final stage,

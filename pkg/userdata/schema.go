@@ -650,12 +650,12 @@ func mergeHow(v *validator, n *yaml.Node, path string) {
 // base configuration) that earlyinit does not act on.
 var cloudInitOnly = []string{
 	"autoinstall", "ansible",
-	"apk_repos", "apt_pipelining", "byobu_by_default", "ca-certs", "ca_certs", "chef",
-	"disable_ec2_metadata", "device_aliases", "disk_setup", "fs_setup", "fan",
-	"grub-dpkg", "grub_dpkg", "updates", "keyboard", "ssh", "ssh_fp_console_blacklist",
-	"ssh_key_console_blacklist", "landscape", "locale", "locale_configfile", "lxd", "mcollective",
-	"migrate", "puppet", "rh_subscription", "rsyslog", "salt_minion",
-	"random_seed", "snap", "spacewalk", "authkey_hash", "no_ssh_fingerprints", "ssh_import_id",
+	"apk_repos", "apt_pipelining", "byobu_by_default", "chef",
+	"disable_ec2_metadata", "fan",
+	"grub-dpkg", "grub_dpkg", "updates", "ssh", "ssh_fp_console_blacklist",
+	"ssh_key_console_blacklist", "landscape", "lxd", "mcollective",
+	"migrate", "puppet", "rh_subscription", "salt_minion",
+	"snap", "spacewalk", "authkey_hash", "no_ssh_fingerprints", "ssh_import_id",
 	"ubuntu_advantage", "drivers", "wireguard", "reporting",
 	"datasource", "datasource_list", "def_log_file", "log_cfgs", "output", "syslog_fix_perms",
 	"vendor_data2", "manual_cache_clean", "launch-index",
@@ -894,16 +894,26 @@ func newTopSchema() schema {
 		"yum_repos":                  anyMap,
 		"yum_repo_dir":               str,
 		"zypper":                     anyMap,
+		// ntp.go, ca_certs.go, locale.go, keyboard.go, rsyslog.go,
+		// random_seed.go, disk_setup.go.
+		"ntp":               typed("map", "null"),
+		"ca_certs":          anyMap,
+		"ca-certs":          deprecated("ca-certs; use ca_certs", anyMap),
+		"locale":            str,
+		"locale_configfile": str,
+		"keyboard":          anyMap,
+		"rsyslog":           typed("map", "list"),
+		"random_seed": obj{props: map[string]check{
+			"file": str, "data": str, "command_required": boolean, "command": strOrStrList(0),
+			"encoding": enum("raw", "b64", "base64", "gz", "gzip", "b64-gz", "gz+b64", "gzip+base64", "gz+base64", "gzip+b64"),
+		}}.check,
+		"disk_setup":     anyMap,
+		"fs_setup":       listOf(anyMap, 0, 0),
+		"device_aliases": anyMap,
 		// earlyinit's own keys.
 		"earlyinit": obj{props: map[string]check{"inject_user_password": boolean}}.check,
 	} {
 		top.props[k] = c
-	}
-	for k, c := range map[string]check{
-		"ntp": typed("map", "null"),
-	} {
-		top.props[k] = unsupported(c)
-		notImplemented[k] = true
 	}
 	for _, k := range cloudInitOnly {
 		if _, ok := top.props[k]; !ok {
