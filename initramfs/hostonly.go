@@ -24,7 +24,7 @@ type HostOnly struct {
 }
 
 // alwaysKept are kept by a host-only build whatever is loaded.
-var alwaysKept = []string{"isofs", "vfat", "nls_cp437", "nls_ascii", "nls_iso8859-1", "nls_utf8"}
+var alwaysKept = []string{"isofs", "udf", "vfat", "nls_cp437", "nls_ascii", "nls_iso8859-1", "nls_utf8"}
 
 // ReadLoaded reads module names from /proc/modules' format (name first on
 // each line).

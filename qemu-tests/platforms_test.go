@@ -494,9 +494,25 @@ func isoOf(t *testing.T, dir, label string) vm.Disk {
 	return vm.Disk{Path: iso, If: "ide-cd"}
 }
 
+// udfOf is Azure's provisioning media: ovf-env.xml on a UDF disc (a
+// UDF/ISO 9660 bridge, which blkid and earlyinit call udf), with a label
+// no config-drive source knows.
+func udfOf(t *testing.T, ovf string) vm.Disk {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ovf-env.xml"), []byte(ovf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "ovf.iso")
+	if out, err := exec.Command("genisoimage", "-quiet", "-udf", "-V", "rd_rdfe_stable.cloudapp.net", "-o", img, dir).CombinedOutput(); err != nil {
+		t.Fatalf("genisoimage (make deps installs it): %v\n%s", err, out)
+	}
+	return vm.Disk{Path: img, If: "ide-cd"}
+}
+
 func platformCases() []platformCase {
 	awsDMI := "type=1,manufacturer=Amazon EC2,product=t3.micro,uuid=ec2e1916-9099-7caf-fd21-012345abcdef,serial=ec2e1916-9099-7caf-fd21-012345abcdef"
-	wire := &wireServer{}
+	wire, wireOVF := &wireServer{}, &wireServer{}
 	csPW := &passwordServer{password: "SekritSquirrel\n"}
 	exoPW := &passwordServer{password: "p@ssw0rd"}
 	return []platformCase{
@@ -600,6 +616,36 @@ func platformCases() []platformCase {
 					"<ContainerId>b4c2a3e5-7f21-4c3b-a8d4-2f6e1d0c9b87</ContainerId>",
 					"<InstanceId>a7f3c1d2-86b4-4e0f-9c2a-5d1b3e7f9a60.vm-azure-1</InstanceId>", "<State>Ready</State>")
 				mustContain(t, "vendor-data.txt", catRoot(t, root, "/var/lib/earlyinit/instances/ff702a6b-cb6a-4fcd-ad68-b4ce38227642/vendor-data.txt"), "username1")
+			},
+		},
+		{
+			// The provisioning media: ovf-env.xml's CustomData is the
+			// user-data; IMDS's names and keys still win; the password
+			// in it is never shown.
+			name: "azure-ovf", source: "azure",
+			smbios: []string{"type=1,manufacturer=Microsoft Corporation,product=Virtual Machine",
+				"type=3,manufacturer=Microsoft Corporation,asset=7783-7084-3265-9085-8269-3286-77"},
+			serve: func(t *testing.T) map[string]http.Handler {
+				wireOVF.goalState = fixture(t, "azure", "goalstate.xml")
+				return map[string]http.Handler{
+					vm.MetadataIP + ":80": azureIMDS(fixture(t, "azure", "imds.json")),
+					"168.63.129.16:80":    wireOVF,
+				}
+			},
+			drive: func(t *testing.T) vm.Disk { return udfOf(t, fixture(t, "azure", "ovf-env-full.xml")) },
+			macs:  []string{"00:0d:3a:04:75:98"},
+			iid:   "ff702a6b-cb6a-4fcd-ad68-b4ce38227642", host: "hostname1", keys: []string{"ssh-rsa key1"},
+			network:  [][]string{{"MACAddress=00:0d:3a:04:75:98", "Driver=hv_netvsc", "DHCP=ipv4"}},
+			netNote:  "yaml config with 1 interfaces",
+			userData: str("#cloud-config\nruncmd: [touch /run/azure]\n"),
+			console:  []string{"datasource azure: provisioning media sr0 udf", "datasource azure: reported ready to the platform"},
+			check: func(t *testing.T, root, console string) {
+				if strings.Contains(console, "test-password") {
+					t.Errorf("ovf-env.xml's password reached the console")
+				}
+				if len(wireOVF.Reports()) != 1 {
+					t.Errorf("%d health reports reached the wire server, want 1", len(wireOVF.Reports()))
+				}
 			},
 		},
 		{

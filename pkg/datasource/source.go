@@ -44,6 +44,15 @@ type Source struct {
 	// while the temporary network is still up, within earlyinit.timeout;
 	// a failure is logged, the instance kept.
 	Ready func(ctx context.Context, svc Service, d *instance.Data) error
+	// ProvisioningDrive, if set, recognises by filesystem type and label
+	// the drive that comes with the source's metadata service (Azure's
+	// provisioning media: udf or iso9660, no fixed label). When the
+	// metadata service is asked, discovery first reads the first such
+	// drive holding ProvisioningFile and hands it over in Service.Drive.
+	ProvisioningDrive func(fstype, label string) bool
+	// ProvisioningFile is the file that makes a drive the provisioning
+	// drive ("ovf-env.xml").
+	ProvisioningFile string
 	// MetadataBase is the source's own service address when it is not
 	// the link-local one ("http://100.100.100.200" for Alibaba Cloud);
 	// Service.Base is then this (earlyinit.metadata_url still wins).
@@ -92,6 +101,10 @@ type Service struct {
 	// "" when there is no lease: CloudStack and Exoscale serve metadata
 	// (and CloudStack its password server) there.
 	DHCPServer string
+	// Drive is the source's provisioning drive (Source.ProvisioningDrive),
+	// mounted read-only and read through a DriveFS; nil when there is
+	// none.
+	Drive fs.FS
 	// Root is where the real root is mounted: its CA bundle verifies
 	// https seeds (httpget.Getter.CARoot).
 	Root string

@@ -246,6 +246,14 @@ type finder struct {
 	netCancel, netDone func()
 	svc                datasource.Service
 	netErr             error
+
+	// The block devices, listed once (listDrives) the first time a
+	// source needs them; order and explicit are what that listing polls
+	// for.
+	devs     []blockdev.Device
+	listed   bool
+	order    []datasource.Source
+	explicit bool
 }
 
 // Find tries the datasources in order and returns the first that reads
@@ -526,8 +534,8 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 	if len(metadata) > 0 {
 		f.raise()
 	}
-	var devs []blockdev.Device
-	listed, triedMetadata := false, false
+	f.order, f.explicit = order, explicit
+	triedMetadata := false
 	for _, src := range order {
 		if h, ok := f.imageSeeds[src.Name]; ok {
 			if d := f.seed(src, h); d != nil {
@@ -538,11 +546,7 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 			return d, nil
 		}
 		if len(src.Labels) > 0 {
-			if !listed {
-				devs = f.listDrives(order, explicit)
-				listed = true
-			}
-			if d := f.drives(src, devs); d != nil {
+			if d := f.drives(src, f.drivesListed()); d != nil {
 				return d, nil
 			}
 		}
@@ -559,7 +563,7 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 		}
 	}
 	var seen []string
-	for _, d := range devs {
+	for _, d := range f.devs {
 		seen = append(seen, d.String())
 	}
 	msg := fmt.Sprintf("no datasource found (tried %s; block devices: %s)", strings.Join(names(order), ", "), strings.Join(seen, "; "))
@@ -619,6 +623,41 @@ func (f *finder) drives(src datasource.Source, devs []blockdev.Device) *instance
 	return nil
 }
 
+// drivesListed is the block devices, listed the first time it is called.
+func (f *finder) drivesListed() []blockdev.Device {
+	if !f.listed {
+		f.devs = f.listDrives(f.order, f.explicit)
+		f.listed = true
+	}
+	return f.devs
+}
+
+// provisioningDrive reads the first of src's provisioning drives that
+// holds its ProvisioningFile, and returns it (still mounted until the
+// handoff), or nil when there is none.
+func (f *finder) provisioningDrive(src datasource.Source) fs.FS {
+	for _, dev := range f.drivesListed() {
+		if !src.ProvisioningDrive(dev.FS.Type, dev.FS.Label) {
+			continue
+		}
+		var drive fs.FS
+		_, err := f.sys.ReadDrive(dev, func(fsys fs.FS) (*instance.Data, error) {
+			if _, err := fs.Stat(fsys, src.ProvisioningFile); err != nil {
+				return nil, err
+			}
+			drive = fsys
+			return &instance.Data{}, nil
+		})
+		if err != nil {
+			f.log.Printf("datasource %s: %s: no %s (%v)", src.Name, dev, src.ProvisioningFile, err)
+			continue
+		}
+		f.log.Printf("datasource %s: provisioning media %s", src.Name, dev)
+		return drive
+	}
+	return nil
+}
+
 // listDrives lists block devices, polling a while for a drive of one of
 // the sources in order: up to DriveGrace, or earlyinit.timeout when
 // earlyinit.ds= named the sources explicitly.
@@ -629,7 +668,7 @@ func (f *finder) listDrives(order []datasource.Source, explicit bool) []blockdev
 	}
 	devs := f.sys.Drives(wait, func(d blockdev.Device) bool {
 		for _, src := range order {
-			if src.Drive(d.FS.Type, d.FS.Label) {
+			if src.Drive(d.FS.Type, d.FS.Label) || (src.Metadata != nil && src.ProvisioningDrive != nil && src.ProvisioningDrive(d.FS.Type, d.FS.Label)) {
 				return true
 			}
 		}
@@ -710,6 +749,9 @@ func (f *finder) askMetadata(ctx context.Context, svc datasource.Service, src da
 		defer cancel()
 	}
 	svc.Timeout = set.Timeout
+	if src.ProvisioningDrive != nil {
+		svc.Drive = f.provisioningDrive(src)
+	}
 	var errs []error
 	for _, base := range bases {
 		s := svc

@@ -659,3 +659,80 @@ func TestImageOrderClass(t *testing.T) {
 		t.Errorf("ImageOrder([Ec2]) = %q, %q", got, warns)
 	}
 }
+
+// TestProvisioningDrive: a source with provisioning media (Azure's
+// ovf-env.xml disc, any label) gets the first drive that holds the file in
+// Service.Drive when its metadata service is asked; a drive of the right
+// type without the file is passed over; with none, Drive is nil. A
+// source whose metadata is not asked never has its media read.
+func TestProvisioningDrive(t *testing.T) {
+	old := Sources
+	defer func() { Sources = old }()
+	var got []string
+	Sources = []datasource.Source{{Name: "prov", Class: "Prov",
+		Platform:          func(i dmi.Info) bool { return i.SysVendor == "Prov" },
+		ProvisioningDrive: func(fstype, _ string) bool { return fstype == "udf" || fstype == "iso9660" },
+		ProvisioningFile:  "ovf-env.xml",
+		Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+			if svc.Drive == nil {
+				got = append(got, "no drive")
+				return &instance.Data{InstanceID: "i-none"}, nil
+			}
+			b, err := fs.ReadFile(svc.Drive, "ovf-env.xml")
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, string(b))
+			return &instance.Data{InstanceID: "i-drive"}, nil
+		}}}
+	media := func() *fakeSys {
+		return &fakeSys{dmi: dmi.Info{SysVendor: "Prov"},
+			devs: []blockdev.Device{drive("/dev/vda", "ext4", "root"), drive("/dev/sr0", "iso9660", "other"), drive("/dev/sr1", "udf", "rd_rdfe_stable")},
+			files: map[string]fs.FS{
+				"/dev/sr0": fstest.MapFS{"readme": {Data: []byte("x")}},
+				"/dev/sr1": fstest.MapFS{"ovf-env.xml": {Data: []byte("<ovf/>")}},
+			}}
+	}
+	for _, tt := range []struct {
+		name   string
+		sys    *fakeSys
+		wantID string
+		want   []string
+		calls  []string
+		logged string
+	}{
+		{"media", media(), "i-drive", []string{"<ovf/>"},
+			[]string{"raise", "network", "drives", "read /dev/sr0", "read /dev/sr1", "network down", "lower"},
+			"datasource prov: provisioning media sr1"},
+		{"no media", &fakeSys{dmi: dmi.Info{SysVendor: "Prov"}, devs: []blockdev.Device{drive("/dev/vda", "ext4", "root")}}, "i-none", []string{"no drive"},
+			[]string{"raise", "network", "drives", "network down", "lower"}, ""},
+		{"not the platform", func() *fakeSys { s := media(); s.dmi = dmi.Info{SysVendor: "Other"}; return s }(), "", nil,
+			[]string{}, ""},
+	} {
+		got = nil
+		var log testLog
+		d, _ := Find(tt.sys, cmdline(t, ""), &log)
+		if (tt.wantID == "") != (d == nil || d.InstanceID == "iid-datasource-none") || (d != nil && tt.wantID != "" && d.InstanceID != tt.wantID) {
+			t.Errorf("%s: found %+v, want %q", tt.name, d, tt.wantID)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: metadata saw %q, want %q", tt.name, got, tt.want)
+		}
+		var calls []string
+		for _, c := range tt.sys.calls {
+			if strings.HasPrefix(c, "seed ") {
+				continue
+			}
+			calls = append(calls, c)
+		}
+		if len(tt.calls) > 0 && !reflect.DeepEqual(calls, tt.calls) {
+			t.Errorf("%s: calls %q, want %q", tt.name, calls, tt.calls)
+		}
+		if len(tt.calls) == 0 && slices.Contains(calls, "read /dev/sr1") {
+			t.Errorf("%s: the media was read on another platform: %q", tt.name, calls)
+		}
+		if tt.logged != "" && !strings.Contains(log.String(), tt.logged) {
+			t.Errorf("%s: log has no %q:\n%s", tt.name, tt.logged, log.String())
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
@@ -364,5 +365,25 @@ func TestReady(t *testing.T) {
 func TestSource(t *testing.T) {
 	if Source.Name != "azure" || Source.Class != "Azure" || Source.Metadata == nil || Source.ReadFS != nil {
 		t.Errorf("Source = %+v", Source)
+	}
+}
+
+// TestSourceDrive: the Source reads ovf-env.xml from the provisioning
+// drive discovery hands over (its CustomData is the user-data), and a
+// drive whose ovf-env.xml is broken rejects the source, naming the file.
+func TestSourceDrive(t *testing.T) {
+	if !Source.ProvisioningDrive("udf", "") || !Source.ProvisioningDrive("iso9660", "anything") || Source.ProvisioningDrive("vfat", "cidata") || Source.ProvisioningFile != OVFFile {
+		t.Errorf("provisioning drive: udf or iso9660, any label, holding %s", OVFFile)
+	}
+	base := serve(t, &imds{doc: imdsDoc(t, nil)})
+	svc := datasource.Service{Base: base, HTTP: &httpget.Getter{Retries: -1}}
+	svc.Drive = fstest.MapFS{OVFFile: {Data: readFixture(t, "ovf-env-full.xml")}}
+	d, err := Source.Metadata(context.Background(), svc)
+	if err != nil || string(d.UserData) != "#cloud-config\nruncmd: [touch /run/azure]\n" {
+		t.Errorf("with the drive: %v, user-data %q", err, d.UserData)
+	}
+	svc.Drive = fstest.MapFS{OVFFile: {Data: []byte("<not-ovf")}}
+	if _, err := Source.Metadata(context.Background(), svc); err == nil || !strings.Contains(err.Error(), "provisioning media") || !strings.Contains(err.Error(), OVFFile) {
+		t.Errorf("broken ovf-env.xml: %v", err)
 	}
 }
