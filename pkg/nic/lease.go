@@ -31,6 +31,10 @@ type Lease struct {
 	// anywhere: the metadata service is reached by address.
 	DNS    []netip.Addr
 	Domain string
+	// NTP is option 42, the NTP servers in the server's order. Up does
+	// not use them; the boot step records them for the ntp module's
+	// ntp_use_dhcp_config.
+	NTP []netip.Addr
 	// Server is the server identifier, option 54.
 	Server netip.Addr
 	// LeaseTime is option 51, 0 when absent.

@@ -40,6 +40,7 @@ func requestedOptions() []dhcpv4.OptionCode {
 		dhcpv4.OptionRouter,
 		dhcpv4.OptionDomainNameServer,
 		dhcpv4.OptionDomainName,
+		dhcpv4.OptionNTPServers,
 		dhcpv4.OptionInterfaceMTU,
 		dhcpv4.OptionBroadcastAddress,
 		dhcpv4.OptionClasslessStaticRoute,

@@ -196,7 +196,7 @@ func TestRequestLeaseRetransmits(t *testing.T) {
 		if !slices.Equal(types, want) {
 			t.Fatalf("server got %v, want %v", types, want)
 		}
-		for _, code := range []uint8{1, 3, 6, 15, 26, 121, 249} {
+		for _, code := range []uint8{1, 3, 6, 15, 26, 42, 121, 249} {
 			if !got[0].IsOptionRequested(dhcpv4.GenericOptionCode(code)) {
 				t.Errorf("DISCOVER does not request option %d: %v", code, got[0].ParameterRequestList())
 			}

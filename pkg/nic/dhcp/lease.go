@@ -25,6 +25,7 @@ const (
 	optRouter           = 3
 	optDNS              = 6
 	optDomainName       = 15
+	optNTPServers       = 42
 	optMTU              = 26
 	optBroadcast        = 28
 	optLeaseTime        = 51
@@ -133,9 +134,9 @@ func leaseRoutes(ack *dhcpv4.DHCPv4, l *nic.Lease) error {
 	return nil
 }
 
-// leaseParams sets l's MTU, DNS servers, domain, server and lease time
-// from options 26, 6, 15, 54 and 51.
-func leaseParams(ack *dhcpv4.DHCPv4, l *nic.Lease) error {
+// leaseParams sets l's MTU, DNS servers, NTP servers, domain, server and
+// lease time from options 26, 6, 42, 15, 54 and 51.
+func leaseParams(ack *dhcpv4.DHCPv4, l *nic.Lease) (err error) {
 	if b, ok, err := option(ack, optMTU, "interface MTU", 2, 2); err != nil {
 		return err
 	} else if ok {
@@ -145,15 +146,11 @@ func leaseParams(ack *dhcpv4.DHCPv4, l *nic.Lease) error {
 		}
 	}
 
-	if b, ok, err := option(ack, optDNS, "DNS servers", 4, 0); err != nil {
+	if l.DNS, err = addrList(ack, optDNS, "DNS servers"); err != nil {
 		return err
-	} else if ok {
-		if len(b)%4 != 0 {
-			return fmt.Errorf("option 6 (DNS servers): length %d is not a multiple of 4", len(b))
-		}
-		for i := 0; i < len(b); i += 4 {
-			l.DNS = append(l.DNS, netip.AddrFrom4([4]byte(b[i:i+4])))
-		}
+	}
+	if l.NTP, err = addrList(ack, optNTPServers, "NTP servers"); err != nil {
+		return err
 	}
 	if b, ok, _ := option(ack, optDomainName, "domain name", 1, 0); ok {
 		l.Domain = trimNUL(string(b))
@@ -169,6 +166,23 @@ func leaseParams(ack *dhcpv4.DHCPv4, l *nic.Lease) error {
 		l.LeaseTime = time.Duration(binary.BigEndian.Uint32(b)) * time.Second
 	}
 	return nil
+}
+
+// addrList reads an option holding a list of IPv4 addresses (6, 42): at
+// least one, the length a multiple of 4. Absent is nil, no error.
+func addrList(ack *dhcpv4.DHCPv4, code uint8, name string) ([]netip.Addr, error) {
+	b, ok, err := option(ack, code, name, 4, 0)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("option %d (%s): length %d is not a multiple of 4", code, name, len(b))
+	}
+	var out []netip.Addr
+	for i := 0; i < len(b); i += 4 {
+		out = append(out, netip.AddrFrom4([4]byte(b[i:i+4])))
+	}
+	return out, nil
 }
 
 // option returns the raw value of option code, whether it is present, and

@@ -98,6 +98,10 @@ func TestLeaseFromACK(t *testing.T) {
 			with(func(l *nic.Lease) { l.MTU = 1400 })},
 		{"DNS and domain", mask24, []dhcpv4.Modifier{dhcpv4.WithDNS(net.IPv4(10, 0, 0, 2), net.IPv4(8, 8, 8, 8)), raw(15, 'e', 'x', '.', 'o', 'r', 'g', 0)},
 			with(func(l *nic.Lease) { l.DNS = []netip.Addr{ip("10.0.0.2"), ip("8.8.8.8")}; l.Domain = "ex.org" })},
+		{"NTP servers", mask24, []dhcpv4.Modifier{raw(42, 10, 0, 0, 2, 192, 168, 1, 123)},
+			with(func(l *nic.Lease) { l.NTP = []netip.Addr{ip("10.0.0.2"), ip("192.168.1.123")} })},
+		{"NTP servers as the library encodes them", mask24, []dhcpv4.Modifier{dhcpv4.WithOption(dhcpv4.OptNTPServers(net.IPv4(10, 0, 0, 3)))},
+			with(func(l *nic.Lease) { l.NTP = []netip.Addr{ip("10.0.0.3")} })},
 		{"lease time", mask24, []dhcpv4.Modifier{dhcpv4.WithLeaseTime(86400)},
 			with(func(l *nic.Lease) { l.LeaseTime = 24 * time.Hour })},
 		{"broadcast option", mask24, []dhcpv4.Modifier{raw(28, 10, 0, 0, 127)},
@@ -142,6 +146,8 @@ func TestLeaseFromACKErrors(t *testing.T) {
 		{"MTU too small", ack(t, mask24, raw(26, 0, 67)), "option 26 (interface MTU): 67 is below the minimum 68"},
 		{"MTU wrong length", ack(t, mask24, raw(26, 5, 120, 0)), "option 26 (interface MTU): length 3, want 2"},
 		{"DNS not a multiple of 4", ack(t, mask24, raw(6, 8, 8, 8)), "option 6 (DNS servers): length 3, want at least 4"},
+		{"NTP not a multiple of 4", ack(t, mask24, raw(42, 10, 0, 0, 2, 10)), "option 42 (NTP servers): length 5 is not a multiple of 4"},
+		{"NTP empty", ack(t, mask24, raw(42)), "option 42 (NTP servers): length 0, want at least 4"},
 		{"server id wrong length", ack(t, mask24, raw(54, 10, 0, 0)), "option 54 (server identifier): length 3, want 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

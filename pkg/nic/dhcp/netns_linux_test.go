@@ -247,7 +247,7 @@ func link(t *testing.T, name string) *netlink.LinkAttrs {
 
 // TestDnsmasq is Neutron's qdhcp namespace in small: dnsmasq in one
 // namespace hands out a lease with option 121 routing 169.254.169.254 via
-// itself and MTU 1400; in the other, RequestLease and nic.Up configure eth0,
+// itself, MTU 1400 and two NTP servers; in the other, RequestLease and nic.Up configure eth0,
 // a TCP connection reaches 169.254.169.254, and Down leaves eth0 as it was.
 func TestDnsmasq(t *testing.T) {
 	srv, cli := namedNetns(t, "srv"), namedNetns(t, "cli")
@@ -260,6 +260,8 @@ func TestDnsmasq(t *testing.T) {
 		"--dhcp-range=10.99.0.50,10.99.0.99,255.255.255.0,1h",
 		"--dhcp-option=121,169.254.169.254/32,10.99.0.2,0.0.0.0/0,10.99.0.1",
 		"--dhcp-option=26,1400",
+		// NTP servers (option 42): sent because RequestLease asks.
+		"--dhcp-option=42,10.99.0.2,10.99.0.3",
 		// dnsmasq pings an address for 3 s before offering it; the
 		// retransmissions cover that, but the test need not wait.
 		"--no-ping",
@@ -309,6 +311,9 @@ func TestDnsmasq(t *testing.T) {
 		if !reflect.DeepEqual(l.Routes, want) || l.Router.IsValid() || l.MTU != 1400 ||
 			l.Server != netip.MustParseAddr("10.99.0.2") || l.LeaseTime != time.Hour || !l.WasDown || l.Iface != "eth0" {
 			t.Errorf("lease %+v, want routes %v, no router, MTU 1400, server 10.99.0.2, 1h, WasDown", l, want)
+		}
+		if wantNTP := []netip.Addr{netip.MustParseAddr("10.99.0.2"), netip.MustParseAddr("10.99.0.3")}; !reflect.DeepEqual(l.NTP, wantNTP) {
+			t.Errorf("lease NTP servers %v, want %v (option 42)", l.NTP, wantNTP)
 		}
 
 		e, err := nic.Up(l)
