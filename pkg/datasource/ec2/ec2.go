@@ -28,7 +28,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
@@ -69,26 +68,15 @@ func ExtendedVersions() []string { return []string{"2021-03-23", "2018-09-24", "
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// RequestTimeout, Retries, Backoff and Logf below.
-	HTTP httpget.Fetcher
-	// RequestTimeout bounds each try of each request; 0 means 2 s. The
-	// token PUT is tried once when it times out.
-	RequestTimeout time.Duration
-	// Retries is how many times a request that failed with a connection
-	// error, a timeout or a 5xx answer is tried again; 0 means 2 (3 tries
-	// in all), a negative value means never. 404 is never retried.
-	Retries int
-	// Backoff is the wait before the first retry, doubled for each next
-	// one; 0 means 200 ms.
-	Backoff time.Duration
+	// HTTPClient makes the requests (its RequestTimeout bounds each try;
+	// the token PUT is tried once when it times out). Logf is told of
+	// retries, of the IMDS version and API version used and of skipped
+	// entries.
+	datasource.HTTPClient
 	// MaxBody bounds user-data and the whole meta-data tree; 0 means
 	// MaxUserData. Each meta-data document is bounded by the smaller of
 	// MaxBody and MaxMetadata.
 	MaxBody int64
-	// Logf, if set, is told of retries, of the IMDS version and API
-	// version used and of skipped entries.
-	Logf func(format string, args ...any)
 	// NoToken skips the IMDSv2 token PUT and reads the service as IMDSv1
 	// from the start, as cloud-init does on the EC2-compatible clouds
 	// other than AWS (ZStack, Outscale): one request, and no timeout
@@ -119,19 +107,13 @@ func (f *fetcher) fetch(ctx context.Context, u string, limit int64) ([]byte, err
 // failure rejects the source with an error that names the URL and the
 // reason.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
 	f := &fetcher{
-		g:       c.http(),
+		g:       c.Fetcher(),
 		base:    base,
 		header:  map[string]string{},
-		maxBody: c.MaxBody,
+		maxBody: datasource.Limit(c.MaxBody, MaxUserData),
 		logf:    c.Logf,
-	}
-	if f.maxBody <= 0 {
-		f.maxBody = MaxUserData
 	}
 	f.maxMeta = min(f.maxBody, MaxMetadata)
 
@@ -332,12 +314,4 @@ func fromMeta(mdURL string, meta map[string]any) (*instance.Data, error) {
 		return nil, keyErr("network", "want a directory, got %s", scalar.JSONNoun(nw))
 	}
 	return d, nil
-}
-
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
@@ -143,7 +144,7 @@ func serve(t *testing.T, m *imds) *httptest.Server {
 }
 
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 500 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{RequestTimeout: 500 * time.Millisecond, Backoff: time.Millisecond}}
 }
 
 const (
@@ -536,7 +537,7 @@ func TestToken(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			tok, err := Token(context.Background(), client(srv.URL).http(), srv.URL+"/latest/api/token", "X-Test-Ttl", 64)
+			tok, err := Token(context.Background(), client(srv.URL).Fetcher(), srv.URL+"/latest/api/token", "X-Test-Ttl", 64)
 			if tt.wantStatus != 0 {
 				if got := httpget.Status(err); got != tt.wantStatus {
 					t.Fatalf("Token = %q, %v; want HTTP %d", tok, err, tt.wantStatus)

@@ -31,7 +31,7 @@ func Platform(i dmi.Info) bool {
 
 // Read reads the service at svc.Base.
 func Read(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
-	c := &ec2.Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout, NoToken: true}
+	c := &ec2.Client{BaseURL: svc.Base, HTTPClient: svc.HTTPClient(), NoToken: true}
 	d, err := c.Read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("outscale: %w", err)
