@@ -63,6 +63,9 @@ type Linux struct {
 	DeviceWait, NetWait time.Duration
 	// KeptIface is the NIC whose lease earlyinit.keepnet kept.
 	KeptIface string
+	// LeaseNTP are the NTP servers (DHCP option 42) of the temporary
+	// lease, for the boot step to record (LeaseNTPServers).
+	LeaseNTP []netip.Addr
 
 	// wasDown holds the links RaiseLinks brought up, by name.
 	wasDown map[string]int
@@ -206,6 +209,10 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 	if err == nil {
 		l.Log.Printf("metadata: DHCP lease %s on %s from %s (%s%d classless routes, MTU %d)",
 			lease.Addr, iface, lease.Server, routerText(lease.Router), len(lease.Routes), lease.MTU)
+		l.LeaseNTP = lease.NTP
+		if len(lease.NTP) > 0 {
+			l.Log.Printf("metadata: DHCP lease on %s offers %d NTP server(s) (option 42)", iface, len(lease.NTP))
+		}
 		eph, err = nic.Up(lease)
 		if err != nil {
 			l.Log.Errorf("metadata: apply lease on %s: %v", iface, err)
@@ -260,6 +267,11 @@ func (l *Linux) Network(ctx context.Context) (svc datasource.Service, done func(
 	}
 	return datasource.Service{Base: base, DHCPServer: server, Base4: base4, Root: l.Root}, done, nil
 }
+
+// LeaseNTPServers are the NTP servers of the temporary DHCP lease, if
+// Network got one: the lease exists only when a metadata service was
+// asked, so a boot from a config drive has none.
+func (l *Linux) LeaseNTPServers() []netip.Addr { return l.LeaseNTP }
 
 func remaining(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {

@@ -36,6 +36,13 @@ const (
 	// the boot step at the handoff and read by `earlyinit analyze`.
 	BootRecordFile = RunDir + "/boot.json"
 
+	// DHCPNTPFile holds the NTP servers (DHCP option 42) of the
+	// initramfs's temporary DHCP lease, one address a line (0644). The
+	// boot step writes it when the lease offered any (a lease is taken
+	// only to reach a metadata service); the ntp module reads it for
+	// ntp_use_dhcp_config. Missing: no lease, or no servers offered.
+	DHCPNTPFile = RunDir + "/dhcp-ntp-servers"
+
 	// DisabledFile in the real root turns earlyinit off for that image
 	// (cloud-init's /etc/cloud/cloud-init.disabled). earlyinit never
 	// writes it: the image's builder or its admin does. The boot step

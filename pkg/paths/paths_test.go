@@ -18,6 +18,7 @@ func TestPaths(t *testing.T) {
 		{"RunDisabledFile", RunDisabledFile, RunDir},
 		{"InitramfsLogFile", InitramfsLogFile, RunDir},
 		{"BootRecordFile", BootRecordFile, RunDir},
+		{"DHCPNTPFile", DHCPNTPFile, RunDir},
 		{"DisabledFile", DisabledFile, "/etc"},
 		{"CacheDir", CacheDir, "/var/lib"},
 		{"InstancesDir", InstancesDir, CacheDir},

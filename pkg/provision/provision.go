@@ -111,6 +111,9 @@ func Run(env Env) (res Result) {
 		d, err = discover.FindWith(sys, env.Settings, discoverImage(img, env.Log), env.Log)
 		return err
 	})
+	if err := env.Log.Guard("DHCP NTP servers", func() error { return writeLeaseNTP(env, sys) }); err != nil {
+		env.Log.Errorf("%v", err)
+	}
 	// The root grows on every boot, found instance or not: growpart's
 	// defaults need no user-data.
 	cfg := effectiveConfig(img, d, env.Log)
