@@ -59,9 +59,10 @@ func readCapped(r *rootfs.Root, name string, max int64) ([]byte, error) {
 
 // loadInstance reads the instance the boot step cached: its id
 // (data/instance-id), user-data and vendor-data (instances/<iid>/), the
-// datasource line, and from instance-data.json the public keys and host
-// name. User-data or vendor-data that cannot be read (too big, say) is
-// left out, with a problem in probs: the stage goes on without it.
+// datasource line, and from instance-data.json the public keys, host
+// name and the datasource's metadata (ds.meta_data, as Data.Meta).
+// User-data or vendor-data that cannot be read (too big, say) is left
+// out, with a problem in probs: the stage goes on without it.
 func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) {
 	b, err := readCapped(r, paths.DataDir+"/instance-id", maxSmallFile)
 	if err == nil && b == nil {
@@ -113,6 +114,9 @@ func loadInstance(r *rootfs.Root) (d *instance.Data, probs []string, err error) 
 		if id.V1.InstanceID == d.InstanceID {
 			d.PublicKeys = id.V1.PublicSSHKeys
 			d.Platform = id.V1.Platform
+			// The datasource's own metadata, redacted as the 0644
+			// file is (disk_setup reads EC2's block-device-mapping).
+			d.Meta = id.DS.MetaData
 			// The metadata keeps the fully qualified name v1 shortens.
 			for _, k := range []string{"local-hostname", "local_hostname", "hostname"} {
 				if s, ok := id.DS.MetaData[k].(string); ok && s != "" {
