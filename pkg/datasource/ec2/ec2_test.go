@@ -7,140 +7,24 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/datasource/ec2/ec2test"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
-// imds plays EC2's instance metadata service. tree holds meta-data paths
-// (relative to <version>/meta-data/); a path ending in "/" is an explicit
-// directory listing, other directories list their entries.
-type imds struct {
-	version  string // the only API version served ("latest" works too)
-	versions string // GET / answer
-	tree     map[string]string
-	userData *string
-	// putStatus answers the token PUT with this status (0: a token);
-	// putHang makes the PUT never answer.
-	putStatus int
-	putHang   bool
-	// v2Only refuses GETs without the token (IMDSv2 required).
-	v2Only bool
-	fault  map[string]http.HandlerFunc
-
-	mu        sync.Mutex
-	hits      map[string]int
-	tokenless []string // GETs that came without a token
-}
-
 const testToken = "AQAEAB-test-token=="
 
-func (m *imds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	if m.hits == nil {
-		m.hits = map[string]int{}
-	}
-	m.hits[r.Method+" "+r.URL.Path]++
-	if r.Method == http.MethodGet && r.Header.Get(TokenHeader) != testToken {
-		m.tokenless = append(m.tokenless, r.URL.Path)
-	}
-	m.mu.Unlock()
-	if h := m.fault[r.URL.Path]; h != nil {
-		h(w, r)
-		return
-	}
-	if r.Method == http.MethodPut && r.URL.Path == "/latest/api/token" {
-		switch {
-		case m.putHang:
-			<-r.Context().Done()
-		case m.putStatus != 0:
-			w.WriteHeader(m.putStatus)
-		case r.Header.Get(TokenTTLHeader) != "21600":
-			w.WriteHeader(http.StatusBadRequest)
-		default:
-			w.Write([]byte(testToken))
-		}
-		return
-	}
-	if r.Method != http.MethodGet {
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	if m.v2Only && r.Header.Get(TokenHeader) != testToken {
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	if r.URL.Path == "/" {
-		w.Write([]byte(m.versions))
-		return
-	}
-	ver, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	if ver != m.version && ver != "latest" {
-		http.NotFound(w, r)
-		return
-	}
-	if rest == "user-data" {
-		if m.userData == nil {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write([]byte(*m.userData))
-		return
-	}
-	p, ok := strings.CutPrefix(rest, "meta-data/")
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	if v, ok := m.tree[p]; ok {
-		w.Write([]byte(v))
-		return
-	}
-	if p != "" && !strings.HasSuffix(p, "/") {
-		http.NotFound(w, r)
-		return
-	}
-	// A directory: list what is under it.
-	seen := map[string]bool{}
-	var list []string
-	for k := range m.tree {
-		sub, ok := strings.CutPrefix(k, p)
-		if !ok || sub == "" {
-			continue
-		}
-		if i := strings.Index(sub, "/"); i >= 0 {
-			sub = sub[:i+1]
-		}
-		if !seen[sub] {
-			seen[sub] = true
-			list = append(list, sub)
-		}
-	}
-	if len(list) == 0 {
-		http.NotFound(w, r)
-		return
-	}
-	sort.Strings(list)
-	w.Write([]byte(strings.Join(list, "\n")))
-}
-
-func (m *imds) hit(k string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.hits[k]
-}
-
-func serve(t *testing.T, m *imds) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	return srv
+// imds is EC2's instance metadata service serving tree at version (and
+// "latest"), versions its answer to GET /, handing out testToken under
+// EC2's header names.
+func imds(version, versions string, tree map[string]string) *ec2test.Service {
+	return &ec2test.Service{Version: version, Versions: versions, Tree: tree,
+		TokenHeader: TokenHeader, TokenTTLHeader: TokenTTLHeader, TokenTTL: "21600", Token: testToken}
 }
 
 func client(base string) *Client {
@@ -148,48 +32,18 @@ func client(base string) *Client {
 }
 
 const (
-	mac0 = "0a:49:e5:e5:4a:01"
-	mac1 = "0a:49:e5:e5:4a:02"
-	key0 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEarlyinitTestKey alice"
+	mac0 = ec2test.AWSMAC0
+	mac1 = ec2test.AWSMAC1
+	key0 = ec2test.AWSKey
 )
-
-// awsTree is a trimmed real meta-data tree: two NICs, the second with
-// secondary addresses and IPv6.
-func awsTree() map[string]string {
-	return map[string]string{
-		"ami-id":                         "ami-0abcdef1234567890",
-		"ami-launch-index":               "0",
-		"hostname":                       "ip-172-31-20-5.eu-west-1.compute.internal",
-		"instance-id":                    "i-0123456789abcdef0",
-		"instance-type":                  "t3.micro",
-		"local-hostname":                 "ip-172-31-20-5.eu-west-1.compute.internal",
-		"local-ipv4":                     "172.31.20.5",
-		"placement/availability-zone":    "eu-west-1b",
-		"placement/availability-zone-id": "euw1-az1",
-		"public-keys/":                   "0=my-key",
-		"public-keys/0/openssh-key":      key0 + "\n",
-		"iam/security-credentials/role":  `{"SecretAccessKey": "never fetch me"}`,
-		"identity-credentials/ec2/info":  `{"Code": "Success", "AccountId": "123456789012"}`,
-		"block-device-mapping/ami":       "/dev/xvda",
-		"block-device-mapping/root":      "/dev/xvda",
-		"network/interfaces/macs/" + mac0 + "/device-number":           "0",
-		"network/interfaces/macs/" + mac0 + "/local-ipv4s":             "172.31.20.5",
-		"network/interfaces/macs/" + mac0 + "/subnet-ipv4-cidr-block":  "172.31.16.0/20",
-		"network/interfaces/macs/" + mac0 + "/vpc-id":                  "vpc-1",
-		"network/interfaces/macs/" + mac1 + "/device-number":           "1",
-		"network/interfaces/macs/" + mac1 + "/local-ipv4s":             "172.31.30.7\n172.31.30.9\n172.31.30.8",
-		"network/interfaces/macs/" + mac1 + "/subnet-ipv4-cidr-block":  "172.31.16.0/20",
-		"network/interfaces/macs/" + mac1 + "/ipv6s":                   "2a05:d018::7\n2a05:d018::8",
-		"network/interfaces/macs/" + mac1 + "/subnet-ipv6-cidr-blocks": "2a05:d018::/64",
-	}
-}
 
 func TestIMDSv2(t *testing.T) {
 	ud := "#cloud-config\nhostname: web\n"
-	m := &imds{version: "2021-03-23", versions: "1.0\n2009-04-04\n2016-09-02\n2021-03-23\nlatest", tree: awsTree(), userData: &ud, v2Only: true}
-	srv := serve(t, m)
+	m := imds("2021-03-23", "1.0\n2009-04-04\n2016-09-02\n2021-03-23\nlatest", ec2test.AWSTree())
+	m.UserData, m.TokenRequired = &ud, true
+	base := ec2test.Serve(t, m)
 	var logs []string
-	c := client(srv.URL)
+	c := client(base)
 	c.Logf = func(f string, a ...any) { logs = append(logs, f) }
 	d, err := c.Read(context.Background())
 	if err != nil {
@@ -200,7 +54,7 @@ func TestIMDSv2(t *testing.T) {
 		Datasource:       "ec2",
 		CloudName:        "aws",
 		Platform:         "ec2",
-		Subplatform:      "metadata (" + srv.URL + ")",
+		Subplatform:      "metadata (" + base + ")",
 		InstanceID:       "i-0123456789abcdef0",
 		LocalHostname:    "ip-172-31-20-5.eu-west-1.compute.internal",
 		AvailabilityZone: "eu-west-1b",
@@ -215,10 +69,10 @@ func TestIMDSv2(t *testing.T) {
 	if !reflect.DeepEqual(&got, want) {
 		t.Errorf("Read:\n got %+v\nwant %+v", &got, want)
 	}
-	if m.hit("PUT /latest/api/token") != 1 || len(m.tokenless) != 0 {
-		t.Errorf("%d token PUTs, GETs without the token: %v", m.hit("PUT /latest/api/token"), m.tokenless)
+	if m.Hits("PUT /latest/api/token") != 1 || len(m.Tokenless()) != 0 {
+		t.Errorf("%d token PUTs, GETs without the token: %v", m.Hits("PUT /latest/api/token"), m.Tokenless())
 	}
-	if m.hit("GET /2021-03-23/meta-data/iam/security-credentials/role") != 0 {
+	if m.Hits("GET /2021-03-23/meta-data/iam/security-credentials/role") != 0 {
 		t.Error("security-credentials was fetched")
 	}
 	wantMeta := map[string]any{
@@ -282,33 +136,31 @@ func TestIMDSv1Fallback(t *testing.T) {
 		{"no answer", 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &imds{version: "2009-04-04", versions: "1.0\n2007-01-19\n2009-04-04\nlatest\n", tree: minimalTree(), putStatus: tt.putStatus, putHang: tt.putHang}
-			srv := serve(t, m)
+			m := imds("2009-04-04", "1.0\n2007-01-19\n2009-04-04\nlatest\n", minimalTree())
+			m.PutStatus = tt.putStatus
+			if tt.putHang {
+				m.Handlers = map[string]http.HandlerFunc{"/latest/api/token": func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }}
+			}
+			base := ec2test.Serve(t, m)
 			start := time.Now()
-			d, err := client(srv.URL).Read(context.Background())
+			d, err := client(base).Read(context.Background())
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
 			if d.InstanceID != "i-1" || d.LocalHostname != "host-1" || d.AvailabilityZone != "zone-9x" || d.Region != "region-9" || d.UserData != nil || d.Network != nil {
 				t.Errorf("Read = %+v", d)
 			}
-			if m.hit("GET /2009-04-04/meta-data/instance-id") != 1 {
-				t.Errorf("instance-id not read from the 2009-04-04 tree: %v", m.hits)
+			if m.Hits("GET /2009-04-04/meta-data/instance-id") != 1 {
+				t.Errorf("instance-id not read from the 2009-04-04 tree")
 			}
-			gets := 0
-			for k, n := range m.hits {
-				if strings.HasPrefix(k, "GET ") {
-					gets += n
-				}
-			}
-			if len(m.tokenless) != gets || gets != 8 {
-				t.Errorf("GETs without a token: %v, want them all", m.tokenless)
+			if gets := m.Gets(); len(m.Tokenless()) != gets || gets != 8 {
+				t.Errorf("GETs without a token: %v of %d, want all 8", m.Tokenless(), gets)
 			}
 			wantPuts := 1
 			if tt.putStatus >= 500 {
 				wantPuts = 3
 			}
-			if n := m.hit("PUT /latest/api/token"); n != wantPuts {
+			if n := m.Hits("PUT /latest/api/token"); n != wantPuts {
 				t.Errorf("%d token PUTs, want %d", n, wantPuts)
 			}
 			if tt.putHang && time.Since(start) > time.Second {
@@ -334,10 +186,10 @@ func TestPickVersion(t *testing.T) {
 }
 
 func TestVersionListMissing(t *testing.T) {
-	m := &imds{version: "none", tree: minimalTree(), fault: map[string]http.HandlerFunc{"/": http.NotFound}}
-	srv := serve(t, m)
-	d, err := client(srv.URL).Read(context.Background())
-	if err != nil || d.InstanceID != "i-1" || m.hit("GET /latest/meta-data/instance-id") != 1 {
+	m := imds("none", "", minimalTree())
+	m.Handlers = map[string]http.HandlerFunc{"/": http.NotFound}
+	d, err := client(ec2test.Serve(t, m)).Read(context.Background())
+	if err != nil || d.InstanceID != "i-1" || m.Hits("GET /latest/meta-data/instance-id") != 1 {
 		t.Fatalf("Read = %+v, %v; want the latest tree", d, err)
 	}
 }
@@ -347,9 +199,9 @@ func TestRegionFromZone(t *testing.T) {
 	delete(tree, "placement/region")
 	tree["ami-launch-index"] = "3"
 	ud := ""
-	m := &imds{version: "2016-09-02", versions: "2016-09-02", tree: tree, userData: &ud}
-	srv := serve(t, m)
-	d, err := client(srv.URL).Read(context.Background())
+	m := imds("2016-09-02", "2016-09-02", tree)
+	m.UserData = &ud
+	d, err := client(ec2test.Serve(t, m)).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,16 +274,17 @@ func TestBadServers(t *testing.T) {
 					fault[p] = h
 				}
 			}
-			m := &imds{version: "latest", versions: "latest", tree: tree, userData: &ud, fault: fault}
-			srv := serve(t, m)
-			c := client(srv.URL)
+			m := imds("latest", "latest", tree)
+			m.UserData, m.Handlers = &ud, fault
+			base := ec2test.Serve(t, m)
+			c := client(base)
 			c.MaxBody = tt.maxBody
 			d, err := c.Read(context.Background())
-			if err == nil || !strings.Contains(err.Error(), srv.URL+tt.want) {
-				t.Fatalf("Read = %+v, %v; want an error containing %q", d, err, srv.URL+tt.want)
+			if err == nil || !strings.Contains(err.Error(), base+tt.want) {
+				t.Fatalf("Read = %+v, %v; want an error containing %q", d, err, base+tt.want)
 			}
 			for p, want := range tt.hits {
-				if got := m.hit(p); got != want {
+				if got := m.Hits(p); got != want {
 					t.Errorf("%s: %d requests, want %d", p, got, want)
 				}
 			}
@@ -443,9 +296,7 @@ func TestTagsNotFoundSkipped(t *testing.T) {
 	tree := minimalTree()
 	tree["tags/instance/"] = "Name\nGone"
 	tree["tags/instance/Name"] = "web"
-	m := &imds{version: "latest", versions: "latest", tree: tree}
-	srv := serve(t, m)
-	d, err := client(srv.URL).Read(context.Background())
+	d, err := client(ec2test.Serve(t, imds("latest", "latest", tree))).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,26 +306,28 @@ func TestTagsNotFoundSkipped(t *testing.T) {
 }
 
 func TestContext(t *testing.T) {
-	m := &imds{version: "latest", versions: "latest", tree: minimalTree()}
-	srv := serve(t, m)
+	m := imds("latest", "latest", minimalTree())
+	base := ec2test.Serve(t, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := client(srv.URL).Read(ctx)
-	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), srv.URL+"/latest/api/token") {
+	_, err := client(base).Read(ctx)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), base+"/latest/api/token") {
 		t.Errorf("cancelled: err = %v, want context.Canceled naming the URL", err)
 	}
-	if len(m.hits) != 0 {
-		t.Errorf("cancelled: requests %v, want none", m.hits)
+	if n := m.Requests(); n != 0 {
+		t.Errorf("cancelled: %d requests, want none", n)
 	}
 
 	// The bound cuts a walk short, whatever the request timeout.
-	m.fault = map[string]http.HandlerFunc{"/latest/meta-data/local-hostname": func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }}
-	c := client(srv.URL)
+	m = imds("latest", "latest", minimalTree())
+	m.Handlers = map[string]http.HandlerFunc{"/latest/meta-data/local-hostname": func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }}
+	base = ec2test.Serve(t, m)
+	c := client(base)
 	c.RequestTimeout = 10 * time.Second
 	ctx, cancel = context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	_, err = c.Read(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), srv.URL+"/latest/meta-data/local-hostname") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), base+"/latest/meta-data/local-hostname") {
 		t.Errorf("deadline: err = %v, want the deadline naming the URL", err)
 	}
 }
@@ -492,9 +345,8 @@ func TestNoServer(t *testing.T) {
 // TestNoToken: with NoToken the service is read as IMDSv1 from the start,
 // the token PUT never sent (cloud-init on ZStack and Outscale).
 func TestNoToken(t *testing.T) {
-	m := &imds{version: "2009-04-04", versions: "1.0\n2009-04-04\nlatest\n", tree: minimalTree()}
-	srv := serve(t, m)
-	c := client(srv.URL)
+	m := imds("2009-04-04", "1.0\n2009-04-04\nlatest\n", minimalTree())
+	c := client(ec2test.Serve(t, m))
 	c.NoToken = true
 	d, err := c.Read(context.Background())
 	if err != nil {
@@ -503,7 +355,7 @@ func TestNoToken(t *testing.T) {
 	if d.InstanceID != "i-1" {
 		t.Errorf("InstanceID = %q", d.InstanceID)
 	}
-	if n := m.hit("PUT /latest/api/token"); n != 0 {
+	if n := m.Hits("PUT /latest/api/token"); n != 0 {
 		t.Errorf("%d token PUTs, want none", n)
 	}
 }

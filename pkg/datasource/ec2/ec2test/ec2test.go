@@ -32,12 +32,18 @@ type Service struct {
 	Raw map[string]string
 	// Status answers paths (with the leading "/") with an HTTP status.
 	Status map[string]int
+	// Handlers answer paths (with the leading "/"), whatever the method,
+	// before anything else: a fault (a hang, a slow or endless answer).
+	Handlers map[string]http.HandlerFunc
 
 	// TokenHeader, if set, makes the service hand out Token at PUT
 	// /latest/api/token (when TokenTTLHeader is sent) and accept it in
 	// TokenHeader; TokenRequired refuses GETs without it (401).
 	TokenHeader, TokenTTLHeader, Token string
 	TokenRequired                      bool
+	// TokenTTL, if set, is the only TTL value the token PUT is answered
+	// for (others get 400), as EC2 checks it.
+	TokenTTL string
 	// PutStatus answers the token PUT with this status instead.
 	PutStatus int
 
@@ -73,6 +79,19 @@ func (s *Service) Requests() int {
 	return n
 }
 
+// Gets is how many GET requests came in all.
+func (s *Service) Gets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, v := range s.hits {
+		if strings.HasPrefix(k, http.MethodGet+" ") {
+			n += v
+		}
+	}
+	return n
+}
+
 // Tokenless are the paths GET without the token (when TokenHeader is set).
 func (s *Service) Tokenless() []string {
 	s.mu.Lock()
@@ -92,6 +111,10 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if h := s.Handlers[r.URL.Path]; h != nil {
+		h(w, r)
+		return
+	}
 	if code, ok := s.Status[r.URL.Path]; ok {
 		w.WriteHeader(code)
 		return
@@ -100,7 +123,8 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case s.PutStatus != 0:
 			w.WriteHeader(s.PutStatus)
-		case s.TokenHeader == "" || r.Header.Get(s.TokenTTLHeader) == "":
+		case s.TokenHeader == "" || r.Header.Get(s.TokenTTLHeader) == "",
+			s.TokenTTL != "" && r.Header.Get(s.TokenTTLHeader) != s.TokenTTL:
 			w.WriteHeader(http.StatusBadRequest)
 		default:
 			w.Write([]byte(s.Token))
