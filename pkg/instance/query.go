@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/earlyinit/earlyinit/pkg/paths"
@@ -93,14 +94,33 @@ func payloadString(b []byte) string {
 }
 
 // jinjaOperator is jinja2's operator_re, which cloud-init uses to make the
-// underscore aliases of keys ("local-hostname" -> "local_hostname").
-var jinjaOperator = regexp.MustCompile(`//|\*\*|==|!=|>=|<=|\+|-|/|\*|%|~|\[|\]|\(|\)|\{|\}|>|<|=|\.|:|\||,|;`)
-
-func alias(key string) string {
-	return jinjaOperator.ReplaceAllString(key, "_")
+// underscore aliases of keys ("local-hostname" -> "local_hostname"),
+// compiled on first use: a package-level regexp.MustCompile costs every
+// process its 2 KB and more at initialisation (issue 18).
+var jinjaOperator struct {
+	once sync.Once
+	re   *regexp.Regexp
 }
 
-var versionKey = regexp.MustCompile(`^v\d+$`)
+func alias(key string) string {
+	jinjaOperator.once.Do(func() {
+		jinjaOperator.re = regexp.MustCompile(`//|\*\*|==|!=|>=|<=|\+|-|/|\*|%|~|\[|\]|\(|\)|\{|\}|>|<|=|\.|:|\||,|;`)
+	})
+	return jinjaOperator.re.ReplaceAllString(key, "_")
+}
+
+// versionKey tells a "v<N>" key: `^v[0-9]+$`.
+func versionKey(k string) bool {
+	if len(k) < 2 || k[0] != 'v' {
+		return false
+	}
+	for _, c := range []byte(k[1:]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // convert is cloud-init's convert_jinja_instance_data: the keys of any
 // "v<N>" object are also copied into the object holding it (so "instance_id"
@@ -117,7 +137,7 @@ func convert(m map[string]any, aliases bool) map[string]any {
 		if sub, ok := m[k].(map[string]any); ok {
 			c := convert(sub, aliases)
 			out[k] = c
-			if versionKey.MatchString(k) {
+			if versionKey(k) {
 				for sk, sv := range c {
 					out[sk] = sv
 				}

@@ -12,7 +12,6 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // Files cc_apt_configure writes.
@@ -130,7 +129,7 @@ func (e *Env) aptPlan(ctx context.Context, cfg map[string]any) (*aptPlan, error)
 	switch {
 	case isTrue(cfg["generate_mirrorlists"]):
 		distro := osr["ID"]
-		if !repoIDRE().MatchString(distro) {
+		if !repoIDRE.get().MatchString(distro) {
 			return nil, fmt.Errorf("apt.generate_mirrorlists: the root's os-release ID %q is no file name", distro)
 		}
 		for _, f := range []struct{ n, k string }{{distro + ".list", "PRIMARY"}, {distro + "-security.list", "SECURITY"}} {
@@ -253,10 +252,10 @@ func (p *aptPlan) proxyAndConf(e *Env, cfg map[string]any) error {
 
 // aptRepoMatch is cloud-init's ADD_APT_REPO_MATCH: a source such as
 // ppa:user/name goes to add-apt-repository.
-var aptRepoMatch = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\w-]+:\w`) })
+var aptRepoMatch = lazyRE{expr: `^[\w-]+:\w`}
 
 // sourceNameRE is a sources entry's file name.
-var sourceNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:+-]*$`) })
+var sourceNameRE = lazyRE{expr: `^[A-Za-z0-9_][A-Za-z0-9_.:+-]*$`}
 
 // sources is add_apt_sources: each entry's key, then its source line
 // rendered with the mirrors, RELEASE and KEY_FILE, appended (or with
@@ -267,7 +266,7 @@ func (p *aptPlan) sources(e *Env, v any, params map[string]string, cfg map[strin
 	if !ok {
 		return fmt.Errorf("apt.sources: want a map of entries, got %s", kind(v))
 	}
-	match := aptRepoMatch()
+	match := aptRepoMatch.get()
 	if m, ok := cfg["add_apt_repo_match"]; ok {
 		s := scalarString(m)
 		if m == nil || s == "" {
@@ -350,16 +349,14 @@ func checkSourceFile(key, f string) error {
 		}
 		return nil
 	}
-	if !sourceNameRE().MatchString(f) {
+	if !sourceNameRE.get().MatchString(f) {
 		return fmt.Errorf("%s: %q: want a file name (letters, digits and _.:+-)", key, f)
 	}
 	return nil
 }
 
-var keyidRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0x)?[0-9A-Fa-f][0-9A-Fa-f ]*$`) })
-var keyserverRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^([a-z0-9+]+://)?[A-Za-z0-9.-]+(:[0-9]+)?/?$`)
-})
+var keyidRE = lazyRE{expr: `^(0x)?[0-9A-Fa-f][0-9A-Fa-f ]*$`}
+var keyserverRE = lazyRE{expr: `^([a-z0-9+]+://)?[A-Za-z0-9.-]+(:[0-9]+)?/?$`}
 
 // addKey is add_apt_key: an entry's key (or keyid, fetched from its
 // keyserver) to /etc/apt/trusted.gpg.d/<stem>.gpg, or with hardened (the
@@ -387,11 +384,11 @@ func (p *aptPlan) addKey(key string, ent map[string]any, stem string, hardened b
 		return nil
 	}
 	keyid := scalarString(id)
-	if !keyidRE().MatchString(keyid) {
+	if !keyidRE.get().MatchString(keyid) {
 		return fmt.Errorf("%s.keyid: %q is not a key id or fingerprint (hexadecimal digits and spaces)", key, keyid)
 	}
 	ks := cfgString(ent, "keyserver", defaultKeyserver)
-	if !keyserverRE().MatchString(ks) {
+	if !keyserverRE.get().MatchString(ks) {
 		return fmt.Errorf("%s.keyserver: %q is not a key server (host, or scheme://host:port)", key, ks)
 	}
 	p.keyids = append(p.keyids, aptKeyID{key: key, keyid: keyid, keyserver: ks, file: file})
@@ -702,7 +699,7 @@ func (e *Env) systemInfoMirrors(ctx context.Context, arch string) map[string]str
 	if e.Data != nil {
 		if az := e.Data.AvailabilityZone; az != "" {
 			subst["availability_zone"] = az
-			if ec2AZ().MatchString(az) && e.Data.Platform == "ec2" {
+			if ec2AZ.get().MatchString(az) && e.Data.Platform == "ec2" {
 				subst["ec2_region"] = az[:len(az)-1]
 			}
 		}
@@ -741,7 +738,7 @@ func (e *Env) systemInfoMirrors(ctx context.Context, arch string) map[string]str
 	return res
 }
 
-var ec2AZ = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z]-(?:[a-z]+-)+[0-9][a-z]$`) })
+var ec2AZ = lazyRE{expr: `^[a-z][a-z]-(?:[a-z]+-)+[0-9][a-z]$`}
 
 // pyPercent fills Python's %(name)s; ok is false when a name is missing.
 func pyPercent(t string, subst map[string]string) (string, bool) {
@@ -766,14 +763,14 @@ func pyPercent(t string, subst map[string]string) (string, bool) {
 }
 
 // basicMatcher is cloud-init's templater.BASIC_MATCHER.
-var basicMatcher = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_.]+)`) })
+var basicMatcher = lazyRE{expr: `\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_.]+)`}
 
 // basicRender is cloud-init's basic_render: $name and ${name} replaced by
 // params[name]; a name params lacks is an error (cloud-init's KeyError).
 func basicRender(s string, params map[string]string) (string, error) {
 	var missing []string
-	out := basicMatcher().ReplaceAllStringFunc(s, func(m string) string {
-		sub := basicMatcher().FindStringSubmatch(m)
+	out := basicMatcher.get().ReplaceAllStringFunc(s, func(m string) string {
+		sub := basicMatcher.get().FindStringSubmatch(m)
 		name := sub[1]
 		if name == "" {
 			name = sub[2]
@@ -835,7 +832,7 @@ func (e *Env) sourcesList(cfg map[string]any, release string, mirrors map[string
 		}
 	}
 	first, rest, _ := strings.Cut(tmpl, "\n")
-	if m := templateType().FindStringSubmatch(first); m != nil {
+	if m := templateType.get().FindStringSubmatch(first); m != nil {
 		switch strings.ToLower(strings.TrimSpace(m[1])) {
 		case "jinja":
 			out, err := miniJinja(rest, params)
@@ -859,7 +856,7 @@ func (e *Env) sourcesList(cfg map[string]any, release string, mirrors map[string
 	return out, nil
 }
 
-var templateType = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^##\s*template:(.*)`) })
+var templateType = lazyRE{expr: `(?i)^##\s*template:(.*)`}
 
 // miniJinja renders the part of jinja cloud-init's sources.list templates
 // use, with trim_blocks (a newline right after a {% %} tag goes):
@@ -893,7 +890,7 @@ func miniJinja(s string, params map[string]string) (string, error) {
 				return "", errors.New("unclosed {{")
 			}
 			name := strings.TrimSpace(s[2:j])
-			if !jinjaName().MatchString(name) {
+			if !jinjaName.get().MatchString(name) {
 				return "", fmt.Errorf("jinja expression {{ %s }} not supported by earlyinit (only {{ name }})", name)
 			}
 			if emit {
@@ -958,22 +955,20 @@ func miniJinja(s string, params map[string]string) (string, error) {
 }
 
 var (
-	jinjaName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
-	jinjaCondRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s+(in|==|!=|not in)\s+(.+)$`)
-	})
-	jinjaStr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'([^']*)'|"([^"]*)"`) })
+	jinjaName   = lazyRE{expr: `^[A-Za-z_][A-Za-z0-9_]*$`}
+	jinjaCondRE = lazyRE{expr: `^([A-Za-z_][A-Za-z0-9_]*)\s+(in|==|!=|not in)\s+(.+)$`}
+	jinjaStr    = lazyRE{expr: `'([^']*)'|"([^"]*)"`}
 )
 
 // jinjaCond evaluates name in ('a', ...), name == 'a' and name != 'a'.
 func jinjaCond(c string, params map[string]string) (bool, error) {
-	m := jinjaCondRE().FindStringSubmatch(c)
+	m := jinjaCondRE.get().FindStringSubmatch(c)
 	if m == nil {
 		return false, fmt.Errorf("jinja condition %q not supported by earlyinit", c)
 	}
 	v := params[m[1]]
 	var lits []string
-	for _, s := range jinjaStr().FindAllStringSubmatch(m[3], -1) {
+	for _, s := range jinjaStr.get().FindAllStringSubmatch(m[3], -1) {
 		lits = append(lits, s[1]+s[2])
 	}
 	if len(lits) == 0 {

@@ -342,13 +342,23 @@ func diskLayout(layout any, table string) ([]partSpec, error) {
 	return nil, fmt.Errorf("layout: want true, a list of partitions or remove, got %v", layout)
 }
 
-// gptTypes are GPT type GUIDs of the MBR-style codes cloud-init's
-// layouts use (sgdisk's codes, "83" being 8300).
-var gptTypeGUIDs = map[string]string{
-	"83": "0fc63daf-8483-4772-8e79-3d69d8477de4", "8300": "0fc63daf-8483-4772-8e79-3d69d8477de4",
-	"82": "0657fd6d-a4ab-43c4-84e5-0933c84b4f4f", "8200": "0657fd6d-a4ab-43c4-84e5-0933c84b4f4f",
-	"ef00": "c12a7328-f81f-11d2-ba4b-00a0c93ec93b", "8e00": "e6d6d379-f507-44c2-a23c-238f2a3df928",
-	"fd00": "a19d880f-05fc-4d3b-a006-743f0f84911e",
+// gptTypeGUID is the GPT type GUID of an MBR-style code cloud-init's
+// layouts use (sgdisk's codes, "83" being 8300), lower case; "" for
+// another code.
+func gptTypeGUID(code string) string {
+	switch code {
+	case "83", "8300":
+		return "0fc63daf-8483-4772-8e79-3d69d8477de4"
+	case "82", "8200":
+		return "0657fd6d-a4ab-43c4-84e5-0933c84b4f4f"
+	case "ef00":
+		return "c12a7328-f81f-11d2-ba4b-00a0c93ec93b"
+	case "8e00":
+		return "e6d6d379-f507-44c2-a23c-238f2a3df928"
+	case "fd00":
+		return "a19d880f-05fc-4d3b-a006-743f0f84911e"
+	}
+	return ""
 }
 
 // layoutMatches is check_partition_layout over lsblk's partitions: the
@@ -377,7 +387,7 @@ func layoutMatches(parts []blkEntry, want []partSpec, table string, layout any) 
 			if err1 != nil || err2 != nil || n != m {
 				return false
 			}
-		} else if guid := gptTypeGUIDs[strings.ToLower(w.Type)]; guid == "" || guid != got {
+		} else if guid := gptTypeGUID(strings.ToLower(w.Type)); guid == "" || guid != got {
 			return false
 		}
 	}
@@ -437,7 +447,7 @@ func (e *Env) writePartitions(ctx context.Context, dev, table string, parts []pa
 			typ = "83"
 		}
 		if table == "gpt" {
-			typ = gptTypeGUIDs[strings.ToLower(typ)]
+			typ = gptTypeGUID(strings.ToLower(typ))
 			if typ == "" {
 				return fmt.Errorf("partition type %q: unknown for GPT without sgdisk", p.Type)
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strings"
 )
 
@@ -18,7 +17,7 @@ const MountComment = "comment=earlyinit"
 // without its x-systemd.requires=cloud-init.service and _netdev.
 var defaultMountFields = []any{nil, nil, "auto", "defaults,nofail", "0", "2"}
 
-var shortDevRE = regexp.MustCompile(`^(x?[shv]d[a-z][0-9]*|sr[0-9]+|nvme[0-9]+n[0-9]+(p[0-9]+)?|vd[a-z]+[0-9]*)$`)
+var shortDevRE = lazyRE{expr: `^(x?[shv]d[a-z][0-9]*|sr[0-9]+|nvme[0-9]+n[0-9]+(p[0-9]+)?|vd[a-z]+[0-9]*)$`}
 
 // sanitizeDev is cloud-init's sanitize_devname, without the datasource's
 // device mapping: a short kernel name gets /dev/, paths and LABEL=,
@@ -29,7 +28,7 @@ func sanitizeDev(s string) string {
 	switch {
 	case strings.HasPrefix(s, "/"), strings.Contains(s, "="), strings.Contains(s, ":"):
 		return s
-	case shortDevRE.MatchString(s):
+	case shortDevRE.get().MatchString(s):
 		return "/dev/" + s
 	case strings.HasPrefix(s, "ephemeral"), s == "swap":
 		return ""

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
-	"sync"
 )
 
 // pkgManager is the root's package manager, as cloud-init's distro classes
@@ -174,8 +172,8 @@ func (m *pkgManager) versionSep() string {
 }
 
 var (
-	pkgNameRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9@][A-Za-z0-9._+:~=/*^@<>-]*$`) })
-	pkgVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+:~*^-]*$`) })
+	pkgNameRE    = lazyRE{expr: `^[A-Za-z0-9@][A-Za-z0-9._+:~=/*^@<>-]*$`}
+	pkgVersionRE = lazyRE{expr: `^[A-Za-z0-9][A-Za-z0-9._+:~*^-]*$`}
 )
 
 // checkPackageName refuses what a package manager would take for an
@@ -184,7 +182,7 @@ var (
 // group) and has only letters, digits and ._+:~=/*^@<>- (apt's name=version,
 // name/release and name:arch, rpm's and apk's comparisons).
 func checkPackageName(key, name string) error {
-	if !pkgNameRE().MatchString(name) || strings.Contains(name, "://") || strings.Contains(name, "..") {
+	if !pkgNameRE.get().MatchString(name) || strings.Contains(name, "://") || strings.Contains(name, "..") {
 		return fmt.Errorf("%s: %q is not a package name (a name starts with a letter or a digit and has only letters, digits and ._+:~=/*^@<>-)", key, name)
 	}
 	return nil
@@ -228,7 +226,7 @@ func (m *pkgManager) packageSpecs(key string, v any) ([]string, error) {
 				if err != nil {
 					return nil, err
 				}
-				if !pkgVersionRE().MatchString(ver) {
+				if !pkgVersionRE.get().MatchString(ver) {
 					return nil, fmt.Errorf("%s: %q is not a version (letters, digits and ._+:~*^-, starting with a letter or a digit)", k, ver)
 				}
 				name += m.versionSep() + ver

@@ -8,8 +8,19 @@ import (
 	"time"
 )
 
-// shutdownOpts is cloud-init's shutdown_options_map.
-var shutdownOpts = map[string]string{"halt": "-H", "poweroff": "-P", "reboot": "-r"}
+// shutdownOpt is cloud-init's shutdown_options_map: shutdown's option
+// for mode, and whether mode is one.
+func shutdownOpt(mode string) (string, bool) {
+	switch mode {
+	case "halt":
+		return "-H", true
+	case "poweroff":
+		return "-P", true
+	case "reboot":
+		return "-r", true
+	}
+	return "", false
+}
 
 // ForSysvinit adapts a shutdown argv of ParsePowerState's to sysvinit's
 // shutdown, which wants -h with -P or -H (systemd's takes -h as poweroff
@@ -47,7 +58,7 @@ func ParsePowerState(v any) (*PowerRequest, error) {
 		return nil, fmt.Errorf("power_state: want a map, got %s", kind(v))
 	}
 	mode := cfgString(ps, "mode", "")
-	opt, ok := shutdownOpts[mode]
+	opt, ok := shutdownOpt(mode)
 	if !ok {
 		return nil, fmt.Errorf("power_state.mode %q: want poweroff, reboot or halt", mode)
 	}

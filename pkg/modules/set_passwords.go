@@ -6,16 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"regexp"
 	"strings"
-	"sync"
 )
 
 // PwauthDropIn is the sshd_config.d drop-in ssh_pwauth writes.
 const PwauthDropIn = "50-earlyinit-pwauth.conf"
 
 // hashedRE tells a crypt hash in chpasswd.list; compiled on first use.
-var hashedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`) })
+var hashedRE = lazyRE{expr: `^\$(1|2a|2y|5|6)(\$.+){2}`}
 
 // setPasswords is cc_set_passwords:
 //
@@ -197,7 +195,7 @@ func (pw *passwords) addList(e *Env, list any) error {
 			return fmt.Errorf("chpasswd.list.%d: password %w: not set", i, err)
 		}
 		switch {
-		case hashedRE().MatchString(p) && !strings.Contains(p, ":"):
+		case hashedRE.get().MatchString(p) && !strings.Contains(p, ":"):
 			pw.hashed = append(pw.hashed, [2]string{u, p})
 		case p == "R" || p == "RANDOM":
 			if err := pw.addRandom(u); err != nil {

@@ -118,22 +118,23 @@ func (e *Env) addMember(ctx context.Context, group, user string) error {
 // useradd --password, where any local user can read it in
 // /proc/<pid>/cmdline while useradd runs; here it goes to chpasswd -e on
 // stdin after useradd.
-var useraddOpts = []struct{ key, opt string }{
-	{"expiredate", "--expiredate"},
-	{"gecos", "--comment"},
-	{"groups", "--groups"},
-	{"homedir", "--home"},
-	{"inactive", "--inactive"},
-	{"no_log_init", "--no-log-init"},
-	{"no_user_group", "--no-user-group"},
-	{"primary_group", "--gid"},
-	{"selinux_user", "--selinux-user"},
-	{"shell", "--shell"},
-	{"system", "--system"},
-	{"uid", "--uid"},
+var useraddOpts = []struct {
+	key, opt string
+	flag     bool // a flag without a value, given when the key is true
+}{
+	{"expiredate", "--expiredate", false},
+	{"gecos", "--comment", false},
+	{"groups", "--groups", false},
+	{"homedir", "--home", false},
+	{"inactive", "--inactive", false},
+	{"no_log_init", "--no-log-init", true},
+	{"no_user_group", "--no-user-group", true},
+	{"primary_group", "--gid", false},
+	{"selinux_user", "--selinux-user", false},
+	{"shell", "--shell", false},
+	{"system", "--system", true},
+	{"uid", "--uid", false},
 }
-
-var useraddFlags = map[string]bool{"no_log_init": true, "no_user_group": true, "system": true}
 
 // createUser makes one user and returns its sudo rules.
 func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
@@ -277,7 +278,7 @@ func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, grou
 		if !ok || v == nil {
 			continue
 		}
-		if useraddFlags[o.key] {
+		if o.flag {
 			if isTrue(v) {
 				args = append(args, o.opt)
 			}

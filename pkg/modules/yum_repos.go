@@ -4,20 +4,18 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
 // repoIDRE is a repository id dnf, yum and zypper take: letters, digits
 // and ._:- (after cloud-init turned spaces into - or _).
-var repoIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) })
+var repoIDRE = lazyRE{expr: `^[A-Za-z0-9][A-Za-z0-9._:-]*$`}
 
 // repoKeyRE is a repository option name once cloud-init lower-cased it and
 // turned - into _.
-var repoKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_.]+$`) })
+var repoKeyRE = lazyRE{expr: `^[a-z0-9_.]+$`}
 
 // yumAddRepo is cc_yum_add_repo: each yum_repos entry becomes
 // <yum_repo_dir>/<id>.repo (spaces in the id made -), an INI section of
@@ -48,7 +46,7 @@ func yumAddRepo(_ context.Context, e *Env) error {
 	for _, id := range sortedKeys(repos) {
 		canon := strings.ReplaceAll(id, " ", "-")
 		key := "yum_repos." + id
-		if !repoIDRE().MatchString(canon) {
+		if !repoIDRE.get().MatchString(canon) {
 			return fmt.Errorf("%s: %q is not a repository id (letters, digits and ._:-)", key, id)
 		}
 		file := path.Join(dir, canon+".repo")
@@ -127,7 +125,7 @@ func repoOptions(key string, v any, drop map[string]bool) (map[string]any, error
 		if n == "" {
 			continue
 		}
-		if !repoKeyRE().MatchString(n) {
+		if !repoKeyRE.get().MatchString(n) {
 			return nil, fmt.Errorf("%s: %q is not an option name (letters, digits, _ and .)", key, k)
 		}
 		out[n] = x

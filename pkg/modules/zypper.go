@@ -4,15 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
-	"sync"
 )
 
 // zyppConf is libzypp's configuration file.
 const zyppConf = "/etc/zypp/zypp.conf"
 
-var zyppKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.]+$`) })
+var zyppKeyRE = lazyRE{expr: `^[A-Za-z0-9_.]+$`}
 
 // zypperAddRepo is cc_zypper_add_repo (run at every boot, as cloud-init):
 // with zypper.repos set, zypper.config's settings are added to
@@ -70,7 +68,7 @@ func zypperAddRepo(_ context.Context, e *Env) error {
 		}
 		id := scalarString(r["id"])
 		canon := strings.ReplaceAll(id, " ", "_")
-		if !repoIDRE().MatchString(canon) {
+		if !repoIDRE.get().MatchString(canon) {
 			return fmt.Errorf("%s.id: %q is not a repository id (letters, digits and ._:-)", key, id)
 		}
 		file := path.Join(dir, canon+".repo")
@@ -135,7 +133,7 @@ func (e *Env) zyppSettings(conf map[string]any) (string, error) {
 		if !truthy(v) {
 			continue
 		}
-		if !zyppKeyRE().MatchString(k) {
+		if !zyppKeyRE.get().MatchString(k) {
 			return "", fmt.Errorf("zypper.config: %q is not a setting name (letters, digits, _ and .)", k)
 		}
 		switch v.(type) {

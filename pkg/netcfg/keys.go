@@ -29,7 +29,7 @@ func Keys() map[string][]string {
 	v2 = slices.Concat(v2, pre("match", v2MatchKeys()), pre("routes", v2RouteKeys()),
 		pre("routing-policy", v2RuleKeys()), pre("nameservers", []string{"addresses", "search"}),
 		pre("dhcp-overrides", append(append([]string(nil), DHCPOverrideFlags...), "use-domains", "hostname", "route-metric")),
-		pre("bonds.parameters", sortedMapKeys(v2BondParams)), pre("bridges.parameters", sortedMapKeys(v2BridgeParams)))
+		pre("bonds.parameters", paramKeys(v2BondParams)), pre("bridges.parameters", paramKeys(v2BridgeParams)))
 	nd := slices.Concat(pre("links", ndLinkKeys()), pre("networks", ndNetworkKeys()),
 		pre("routes", ndRouteKeys()), pre("services", ndServiceKeys()))
 	return map[string][]string{"v1": v1, "v2": v2, "network_data.json": nd}

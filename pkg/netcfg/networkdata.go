@@ -12,26 +12,19 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
-// physicalLinkTypes are the network_data.json link types cloud-init treats as
-// a physical NIC (its KNOWN_PHYSICAL_TYPES, plus the types Nova emits that
-// cloud-init only warns about). A missing or null type is physical too.
-var physicalLinkTypes = map[string]bool{
-	"":          true,
-	"physical":  true,
-	"phy":       true,
-	"ethernet":  true,
-	"ovs":       true,
-	"vif":       true,
-	"tap":       true,
-	"bridge":    true,
-	"hw_veb":    true,
-	"hyperv":    true,
-	"vhostuser": true,
-	"vdpa":      true,
-	"macvtap":   true,
-	"dvs":       true,
-	"bgpovs":    true, // OVH
-	"cascading": true, // OpenTelekomCloud
+// physicalLinkType tells whether typ is a network_data.json link type
+// cloud-init treats as a physical NIC (its KNOWN_PHYSICAL_TYPES, plus the
+// types Nova emits that cloud-init only warns about). A missing or null
+// type is physical too.
+func physicalLinkType(typ string) bool {
+	switch typ {
+	case "", "physical", "phy", "ethernet", "ovs", "vif", "tap", "bridge", "hw_veb", "hyperv",
+		"vhostuser", "vdpa", "macvtap", "dvs",
+		"bgpovs",    // OVH
+		"cascading": // OpenTelekomCloud
+		return true
+	}
+	return false
 }
 
 // ParseNetworkData parses OpenStack's network_data.json the way cloud-init's
@@ -281,7 +274,7 @@ func (p *ndParser) link(i int, id string, l jsonObj) error {
 		err = p.bond(&iface, l, mac, where)
 	case typ == "vlan":
 		err = p.vlan(&iface, l, where)
-	case physicalLinkTypes[typ]:
+	case physicalLinkType(typ):
 		err = p.physical(&iface, mac, name, where)
 	default:
 		// As cloud-init: an unknown type is a NIC.

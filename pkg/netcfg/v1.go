@@ -431,16 +431,26 @@ func (p *yparser) v1DNS(kvs []ykv, addrKey, searchKey, path string, split bool) 
 	return d, nil
 }
 
-var v1SubnetTypes = map[string]SubnetType{
-	"static":                Static,
-	"static6":               Static,
-	"dhcp":                  DHCP4,
-	"dhcp4":                 DHCP4,
-	"dhcp6":                 DHCP6,
-	"ipv6_slaac":            SLAAC,
-	"ipv6_dhcpv6-stateless": DHCPv6Stateless,
-	"ipv6_dhcpv6-stateful":  DHCPv6Stateful,
-	"manual":                Manual,
+// v1SubnetType is the model's type of a v1 subnet type, and whether it is
+// one.
+func v1SubnetType(typ string) (SubnetType, bool) {
+	switch typ {
+	case "static", "static6":
+		return Static, true
+	case "dhcp", "dhcp4":
+		return DHCP4, true
+	case "dhcp6":
+		return DHCP6, true
+	case "ipv6_slaac":
+		return SLAAC, true
+	case "ipv6_dhcpv6-stateless":
+		return DHCPv6Stateless, true
+	case "ipv6_dhcpv6-stateful":
+		return DHCPv6Stateful, true
+	case "manual":
+		return Manual, true
+	}
+	return "", false
 }
 
 func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
@@ -453,7 +463,7 @@ func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 	if err != nil {
 		return s, err
 	}
-	t, ok := v1SubnetTypes[typ]
+	t, ok := v1SubnetType(typ)
 	if !ok {
 		if typ == "" {
 			return s, yerr(n, path, "subnet without type")

@@ -12,45 +12,70 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
+// paramName is a netplan parameter's name and the model's (v1,
+// unprefixed) name for it. The tables are slices, static data, rather than
+// maps, which would be built at package initialisation (issue 18).
+type paramName struct{ v2, model string }
+
+// lookupParam returns the model's name for v2 parameter key in names.
+func lookupParam(names []paramName, key string) (string, bool) {
+	for _, n := range names {
+		if n.v2 == key {
+			return n.model, true
+		}
+	}
+	return "", false
+}
+
+// paramKeys returns the v2 names of names, sorted.
+func paramKeys(names []paramName) []string {
+	ks := make([]string, 0, len(names))
+	for _, n := range names {
+		ks = append(ks, n.v2)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
 // v2BondParams maps netplan bond parameters to model (v1, unprefixed) names:
 // the inverse of network_state's NET_CONFIG_TO_V2, plus the netplan
 // parameters cloud-init does not know (it fails on them), named after their
 // sysfs files.
-var v2BondParams = map[string]string{
-	"ad-select":               "ad-select",
-	"arp-interval":            "arp-interval",
-	"arp-ip-target":           "arp-ip-target",
-	"arp-ip-targets":          "arp-ip-target",
-	"arp-validate":            "arp-validate",
-	"down-delay":              "downdelay",
-	"fail-over-mac-policy":    "fail-over-mac",
-	"lacp-rate":               "lacp-rate",
-	"mii-monitor-interval":    "miimon",
-	"min-links":               "min-links",
-	"mode":                    "mode",
-	"gratuitous-arp":          "num-grat-arp",
-	"gratuitious-arp":         "num-grat-arp", // netplan accepts the typo
-	"primary":                 "primary",
-	"primary-reselect-policy": "primary-reselect",
-	"up-delay":                "updelay",
-	"transmit-hash-policy":    "xmit-hash-policy",
-	"learn-packet-interval":   "lp-interval",
-	"packets-per-slave":       "packets-per-slave",
-	"all-slaves-active":       "all-slaves-active",
-	"arp-all-targets":         "arp-all-targets",
-	"resend-igmp":             "resend-igmp",
+var v2BondParams = []paramName{
+	{"ad-select", "ad-select"},
+	{"arp-interval", "arp-interval"},
+	{"arp-ip-target", "arp-ip-target"},
+	{"arp-ip-targets", "arp-ip-target"},
+	{"arp-validate", "arp-validate"},
+	{"down-delay", "downdelay"},
+	{"fail-over-mac-policy", "fail-over-mac"},
+	{"lacp-rate", "lacp-rate"},
+	{"mii-monitor-interval", "miimon"},
+	{"min-links", "min-links"},
+	{"mode", "mode"},
+	{"gratuitous-arp", "num-grat-arp"},
+	{"gratuitious-arp", "num-grat-arp"}, // netplan accepts the typo
+	{"primary", "primary"},
+	{"primary-reselect-policy", "primary-reselect"},
+	{"up-delay", "updelay"},
+	{"transmit-hash-policy", "xmit-hash-policy"},
+	{"learn-packet-interval", "lp-interval"},
+	{"packets-per-slave", "packets-per-slave"},
+	{"all-slaves-active", "all-slaves-active"},
+	{"arp-all-targets", "arp-all-targets"},
+	{"resend-igmp", "resend-igmp"},
 }
 
 // v2BridgeParams maps netplan bridge parameters to model names.
-var v2BridgeParams = map[string]string{
-	"ageing-time":   "ageing",
-	"priority":      "priority",
-	"forward-delay": "fd",
-	"hello-time":    "hello",
-	"max-age":       "maxage",
-	"path-cost":     "pathcost",
-	"port-priority": "portprio",
-	"stp":           "stp",
+var v2BridgeParams = []paramName{
+	{"ageing-time", "ageing"},
+	{"priority", "priority"},
+	{"forward-delay", "fd"},
+	{"hello-time", "hello"},
+	{"max-age", "maxage"},
+	{"path-cost", "pathcost"},
+	{"port-priority", "portprio"},
+	{"stp", "stp"},
 }
 
 // parseV2 interprets network config v2 as network_state's v2 handlers do:
@@ -402,9 +427,9 @@ func (p *yparser) v2EthernetName(kvs []ykv, id, path string) (string, error) {
 	return id, nil
 }
 
-func (p *yparser) v2Params(params []ykv, names map[string]string, out map[string]string, path string) error {
+func (p *yparser) v2Params(params []ykv, names []paramName, out map[string]string, path string) error {
 	for _, kv := range params {
-		key, ok := names[kv.key]
+		key, ok := lookupParam(names, kv.key)
 		kpath := join(path, kv.key)
 		if !ok {
 			return yerr(kv.knode, kpath, "unknown parameter")

@@ -304,10 +304,25 @@ func networkdBridgePort(c *netcfg.Config, ifc *netcfg.Interface, rel relations) 
 	return port
 }
 
-// networkdDHCPKeys are the [DHCPv4]/[DHCPv6] keys of the boolean overrides,
-// by netplan key: cloud-init's dhcp_config_maps.
-var networkdDHCPKeys = map[string]string{"use-dns": "UseDNS", "use-ntp": "UseNTP", "use-hostname": "UseHostname",
-	"use-mtu": "UseMTU", "use-routes": "UseRoutes", "send-hostname": "SendHostname"}
+// networkdDHCPKey is the [DHCPv4]/[DHCPv6] key of a boolean override, by
+// netplan key (netcfg.DHCPOverrideFlags): cloud-init's dhcp_config_maps.
+func networkdDHCPKey(flag string) string {
+	switch flag {
+	case "use-dns":
+		return "UseDNS"
+	case "use-ntp":
+		return "UseNTP"
+	case "use-hostname":
+		return "UseHostname"
+	case "use-mtu":
+		return "UseMTU"
+	case "use-routes":
+		return "UseRoutes"
+	case "send-hostname":
+		return "SendHostname"
+	}
+	return ""
+}
 
 // networkdDHCP is the [DHCPv4] or [DHCPv6] section for the overrides:
 // cloud-init's parse_dhcp_overrides.
@@ -318,7 +333,7 @@ func networkdDHCP(o *netcfg.DHCPOverrides) []string {
 	}
 	for _, k := range netcfg.DHCPOverrideFlags {
 		if v := *o.Flag(k); v != nil {
-			kv = append(kv, networkdDHCPKeys[k], yesNo(*v))
+			kv = append(kv, networkdDHCPKey(k), yesNo(*v))
 		}
 	}
 	switch o.UseDomains {
