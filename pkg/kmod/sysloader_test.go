@@ -1,0 +1,130 @@
+package kmod
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// fakeKernel records the module system calls and answers with its errors.
+type fakeKernel struct {
+	finitErr, initErr error
+	finits            []string // "CONTENT flags=N"
+	inits             []string // CONTENT
+}
+
+func (k *fakeKernel) FinitModule(fd int, params string, flags int) error {
+	buf := make([]byte, 64)
+	n, err := unix.Pread(fd, buf, 0)
+	if err != nil {
+		return err
+	}
+	if params != "" {
+		return errors.New("unexpected parameters " + params)
+	}
+	k.finits = append(k.finits, string(buf[:n])+" flags="+map[int]string{0: "0", unix.MODULE_INIT_COMPRESSED_FILE: "compressed"}[flags])
+	return k.finitErr
+}
+
+func (k *fakeKernel) InitModule(image []byte, params string) error {
+	k.inits = append(k.inits, string(image))
+	return k.initErr
+}
+
+func TestSysLoaderLoad(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"a.ko": "plain", "b.ko.xz": "xz data", "c.ko.zst": "zstd data", "d.ko.gz": "gzip data"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name, file        string
+		finitErr, initErr error
+		finits, inits     []string
+		err               []string // substrings of the error; nil for none
+	}{
+		{name: "plain", file: "a.ko", finits: []string{"plain flags=0"}},
+		{name: "xz given to the kernel", file: "b.ko.xz", finits: []string{"xz data flags=compressed"}},
+		{name: "zstd given to the kernel", file: "c.ko.zst", finits: []string{"zstd data flags=compressed"}},
+		{name: "gzip given to the kernel", file: "d.ko.gz", finits: []string{"gzip data flags=compressed"}},
+		{name: "loaded meanwhile", file: "a.ko", finitErr: unix.EEXIST, finits: []string{"plain flags=0"}},
+		{name: "compressed loaded meanwhile", file: "b.ko.xz", finitErr: unix.EEXIST, finits: []string{"xz data flags=compressed"}},
+		{name: "no finit_module", file: "a.ko", finitErr: unix.ENOSYS, finits: []string{"plain flags=0"}, inits: []string{"plain"}},
+		{name: "no finit_module, init_module fails", file: "a.ko", finitErr: unix.ENOSYS, initErr: unix.ENOEXEC,
+			finits: []string{"plain flags=0"}, inits: []string{"plain"}, err: []string{"a.ko", unix.ENOEXEC.Error()}},
+		{name: "kernel without CONFIG_MODULE_DECOMPRESS", file: "c.ko.zst", finitErr: unix.EOPNOTSUPP,
+			finits: []string{"zstd data flags=compressed"}, err: []string{"c.ko.zst", "zstd", "CONFIG_MODULE_DECOMPRESS", "uncompressed"}},
+		{name: "kernel before 5.17 or other format", file: "b.ko.xz", finitErr: unix.EINVAL,
+			finits: []string{"xz data flags=compressed"}, err: []string{"b.ko.xz", "xz", "CONFIG_MODULE_DECOMPRESS"}},
+		{name: "compressed, no finit_module: nothing to unpack with", file: "b.ko.xz", finitErr: unix.ENOSYS,
+			finits: []string{"xz data flags=compressed"}, err: []string{"b.ko.xz", "CONFIG_MODULE_DECOMPRESS"}},
+		{name: "bad module", file: "a.ko", finitErr: unix.ENOEXEC, finits: []string{"plain flags=0"}, err: []string{"a.ko", unix.ENOEXEC.Error()}},
+		{name: "missing file", file: "e.ko", err: []string{"e.ko"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := &fakeKernel{finitErr: tt.finitErr, initErr: tt.initErr}
+			err := SysLoader{Dir: dir, sys: k}.Load(tt.file)
+			if tt.err == nil && err != nil {
+				t.Errorf("Load(%s): %v", tt.file, err)
+			}
+			if tt.err != nil {
+				if err == nil {
+					t.Errorf("Load(%s) = nil, want an error", tt.file)
+				} else {
+					for _, s := range tt.err {
+						if !strings.Contains(err.Error(), s) {
+							t.Errorf("Load(%s) = %q, want it to contain %q", tt.file, err, s)
+						}
+					}
+				}
+			}
+			if strings.Join(k.finits, "|") != strings.Join(tt.finits, "|") || strings.Join(k.inits, "|") != strings.Join(tt.inits, "|") {
+				t.Errorf("finit_module calls %q, init_module calls %q; want %q, %q", k.finits, k.inits, tt.finits, tt.inits)
+			}
+		})
+	}
+}
+
+func TestCompression(t *testing.T) {
+	for file, want := range map[string]string{
+		"kernel/fs/fat/vfat.ko": "", "kernel/fs/fat/vfat.ko.xz": "xz", "vfat.ko.zst": "zstd",
+		"vfat.ko.gz": "gzip", "vfat.ko.bz2": "", "xz.ko": "", "vfat.xz": "",
+	} {
+		if got := Compression(file); got != want {
+			t.Errorf("Compression(%q) = %q, want %q", file, got, want)
+		}
+	}
+}
+
+// TestNoDecompressors: the earlyinit binary links no module decompressor
+// (u-root's kmodule brought xz, zstd and parallel gzip, each with tables
+// built at start-up in every process: issue 18).
+func TestNoDecompressors(t *testing.T) {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	var stderr bytes.Buffer
+	cmd := exec.Command(gobin, "list", "-deps", "github.com/earlyinit/earlyinit/cmd/earlyinit")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s list -deps: %v\n%s", gobin, err, stderr.String())
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps listed %d packages: %q", len(deps), deps)
+	}
+	for _, d := range deps {
+		for _, bad := range []string{"github.com/u-root/u-root/pkg/kmodule", "github.com/ulikunitz/xz", "github.com/klauspost/compress/zstd", "github.com/klauspost/pgzip"} {
+			if d == bad {
+				t.Errorf("earlyinit links %s", d)
+			}
+		}
+	}
+}
