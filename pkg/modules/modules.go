@@ -127,6 +127,7 @@ func All() []Module {
 		// Repositories and packages need the network: the final stage,
 		// in cloud_config_modules' order, then the package module first
 		// of cloud_final_modules.
+		{"ssh_import_id", StageFinal, PerInstance, []string{"ssh_import_id", "users", "user"}, sshImportID},
 		{"yum_add_repo", StageFinal, PerInstance, []string{"yum_repos"}, yumAddRepo},
 		{"apt_configure", StageFinal, PerInstance, aptConfigKeys, aptConfigure},
 		{"zypper_add_repo", StageFinal, Always, []string{"zypper"}, zypperAddRepo},

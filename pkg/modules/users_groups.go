@@ -139,7 +139,7 @@ var useraddOpts = []struct {
 // createUser makes one user and returns its sudo rules.
 func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
 	cfg := u.Cfg
-	for _, k := range []string{"snapuser", "ssh_redirect_user", "ssh_import_id"} {
+	for _, k := range []string{"snapuser", "ssh_redirect_user"} {
 		if _, ok := cfg[k]; ok {
 			e.logf("user %s: %s is not supported by earlyinit: ignored", u.Name, k)
 		}
