@@ -195,11 +195,13 @@ func (b *Boot) startColdplug() error {
 	return nil
 }
 
-// loadModule loads a module or alias on demand, if coldplug is available.
-func (b *Boot) loadModule(name string) {
+// loadModules loads modules or aliases on demand, in one concurrent
+// round, if coldplug is available.
+func (b *Boot) loadModules(names ...string) {
 	if b.cold != nil {
-		if err := b.cold.Load(name); err != nil {
-			b.Log.Debugf("load %s: %v", name, err)
+		if err := b.cold.Load(names...); err != nil {
+			// One line: the joined errors each name their module.
+			b.Log.Debugf("load %s: %s", strings.Join(names, " "), strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 	}
 }
@@ -216,12 +218,9 @@ func fsModules(fstype string) []string {
 	return nil
 }
 
-// LoadFS loads the modules filesystem type fstype needs.
+// LoadFS loads the modules filesystem type fstype needs, at once.
 func (b *Boot) LoadFS(fstype string) {
-	b.loadModule("fs-" + fstype)
-	for _, m := range fsModules(fstype) {
-		b.loadModule(m)
-	}
+	b.loadModules(append([]string{"fs-" + fstype}, fsModules(fstype)...)...)
 }
 
 func (b *Boot) mountRoot() (blockdev.Device, error) {

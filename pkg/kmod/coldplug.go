@@ -141,25 +141,33 @@ func (c *Coldplug) Settle(ctx context.Context, interval time.Duration) error {
 	return nil
 }
 
-// Load loads a module by name or alias, with its dependencies and soft
-// dependencies (pre before, post after). A module is attempted once per
-// boot. An alias served by several modules (crc32c: intel and generic) is
-// satisfied when one of them loads.
-func (c *Coldplug) Load(name string) error {
+// Load loads modules by name or alias, with their dependencies and soft
+// dependencies (pre before, post after), all in one concurrent round: a
+// filesystem and its code pages load at once. A module is attempted once
+// per boot. An alias served by several modules (crc32c: intel and
+// generic) is satisfied when one of them loads. The error joins one per
+// name none of whose modules loaded.
+func (c *Coldplug) Load(names ...string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	mods := c.resolve(name)
-	c.loadAll([][]string{mods})
+	groups := make([][]string, len(names))
+	for i, name := range names {
+		groups[i] = c.resolve(name)
+	}
+	c.loadAll(groups)
 	var errs []error
-	for _, m := range mods {
-		if err := c.Failed[m]; err != nil {
-			errs = append(errs, err)
+	for _, mods := range groups {
+		var failed []error
+		for _, m := range mods {
+			if err := c.Failed[m]; err != nil {
+				failed = append(failed, err)
+			}
+		}
+		if len(failed) == len(mods) {
+			errs = append(errs, failed...)
 		}
 	}
-	if len(errs) == len(mods) {
-		return errors.Join(errs...)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // resolve is the modules name stands for: an alias's, or itself.

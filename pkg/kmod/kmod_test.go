@@ -540,3 +540,58 @@ func TestSysLoader(t *testing.T) {
 		t.Errorf("Load of a missing file = %v", err)
 	}
 }
+
+// TestLoadSeveralAtOnce: Load's names make one round (a filesystem and
+// its code pages load at once), each module after its dependencies, and
+// the error names only what did not load.
+func TestLoadSeveralAtOnce(t *testing.T) {
+	a, err := ParseAliases(strings.NewReader("alias fs-vfat vfat\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(a, nil)
+	if err := ix.ReadDeps(strings.NewReader("kernel/fs/fat/vfat.ko: kernel/fs/fat/fat.ko\nkernel/fs/fat/fat.ko:\nkernel/fs/nls/nls_cp437.ko:\nkernel/fs/nls/nls_utf8.ko:\n")); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	started, timedOut := 0, false
+	l := &fakeLoader{t: t}
+	l.gate = func(string, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		started++
+		cond.Broadcast()
+		// The first load waits for a second to start: loading one name
+		// at a time would never get there.
+		for started < 2 && !timedOut {
+			cond.Wait()
+		}
+	}
+	deadline := time.AfterFunc(30*time.Second, func() {
+		mu.Lock()
+		timedOut = true
+		cond.Broadcast()
+		mu.Unlock()
+	})
+	defer deadline.Stop()
+	c := NewColdplug(ix, l, t.TempDir(), nil)
+	c.Workers = 2
+	err = c.Load("fs-vfat", "nls_cp437", "nls-utf8", "no_such")
+	if timedOut {
+		t.Fatalf("loads never overlapped: %v", l.events)
+	}
+	if err == nil || !strings.Contains(err.Error(), "no_such") || strings.Contains(err.Error(), "vfat") {
+		t.Errorf("Load error %v, want one naming no_such alone", err)
+	}
+	if got := slices.Sorted(slices.Values(c.Loaded)); !reflect.DeepEqual(got, []string{"fat", "nls_cp437", "nls_utf8", "vfat"}) {
+		t.Errorf("loaded %v", c.Loaded)
+	}
+	if l.maxInflight < 2 {
+		t.Errorf("at most %d loads at once, want 2", l.maxInflight)
+	}
+	l.checkOrder(t, ix)
+	if err := c.Load(); err != nil {
+		t.Errorf("Load() = %v", err)
+	}
+}
