@@ -36,7 +36,7 @@ type Index struct {
 	softdeps map[string]Softdep
 	// files maps a normalised module name to its file's base name
 	// ("nls_iso8859_1" -> "nls_iso8859-1"): the kernel treats - and _
-	// alike, u-root's kmodule looks files up by name.
+	// alike, a file is named as it is.
 	files map[string]string
 	// paths maps a normalised module name to its file as modules.dep
 	// names it, relative to the module directory
