@@ -256,7 +256,8 @@ func postPassword(ctx context.Context, e *Env) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, postPasswordBudget)
 	defer cancel()
-	c := &openstack.Client{BaseURL: base, RequestTimeout: postPasswordTimeout, Logf: e.logf}
+	c := &openstack.Client{BaseURL: base}
+	c.RequestTimeout, c.Logf = postPasswordTimeout, e.logf
 	if e.HTTP != nil {
 		c.HTTP = e.HTTP
 	}

@@ -23,7 +23,6 @@ import (
 	"slices"
 	"strings"
 	"testing/fstest"
-	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
@@ -52,24 +51,13 @@ const maxContentFiles = 100
 type Client struct {
 	// BaseURL is the service's root; "" means DefaultBaseURL.
 	BaseURL string
-	// HTTP makes the requests; nil means an httpget.Getter with the
-	// RequestTimeout, Retries, Backoff and Logf below.
-	HTTP httpget.Fetcher
-	// RequestTimeout bounds each try of each request; 0 means 2 s.
-	RequestTimeout time.Duration
-	// Retries is how many times a request that failed with a connection
-	// error, a timeout or a 5xx answer is tried again; 0 means 2 (3 tries
-	// in all), a negative value means never. 404 is never retried.
-	Retries int
-	// Backoff is the wait before the first retry, doubled for each next
-	// one; 0 means 200 ms.
-	Backoff time.Duration
+	// HTTPClient makes the requests; its Logf is told of retries and of
+	// the version chosen.
+	datasource.HTTPClient
 	// MaxBody bounds user_data and injected files; 0 means MaxUserData.
 	// Metadata documents are bounded by the smaller of MaxBody and
 	// MaxMetadata.
 	MaxBody int64
-	// Logf, if set, is told of retries and of the version chosen.
-	Logf func(format string, args ...any)
 }
 
 // fetcher is one Read's state.
@@ -108,17 +96,11 @@ func (f *fetcher) url(rel string) string {
 // configuration. ctx bounds the whole attempt; any failure rejects the
 // source with an error that names the URL and the reason.
 func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
-	base := strings.TrimRight(c.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := datasource.BaseURL(c.BaseURL, DefaultBaseURL)
 	f := &fetcher{
-		g:       c.http(),
+		g:       c.Fetcher(),
 		base:    base,
-		maxBody: c.MaxBody,
-	}
-	if f.maxBody <= 0 {
-		f.maxBody = MaxUserData
+		maxBody: datasource.Limit(c.MaxBody, MaxUserData),
 	}
 	f.maxMeta = min(f.maxBody, MaxMetadata)
 
@@ -126,9 +108,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Logf != nil {
-		c.Logf("openstack: metadata version %s at %s", version, base)
-	}
+	c.Log("openstack: metadata version %s at %s", version, base)
 	fsys, err := f.drive(ctx, version)
 	if err != nil {
 		return nil, err
@@ -298,10 +278,5 @@ func contentName(v any) (string, bool) {
 	return name, true
 }
 
-// http is c.HTTP, or a Getter with c's settings.
-func (c *Client) http() httpget.Fetcher {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return &httpget.Getter{RequestTimeout: c.RequestTimeout, Retries: c.Retries, Backoff: c.Backoff, Logf: c.Logf}
-}
+// http is c.Fetcher(); PostPassword (password.go) calls it.
+func (c *Client) http() httpget.Fetcher { return c.Fetcher() }

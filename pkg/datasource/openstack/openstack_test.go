@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
@@ -82,7 +83,7 @@ func serve(t *testing.T, n *nova) *httptest.Server {
 
 // client is a Client with timeouts short enough for tests.
 func client(base string) *Client {
-	return &Client{BaseURL: base, RequestTimeout: 500 * time.Millisecond, Backoff: time.Millisecond}
+	return &Client{BaseURL: base, HTTPClient: datasource.HTTPClient{RequestTimeout: 500 * time.Millisecond, Backoff: time.Millisecond}}
 }
 
 // viaDrive is what configdrive.Read makes of fsys, as the HTTP source

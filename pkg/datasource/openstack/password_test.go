@@ -121,7 +121,9 @@ func servePassword(t *testing.T, n *novaPassword) *Client {
 	t.Helper()
 	srv := httptest.NewServer(n)
 	t.Cleanup(srv.Close)
-	return &Client{BaseURL: srv.URL, Backoff: time.Millisecond}
+	c := &Client{BaseURL: srv.URL}
+	c.Backoff = time.Millisecond
+	return c
 }
 
 func TestPostPassword(t *testing.T) {

@@ -15,7 +15,7 @@ var Source = datasource.Source{
 	Class:    "OpenStack",
 	Platform: Platform,
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
-		c := &Client{BaseURL: svc.Base, HTTP: svc.HTTP, Logf: svc.Logf, RequestTimeout: svc.Timeout}
+		c := &Client{BaseURL: svc.Base, HTTPClient: svc.HTTPClient()}
 		return c.Read(ctx)
 	},
 }
