@@ -99,9 +99,12 @@ type Result struct {
 	// Notes are what the boot logs about the config, in order.
 	Notes []Note
 
-	rendered  []netcfg.File // the renderer's, and the ENI interfaces file
-	hasRoot   bool
-	systemd   bool // the root has systemd-udevd: .link files, not a udev rule
+	rendered []netcfg.File // the renderer's, and the ENI interfaces file
+	hasRoot  bool
+	systemd  bool // the root has systemd-udevd: .link files, not a udev rule
+	// wakeOnLAN are the renamed NICs' MACs whose rename .link file says
+	// WakeOnLan=magic: networkd has no other place for it.
+	wakeOnLAN []string
 	cloudInit bool
 }
 
@@ -142,11 +145,27 @@ func Build(in Input) (*Result, error) {
 			}
 		}
 		res.systemd = nic.HasSystemdUdevd(in.Root.Exists)
+		if r.Name() == "networkd" && res.systemd {
+			res.wakeOnLAN = nic.WakeOnLAN(cfg)
+		}
 		for _, p := range cloudInitBins {
 			if in.Root.Exists(p) {
 				res.cloudInit = true
 				break
 			}
+		}
+	}
+	if r.Name() == "networkd" && len(res.wakeOnLAN) == 0 {
+		// Lost names the NICs not renamed; a renamed one has no .link
+		// file either without a root with systemd-udevd.
+		var names []string
+		for _, mac := range nic.WakeOnLAN(cfg) {
+			names = append(names, res.Renames[mac])
+		}
+		if len(names) > 0 {
+			res.Notes = append(res.Notes, Note{Warning: true, Text: fmt.Sprintf(
+				"networkd cannot express, so does not render: wakeonlan (%s): only a .link file carries it, and none is written without a root with systemd-udevd",
+				strings.Join(names, ", "))})
 		}
 	}
 	res.rendered = files
@@ -164,7 +183,7 @@ func (r *Result) FilesFor(names map[string]string) []netcfg.File {
 	}
 	files := append([]netcfg.File(nil), r.rendered...)
 	if r.hasRoot {
-		files = append(files, nic.PersistFiles(names, r.systemd)...)
+		files = append(files, nic.PersistLinks(names, r.wakeOnLAN, r.systemd)...)
 	}
 	if r.cloudInit {
 		files = append(files, render.CloudInitDropIn())

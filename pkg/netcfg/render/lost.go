@@ -33,16 +33,18 @@ func Lost(name string, c *netcfg.Config) []string {
 		add(k, "")
 	}
 	glob := name == "eni" || name == "sysconfig" || name == "network-manager"
+	renames := c.RenameMap()
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
 		n := ifc.Name
 		if ifc.MatchName != "" && glob && len(ifc.Matches) == 0 {
 			add("match.name", fmt.Sprintf("%s: %q matches no NIC on this system", n, ifc.MatchName))
 		}
-		if ifc.WakeOnLAN && name == "networkd" {
-			// WakeOnLan= belongs in a .link file, and the NIC's .link is
-			// the one that names it.
-			add("wakeonlan", n)
+		if ifc.WakeOnLAN && name == "networkd" && (ifc.MAC == "" || renames[ifc.MAC] != ifc.Name) {
+			// WakeOnLan= belongs in a .link file: the rename .link of a
+			// NIC the config renames carries it (pkg/nic), and another
+			// .link would override the NIC's own naming.
+			add("wakeonlan", n+": not renamed, so no .link file carries it")
 		}
 		if ifc.Optional && (name == "eni" || name == "sysconfig" || name == "network-manager") {
 			add("optional", n)
