@@ -159,6 +159,14 @@ func Build(o Options) (Result, error) {
 		logf("initramfs: not modules of kernel %s (built in or absent): %s", o.KVer, strings.Join(ms.Missing, " "))
 	}
 	res.Modules = len(ms.Paths)
+	keep, err := kernelUnpacks(kernelConfig(o.ModulesRoot, o.KVer))
+	if err != nil {
+		return res, err
+	}
+	srcs, err := ms.unpack(keep, filepath.Join(tmp, "modules"))
+	if err != nil {
+		return res, err
+	}
 	idx, err := ms.IndexFiles()
 	if err != nil {
 		return res, err
@@ -176,7 +184,7 @@ func Build(o Options) (Result, error) {
 	a.addRecord(cpio.Symlink(InitLink, BinaryPath))
 	dest := "lib/modules/" + o.KVer + "/"
 	for _, p := range ms.Paths {
-		a.addFile(dest+p, filepath.Join(modDir, p), 0o644)
+		a.addFile(dest+p, srcs[p], 0o644)
 	}
 	for name, b := range idx {
 		a.addRecord(cpio.StaticFile(dest+name, string(b), 0o644))
