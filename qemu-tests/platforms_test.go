@@ -880,7 +880,7 @@ func platformCases() []platformCase {
 // notBooted are the sources QEMU cannot play the platform of, and why;
 // their unit tests cover them.
 var notBooted = map[string]string{
-	"vmware": "guestinfo travels over VMware's backdoor RPC channel (vmware-rpctool), which QEMU's vmport device does not carry",
+	"vmware": "guestinfo travels over VMware's backdoor RPC channel, which QEMU's vmport device does not carry: TestPlatformsVMwareGuestinfo boots it with a stand-in vmware-rpctool in the image",
 }
 
 // TestPlatformsCoverRegistry: every source discovery knows has its
@@ -1262,4 +1262,71 @@ func TestPlatformsNoCloudDMISerial(t *testing.T) {
 	checkKeys(t, root, []string{fixtureAliceKey, fixtureBobKey})
 	wantFile(t, root, "/var/lib/earlyinit/instances/iid-dmi/user-data.txt", fixture(t, "nocloud", "cidata/user-data"))
 	noLeftovers(t, root)
+}
+
+// TestPlatformsVMwareGuestinfo: a VMware VM (its DMI) whose image has
+// open-vm-tools: earlyinit runs the image's vmware-rpctool chrooted in
+// the real root, as its initramfs has none. QEMU cannot carry guestinfo
+// (its vmport device has no RPCI channel), so the tool is a stand-in that
+// answers from files, as the metadata boots' servers stand in for their
+// services; it records the keys earlyinit clears (redact).
+func TestPlatformsVMwareGuestinfo(t *testing.T) {
+	t.Parallel()
+	meta := "instance-id: vmw-0123\nlocal-hostname: vmw-host\npublic-keys-data: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIVMware vmw@key\nredact: [userdata]\n" +
+		"network:\n  version: 2\n  ethernets:\n    nic0:\n      match: {macaddress: \"00:50:56:aa:bb:01\"}\n      set-name: ens192\n      addresses: [192.0.2.77/24]\n"
+	dir := filepath.Join(t.TempDir(), "root")
+	if err := vm.BusyboxRoot(dir); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"guestinfo/metadata":          base64.StdEncoding.EncodeToString([]byte(meta)),
+		"guestinfo/metadata.encoding": "base64",
+		"guestinfo/userdata":          "#cloud-config\nruncmd: [touch /run/vmw]\n",
+		"opt/vmware/bin/vmware-rpctool": `#!/bin/sh
+case "$1" in
+"info-get guestinfo."*)
+	f="/guestinfo/${1#info-get guestinfo.}"
+	if [ -f "$f" ]; then cat "$f"; else echo "No value found" >&2; exit 1; fi ;;
+"info-set guestinfo."*)
+	kv="${1#info-set guestinfo.}"
+	printf '%s' "${kv#* }" > "/guestinfo/${kv%% *}" ;;
+*) echo "Unknown command" >&2; exit 1 ;;
+esac
+`,
+	}
+	for k, v := range systemdMarkers {
+		files[k] = v
+	}
+	if err := vm.WriteTree(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "opt/vmware/bin/vmware-rpctool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/opt/vmware/bin/vmware-rpctool", filepath.Join(dir, "usr/bin/vmware-rpctool")); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "root.img")
+	if err := vm.Ext4(root, dir, "root", "", 32); err != nil {
+		t.Fatal(err)
+	}
+	res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20", Disks: []vm.Disk{{Path: root}}, RNG: true,
+		NICs:   []vm.NIC{{MAC: "00:50:56:aa:bb:01"}},
+		SMBIOS: []string{"type=1,manufacturer=VMware,, Inc.,product=VMware7,,1,uuid=4226d1a4-7c3d-3f9e-8e0a-0123456789ab"}})
+	con := res.Console
+	mustContain(t, "console", con, "TESTINIT: /sbin/init pid=1", `datasource vmware: instance "vmw-0123", hostname "vmw-host"`)
+	if line := decisionLine(t, con); !strings.Contains(line, "platform vmware") {
+		t.Errorf("decision line: %s", line)
+	}
+	// guestinfo needs no network: no lease was asked for.
+	if strings.Contains(con, "metadata: ") {
+		t.Errorf("the temporary network was raised for guestinfo")
+	}
+	platformIdentity(t, root, "vmw-0123", "vmw-host", "")
+	checkKeys(t, root, []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIVMware vmw@key"})
+	// The tools print a value without its final newline.
+	wantFile(t, root, "/var/lib/earlyinit/instances/vmw-0123/user-data.txt", "#cloud-config\nruncmd: [touch /run/vmw]")
+	// redact: the user-data key was cleared through the tool.
+	wantFile(t, root, "/guestinfo/userdata", "---")
+	checkUnits(t, networkdUnits(t, root), [][]string{{"MACAddress=00:50:56:aa:bb:01", "Address=192.0.2.77/24"}})
 }

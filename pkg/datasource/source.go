@@ -38,6 +38,10 @@ type Source struct {
 	// share one temporary network, brought up once, and are given it as
 	// a Service.
 	Metadata func(ctx context.Context, svc Service) (*instance.Data, error)
+	// Local says Metadata reads no network (VMware's guestinfo, through
+	// the hypervisor): it is asked in its place in the order, without the
+	// temporary network, given only Service.Root and Logf.
+	Local bool
 	// Ready, if set, tells the platform the instance was read (Azure's
 	// ready report, without which the platform marks provisioning
 	// failed). Discovery calls it once Metadata has returned an instance,

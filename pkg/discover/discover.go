@@ -527,7 +527,7 @@ func (f *finder) down() {
 func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data, error) {
 	var metadata []datasource.Source
 	for _, src := range order {
-		if src.Metadata != nil {
+		if src.Metadata != nil && !src.Local {
 			metadata = append(metadata, src)
 		}
 	}
@@ -549,6 +549,12 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 			if d := f.drives(src, f.drivesListed()); d != nil {
 				return d, nil
 			}
+		}
+		if src.Metadata != nil && src.Local {
+			if d := f.local(src); d != nil {
+				return d, nil
+			}
+			continue
 		}
 		// All metadata sources share one temporary network, tried once
 		// in the place of the first of them.
@@ -723,6 +729,30 @@ func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 		return f.finish(d, src), nil
 	}
 	return nil, errors.Join(errs...)
+}
+
+// RootDirer is a System that knows where the real root is mounted, for
+// the sources that run the image's own tools (Service.Root).
+type RootDirer interface {
+	RootDir() string
+}
+
+// local asks a Local source, without the temporary network, within
+// earlyinit.timeout.
+func (f *finder) local(src datasource.Source) *instance.Data {
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+	defer cancel()
+	svc := datasource.Service{Logf: f.log.Debugf}
+	if r, ok := f.sys.(RootDirer); ok {
+		svc.Root = r.RootDir()
+	}
+	d, err := f.askMetadata(ctx, svc, src)
+	if err != nil {
+		f.log.Errorf("datasource %s rejected: %v", src.Name, err)
+		f.rejected++
+		return nil
+	}
+	return f.finish(d, src)
 }
 
 // askMetadata asks src's metadata service at each of its base URLs in

@@ -74,6 +74,8 @@ func (s *fakeSys) ReadDrive(dev blockdev.Device, read func(fs.FS) (*instance.Dat
 	return read(s.files[dev.Path])
 }
 
+func (s *fakeSys) RootDir() string { return "/fake-root" }
+
 func (s *fakeSys) RaiseLinks() func() {
 	s.calls = append(s.calls, "raise")
 	return func() { s.calls = append(s.calls, "lower") }
@@ -734,5 +736,43 @@ func TestProvisioningDrive(t *testing.T) {
 		if tt.logged != "" && !strings.Contains(log.String(), tt.logged) {
 			t.Errorf("%s: log has no %q:\n%s", tt.name, tt.logged, log.String())
 		}
+	}
+}
+
+// TestLocalSource: a Local source (VMware's guestinfo) is asked in its
+// place without the temporary network, given the real root; a failure
+// rejects it and the search goes on.
+func TestLocalSource(t *testing.T) {
+	old := Sources
+	defer func() { Sources = old }()
+	var roots []string
+	fail := false
+	Sources = []datasource.Source{{Name: "loc", Class: "Loc", Local: true,
+		Platform: func(i dmi.Info) bool { return i.SysVendor == "Loc" },
+		Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+			roots = append(roots, svc.Root)
+			if fail {
+				return nil, errors.New("no guestinfo")
+			}
+			return &instance.Data{InstanceID: "i-loc"}, nil
+		}}}
+	sys := &fakeSys{dmi: dmi.Info{SysVendor: "Loc"}}
+	var log testLog
+	d, err := Find(sys, cmdline(t, ""), &log)
+	if err != nil || d == nil || d.InstanceID != "i-loc" || !reflect.DeepEqual(roots, []string{"/fake-root"}) {
+		t.Errorf("Find = %+v, %v; roots %q", d, err, roots)
+	}
+	for _, c := range sys.calls {
+		if c == "raise" || c == "network" {
+			t.Errorf("calls %q: the network was raised for a local source", sys.calls)
+		}
+	}
+	fail = true
+	log.Reset()
+	if d, _ := Find(&fakeSys{dmi: dmi.Info{SysVendor: "Loc"}}, cmdline(t, ""), &log); d != nil && d.InstanceID == "i-loc" {
+		t.Errorf("a failing local source gave %+v", d)
+	}
+	if !strings.Contains(log.String(), "datasource loc rejected: no guestinfo") {
+		t.Errorf("log:\n%s", log.String())
 	}
 }

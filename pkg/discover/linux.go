@@ -176,6 +176,9 @@ func bounded(ctx context.Context, log Log, what string, fn func() (*instance.Dat
 	}
 }
 
+// RootDir is where the real root is mounted.
+func (l *Linux) RootDir() string { return l.Root }
+
 // RaiseLinks brings the fallback candidates up, remembering which were
 // down; lower puts them back down but for a kept lease's.
 func (l *Linux) RaiseLinks() (lower func()) {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Tools are open-vm-tools' programs that speak the backdoor's RPCI
@@ -20,8 +22,73 @@ const noValue = "No value found"
 // RPCTool is the GuestInfo of open-vm-tools' command-line tools:
 // vmware-rpctool "info-get guestinfo.KEY", or vmtoolsd --cmd "...".
 type RPCTool struct {
-	// Path is the tool to run; "" means the first of Tools found in PATH.
+	// Path is the tool to run; "" means the first of Tools found in PATH,
+	// or in Root's toolDirs when Root is set.
 	Path string
+	// Root, if set, is the real root (mounted by the initramfs): the
+	// image's own open-vm-tools are run there, chrooted, since earlyinit's
+	// initramfs has none. Path is then inside Root.
+	Root string
+}
+
+// toolDirs are where a root's open-vm-tools are looked for.
+var toolDirs = []string{"/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin"}
+
+// maxToolOutput bounds what a tool may print: a value larger than
+// MaxValue is refused anyway, and base64 makes it a third larger.
+const maxToolOutput = 2*MaxValue + 4096
+
+// cappedBuffer keeps at most max bytes and remembers that more came. It
+// does not embed bytes.Buffer: io.Copy would use its ReadFrom and pass
+// Write by.
+type cappedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *cappedBuffer) String() string { return b.buf.String() }
+
+// errTooMuch stops the copy of a tool's output: the pipe closes and the
+// tool gets SIGPIPE rather than printing on.
+var errTooMuch = errors.New("output over the cap")
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.over = true
+		if room > 0 {
+			b.buf.Write(p[:room])
+		}
+		return 0, errTooMuch
+	}
+	return b.buf.Write(p)
+}
+
+// find is the tool to run, as the path to give exec (inside Root when it
+// is set).
+func (t RPCTool) find() (string, error) {
+	if t.Path != "" {
+		return t.Path, nil
+	}
+	for _, name := range Tools {
+		if t.Root == "" {
+			if p, err := exec.LookPath(name); err == nil {
+				return p, nil
+			}
+			continue
+		}
+		for _, dir := range toolDirs {
+			// Lstat: a link is resolved by the chroot, never here.
+			if _, err := os.Lstat(filepath.Join(t.Root, dir, name)); err == nil {
+				return filepath.Join(dir, name), nil
+			}
+		}
+	}
+	where := "PATH"
+	if t.Root != "" {
+		where = t.Root + " (" + strings.Join(toolDirs, ", ") + ")"
+	}
+	return "", fmt.Errorf("none of %s found in %s: reading guestinfo needs open-vm-tools", strings.Join(Tools, ", "), where)
 }
 
 // Get runs "info-get guestinfo.<key>".
@@ -49,27 +116,28 @@ func (t RPCTool) Set(ctx context.Context, key, value string) error {
 // run runs the tool with one RPC command; errors name the tool and the
 // command's first two words (never a value).
 func (t RPCTool) run(ctx context.Context, rpc string) (stdout, stderr string, err error) {
-	path := t.Path
-	if path == "" {
-		for _, name := range Tools {
-			if p, err := exec.LookPath(name); err == nil {
-				path = p
-				break
-			}
-		}
-		if path == "" {
-			return "", "", fmt.Errorf("none of %s found: reading guestinfo needs open-vm-tools", strings.Join(Tools, ", "))
-		}
+	path, err := t.find()
+	if err != nil {
+		return "", "", err
 	}
 	args := []string{rpc}
 	if filepath.Base(path) == "vmtoolsd" {
 		args = []string{"--cmd", rpc}
 	}
 	what := strings.Join(strings.Fields(rpc)[:min(2, len(strings.Fields(rpc)))], " ")
-	var o, e bytes.Buffer
+	o, e := &cappedBuffer{max: maxToolOutput}, &cappedBuffer{max: 4096}
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
+	cmd.Stdout, cmd.Stderr = o, e
+	if t.Root != "" {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: t.Root}
+		cmd.Dir = "/"
+		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
+	}
+	err = cmd.Run()
+	if o.over {
+		return "", "", fmt.Errorf("%s %q: more than %d bytes of output", path, what, maxToolOutput)
+	}
+	if err != nil {
 		msg := strings.TrimSpace(e.String())
 		if len(msg) > 200 {
 			msg = msg[:200] + "..."

@@ -10,14 +10,23 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
-// Source is VMware's guestinfo transport, read with open-vm-tools. It
-// needs no network: its Metadata ignores the Service discovery brings up.
+// Source is VMware's guestinfo transport, read with open-vm-tools: the
+// image's own (vmware-rpctool or vmtoolsd in the real root, run chrooted
+// there), else the initramfs's. It needs no network: its Metadata uses
+// only the Service's Root.
 var Source = datasource.Source{
 	Name:     "vmware",
 	Class:    "VMware",
 	Platform: Platform,
+	Local:    true,
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
-		r := &Reader{GuestInfo: RPCTool{}, UUID: productUUID, Logf: svc.Logf}
+		tool := RPCTool{}
+		if svc.Root != "" && svc.Root != "/" {
+			if _, err := (RPCTool{Root: svc.Root}).find(); err == nil {
+				tool.Root = svc.Root
+			}
+		}
+		r := &Reader{GuestInfo: tool, UUID: productUUID, Logf: svc.Logf}
 		return r.Read(ctx)
 	},
 }

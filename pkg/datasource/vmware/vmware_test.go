@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
@@ -313,5 +316,77 @@ func TestRPCTool(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	if _, _, err := (RPCTool{}).Get(context.Background(), "metadata"); err == nil || !strings.Contains(err.Error(), "open-vm-tools") {
 		t.Errorf("no tool: %v", err)
+	}
+}
+
+// chrootWithTool is a root holding a static busybox as /bin/sh and
+// vmware-rpctool at /usr/bin, a link to /opt/vmware/rpctool: the link is
+// resolved inside the root by the chroot. Its guestinfo keys are files in
+// the root's /guestinfo.
+func chrootWithTool(t *testing.T) (root string) {
+	t.Helper()
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Fatalf("busybox (busybox-static; make deps installs it): %v", err)
+	}
+	root = t.TempDir()
+	for _, d := range []string{"bin", "usr/bin", "opt/vmware", "guestinfo"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(busybox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(root, "bin/busybox"), b, 0o755))
+	for _, a := range []string{"sh", "cat", "head"} {
+		must(os.Symlink("busybox", filepath.Join(root, "bin", a)))
+	}
+	must(os.WriteFile(filepath.Join(root, "opt/vmware/rpctool"), []byte(`#!/bin/sh
+case "$1" in
+"info-get guestinfo.big") cat /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox /bin/busybox ;;
+"info-get guestinfo."*)
+	f="/guestinfo/${1#info-get guestinfo.}"
+	if [ -f "$f" ]; then cat "$f"; else echo "No value found" >&2; exit 1; fi ;;
+*) exit 0 ;;
+esac
+`), 0o755))
+	must(os.Symlink("/opt/vmware/rpctool", filepath.Join(root, "usr/bin/vmware-rpctool")))
+	return root
+}
+
+// TestRPCToolRoot: with a Root, the image's own tool is found there and
+// run chrooted (the initramfs has none); what it prints is capped; a root
+// without the tools says where it looked.
+func TestRPCToolRoot(t *testing.T) {
+	root := chrootWithTool(t)
+	if err := os.WriteFile(filepath.Join(root, "guestinfo/metadata"), []byte("instance-id: i-root\nlocal-hostname: vm-root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // nothing on the initramfs's PATH
+	d, err := (&Reader{GuestInfo: RPCTool{Root: root}}).Read(context.Background())
+	if err != nil || d.InstanceID != "i-root" || d.LocalHostname != "vm-root" {
+		t.Fatalf("Read through the root's tool = %+v, %v", d, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, _, err := (RPCTool{Root: root}).Get(ctx, "big"); err == nil || !strings.Contains(err.Error(), "bytes of output") {
+		t.Errorf("40 MB of output: %v", err)
+	}
+	empty := t.TempDir()
+	if _, _, err := (RPCTool{Root: empty}).Get(context.Background(), "metadata"); err == nil || !strings.Contains(err.Error(), "found in "+empty) {
+		t.Errorf("a root without the tools: %v", err)
+	}
+	// The Source uses the root's tools when the root has them.
+	svc := datasource.Service{Root: root}
+	if d, err := Source.Metadata(context.Background(), svc); err != nil || d.InstanceID != "i-root" {
+		t.Errorf("Source.Metadata with the root's tools = %+v, %v", d, err)
 	}
 }
