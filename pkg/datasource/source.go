@@ -112,6 +112,13 @@ type Service struct {
 	// Root is where the real root is mounted: its CA bundle verifies
 	// https seeds (httpget.Getter.CARoot).
 	Root string
+	// DefaultUser is the name of the default user the image's
+	// configuration creates, "" for none: GCE takes that user's ssh-keys
+	// lines too (cloud-init's default_user).
+	DefaultUser string
+	// SecondaryNICs is the image's datasource.Oracle.
+	// configure_secondary_nics: Oracle configures the secondary VNICs too.
+	SecondaryNICs bool
 	// Base4 is http://169.254.169.254 when there was no lease and an IPv4
 	// link-local address (169.254.A.B/16) was put on the NIC for it, ""
 	// otherwise: DigitalOcean serves its metadata there without DHCP,

@@ -144,6 +144,9 @@ type Image struct {
 	// Settings are the datasource: settings, by cloud-init class name
 	// (the key under datasource:, Source.Class).
 	Settings map[string]SourceSettings
+	// DefaultUser is the name of the default user the image creates, ""
+	// for none: metadata sources are told it (Service.DefaultUser).
+	DefaultUser string
 }
 
 // SourceSettings is one source's datasource.<Class> settings.
@@ -164,6 +167,9 @@ type SourceSettings struct {
 	// place in the order, before its seed directories and drives; "" for
 	// none. A seed on the kernel command line (ds=nocloud;s=) wins.
 	SeedFrom string
+	// SecondaryNICs is Oracle's configure_secondary_nics
+	// (Service.SecondaryNICs).
+	SecondaryNICs bool
 }
 
 // ImageOrder returns the sources a datasource_list names, in its order,
@@ -779,6 +785,8 @@ func (f *finder) askMetadata(ctx context.Context, svc datasource.Service, src da
 		defer cancel()
 	}
 	svc.Timeout = set.Timeout
+	svc.SecondaryNICs = set.SecondaryNICs
+	svc.DefaultUser = f.img.DefaultUser
 	if src.ProvisioningDrive != nil {
 		svc.Drive = f.provisioningDrive(src)
 	}

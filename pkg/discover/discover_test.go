@@ -592,6 +592,34 @@ func TestImageMetadataSettings(t *testing.T) {
 	}
 }
 
+// TestImageSourceSettings: the image's default user and a source's
+// configure_secondary_nics reach the source in its Service.
+func TestImageSourceSettings(t *testing.T) {
+	old := Sources
+	defer func() { Sources = old }()
+	var got []datasource.Service
+	Sources = []datasource.Source{{Name: "meta", Class: "Meta", Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
+		got = append(got, svc)
+		return &instance.Data{InstanceID: "i-1"}, nil
+	}}}
+	for _, tt := range []struct {
+		img       Image
+		user      string
+		secondary bool
+	}{
+		{Image{DefaultUser: "debian", Settings: map[string]SourceSettings{"Meta": {SecondaryNICs: true}}}, "debian", true},
+		{Image{Settings: map[string]SourceSettings{"Other": {SecondaryNICs: true}}}, "", false},
+	} {
+		got = nil
+		if d, _ := FindWith(&fakeSys{}, cmdline(t, "earlyinit.ds=meta"), tt.img, &testLog{}); d == nil || len(got) != 1 {
+			t.Fatalf("%+v: found %+v after %d asks", tt.img, d, len(got))
+		}
+		if got[0].DefaultUser != tt.user || got[0].SecondaryNICs != tt.secondary {
+			t.Errorf("%+v: Service.DefaultUser %q, SecondaryNICs %v; want %q, %v", tt.img, got[0].DefaultUser, got[0].SecondaryNICs, tt.user, tt.secondary)
+		}
+	}
+}
+
 // TestImageMetadataURLsOpenStack: the real OpenStack reader is asked at
 // the image's metadata_urls.
 func TestImageMetadataURLsOpenStack(t *testing.T) {

@@ -138,6 +138,7 @@ func discoverImage(img *imagecfg.Config, log Log) discover.Image {
 		return di
 	}
 	di.List = img.DatasourceList()
+	di.DefaultUser = defaultUserName(img)
 	known := map[string]bool{}
 	for _, src := range discover.Sources {
 		known[strings.ToLower(src.Class)] = true
@@ -167,6 +168,52 @@ func discoverImage(img *imagecfg.Config, log Log) discover.Image {
 		}
 	}
 	return di
+}
+
+// defaultUserName is the name of the default user the image's
+// configuration creates, as cloud-init's normalize_users_groups and
+// extract_default find it for a datasource: with a user key, its name (a
+// string, or a map's name) or else the default user's; otherwise the
+// default user's (system_info.default_user, or the distribution's) when
+// users names "default" (in a comma-separated string, a list, or a map
+// whose value for it is not false); "" when the image creates none.
+func defaultUserName(img *imagecfg.Config) string {
+	switch u := img.Raw["user"].(type) {
+	case string:
+		if s := strings.TrimSpace(u); s != "" {
+			return s
+		}
+	case map[string]any:
+		if s, ok := u["name"].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+		if len(u) > 0 {
+			return img.DefaultUser().Name
+		}
+	}
+	named := false
+	switch us := img.Raw["users"].(type) {
+	case string:
+		for _, n := range strings.Split(us, ",") {
+			named = named || strings.TrimSpace(n) == "default"
+		}
+	case []any:
+		for _, e := range us {
+			switch t := e.(type) {
+			case string:
+				named = named || strings.TrimSpace(t) == "default"
+			case map[string]any:
+				named = named || t["name"] == "default"
+			}
+		}
+	case map[string]any:
+		v, ok := us["default"]
+		named = ok && v != false
+	}
+	if !named {
+		return ""
+	}
+	return img.DefaultUser().Name
 }
 
 // mergeConfig is the cloud-config as cloud-init merges it: user-data over
@@ -229,6 +276,8 @@ func datasourceKey(k string) (only string, ok bool) {
 		return "", true
 	case "seedfrom":
 		return "NoCloud", true
+	case "configure_secondary_nics":
+		return "Oracle", true
 	}
 	return "", false
 }
@@ -294,6 +343,12 @@ func datasourceSettings(class string, m map[string]any) (discover.SourceSettings
 				continue
 			}
 			set.SeedFrom = s
+		case "configure_secondary_nics":
+			b, ok := v.(bool)
+			if !ok {
+				warn(k, "want a boolean, got %s: false", scalar.YAMLNoun(v))
+			}
+			set.SecondaryNICs = b
 		}
 	}
 	return set, warns

@@ -76,6 +76,21 @@ func TestDatasourceSettings(t *testing.T) {
 		in:    map[string]any{"seedfrom": "/x"},
 		warns: []string{"datasource.ConfigDrive.seedfrom: not supported: ignored"},
 	}, {
+		name:  "oracle secondary nics",
+		class: "Oracle",
+		in:    map[string]any{"configure_secondary_nics": true},
+		want:  discover.SourceSettings{SecondaryNICs: true},
+	}, {
+		name:  "secondary nics not a boolean",
+		class: "Oracle",
+		in:    map[string]any{"configure_secondary_nics": "true"},
+		warns: []string{"datasource.Oracle.configure_secondary_nics: want a boolean, got a string: false"},
+	}, {
+		name:  "secondary nics only for oracle",
+		class: "Ec2",
+		in:    map[string]any{"configure_secondary_nics": true},
+		warns: []string{"datasource.Ec2.configure_secondary_nics: not supported: ignored"},
+	}, {
 		name:  "seedfrom not a string",
 		class: "NoCloud",
 		in:    map[string]any{"seedfrom": []any{"/x"}},
@@ -434,6 +449,34 @@ func TestLoadImageConfig(t *testing.T) {
 	env.Root = filepath.Join(t.TempDir(), "none")
 	if img := loadImageConfig(env); img == nil || len(img.Raw) != 0 {
 		t.Errorf("config from no root: %+v", img)
+	}
+}
+
+// TestDefaultUserName: the default user the image creates, as cloud-init
+// finds it for GCE's keys, reaches discovery.
+func TestDefaultUserName(t *testing.T) {
+	du := map[string]any{"default_user": map[string]any{"name": "img"}}
+	for _, tt := range []struct {
+		name string
+		raw  map[string]any
+		want string
+	}{
+		{"users: [default]", map[string]any{"users": []any{"default"}, "system_info": du}, "img"},
+		{"distribution's default user", map[string]any{"users": []any{"default", map[string]any{"name": "bob"}}}, "debian"},
+		{"a map entry named default", map[string]any{"users": []any{map[string]any{"name": "default"}}, "system_info": du}, "img"},
+		{"comma-separated", map[string]any{"users": "bob, default", "system_info": du}, "img"},
+		{"a map of users", map[string]any{"users": map[string]any{"default": true}, "system_info": du}, "img"},
+		{"default turned off", map[string]any{"users": map[string]any{"default": false}, "system_info": du}, ""},
+		{"no default in users", map[string]any{"users": []any{"bob"}, "system_info": du}, ""},
+		{"no users", map[string]any{"system_info": du}, ""},
+		{"user: a name", map[string]any{"user": "ann", "system_info": du}, "ann"},
+		{"user: a map", map[string]any{"user": map[string]any{"name": "ann"}}, "ann"},
+		{"user: a map without a name", map[string]any{"user": map[string]any{"shell": "/bin/sh"}, "system_info": du}, "img"},
+	} {
+		di := discoverImage(&imagecfg.Config{Raw: tt.raw}, &testLog{})
+		if di.DefaultUser != tt.want {
+			t.Errorf("%s: DefaultUser = %q, want %q", tt.name, di.DefaultUser, tt.want)
+		}
 	}
 }
 

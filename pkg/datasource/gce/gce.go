@@ -16,7 +16,8 @@
 // (http://169.254.169.254), not as metadata.google.internal (no resolver in
 // the initramfs); an attributes document that is not a JSON object, or an
 // answer other than 404 for it, rejects the source (cloud-init reads it as
-// none); the default user is only known when the caller sets it.
+// none); the default user is the image's (Service.DefaultUser), as
+// discovery finds it in the image's users and system_info.
 package gce
 
 import (

@@ -350,6 +350,31 @@ func TestSource(t *testing.T) {
 	}
 }
 
+// TestSourceDefaultUser: the source takes the ssh-keys lines of the
+// image's default user (Service.DefaultUser) besides cloudinit's, and no
+// other user's.
+func TestSourceDefaultUser(t *testing.T) {
+	meta := gceMeta()
+	meta["instance/attributes"] = map[string]any{"ssh-keys": "cloudinit:ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGce c\n" +
+		"debian:ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDeb d\nalice:ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlice a"}
+	base := serve(t, &server{meta: meta})
+	for _, tt := range []struct {
+		user string
+		want []string
+	}{
+		{"debian", []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGce c", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDeb d"}},
+		{"", []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGce c"}},
+	} {
+		d, err := Source.Metadata(context.Background(), datasource.Service{Base: base, DefaultUser: tt.user})
+		if err != nil {
+			t.Fatalf("default user %q: %v", tt.user, err)
+		}
+		if !reflect.DeepEqual(d.PublicKeys, tt.want) {
+			t.Errorf("default user %q: PublicKeys = %q, want %q", tt.user, d.PublicKeys, tt.want)
+		}
+	}
+}
+
 // dropHeader is a Fetcher that loses Metadata-Flavor on the way.
 type dropHeader struct{ f httpget.Fetcher }
 

@@ -309,6 +309,31 @@ func TestSource(t *testing.T) {
 	}
 }
 
+// TestSourceSecondaryNICs: the source configures the secondary VNICs when
+// the image asks (Service.SecondaryNICs), and only then.
+func TestSourceSecondaryNICs(t *testing.T) {
+	base := serve(t, &imds{docs: map[string]string{
+		"/opc/v2/instance/": fixture(t, "instance-v2.json"),
+		"/opc/v2/vnics/":    fixture(t, "vnics-vm-secondary.json"),
+	}})
+	for _, tt := range []struct {
+		secondary bool
+		want      int // interfaces
+	}{{false, 1}, {true, 2}} {
+		d, err := Source.Metadata(context.Background(), datasource.Service{Base: base, SecondaryNICs: tt.secondary})
+		if err != nil {
+			t.Fatalf("secondary %v: %v", tt.secondary, err)
+		}
+		cfg, err := netcfg.Parse(string(d.NetworkFormat), d.Network, map[string]string{"02:00:17:05:d1:db": "ens3", "00:00:17:02:2b:b1": "ens4"})
+		if err != nil {
+			t.Fatalf("secondary %v: network %s: %v", tt.secondary, d.Network, err)
+		}
+		if len(cfg.Interfaces) != tt.want {
+			t.Errorf("secondary %v: %d interfaces, want %d: %s", tt.secondary, len(cfg.Interfaces), tt.want, d.Network)
+		}
+	}
+}
+
 func ptr(s string) *string { return &s }
 
 func sprintf(f string, a ...any) string { return fmt.Sprintf(f, a...) }

@@ -13,7 +13,7 @@ var Source = datasource.Source{
 	Class:    "Oracle",
 	Platform: Platform,
 	Metadata: func(ctx context.Context, svc datasource.Service) (*instance.Data, error) {
-		c := &Client{BaseURL: svc.Base, HTTPClient: svc.HTTPClient()}
+		c := &Client{BaseURL: svc.Base, HTTPClient: svc.HTTPClient(), SecondaryNICs: svc.SecondaryNICs}
 		return c.Read(ctx)
 	},
 }
