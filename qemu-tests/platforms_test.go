@@ -171,38 +171,6 @@ func openstackCase(name string, smbios ...string) platformCase {
 	}
 }
 
-// ec2Tree is the ec2 source's recorded meta-data tree (its unit test's
-// awsTree): two NICs, the second with secondary addresses and IPv6.
-func ec2Tree() map[string]string {
-	const mac0, mac1 = "0a:49:e5:e5:4a:01", "0a:49:e5:e5:4a:02"
-	return map[string]string{
-		"ami-id":                         "ami-0abcdef1234567890",
-		"ami-launch-index":               "0",
-		"hostname":                       "ip-172-31-20-5.eu-west-1.compute.internal",
-		"instance-id":                    "i-0123456789abcdef0",
-		"instance-type":                  "t3.micro",
-		"local-hostname":                 "ip-172-31-20-5.eu-west-1.compute.internal",
-		"local-ipv4":                     "172.31.20.5",
-		"placement/availability-zone":    "eu-west-1b",
-		"placement/availability-zone-id": "euw1-az1",
-		"public-keys/":                   "0=my-key",
-		"public-keys/0/openssh-key":      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEarlyinitTestKey alice\n",
-		"iam/security-credentials/role":  `{"SecretAccessKey": "never fetch me"}`,
-		"identity-credentials/ec2/info":  `{"Code": "Success", "AccountId": "123456789012"}`,
-		"block-device-mapping/ami":       "/dev/xvda",
-		"block-device-mapping/root":      "/dev/xvda",
-		"network/interfaces/macs/" + mac0 + "/device-number":           "0",
-		"network/interfaces/macs/" + mac0 + "/local-ipv4s":             "172.31.20.5",
-		"network/interfaces/macs/" + mac0 + "/subnet-ipv4-cidr-block":  "172.31.16.0/20",
-		"network/interfaces/macs/" + mac0 + "/vpc-id":                  "vpc-1",
-		"network/interfaces/macs/" + mac1 + "/device-number":           "1",
-		"network/interfaces/macs/" + mac1 + "/local-ipv4s":             "172.31.30.7\n172.31.30.9\n172.31.30.8",
-		"network/interfaces/macs/" + mac1 + "/subnet-ipv4-cidr-block":  "172.31.16.0/20",
-		"network/interfaces/macs/" + mac1 + "/ipv6s":                   "2a05:d018::7\n2a05:d018::8",
-		"network/interfaces/macs/" + mac1 + "/subnet-ipv6-cidr-blocks": "2a05:d018::/64",
-	}
-}
-
 // azureIMDS plays Azure's IMDS as the azure source's unit test does: the
 // document only with "Metadata: true" and a known api-version.
 func azureIMDS(doc string) http.Handler {
@@ -576,13 +544,13 @@ func platformCases() []platformCase {
 			serve: func(t *testing.T) map[string]http.Handler {
 				ud := "#cloud-config\nhostname: web\n"
 				return map[string]http.Handler{vm.MetadataIP + ":80": &ec2test.Service{
-					Version: "2021-03-23", Versions: "1.0\n2009-04-04\n2016-09-02\n2021-03-23\nlatest", Tree: ec2Tree(), UserData: &ud,
+					Version: "2021-03-23", Versions: "1.0\n2009-04-04\n2016-09-02\n2021-03-23\nlatest", Tree: ec2test.AWSTree(), UserData: &ud,
 					TokenHeader: "X-aws-ec2-metadata-token", TokenTTLHeader: "X-aws-ec2-metadata-token-ttl-seconds", Token: "AQAEAtoken==", TokenRequired: true,
 				}}
 			},
-			macs: []string{"0a:49:e5:e5:4a:01", "0a:49:e5:e5:4a:02"},
+			macs: []string{ec2test.AWSMAC0, ec2test.AWSMAC1},
 			iid:  "i-0123456789abcdef0", host: "ip-172-31-20-5.eu-west-1.compute.internal", etcHostname: "web",
-			keys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEarlyinitTestKey alice"},
+			keys: []string{ec2test.AWSKey},
 			network: [][]string{
 				{"Name=eth0", "MACAddress=0a:49:e5:e5:4a:01", "DHCP=ipv4"},
 				{"Name=eth1", "MACAddress=0a:49:e5:e5:4a:02", "DHCP=yes", "Address=172.31.30.9/20", "Address=172.31.30.8/20", "Address=2a05:d018::8/128"},
