@@ -69,7 +69,7 @@ func yumAddRepo(_ context.Context, e *Env) error {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Created by earlyinit on %s\n[%s]\n", e.now().UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700"), canon)
 		for _, k := range sortedKeys(opts) {
-			v, err := yumValue(key+"."+k, opts[k])
+			v, err := repoValue(key+"."+k, opts[k], "\n")
 			if err != nil {
 				return err
 			}
@@ -133,10 +133,12 @@ func repoOptions(key string, v any, drop map[string]bool) (map[string]any, error
 	return out, nil
 }
 
-// yumValue is cloud-init's _format_repo_value for yum: a boolean as 1 or
-// 0, a list's items one a line, anything else as Python's str() would
-// give it. A newline in a value is refused.
-func yumValue(key string, v any) (string, error) {
+// repoValue is cloud-init's _format_repo_value (yum and zypper alike): a
+// boolean as 1 or 0, a list's items joined by sep (a newline for yum; a
+// newline and four spaces, configobj's continuation, for zypper),
+// anything else as Python's str() would give it. A newline in a value is
+// refused.
+func repoValue(key string, v any, sep string) (string, error) {
 	switch t := v.(type) {
 	case bool:
 		if t {
@@ -146,13 +148,13 @@ func yumValue(key string, v any) (string, error) {
 	case []any:
 		items := make([]string, len(t))
 		for i, x := range t {
-			s, err := yumValue(fmt.Sprintf("%s.%d", key, i), x)
+			s, err := repoValue(fmt.Sprintf("%s.%d", key, i), x, sep)
 			if err != nil {
 				return "", err
 			}
 			items[i] = s
 		}
-		return strings.Join(items, "\n"), nil
+		return strings.Join(items, sep), nil
 	case map[string]any:
 		return "", fmt.Errorf("%s: want a string, number, boolean or list, got a map", key)
 	case nil:

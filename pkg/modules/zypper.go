@@ -91,7 +91,7 @@ func zypperAddRepo(_ context.Context, e *Env) error {
 		}
 		lines := []string{"[" + id + "]"}
 		for _, k := range sortedKeys(opts) {
-			s, err := zypperValue(key+"."+k, opts[k])
+			s, err := repoValue(key+"."+k, opts[k], "\n    ")
 			if err != nil {
 				return err
 			}
@@ -171,37 +171,6 @@ func truthy(v any) bool {
 		return len(t) > 0
 	}
 	return true
-}
-
-// zypperValue is cloud-init's _format_repo_value for zypper: a boolean as
-// 1 or 0, list items joined by a newline and four spaces.
-func zypperValue(key string, v any) (string, error) {
-	switch t := v.(type) {
-	case bool:
-		if t {
-			return "1", nil
-		}
-		return "0", nil
-	case []any:
-		items := make([]string, len(t))
-		for i, x := range t {
-			s, err := zypperValue(fmt.Sprintf("%s.%d", key, i), x)
-			if err != nil {
-				return "", err
-			}
-			items[i] = s
-		}
-		return strings.Join(items, "\n    "), nil
-	case map[string]any:
-		return "", fmt.Errorf("%s: want a string, number, boolean or list, got a map", key)
-	case nil:
-		return "None", nil
-	}
-	s := scalarString(v)
-	if strings.ContainsAny(s, "\n\r\x00") {
-		return "", fmt.Errorf("%s: the value has a newline: a list gives several lines", key)
-	}
-	return s, nil
 }
 
 // configobjQuote quotes a value as configobj's ConfigObj._quote does when
