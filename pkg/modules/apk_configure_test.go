@@ -1,0 +1,106 @@
+package modules
+
+import (
+	"strings"
+	"testing"
+)
+
+// apkOracle is cloud-init 22.4.2's cc_apk_configure.handle run on cfg,
+// its template rendered where it would write /etc/apk/repositories: the
+// text, or "" when it writes nothing.
+const apkOracle = `
+import tempfile
+from cloudinit import templater
+from cloudinit.config import cc_apk_configure as m
+cfg = json.load(sys.stdin)
+out = []
+m.temp_utils.mkstemp = lambda prefix="", suffix="": tempfile.mkstemp(prefix=prefix, suffix=suffix)
+m.templater.render_to_file = lambda fn, outfn, params: out.append(templater.render_from_file(fn, params))
+m.handle("apk_configure", cfg, None, None, [])
+json.dump("".join(out), sys.stdout)
+`
+
+func TestAPKConfigureMatchesCloudInit(t *testing.T) {
+	for _, cfg := range []string{
+		"apk_repos:\n  alpine_repo:\n    version: 'v3.12'",
+		"apk_repos:\n  alpine_repo:\n    version: 'v3.12'\n    community_enabled: true",
+		"apk_repos:\n  alpine_repo:\n    version: 'v3.19'\n    testing_enabled: true\n  local_repo_base_url: 'https://my-local-server/local-alpine'",
+		"apk_repos:\n  alpine_repo:\n    base_url: 'https://some-alpine-mirror/alpine'\n    community_enabled: true\n    testing_enabled: true\n    version: 'edge'\n  local_repo_base_url: 'https://my-local-server/local-alpine'",
+		"apk_repos:\n  alpine_repo:\n    base_url: /media/cdrom/apks\n    version: edge\n    testing_enabled: true",
+		"apk_repos:\n  alpine_repo:\n    version: 3.12",
+		// Jinja's truth: a non-empty string is true.
+		"apk_repos:\n  alpine_repo:\n    version: v3.18\n    community_enabled: 'false'\n    testing_enabled: false",
+		"apk_repos:\n  local_repo_base_url: ''\n  alpine_repo:\n    version: v3.18",
+		// Nothing written.
+		"apk_repos:\n  preserve_repositories: true\n  alpine_repo:\n    version: v3.12",
+		"apk_repos:\n  alpine_repo:\n    community_enabled: true",
+		"apk_repos:\n  alpine_repo:\n    version: ''",
+		"apk_repos:\n  local_repo_base_url: http://x",
+		"apk_repos:\n  alpine_repo:",
+		"apk_repos: {}",
+		"packages: [vim]",
+	} {
+		te := newEnv(t, cfg)
+		te.write("/etc/os-release", "ID=alpine\nVERSION_ID=3.19.1\n", 0o644)
+		var want string
+		ciOracle(t, apkOracle, te.Cfg, &want)
+		if err := te.runFunc(apkConfigure); err != nil {
+			t.Errorf("%q: %v", cfg, err)
+			continue
+		}
+		if want == "" {
+			if te.Root.Exists(apkReposFile) {
+				t.Errorf("%q: cloud-init writes nothing, earlyinit wrote:\n%s", cfg, te.read(apkReposFile))
+			}
+			continue
+		}
+		te.wantFile(apkReposFile, want, 0o644, 0, 0)
+	}
+}
+
+func TestAPKConfigureRefuses(t *testing.T) {
+	const old = "http://dl-cdn.alpinelinux.org/alpine/v3.19/main\n"
+	for _, tc := range []struct{ cfg, key string }{
+		{"apk_repos:\n  alpine_repo:\n    version: v3.12\n    base_url: \"https://a/alpine\\nhttps://evil/alpine\"", "apk_repos.alpine_repo.base_url"},
+		{"apk_repos:\n  alpine_repo:\n    version: \"v3.12\\n@evil https://evil\"", "apk_repos.alpine_repo.version"},
+		{"apk_repos:\n  alpine_repo:\n    version: v3.12 main", "apk_repos.alpine_repo.version"},
+		{"apk_repos:\n  alpine_repo:\n    version: v3.12\n  local_repo_base_url: --allow-untrusted", "apk_repos.local_repo_base_url"},
+		{"apk_repos:\n  alpine_repo:\n    version: v3.12\n  local_repo_base_url: \"http://l\\r\"", "apk_repos.local_repo_base_url"},
+		{"apk_repos:\n  alpine_repo:\n    version: v3.12\n    base_url: [http://a]", "apk_repos.alpine_repo.base_url"},
+		{"apk_repos:\n  alpine_repo:\n    version: v3.12\n    base_url: relative/dir", "apk_repos.alpine_repo.base_url"},
+		{"apk_repos:\n  alpine_repo:\n    version: [v3.12]", "apk_repos.alpine_repo.version"},
+		{"apk_repos:\n  alpine_repo: v3.12", "apk_repos.alpine_repo"},
+		{"apk_repos: [x]", "apk_repos"},
+	} {
+		te := newEnv(t, tc.cfg)
+		te.write("/etc/os-release", "ID=alpine\n", 0o644)
+		te.write(apkReposFile, old, 0o644)
+		err := te.runFunc(apkConfigure)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.key+":") {
+			t.Errorf("%q: error %v, want one naming %s", tc.cfg, err, tc.key)
+		}
+		te.wantFile(apkReposFile, old, 0o644, 0, 0)
+	}
+}
+
+func TestAPKConfigureOnlyOnAlpine(t *testing.T) {
+	te := newEnv(t, "apk_repos:\n  alpine_repo:\n    version: v3.12")
+	te.write("/etc/os-release", "ID=debian\nVERSION_ID=12\n", 0o644)
+	if err := te.runFunc(apkConfigure); err != nil {
+		t.Fatal(err)
+	}
+	if te.Root.Exists(apkReposFile) {
+		t.Error("repositories written on Debian")
+	}
+	if !strings.Contains(te.log.String(), "not Alpine") {
+		t.Errorf("log %q does not say why", te.log.String())
+	}
+	// system_info.distro names the distribution too.
+	te = newEnv(t, "system_info:\n  distro: alpine\napk_repos:\n  alpine_repo:\n    version: edge")
+	if err := te.runFunc(apkConfigure); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.read(apkReposFile); !strings.Contains(got, apkDefaultMirror+"/edge/main\n") {
+		t.Errorf("repositories %q", got)
+	}
+}
