@@ -3,6 +3,8 @@ package modules
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -115,9 +117,14 @@ func apkValue(m map[string]any, key, name, def string) (string, error) {
 	if !ok {
 		return def, nil
 	}
-	switch v.(type) {
-	case string, int, float64:
+	switch t := v.(type) {
+	case string, int:
 		return scalarString(v), nil
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1e16 {
+			return strconv.FormatFloat(t, 'f', 1, 64), nil // Python's str(3.0)
+		}
+		return strconv.FormatFloat(t, 'g', -1, 64), nil
 	}
 	return "", fmt.Errorf("%s: want a string, got %s", name, kind(v))
 }

@@ -5,29 +5,33 @@ import (
 	"testing"
 )
 
-// apkOracle is cloud-init 22.4.2's cc_apk_configure.handle run on cfg,
-// its template rendered where it would write /etc/apk/repositories: the
-// text, or "" when it writes nothing.
+// apkOracle is cloud-init 22.4.2's cc_apk_configure.handle run on each
+// configuration, its template rendered where it would write
+// /etc/apk/repositories: the text, or "" when it writes nothing.
 const apkOracle = `
 import tempfile
 from cloudinit import templater
 from cloudinit.config import cc_apk_configure as m
-cfg = json.load(sys.stdin)
-out = []
 m.temp_utils.mkstemp = lambda prefix="", suffix="": tempfile.mkstemp(prefix=prefix, suffix=suffix)
-m.templater.render_to_file = lambda fn, outfn, params: out.append(templater.render_from_file(fn, params))
-m.handle("apk_configure", cfg, None, None, [])
-json.dump("".join(out), sys.stdout)
+res = []
+for cfg in json.load(sys.stdin):
+    out = []
+    m.templater.render_to_file = lambda fn, outfn, params: out.append(templater.render_from_file(fn, params))
+    m.handle("apk_configure", cfg, None, None, [])
+    res.append("".join(out))
+json.dump(res, sys.stdout)
 `
 
 func TestAPKConfigureMatchesCloudInit(t *testing.T) {
-	for _, cfg := range []string{
+	cases := []string{
 		"apk_repos:\n  alpine_repo:\n    version: 'v3.12'",
 		"apk_repos:\n  alpine_repo:\n    version: 'v3.12'\n    community_enabled: true",
 		"apk_repos:\n  alpine_repo:\n    version: 'v3.19'\n    testing_enabled: true\n  local_repo_base_url: 'https://my-local-server/local-alpine'",
 		"apk_repos:\n  alpine_repo:\n    base_url: 'https://some-alpine-mirror/alpine'\n    community_enabled: true\n    testing_enabled: true\n    version: 'edge'\n  local_repo_base_url: 'https://my-local-server/local-alpine'",
 		"apk_repos:\n  alpine_repo:\n    base_url: /media/cdrom/apks\n    version: edge\n    testing_enabled: true",
 		"apk_repos:\n  alpine_repo:\n    version: 3.12",
+		"apk_repos:\n  alpine_repo:\n    version: 3.12\n    testing_enabled: 1",
+		"apk_repos:\n  alpine_repo:\n    version: 3",
 		// Jinja's truth: a non-empty string is true.
 		"apk_repos:\n  alpine_repo:\n    version: v3.18\n    community_enabled: 'false'\n    testing_enabled: false",
 		"apk_repos:\n  local_repo_base_url: ''\n  alpine_repo:\n    version: v3.18",
@@ -39,11 +43,21 @@ func TestAPKConfigureMatchesCloudInit(t *testing.T) {
 		"apk_repos:\n  alpine_repo:",
 		"apk_repos: {}",
 		"packages: [vim]",
-	} {
+	}
+	var envs []*testEnv
+	var cfgs []map[string]any
+	for _, cfg := range cases {
 		te := newEnv(t, cfg)
 		te.write("/etc/os-release", "ID=alpine\nVERSION_ID=3.19.1\n", 0o644)
-		var want string
-		ciOracle(t, apkOracle, te.Cfg, &want)
+		envs, cfgs = append(envs, te), append(cfgs, te.Cfg)
+	}
+	var wants []string
+	ciOracle(t, apkOracle, cfgs, &wants)
+	if len(wants) != len(cases) {
+		t.Fatalf("oracle gave %d answers for %d cases", len(wants), len(cases))
+	}
+	for i, cfg := range cases {
+		te, want := envs[i], wants[i]
 		if err := te.runFunc(apkConfigure); err != nil {
 			t.Errorf("%q: %v", cfg, err)
 			continue
@@ -55,6 +69,18 @@ func TestAPKConfigureMatchesCloudInit(t *testing.T) {
 			continue
 		}
 		te.wantFile(apkReposFile, want, 0o644, 0, 0)
+	}
+}
+
+// A YAML float prints as Python's str does (JSON, the oracle's input,
+// cannot tell 3.0 from 3).
+func TestAPKConfigureFloatVersion(t *testing.T) {
+	te := newEnv(t, "system_info: {distro: alpine}\napk_repos:\n  alpine_repo:\n    version: 3.0")
+	if err := te.runFunc(apkConfigure); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.read(apkReposFile); !strings.Contains(got, "/alpine/3.0/main\n") {
+		t.Errorf("repositories %q", got)
 	}
 }
 
