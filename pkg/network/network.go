@@ -134,9 +134,6 @@ func Build(in Input) (*Result, error) {
 		return res, fmt.Errorf("render %s: %w", r.Name(), err)
 	}
 	res.Renderer = r.Name()
-	if w := render.Warning(r.Name(), cfg); w != "" {
-		res.Notes = append(res.Notes, Note{Warning: true, Text: w})
-	}
 	if in.Root != nil {
 		res.hasRoot = true
 		if r.Name() == "eni" {
@@ -155,18 +152,17 @@ func Build(in Input) (*Result, error) {
 			}
 		}
 	}
+	var extra []string
 	if r.Name() == "networkd" && len(res.wakeOnLAN) == 0 {
 		// Lost names the NICs not renamed; a renamed one has no .link
 		// file either without a root with systemd-udevd.
-		var names []string
 		for _, mac := range nic.WakeOnLAN(cfg) {
-			names = append(names, res.Renames[mac])
+			extra = append(extra, fmt.Sprintf("wakeonlan (%s: only a .link file carries it, and none is written without a root with systemd-udevd)", res.Renames[mac]))
 		}
-		if len(names) > 0 {
-			res.Notes = append(res.Notes, Note{Warning: true, Text: fmt.Sprintf(
-				"networkd cannot express, so does not render: wakeonlan (%s): only a .link file carries it, and none is written without a root with systemd-udevd",
-				strings.Join(names, ", "))})
-		}
+	}
+	// One line for all the renderer could not express.
+	if w := render.Warning(r.Name(), cfg, extra...); w != "" {
+		res.Notes = append(res.Notes, Note{Warning: true, Text: w})
 	}
 	res.rendered = files
 	res.Files = res.FilesFor(res.Renames)

@@ -29,7 +29,7 @@ func TestWakeOnLANLink(t *testing.T) {
 		{name: "networkd", in: renamed, renderer: "networkd", udevd: true,
 			wol: []string{"10-earlyinit-lan0.link"}, noWol: []string{"10-earlyinit-lan1.link"}},
 		{name: "networkd, no systemd-udevd", in: renamed, renderer: "networkd",
-			warn: "wakeonlan (lan0): only a .link file carries it, and none is written without a root with systemd-udevd"},
+			warn: "wakeonlan (lan0: only a .link file carries it, and none is written without a root with systemd-udevd)"},
 		{name: "networkd, not renamed", in: notRenamed, renderer: "networkd", udevd: true,
 			warn: "wakeonlan (eth0: not renamed, so no .link file carries it)"},
 		{name: "netplan writes its own", in: renamed, renderer: "netplan", udevd: true,

@@ -221,7 +221,7 @@ ethernets:
 			"eni":             {"|    ethernet-wol g"},
 			"sysconfig":       {`ifcfg-eth0|ETHTOOL_OPTS="wol g"`},
 			"network-manager": {"eth0.nmconnection|wake-on-lan=64"},
-		}, warn: map[string][]string{"networkd": {"networkd cannot express, so does not render: wakeonlan (eth0)"}}},
+		}, warn: map[string][]string{"networkd": {"networkd cannot express, so does not render: wakeonlan (eth0: only a .link file carries it, and none is written without a root with systemd-udevd)"}}},
 
 		{name: "v2 routing-policy", kind: "yaml", in: `version: 2
 ethernets:

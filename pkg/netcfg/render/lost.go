@@ -102,9 +102,10 @@ func Lost(name string, c *netcfg.Config) []string {
 }
 
 // Warning is the one line the pipeline logs for renderer name and c:
-// everything Lost names, or "" when nothing is lost.
-func Warning(name string, c *netcfg.Config) string {
-	lost := Lost(name, c)
+// everything Lost names, then extra (what the pipeline itself could not
+// write, such as a .link file without a root), or "" when nothing is lost.
+func Warning(name string, c *netcfg.Config, extra ...string) string {
+	lost := append(Lost(name, c), extra...)
 	if len(lost) == 0 {
 		return ""
 	}
