@@ -650,12 +650,10 @@ func mergeHow(v *validator, n *yaml.Node, path string) {
 // base configuration) that earlyinit does not act on.
 var cloudInitOnly = []string{
 	"autoinstall", "ansible",
-	"apk_repos", "apt_pipelining", "byobu_by_default", "chef",
-	"disable_ec2_metadata", "fan",
-	"grub-dpkg", "grub_dpkg", "updates", "ssh", "ssh_fp_console_blacklist",
-	"ssh_key_console_blacklist", "landscape", "lxd", "mcollective",
+	"apt_pipelining", "byobu_by_default", "chef", "fan",
+	"grub-dpkg", "grub_dpkg", "updates", "landscape", "lxd", "mcollective",
 	"migrate", "puppet", "rh_subscription", "salt_minion",
-	"snap", "spacewalk", "authkey_hash", "no_ssh_fingerprints",
+	"snap", "spacewalk",
 	"ubuntu_advantage", "drivers", "wireguard", "reporting",
 	"datasource", "datasource_list", "def_log_file", "log_cfgs", "output", "syslog_fix_perms",
 	"vendor_data2", "manual_cache_clean", "launch-index",
@@ -911,6 +909,21 @@ func newTopSchema() schema {
 		"disk_setup":     anyMap,
 		"fs_setup":       listOf(anyMap, 0, 0),
 		"device_aliases": anyMap,
+		// apk_configure.go, disable_ec2_metadata.go, keys_to_console.go,
+		// ssh_authkey_fingerprints.go.
+		"apk_repos": obj{props: map[string]check{
+			"preserve_repositories": boolean,
+			"alpine_repo": oneOf(map[string]check{"null": nil, "map": obj{required: []string{"version"}, props: map[string]check{
+				"base_url": str, "community_enabled": boolean, "testing_enabled": boolean, "version": str,
+			}}.check}),
+			"local_repo_base_url": str,
+		}}.check,
+		"disable_ec2_metadata":      boolean,
+		"ssh":                       obj{required: []string{"emit_keys_to_console"}, props: map[string]check{"emit_keys_to_console": boolean}}.check,
+		"ssh_fp_console_blacklist":  listOf(str, 0, 0),
+		"ssh_key_console_blacklist": listOf(str, 0, 0),
+		"no_ssh_fingerprints":       boolean,
+		"authkey_hash":              str,
 		// earlyinit's own keys.
 		"earlyinit": obj{props: map[string]check{"inject_user_password": boolean}}.check,
 	} {
