@@ -468,7 +468,7 @@ func (c *Config) moduleLists(w *warner) ModuleLists {
 func moduleEntry(list string, i int, item any, w *warner) (ModuleEntry, bool) {
 	e := ModuleEntry{List: list}
 	at := fmt.Sprintf("%s[%d]", list, i)
-	if !truthy(item) {
+	if !scalar.Truthy(item) {
 		return e, false
 	}
 	var name, freq any
@@ -492,7 +492,7 @@ func moduleEntry(list string, i int, item any, w *warner) (ModuleEntry, bool) {
 		}
 		name = n
 		freq, hasFreq = t["frequency"]
-		if a, ok := t["args"]; ok && truthy(a) {
+		if a, ok := t["args"]; ok && scalar.Truthy(a) {
 			e.Args = []any{a}
 		}
 	default:

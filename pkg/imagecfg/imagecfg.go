@@ -255,7 +255,7 @@ func (l *loader) readConfWithConfd(main string) map[string]any {
 		default:
 			// cloud-init reads no .d directory for a false value (null,
 			// false, 0, an empty list) and fails on any other.
-			if truthy(v) {
+			if scalar.Truthy(v) {
 				l.warnf("%s: conf_d: want a directory, got %s: no .d directory read", main, scalar.YAMLNoun(v))
 			}
 			confd = ""
@@ -312,27 +312,4 @@ func (l *loader) readConfD(dir string) map[string]any {
 		l.warnf("%s: merge: %s", dir, w)
 	}
 	return out
-}
-
-// truthy is Python's truth of a decoded YAML value.
-func truthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case int:
-		return t != 0
-	case float64:
-		return t != 0
-	case string:
-		return t != ""
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	case []byte:
-		return len(t) > 0
-	}
-	return true
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // apkDefaultMirror is cloud-init's DEFAULT_MIRROR for apk_repos.
@@ -26,7 +28,7 @@ const apkReposFile = "/etc/apk/repositories"
 // nothing is written when one is wrong.
 func apkConfigure(_ context.Context, e *Env) error {
 	raw := e.Cfg["apk_repos"]
-	if !truthy(raw) {
+	if !scalar.Truthy(raw) {
 		return nil
 	}
 	if fam := e.distroInfo().Family; fam != familyAlpine {
@@ -42,7 +44,7 @@ func apkConfigure(_ context.Context, e *Env) error {
 		return nil
 	}
 	ar := sec["alpine_repo"]
-	if !truthy(ar) {
+	if !scalar.Truthy(ar) {
 		e.logf("apk_configure: no apk_repos.alpine_repo: %s kept", apkReposFile)
 		return nil
 	}
@@ -50,7 +52,7 @@ func apkConfigure(_ context.Context, e *Env) error {
 	if !ok {
 		return fmt.Errorf("apk_repos.alpine_repo: want a map, got %s", kind(ar))
 	}
-	if !truthy(repo["version"]) {
+	if !scalar.Truthy(repo["version"]) {
 		e.logf("apk_configure: no apk_repos.alpine_repo.version: %s kept", apkReposFile)
 		return nil
 	}
@@ -94,10 +96,10 @@ func renderAPKRepos(sec, repo map[string]any) (string, error) {
 	var b strings.Builder
 	b.WriteString("#\n# Created by cloud-init\n#\n# This file is written on first boot of an instance\n#\n\n")
 	b.WriteString(base + "/" + version + "/main\n")
-	if truthy(repo["community_enabled"]) {
+	if scalar.Truthy(repo["community_enabled"]) {
 		b.WriteString(base + "/" + version + "/community\n")
 	}
-	if truthy(repo["testing_enabled"]) {
+	if scalar.Truthy(repo["testing_enabled"]) {
 		if version != "edge" {
 			b.WriteString("#\n# Testing - using with non-Edge installation may cause problems!\n#\n")
 		}

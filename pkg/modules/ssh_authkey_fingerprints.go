@@ -15,6 +15,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // sshAuthkeyFingerprints is cc_ssh_authkey_fingerprints, per instance:
@@ -57,7 +59,7 @@ func sshAuthkeyFingerprints(_ context.Context, e *Env) error {
 	}
 	var errs []error
 	for _, u := range users {
-		if truthy(u.Cfg["no_create_home"]) || truthy(u.Cfg["system"]) {
+		if scalar.Truthy(u.Cfg["no_create_home"]) || scalar.Truthy(u.Cfg["system"]) {
 			e.logf("ssh_authkey_fingerprints: user %s has no home directory made: skipped", u.Name)
 			continue
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
 // zyppConf is libzypp's configuration file.
@@ -130,7 +132,7 @@ func (e *Env) zyppSettings(conf map[string]any) (string, error) {
 			e.logf("zypper_add_repo: changing the location of the zypper configuration is not supported, skipping \"configdir\" setting")
 			continue
 		}
-		if !truthy(v) {
+		if !scalar.Truthy(v) {
 			continue
 		}
 		if !zyppKeyRE.get().MatchString(k) {
@@ -150,27 +152,6 @@ func (e *Env) zyppSettings(conf map[string]any) (string, error) {
 		return "", nil
 	}
 	return strings.Join(lines, "\n"), nil
-}
-
-// truthy is Python's truth of a YAML value.
-func truthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case int:
-		return t != 0
-	case float64:
-		return t != 0
-	case string:
-		return t != ""
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	}
-	return true
 }
 
 // configobjQuote quotes a value as configobj's ConfigObj._quote does when

@@ -127,3 +127,32 @@ func isWord(v any, want bool, addons []string) bool {
 	}
 	return false
 }
+
+// Truthy is Python's truth of a decoded YAML or JSON value, as cloud-init
+// tests a setting with `if cfg.get(key):` — nil, false, zero, "", and
+// empty lists, maps and byte strings are false; anything else is true.
+func Truthy(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return t
+	case int:
+		return t != 0
+	case int64:
+		return t != 0
+	case uint64:
+		return t != 0
+	case float64:
+		return t != 0
+	case string:
+		return t != ""
+	case []any:
+		return len(t) > 0
+	case map[string]any:
+		return len(t) > 0
+	case []byte:
+		return len(t) > 0
+	}
+	return true
+}

@@ -185,3 +185,18 @@ func TestIsTrueIsFalse(t *testing.T) {
 		}
 	}
 }
+
+func TestTruthy(t *testing.T) {
+	for _, tt := range []struct {
+		v    any
+		want bool
+	}{
+		{nil, false}, {false, false}, {true, true}, {0, false}, {3, true}, {int64(0), false}, {uint64(1), true},
+		{0.0, false}, {0.5, true}, {"", false}, {"false", true}, {[]any{}, false}, {[]any{nil}, true},
+		{map[string]any{}, false}, {map[string]any{"a": 1}, true}, {[]byte{}, false}, {[]byte("x"), true}, {struct{}{}, true},
+	} {
+		if got := Truthy(tt.v); got != tt.want {
+			t.Errorf("Truthy(%#v) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}
