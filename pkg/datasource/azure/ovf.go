@@ -121,6 +121,13 @@ type (
 func ParseOVF(name string, b []byte) (*OVF, error) {
 	var env xmlEnvironment
 	if err := xml.Unmarshal(b, &env); err != nil {
+		// A syntax error's message quotes the text at fault ("invalid
+		// character entity &s3cret"), which may be the password: only
+		// its line is given.
+		var se *xml.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("parse %s: XML syntax error on line %d (the text is not shown: it may hold the password)", name, se.Line)
+		}
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
 	bad := func(format string, args ...any) error {

@@ -129,6 +129,7 @@ LinuxProvisioningConfiguration
 		{"not well-formed", "<!!!!>", "parse ovf-env.xml: ", nil},
 		{"not XML", "badxml", "parse ovf-env.xml: EOF", nil},
 		{"no PlatformSettingsSection", strings.Replace(ovfEnv(names, ""), "PlatformSettingsSection", "OtherSection", 2), `missing configuration for "PlatformSettingsSection"`, nil},
+		{"password breaks the XML", ovfEnv(names+"\n<ns1:UserPassword>pw&s3cret</ns1:UserPassword>", ""), "parse ovf-env.xml: XML syntax error on line ", nil},
 		{"custom data not base64", ovfEnv(names+"\n<ns1:CustomData>s3cret!!</ns1:CustomData>", ""), "ovf-env.xml: CustomData: not base64", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
