@@ -406,26 +406,6 @@ func linodeService(instance, network, userData string) http.Handler {
 	})
 }
 
-// h3cDrive is the h3c package's recorded standard-mode disk.
-func h3cDrive() map[string]string {
-	return map[string]string{
-		"openstack/latest/meta_data.json": `{
-  "uuid": "5f0a1c52-8b7e-4f0c-9d1a-3e2b7c6d4a10",
-  "hostname": "cas-vm-01",
-  "name": "cas-vm-01",
-  "admin_pass": "Cas@Passw0rd",
-  "public_keys": {"ops": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH ops@cas"},
-  "launch_index": 0
-}`,
-		"openstack/latest/network_data.json": `{
-  "links": [{"id": "tap0", "type": "phy", "ethernet_mac_address": "0c:da:41:1d:5e:01", "mtu": 1500}],
-  "networks": [{"id": "net0", "type": "ipv4", "link": "tap0", "ip_address": "192.168.10.21", "netmask": "255.255.255.0",
-    "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "192.168.10.1"}]}],
-  "services": [{"type": "dns", "address": "192.168.10.2"}]
-}`,
-	}
-}
-
 // hetznerCase is Hetzner Cloud's metadata service with the hetzner
 // source's recorded answers, its metadata document edited by edit (nil:
 // as recorded), and pc's expectations of the network.
@@ -519,7 +499,7 @@ func platformCases() []platformCase {
 			name: "configdrive-h3c", source: "configdrive",
 			drive: func(t *testing.T) vm.Disk {
 				img := filepath.Join(t.TempDir(), "cas.img")
-				if err := vm.VFAT(img, tree(t, h3cDrive()), "CONFIG-2", 64); err != nil {
+				if err := vm.VFAT(img, filepath.Join(dsTestdata, "h3c", "testdata", "standard-mode"), "CONFIG-2", 64); err != nil {
 					t.Fatal(err)
 				}
 				return vm.Disk{Path: img}

@@ -1,8 +1,6 @@
 package h3c
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,38 +11,9 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
 
-// casDrive writes the disk standard mode is assumed to attach (see the
-// package documentation) under a new directory.
-func casDrive(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"openstack/latest/meta_data.json": `{
-  "uuid": "5f0a1c52-8b7e-4f0c-9d1a-3e2b7c6d4a10",
-  "hostname": "cas-vm-01",
-  "name": "cas-vm-01",
-  "admin_pass": "Cas@Passw0rd",
-  "public_keys": {"ops": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH ops@cas"},
-  "launch_index": 0
-}`,
-		"openstack/latest/network_data.json": `{
-  "links": [{"id": "tap0", "type": "phy", "ethernet_mac_address": "0c:da:41:1d:5e:01", "mtu": 1500}],
-  "networks": [{"id": "net0", "type": "ipv4", "link": "tap0", "ip_address": "192.168.10.21", "netmask": "255.255.255.0",
-    "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "192.168.10.1"}]}],
-  "services": [{"type": "dns", "address": "192.168.10.2"}]
-}`,
-	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// casDrive is a recorded standard-mode disk (CAS writes OpenStack's
+// config-2 layout, with admin_pass).
+const casDrive = "testdata/standard-mode"
 
 // TestStandardModeDrive: the drive's labels are configdrive's, and its
 // host name, password and network are read.
@@ -54,7 +23,7 @@ func TestStandardModeDrive(t *testing.T) {
 			t.Errorf("a %s drive labelled %s is not read", d.fstype, d.label)
 		}
 	}
-	d, err := configdrive.Source.ReadFS(datasource.DriveFS(casDrive(t), datasource.MaxDriveTotal))
+	d, err := configdrive.Source.ReadFS(datasource.DriveFS(casDrive, datasource.MaxDriveTotal))
 	if err != nil {
 		t.Fatal(err)
 	}
