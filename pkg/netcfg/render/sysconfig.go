@@ -259,19 +259,7 @@ func sysconfigRouteFiles(name string, routes sysRoutes) []File {
 	if len(routes.v4) > 0 && ipForm {
 		// The ADDRESS<n> form has no table, scope or MTU: the whole file
 		// is then ip-route(8) argument lines, which initscripts also read.
-		var b strings.Builder
-		b.WriteString(sysconfigHeader)
-		for _, r := range routes.v4 {
-			line := r.To.String()
-			if r.Via.IsValid() {
-				line += " via " + r.Via.String()
-			}
-			if r.Metric != 0 {
-				line += fmt.Sprintf(" metric %d", r.Metric)
-			}
-			fmt.Fprintf(&b, "%s dev %s%s\n", line, name, routeAttrs(r))
-		}
-		files = append(files, File{Path: SysconfigDir + "/route-" + name, Data: []byte(b.String()), Mode: 0o644})
+		files = append(files, sysconfigIPRoutes("route-", name, routes.v4))
 	} else if len(routes.v4) > 0 {
 		var b strings.Builder
 		b.WriteString(sysconfigHeader)
@@ -288,21 +276,27 @@ func sysconfigRouteFiles(name string, routes sysRoutes) []File {
 		files = append(files, File{Path: SysconfigDir + "/route-" + name, Data: []byte(b.String()), Mode: 0o644})
 	}
 	if len(routes.v6) > 0 {
-		var b strings.Builder
-		b.WriteString(sysconfigHeader)
-		for _, r := range routes.v6 {
-			line := r.To.String()
-			if r.Via.IsValid() {
-				line += " via " + r.Via.String()
-			}
-			if r.Metric != 0 {
-				line += fmt.Sprintf(" metric %d", r.Metric)
-			}
-			fmt.Fprintf(&b, "%s dev %s%s\n", line, name, routeAttrs(r))
-		}
-		files = append(files, File{Path: SysconfigDir + "/route6-" + name, Data: []byte(b.String()), Mode: 0o644})
+		files = append(files, sysconfigIPRoutes("route6-", name, routes.v6))
 	}
 	return files
+}
+
+// sysconfigIPRoutes is the file prefix+name of routes as ip-route(8)
+// argument lines ("10.0.0.0/8 via 192.0.2.1 metric 5 dev eth0 table 7").
+func sysconfigIPRoutes(prefix, name string, routes []netcfg.Route) File {
+	var b strings.Builder
+	b.WriteString(sysconfigHeader)
+	for _, r := range routes {
+		line := r.To.String()
+		if r.Via.IsValid() {
+			line += " via " + r.Via.String()
+		}
+		if r.Metric != 0 {
+			line += fmt.Sprintf(" metric %d", r.Metric)
+		}
+		fmt.Fprintf(&b, "%s dev %s%s\n", line, name, routeAttrs(r))
+	}
+	return File{Path: SysconfigDir + "/" + prefix + name, Data: []byte(b.String()), Mode: 0o644}
 }
 
 // sysconfigHostFiles returns the host-wide files: /etc/sysconfig/network
