@@ -10,7 +10,9 @@
 // link-local metadata service needs none of it. https URLs are spoken
 // over crypto/tls (TLS 1.2 or later), the server's certificate verified
 // against a root's CA bundle (LoadCABundle: the real root's, mounted or
-// "/"), by name or IP address; there is no way to skip the check. No
+// "/"), by name or IP address; there is no way to skip the check. The
+// initramfs build (build tag initrd) leaves TLS out: there every https
+// request fails with ErrNoTLS before it is made. No
 // proxies, no keep-alive ("Connection: close"), no compression, and
 // redirects are not followed (a 3xx answer is a *StatusError naming the
 // Location).

@@ -22,6 +22,17 @@ const (
 	// name its own executable.
 	LateBinary = RunDir + "/earlyinit"
 
+	// InstalledBinary is the package's earlyinit in the real root, with
+	// TLS. The late stages run it when it is there (provision.InstallRunner),
+	// in mode own and mode distro; the package's kernel hooks and
+	// `earlyinit setup` are it.
+	InstalledBinary = "/usr/bin/earlyinit"
+
+	// InitrdBinary is the package's initramfs build of earlyinit (build tag
+	// initrd: no TLS, no image-building verbs), which `earlyinit
+	// initramfs` packs as the initramfs's /init when it is there.
+	InitrdBinary = "/usr/lib/earlyinit/earlyinit-initrd"
+
 	// RunDisabledFile is written (empty) by the boot step when the kernel
 	// command line says earlyinit=disabled; late.Status reads it to
 	// report "disabled" after switch_root.

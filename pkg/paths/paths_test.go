@@ -15,6 +15,8 @@ func TestPaths(t *testing.T) {
 	}{
 		{"RunDir", RunDir, "/run"},
 		{"LateBinary", LateBinary, RunDir},
+		{"InstalledBinary", InstalledBinary, "/usr/bin"},
+		{"InitrdBinary", InitrdBinary, "/usr/lib/earlyinit"},
 		{"RunDisabledFile", RunDisabledFile, RunDir},
 		{"InitramfsLogFile", InitramfsLogFile, RunDir},
 		{"BootRecordFile", BootRecordFile, RunDir},
