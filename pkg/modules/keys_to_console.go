@@ -2,7 +2,6 @@ package modules
 
 import (
 	"context"
-	"crypto/ecdh"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -358,18 +357,11 @@ func parseKeyBlob(blob []byte) (sshKey, error) {
 		if string(fields[0]) != curve {
 			return k, fmt.Errorf("key blob: curve %q in a %s key", fields[0], ts)
 		}
-		var c ecdh.Curve
-		switch curve {
-		case "nistp256":
-			c, k.bits = ecdh.P256(), 256
-		case "nistp384":
-			c, k.bits = ecdh.P384(), 384
-		default:
-			c, k.bits = ecdh.P521(), 521
-		}
-		if _, err := c.NewPublicKey(fields[1]); err != nil {
+		bits, err := checkPoint(curve, fields[1])
+		if err != nil {
 			return k, fmt.Errorf("key blob: %s point: %w", curve, err)
 		}
+		k.bits = bits
 	case "ssh-ed25519", "sk-ssh-ed25519@openssh.com":
 		n := 1
 		k.name = "ED25519"

@@ -2,6 +2,7 @@ package modules
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net"
 	"os"
 	"os/exec"
@@ -112,6 +113,24 @@ func TestSSHKeygenListMatchesSSHKeygen(t *testing.T) {
 		"",
 		"# only a comment\n",
 		"ssh-ed25519 " + ed[1] + "AAAA trailing data\n",
+	}
+	// ECDSA points off the curve, and with a coordinate of p or more
+	// (all ones).
+	for name, n := range map[string]int{"ecdsa": 32, "ecdsa384": 48, "ecdsa521": 66} { // n: a coordinate's bytes
+		f := strings.Fields(k[name])
+		blob, err := base64.StdEncoding.DecodeString(f[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := bytes.Clone(blob)
+		off[len(off)-1] ^= 1
+		big := bytes.Clone(blob)
+		for i := len(big) - n; i < len(big); i++ {
+			big[i] = 0xff
+		}
+		cases = append(cases,
+			f[0]+" "+base64.StdEncoding.EncodeToString(off)+" off the curve\n",
+			f[0]+" "+base64.StdEncoding.EncodeToString(big)+" y too big\n")
 	}
 	for name, c := range k {
 		cases = append(cases, c)
