@@ -1,3 +1,5 @@
+//go:build !initrd
+
 package main
 
 import (
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/earlyinit/earlyinit/initramfs"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 func init() {
@@ -17,14 +20,25 @@ func init() {
 }
 
 func initramfsVerb(args []string) int {
-	return runInitramfs(args, "/proc/self/exe", os.Stdout, os.Stderr)
+	return runInitramfs(args, initrdBinary(paths.InitrdBinary, "/proc/self/exe"), os.Stdout, os.Stderr)
 }
 
-// runInitramfs is `earlyinit initramfs`: it packs self (the running
-// binary, static) as /init with the modules of one kernel, configured by
-// initramfs.conf, into the file that kernel's bootloader entry already
-// names. It prints one line saying what it wrote.
-func runInitramfs(args []string, self string, stdout, stderr io.Writer) int {
+// initrdBinary is the earlyinit `earlyinit initramfs` packs as /init: the
+// package's initramfs build (paths.InitrdBinary, built with tag initrd,
+// without TLS) when it is installed, else self, the running binary (with
+// TLS, some 0.4 MB more of initramfs).
+func initrdBinary(initrd, self string) string {
+	if fi, err := os.Stat(initrd); err == nil && fi.Mode().IsRegular() {
+		return initrd
+	}
+	return self
+}
+
+// runInitramfs is `earlyinit initramfs`: it packs bin (static) as /init
+// with the modules of one kernel, configured by initramfs.conf, into the
+// file that kernel's bootloader entry already names. It prints one line
+// saying what it wrote.
+func runInitramfs(args []string, bin string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("initramfs", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	kver := fl.String("kver", "", "kernel release whose modules go in (default: the newest ROOT/boot/vmlinuz-*)")
@@ -38,7 +52,7 @@ func runInitramfs(args []string, self string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "earlyinit initramfs: unexpected arguments %q\nusage: earlyinit initramfs [--kver KVER] [-o FILE] [--config FILE] [--root DIR]\n", fl.Args())
 		return 2
 	}
-	line, err := buildInitramfs(*root, *kver, *out, *conf, self, stderr)
+	line, err := buildInitramfs(*root, *kver, *out, *conf, bin, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "earlyinit initramfs: %v\n", err)
 		return 1
@@ -47,7 +61,7 @@ func runInitramfs(args []string, self string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func buildInitramfs(root, kver, out, confFile, self string, stderr io.Writer) (string, error) {
+func buildInitramfs(root, kver, out, confFile, bin string, stderr io.Writer) (string, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return "", err
@@ -67,7 +81,7 @@ func buildInitramfs(root, kver, out, confFile, self string, stderr io.Writer) (s
 	o := initramfs.Options{
 		KVer:        kver,
 		ModulesRoot: root,
-		Binary:      self,
+		Binary:      bin,
 		Output:      out,
 		Compression: c.Compress,
 		ModulesAdd:  c.ModulesAdd,
@@ -83,7 +97,11 @@ func buildInitramfs(root, kver, out, confFile, self string, stderr io.Writer) (s
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s: kernel %s, %d modules, cpio %.2f MB, %s %.2f MB", out, kver, res.Modules, float64(res.CPIOSize)/1e6, res.Compression, float64(res.Size)/1e6), nil
+	name := bin
+	if p, err := os.Executable(); err == nil && bin == "/proc/self/exe" {
+		name = p
+	}
+	return fmt.Sprintf("%s: kernel %s, init %s, %d modules, cpio %.2f MB, %s %.2f MB", out, kver, name, res.Modules, float64(res.CPIOSize)/1e6, res.Compression, float64(res.Size)/1e6), nil
 }
 
 // readInitramfsConf reads file, or when file is "" the root's

@@ -1,3 +1,5 @@
+//go:build !initrd
+
 package main
 
 import (
@@ -100,7 +102,7 @@ func TestInitramfsVerb(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			out := filepath.Join(root, tc.wantOut)
-			if want := out + ": kernel " + kver + ", "; !strings.HasPrefix(stdout.String(), want) || strings.Count(stdout.String(), "\n") != 1 {
+			if want := out + ": kernel " + kver + ", init " + self + ", "; !strings.HasPrefix(stdout.String(), want) || strings.Count(stdout.String(), "\n") != 1 {
 				t.Errorf("stdout %q, want one line starting %q", stdout.String(), want)
 			}
 			fi, err := os.Stat(out)
@@ -212,5 +214,27 @@ func TestInitramfsVerbSelf(t *testing.T) {
 	}
 	if bin := archiveNames(t, filepath.Join(root, "boot/initrd.img-"+kver))["bin/earlyinit"]; bin.FileSize != uint64(len(self)) {
 		t.Errorf("bin/earlyinit holds %d bytes, /proc/self/exe %d", bin.FileSize, len(self))
+	}
+}
+
+// The package's initramfs build is packed when it is installed (a regular
+// file); otherwise the running binary.
+func TestInitrdBinary(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "earlyinit-initrd")
+	os.WriteFile(file, staticELF(), 0o755)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	link := filepath.Join(dir, "link")
+	os.Symlink(file, link)
+	for _, tc := range []struct{ initrd, want string }{
+		{file, file},
+		{link, link}, // a packaging system's alternative
+		{filepath.Join(dir, "none"), "/proc/self/exe"},
+		{sub, "/proc/self/exe"},
+	} {
+		if got := initrdBinary(tc.initrd, "/proc/self/exe"); got != tc.want {
+			t.Errorf("initrdBinary(%s) = %s, want %s", tc.initrd, got, tc.want)
+		}
 	}
 }
