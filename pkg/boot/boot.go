@@ -302,7 +302,7 @@ func ChooseInit(root, requested string, log *Log) string {
 		cands = append([]string{requested}, DefaultInits...)
 	}
 	for i, c := range cands {
-		if isExecutable(root, c) {
+		if provision.Executable(root, c) {
 			return c
 		}
 		if i == 0 && requested != "" && log != nil {
@@ -310,30 +310,6 @@ func ChooseInit(root, requested string, log *Log) string {
 		}
 	}
 	return cands[0]
-}
-
-// isExecutable follows symlinks within root (an absolute link target is
-// relative to root, as it will be after switch_root).
-func isExecutable(root, p string) bool {
-	for range 40 {
-		full := filepath.Join(root, p)
-		fi, err := os.Lstat(full)
-		if err != nil {
-			return false
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			return fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-		}
-		t, err := os.Readlink(full)
-		if err != nil {
-			return false
-		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(p), t)
-		}
-		p = filepath.Clean("/" + t)
-	}
-	return false
 }
 
 // prepareHandoff writes the boot record, unmounts private mounts and puts

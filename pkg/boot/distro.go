@@ -85,13 +85,10 @@ func (b *Boot) provisionMounted() {
 	runner := b.provision()
 	if runner {
 		if provision.UsesSystemd(b.root, init) {
-			env := b.env()
 			// initramfs-tools mounts /run noexec: the units run the
-			// package's binary, not a copy in /run.
-			if isExecutable(b.root, installedBinary) {
-				env.LateBinary = installedBinary
-			}
-			provision.InstallRunner(env, init, nil)
+			// package's binary (InstallRunner finds it), not a copy in
+			// /run.
+			provision.InstallRunner(b.env(), init, nil)
 		} else {
 			// The distro's initramfs execs init itself: earlyinit cannot
 			// stand in front of it as `late --exec`.
@@ -103,9 +100,6 @@ func (b *Boot) provisionMounted() {
 	b.Log.Printf("done after %s; the distribution's initramfs switches to %s", round(time.Since(b.start)), init)
 	b.saveLog()
 }
-
-// installedBinary is where the package installs earlyinit in the real root.
-const installedBinary = "/usr/bin/earlyinit"
 
 // remountWritable makes b.root writable when it is mounted read-only,
 // keeping its other mount flags, and reports whether it was.

@@ -54,10 +54,6 @@ type Env struct {
 	// RunRoot is the directory /run is in, for the run directory's
 	// instance-data; "" means "/".
 	RunRoot string
-	// LateBinary is the earlyinit in the real root the late stages' units
-	// run (an installed package's /usr/bin/earlyinit); "" means the
-	// running binary, copied to paths.LateBinary.
-	LateBinary string
 }
 
 func (env Env) netlink() nic.Netlinker {

@@ -7,32 +7,39 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
-// InstallRunner sets up the late-stage runner for this boot without changing
-// the image: earlyinit copies itself to /run/earlyinit (/run moves into the
-// real root), unless env.LateBinary names an installed earlyinit for the
-// units to run (a distribution's initramfs may mount /run noexec). With
-// systemd as the real init, units in /run/systemd/system run the boot and
-// final stages, and an installed cloud-init's units are
-// masked there for this boot; any other init is entered through
-// `earlyinit late --exec INIT`, which runs the boot stage, starts the final
-// stage in the background and execs INIT as PID 1. It returns what to exec
-// at switch_root; on any failure, the real init itself.
+// InstallRunner sets up the late-stage runner for this boot without
+// changing the image. The late stages run the root's installed earlyinit
+// (paths.InstalledBinary, the package's, with TLS) when it is there, in
+// step with the package's initramfs; else a copy of the running binary in
+// /run/earlyinit (/run moves into the real root). A distribution's
+// initramfs may mount /run noexec: there the installed binary is the only
+// one that runs. With systemd as the real init, units in
+// /run/systemd/system run the boot and final stages, and an installed
+// cloud-init's units are masked there for this boot; any other init is
+// entered through `earlyinit late --exec INIT`, which runs the boot stage,
+// starts the final stage in the background and execs INIT as PID 1. It
+// returns what to exec at switch_root; on any failure, the real init
+// itself.
 func InstallRunner(env Env, init string, args []string) (string, []string) {
 	var path string
 	var argv []string
 	err := env.Log.Step("runner", func() error {
 		systemd := UsesSystemd(env.Root, init)
-		bin := env.LateBinary
-		if bin == "" || !systemd {
-			if err := copySelf(paths.LateBinary); err != nil {
+		bin := paths.InstalledBinary
+		if !Executable(env.Root, bin) {
+			bin = paths.LateBinary
+			if err := copySelf(filepath.Join(env.runRoot(), bin)); err != nil {
 				return err
 			}
-			bin = paths.LateBinary
+			if !httpget.TLS {
+				env.Log.Printf("late stages: this earlyinit is the initramfs build, without TLS, and the root has no %s: https URLs (#include, phone_home, ssh_import_id) fail this boot", paths.InstalledBinary)
+			}
 		}
 		if systemd {
 			run, err := rootfs.Open(env.runRoot())
@@ -47,8 +54,8 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 			path, argv = init, args
 			return nil
 		}
-		env.Log.Printf("late stages: %s is not systemd; entering it through %s late --exec", init, paths.LateBinary)
-		path = paths.LateBinary
+		env.Log.Printf("late stages: %s is not systemd; entering it through %s late --exec", init, bin)
+		path = bin
 		argv = append([]string{"late", "--exec", init, "--"}, args...)
 		return nil
 	})
@@ -112,4 +119,29 @@ func UsesSystemd(root, init string) bool {
 		p = filepath.Clean("/" + t)
 	}
 	return filepath.Base(p) == "systemd"
+}
+
+// Executable tells whether p is an executable regular file in root,
+// following symlinks within root (an absolute link target is
+// relative to root, as it will be after switch_root).
+func Executable(root, p string) bool {
+	for range 40 {
+		full := filepath.Join(root, p)
+		fi, err := os.Lstat(full)
+		if err != nil {
+			return false
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+		}
+		t, err := os.Readlink(full)
+		if err != nil {
+			return false
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = filepath.Clean("/" + t)
+	}
+	return false
 }

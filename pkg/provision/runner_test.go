@@ -3,38 +3,88 @@ package provision
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/nic"
 )
 
-// TestInstallRunnerLateBinary: with an installed earlyinit named (mode
-// distro, where /run may be noexec), the units run it and init is exec'd
-// as it is.
-func TestInstallRunnerLateBinary(t *testing.T) {
-	root, run := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(root, "lib/systemd"), 0o755)
-	os.WriteFile(filepath.Join(root, "lib/systemd/systemd"), nil, 0o755)
-	os.MkdirAll(filepath.Join(root, "sbin"), 0o755)
-	os.Symlink("/lib/systemd/systemd", filepath.Join(root, "sbin/init"))
-	log := &testLog{}
-	env := Env{Root: root, RunRoot: run, Log: log, LateBinary: "/usr/bin/earlyinit"}
-	path, argv := InstallRunner(env, "/sbin/init", []string{"splash"})
-	if path != "/sbin/init" || len(argv) != 1 || argv[0] != "splash" {
-		t.Errorf("InstallRunner = %s %q, want /sbin/init [splash]", path, argv)
-	}
-	unit, err := os.ReadFile(filepath.Join(run, late.SystemDir, "earlyinit-boot.service"))
-	if err != nil {
-		t.Fatalf("%v\nlog:\n%s", err, log)
-	}
-	if !strings.Contains(string(unit), "ExecStart=/usr/bin/earlyinit ") {
-		t.Errorf("the boot unit does not run the installed binary:\n%s", unit)
-	}
-	if !strings.Contains(log.String(), "(running /usr/bin/earlyinit)") {
-		t.Errorf("log:\n%s", log)
+// TestInstallRunner: the late stages run the root's installed earlyinit
+// when it is an executable there (symlinks resolved inside the root), as
+// units under systemd or through `late --exec` otherwise; without it, a
+// copy of the running binary in /run/earlyinit.
+func TestInstallRunner(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		init      string            // the real init
+		installed func(root string) // makes the root's /usr/bin/earlyinit
+		wantBin   string
+		wantPath  string // what switch_root execs; "" means init
+	}{
+		{"systemd, installed", "/sbin/init", func(root string) {
+			os.WriteFile(filepath.Join(root, "usr/bin/earlyinit"), []byte("#!"), 0o755)
+		}, "/usr/bin/earlyinit", ""},
+		{"systemd, installed through a link", "/sbin/init", func(root string) {
+			os.MkdirAll(filepath.Join(root, "usr/lib/earlyinit"), 0o755)
+			os.WriteFile(filepath.Join(root, "usr/lib/earlyinit/real"), []byte("#!"), 0o755)
+			os.Symlink("/usr/lib/earlyinit/real", filepath.Join(root, "usr/bin/earlyinit"))
+		}, "/usr/bin/earlyinit", ""},
+		{"systemd, not installed", "/sbin/init", func(string) {}, "/run/earlyinit/earlyinit", ""},
+		{"systemd, not executable", "/sbin/init", func(root string) {
+			os.WriteFile(filepath.Join(root, "usr/bin/earlyinit"), []byte("#!"), 0o644)
+		}, "/run/earlyinit/earlyinit", ""},
+		{"systemd, a link out of the root", "/sbin/init", func(root string) {
+			os.Symlink("/proc/self/exe", filepath.Join(root, "usr/bin/earlyinit"))
+		}, "/run/earlyinit/earlyinit", ""},
+		{"no systemd, installed", "/sbin/openrc-init", func(root string) {
+			os.WriteFile(filepath.Join(root, "usr/bin/earlyinit"), []byte("#!"), 0o755)
+		}, "/usr/bin/earlyinit", "/usr/bin/earlyinit"},
+		{"no systemd, not installed", "/sbin/openrc-init", func(string) {}, "/run/earlyinit/earlyinit", "/run/earlyinit/earlyinit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, run := t.TempDir(), t.TempDir()
+			for _, d := range []string{"lib/systemd", "sbin", "usr/bin"} {
+				os.MkdirAll(filepath.Join(root, d), 0o755)
+			}
+			os.WriteFile(filepath.Join(root, "lib/systemd/systemd"), nil, 0o755)
+			os.Symlink("/lib/systemd/systemd", filepath.Join(root, "sbin/init"))
+			os.WriteFile(filepath.Join(root, "sbin/openrc-init"), nil, 0o755)
+			tc.installed(root)
+			log := &testLog{}
+			env := Env{Root: root, RunRoot: run, Log: log}
+			path, argv := InstallRunner(env, tc.init, []string{"splash"})
+			copied := filepath.Join(run, "run/earlyinit/earlyinit")
+			_, err := os.Stat(copied)
+			if copiedWant := tc.wantBin == "/run/earlyinit/earlyinit"; (err == nil) != copiedWant {
+				t.Errorf("the running binary copied to %s: %v, want %v", copied, err == nil, copiedWant)
+			}
+			if tc.wantPath == "" {
+				if path != tc.init || !slices.Equal(argv, []string{"splash"}) {
+					t.Errorf("InstallRunner = %s %q, want %s [splash]", path, argv, tc.init)
+				}
+				unit, err := os.ReadFile(filepath.Join(run, late.SystemDir, "earlyinit-boot.service"))
+				if err != nil {
+					t.Fatalf("%v\nlog:\n%s", err, log)
+				}
+				if !strings.Contains(string(unit), "ExecStart="+tc.wantBin+" ") {
+					t.Errorf("the boot unit does not run %s:\n%s", tc.wantBin, unit)
+				}
+				if !strings.Contains(log.String(), "(running "+tc.wantBin+")") {
+					t.Errorf("log:\n%s", log)
+				}
+			} else if want := []string{"late", "--exec", tc.init, "--", "splash"}; path != tc.wantPath || !slices.Equal(argv, want) {
+				t.Errorf("InstallRunner = %s %q, want %s %q", path, argv, tc.wantPath, want)
+			}
+			// The initramfs build (tag initrd) says when https is lost.
+			noTLS := "without TLS, and the root has no /usr/bin/earlyinit"
+			if want := !httpget.TLS && tc.wantBin != "/usr/bin/earlyinit"; strings.Contains(log.String(), noTLS) != want {
+				t.Errorf("log says %q: %v, want %v:\n%s", noTLS, !want, want, log)
+			}
+		})
 	}
 }
 
