@@ -39,6 +39,7 @@ var installed = []struct {
 	debOnly bool
 }{
 	{path: "/usr/bin/earlyinit", mode: 0o755},
+	{path: "/usr/lib/earlyinit/earlyinit-initrd", mode: 0o755},
 	{path: "/etc/earlyinit/initramfs.conf", mode: 0o644, conf: true},
 	{path: "/etc/kernel/postinst.d/zz-earlyinit", mode: 0o755, conf: true},
 	{path: "/etc/kernel/postrm.d/zz-earlyinit", mode: 0o755, conf: true},
@@ -57,7 +58,7 @@ var installed = []struct {
 
 // ownedDirs are the directories only earlyinit puts files in: the rpm owns
 // them, so erasing it removes them.
-var ownedDirs = []string{"/etc/earlyinit", "/usr/lib/dracut/modules.d/90earlyinit", "/usr/share/doc/earlyinit"}
+var ownedDirs = []string{"/etc/earlyinit", "/usr/lib/earlyinit", "/usr/lib/dracut/modules.d/90earlyinit", "/usr/share/doc/earlyinit"}
 
 // top is the repository's top directory (this package is packaging/).
 const top = ".."
@@ -288,12 +289,42 @@ func TestDebFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: usr/bin/earlyinit: %v", deb, err)
 	}
+	// The initramfs build: the same version, built with tag initrd (and
+	// /usr/bin/earlyinit without it).
+	initrd := filepath.Join(t.TempDir(), "earlyinit-initrd")
+	if err := os.WriteFile(initrd, files["/usr/lib/earlyinit/earlyinit-initrd"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(output(t, initrd, "version")); got != version {
+		t.Errorf("%s: earlyinit-initrd version prints %q, the package is %q", deb, got, version)
+	}
+	iinfo, err := buildinfo.ReadFile(initrd)
+	if err != nil {
+		t.Fatalf("%s: usr/lib/earlyinit/earlyinit-initrd: %v", deb, err)
+	}
+	if got, want := buildTags(iinfo), "initrd"; got != want {
+		t.Errorf("%s: usr/lib/earlyinit/earlyinit-initrd built with tags %q, want %q", deb, got, want)
+	}
+	if got := buildTags(info); got != "" {
+		t.Errorf("%s: usr/bin/earlyinit built with tags %q, want none", deb, got)
+	}
+
 	copyright := string(files["/usr/share/doc/earlyinit/copyright"])
 	for _, m := range info.Deps {
 		if !strings.Contains(copyright, " "+m.Path+"/*\n") {
 			t.Errorf("packaging/copyright: no Files: paragraph for %s, linked into earlyinit: add it with its copyright and license", m.Path)
 		}
 	}
+}
+
+// buildTags is the -tags a Go binary was built with.
+func buildTags(info *buildinfo.BuildInfo) string {
+	for _, s := range info.Settings {
+		if s.Key == "-tags" {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 func TestLintian(t *testing.T) {
