@@ -5,6 +5,8 @@ package qemutests
 import (
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,10 +14,12 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/earlyinit/earlyinit/internal/vm"
+	"github.com/earlyinit/earlyinit/pkg/httpget/httpgettest"
 )
 
 // The package tests install the .deb `make package` builds into Debian
@@ -149,8 +153,9 @@ func hasEntry(list []string, name string) bool {
 }
 
 // bootOwnKernel boots the root image with the root's own kernel and
-// initramfs (copied out of dir) until the guest powers itself off.
-func bootOwnKernel(t *testing.T, dir, img, seed, appendLine string) *vm.Result {
+// initramfs (copied out of dir) until the guest powers itself off; its NIC
+// is on ns's link, or QEMU's user network when ns is nil.
+func bootOwnKernel(t *testing.T, ns *vm.NetNS, dir, img, seed, appendLine string) *vm.Result {
 	t.Helper()
 	kver := rootKernel(t, dir)
 	tmp := t.TempDir()
@@ -165,7 +170,7 @@ func bootOwnKernel(t *testing.T, dir, img, seed, appendLine string) *vm.Result {
 	if seed != "" {
 		disks = append(disks, vm.Disk{Path: seed, If: "ide-cd"})
 	}
-	res := boot(t, vm.Config{
+	c := vm.Config{
 		Kernel: k, Initrd: i,
 		Append:   "console=ttyS0 panic=-1 earlyinit.timeout=30 " + appendLine,
 		Disks:    disks,
@@ -173,7 +178,11 @@ func bootOwnKernel(t *testing.T, dir, img, seed, appendLine string) *vm.Result {
 		RNG:      true,
 		MemoryMB: 1024,
 		Timeout:  8 * time.Minute,
-	})
+	}
+	if ns != nil {
+		c.NICs[0].Netdev, c.Wrap = "tap:"+ns.Tap, ns.Wrap()
+	}
+	res := boot(t, c)
 	t.Logf("boot took %s", res.Duration.Round(time.Second))
 	return res
 }
@@ -255,7 +264,7 @@ func TestPackageInitramfsTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		seed := e2eSeed(t, "iid-pkg-1", e2eUserData(e2eRuncmd, "power_state:\n  mode: poweroff\n"))
-		res := bootOwnKernel(t, dir, img, seed, "root=LABEL=root ro")
+		res := bootOwnKernel(t, nil, dir, img, seed, "root=LABEL=root ro")
 		mustContain(t, "console", res.Console, "provisioning /root from the distribution's initramfs", "Run /init as init process")
 		poweredOffByPowerState(t, res)
 		wantProvisioned(t, img)
@@ -284,7 +293,7 @@ func TestPackageInitramfsTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		seed := seedISO(t, "cidata", nocloudSeed("iid-removed", "not-applied"))
-		res := bootOwnKernel(t, dir, img, seed, "root=LABEL=root ro")
+		res := bootOwnKernel(t, nil, dir, img, seed, "root=LABEL=root ro")
 		if !strings.Contains(res.Console, "E2E-RECORDED") {
 			t.Fatalf("the root did not reach multi-user.target with its distribution's initramfs")
 		}
@@ -355,7 +364,7 @@ func TestPackageDracut(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := e2eSeed(t, "iid-pkg-1", e2eUserData(e2eRuncmd, "power_state:\n  mode: poweroff\n"))
-	res := bootOwnKernel(t, dir, img, seed, "root=LABEL=root ro")
+	res := bootOwnKernel(t, nil, dir, img, seed, "root=LABEL=root ro")
 	mustContain(t, "console", res.Console, "provisioning /sysroot from the distribution's initramfs")
 	poweredOffByPowerState(t, res)
 	wantProvisioned(t, img)
@@ -380,7 +389,7 @@ func TestPackageLVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := e2eSeed(t, "iid-pkg-1", e2eUserData(e2eRuncmd, "power_state:\n  mode: poweroff\n"))
-	res := bootOwnKernel(t, dir, disk, seed, "root=/dev/mapper/"+vg+"-root ro")
+	res := bootOwnKernel(t, nil, dir, disk, seed, "root=/dev/mapper/"+vg+"-root ro")
 	mustContain(t, "console", res.Console, "provisioning /root from the distribution's initramfs")
 	poweredOffByPowerState(t, res)
 	if h, err := vm.TableHash(disk, vm.GPT); err != nil || h != table {
@@ -402,9 +411,11 @@ func TestPackageLVM(t *testing.T) {
 
 // TestPackageOwnInitramfs: with `earlyinit setup own` the package's
 // Debian kernel hook builds earlyinit's own initramfs for the installed
-// kernel inside the root, with the binary the package installed and the
-// kernel's modules, no Go toolchain; it boots the root and provisions it.
-// The postrm hook removes it with the kernel.
+// kernel inside the root, with the package's initramfs build (no TLS) and
+// the kernel's modules, no Go toolchain; it boots the root and provisions
+// it. The late stages run the package's /usr/bin/earlyinit, which has TLS:
+// an #include over https, checked against the root's CA bundle, is
+// fetched and run. The postrm hook removes the initramfs with the kernel.
 func TestPackageOwnInitramfs(t *testing.T) {
 	t.Parallel()
 	dir := kernelRootDir(t, false)
@@ -414,20 +425,56 @@ func TestPackageOwnInitramfs(t *testing.T) {
 	if err := os.Remove(initrdPath(dir, kver)); err != nil {
 		t.Fatal(err)
 	}
-	chroot(t, dir, "/etc/kernel/postinst.d/zz-earlyinit", kver, "/boot/vmlinuz-"+kver)
+	out := chroot(t, dir, "/etc/kernel/postinst.d/zz-earlyinit", kver, "/boot/vmlinuz-"+kver)
+	mustContain(t, "the kernel hook", out, ", init /usr/lib/earlyinit/earlyinit-initrd, ")
 	list := initrdList(t, initrdPath(dir, kver))
 	if !hasEntry(list, "init") || hasEntry(list, "scripts/init-bottom/earlyinit") || !hasEntry(list, fmt.Sprintf("lib/modules/%s/modules.dep", kver)) {
 		t.Errorf("the kernel hook's initramfs is not earlyinit's own for %s:\n%s", kver, strings.Join(list, "\n"))
 	}
+
+	// An https server on the guest's static subnet (e2eNetwork), its
+	// CA in the root's bundle, serving the script the user-data includes.
+	const server = "192.0.2.1"
+	ca := httpgettest.NewCA(t, "earlyinit e2e package CA")
+	ns := metadataNS(t, false, nil)
+	if err := ns.AddLinkAddr(server + "/24"); err != nil {
+		t.Fatal(err)
+	}
+	var fetched atomic.Int32
+	script := "#!/bin/sh\necho included-over-https >> /var/log/e2e-include.log\n"
+	if err := ns.ServeTLS(server+":443", ca.Issue(t, httpgettest.Leaf{IPs: []net.IP{net.ParseIP(server)}}),
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/part.sh" {
+				http.NotFound(w, r)
+				return
+			}
+			fetched.Add(1)
+			io.WriteString(w, script)
+		})); err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.WriteTree(dir, map[string]string{"etc/ssl/certs/ca-certificates.crt": string(ca.PEM)}); err != nil {
+		t.Fatal(err)
+	}
+	userData := "Content-Type: multipart/mixed; boundary=\"e2e\"\nMIME-Version: 1.0\n\n" +
+		"--e2e\nContent-Type: text/cloud-config\n\n" + e2eUserData(e2eRuncmd, "power_state:\n  mode: poweroff\n") +
+		"\n--e2e\nContent-Type: text/x-include-url\n\nhttps://" + server + "/part.sh\n--e2e--\n"
+
 	img := filepath.Join(t.TempDir(), "root.img")
 	if err := vm.Ext4(img, dir, "root", "", 2048); err != nil {
 		t.Fatal(err)
 	}
-	seed := e2eSeed(t, "iid-pkg-1", e2eUserData(e2eRuncmd, "power_state:\n  mode: poweroff\n"))
-	res := bootOwnKernel(t, dir, img, seed, "root=LABEL=root ro")
+	seed := e2eSeed(t, "iid-pkg-1", userData)
+	res := bootOwnKernel(t, ns, dir, img, seed, "root=LABEL=root ro")
 	mustContain(t, "console", res.Console, "starting as PID 1")
 	poweredOffByPowerState(t, res)
 	wantProvisioned(t, img)
+	log := catRoot(t, img, "/var/log/earlyinit.log")
+	mustContain(t, "earlyinit.log", log, "late stages: systemd units earlyinit-boot.service and earlyinit-final.service (running /usr/bin/earlyinit)")
+	if n := fetched.Load(); n != 1 {
+		t.Errorf("the included URL was fetched %d times, want 1", n)
+	}
+	wantFile(t, img, "/var/log/e2e-include.log", "included-over-https\n")
 
 	chroot(t, dir, "/etc/kernel/postrm.d/zz-earlyinit", kver, "/boot/vmlinuz-"+kver)
 	if _, err := os.Stat(initrdPath(dir, kver)); err == nil {

@@ -24,7 +24,8 @@ type NetNS struct {
 	dir       string
 	dnsmasq   *exec.Cmd
 	servers   []*http.Server
-	// extra are the addresses ServeAt added to the namespace's loopback.
+	// extra are the addresses ServeAt added to the namespace's loopback,
+	// and AddLinkAddr's.
 	extra map[string]bool
 }
 
@@ -127,6 +128,24 @@ func (n *NetNS) ServeAt(addr string, h http.Handler) error {
 // lease, DigitalOcean's path) gets its answers back.
 func (n *NetNS) RouteLinkLocal4() error {
 	return ipCmd("-n", n.Name, "route", "add", "169.254.0.0/16", "dev", n.Tap)
+}
+
+// AddLinkAddr gives the namespace a second address on the VM's link
+// ("192.0.2.1/24"), for guests whose static network is not RouterIP's
+// subnet; ServeAt and ServeTLS then serve on it as it is.
+func (n *NetNS) AddLinkAddr(cidr string) error {
+	ip, _, err := net.ParseCIDR(cidr)
+	if err != nil || ip.To4() == nil {
+		return fmt.Errorf("link address %q: want an IPv4 address/prefix", cidr)
+	}
+	if err := ipCmd("-n", n.Name, "addr", "add", cidr, "dev", n.Tap); err != nil {
+		return err
+	}
+	if n.extra == nil {
+		n.extra = map[string]bool{}
+	}
+	n.extra[ip.String()] = true
+	return nil
 }
 
 // listen opens a listener inside the namespace: a socket belongs to the
