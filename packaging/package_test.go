@@ -289,8 +289,8 @@ func TestDebFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: usr/bin/earlyinit: %v", deb, err)
 	}
-	// The initramfs build: the same version, built with tag initrd (and
-	// /usr/bin/earlyinit without it).
+	// The initramfs build: the same version, built with tags initrd and
+	// nolate (and /usr/bin/earlyinit without them).
 	initrd := filepath.Join(t.TempDir(), "earlyinit-initrd")
 	if err := os.WriteFile(initrd, files["/usr/lib/earlyinit/earlyinit-initrd"], 0o755); err != nil {
 		t.Fatal(err)
@@ -302,7 +302,7 @@ func TestDebFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: usr/lib/earlyinit/earlyinit-initrd: %v", deb, err)
 	}
-	if got, want := buildTags(iinfo), "initrd"; got != want {
+	if got, want := buildTags(iinfo), "initrd,nolate"; got != want {
 		t.Errorf("%s: usr/lib/earlyinit/earlyinit-initrd built with tags %q, want %q", deb, got, want)
 	}
 	if got := buildTags(info); got != "" {

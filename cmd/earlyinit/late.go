@@ -16,16 +16,19 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/modules"
 	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/selinux"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 	"golang.org/x/sys/unix"
 )
 
 func init() {
-	verbs["late"] = verb{"run a late stage: --stage boot|final, or --exec INIT for roots without systemd", lateVerb}
 	verbs["status"] = verb{"show the late stages' status, as cloud-init status", statusVerb}
 	verbs["clean"] = verb{"remove the instance state, as cloud-init clean", cleanVerb}
-	verbs["single"] = verb{"run one module: --name MOD [--frequency always]", singleVerb}
+	if provision.LateRunner { // a constant: the package's initramfs build links no runner
+		verbs["late"] = verb{"run a late stage: --stage boot|final, or --exec INIT for roots without systemd", lateVerb}
+		verbs["single"] = verb{"run one module: --name MOD [--frequency always]", singleVerb}
+	}
 }
 
 // defaultPath is systemd's default PATH, for stages started without one.

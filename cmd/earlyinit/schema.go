@@ -8,13 +8,17 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 )
 
 func init() {
 	// schemaMain reads --image itself and hands --config-file to
-	// schemaVerb.
-	verbs["schema"] = verb{"validate cloud-config: --config-file FILE; the image's configuration: --image [--root DIR]", schemaMain}
+	// schemaVerb. It reports against the modules' table, which the
+	// package's initramfs build does not link (provision.LateRunner).
+	if provision.LateRunner {
+		verbs["schema"] = verb{"validate cloud-config: --config-file FILE; the image's configuration: --image [--root DIR]", schemaMain}
+	}
 }
 
 // schemaMain is `earlyinit schema`: --config-file FILE checks a

@@ -17,7 +17,9 @@ import (
 // (pkg/httpget's notls.go) and none of the verbs that build images and
 // packages (initramfs, mkseed, setup, man), so that the generic initramfs
 // stays within its 6 MB goal. The late stages run the root's installed
-// earlyinit, which has them, when there is one.
+// earlyinit, which has them, when there is one, else a copy of this build.
+// (The package's initramfs build adds tag nolate, leaving the late-stage
+// runner out too: see the Makefile.)
 const InitrdTag = "initrd"
 
 // Tags are the build tags Compile uses: InitrdTag and tags.

@@ -17,7 +17,8 @@ import (
 // changing the image. The late stages run the root's installed earlyinit
 // (paths.InstalledBinary, the package's, with TLS) when it is there, in
 // step with the package's initramfs; else a copy of the running binary in
-// /run/earlyinit (/run moves into the real root). A distribution's
+// /run/earlyinit (/run moves into the real root), unless this is the
+// package's initramfs build, which has no late-stage runner (LateRunner). A distribution's
 // initramfs may mount /run noexec: there the installed binary is the only
 // one that runs. With systemd as the real init, units in
 // /run/systemd/system run the boot and final stages, and an installed
@@ -33,6 +34,9 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 		systemd := UsesSystemd(env.Root, init)
 		bin := paths.InstalledBinary
 		if !Executable(env.Root, bin) {
+			if !LateRunner {
+				return fmt.Errorf("the root has no %s, and this initramfs's earlyinit (the package's build) has no late-stage runner: user-data is not applied this boot (reinstall the package, or boot make initramfs's image)", paths.InstalledBinary)
+			}
 			bin = paths.LateBinary
 			if err := copySelf(filepath.Join(env.runRoot(), bin)); err != nil {
 				return err

@@ -57,6 +57,21 @@ func TestInstallRunner(t *testing.T) {
 			log := &testLog{}
 			env := Env{Root: root, RunRoot: run, Log: log}
 			path, argv := InstallRunner(env, tc.init, []string{"splash"})
+			if !LateRunner && tc.wantBin != "/usr/bin/earlyinit" {
+				// The package's initramfs build (tags initrd,nolate) has
+				// no runner to copy: no late stages, said so, and init
+				// as it is.
+				if path != tc.init || !slices.Equal(argv, []string{"splash"}) {
+					t.Errorf("InstallRunner = %s %q, want %s [splash]", path, argv, tc.init)
+				}
+				if _, err := os.Stat(filepath.Join(run, late.SystemDir, "earlyinit-boot.service")); err == nil {
+					t.Errorf("units written without a runner")
+				}
+				if steps := strings.Join(log.steps, "\n"); !strings.Contains(steps, "has no late-stage runner: user-data is not applied this boot") {
+					t.Errorf("the runner step's error: %s", steps)
+				}
+				return
+			}
 			copied := filepath.Join(run, "run/earlyinit/earlyinit")
 			_, err := os.Stat(copied)
 			if copiedWant := tc.wantBin == "/run/earlyinit/earlyinit"; (err == nil) != copiedWant {
