@@ -12,10 +12,10 @@ import (
 	"strings"
 )
 
-// DefaultCompression is zstd: on the generic image (earlyinit's initramfs
-// build and 72 modules, 25.7 MB of cpio) zstd -19 gives 5.91 MB and
-// unpacks in a quarter of xz's time; xz -9 gives 5.32 MB, gzip -9 7.55 MB,
-// lz4 -9 9.11 MB (bench/initramfs.sh prints the figures for the current
+// DefaultCompression is zstd: on the generic image (the package's
+// initramfs build of earlyinit and 72 modules) zstd -19 gives 5.61 MB and
+// unpacks in a quarter of xz's time; xz -9 gives 5.03 MB, gzip -9 7.17 MB,
+// lz4 -9 8.70 MB (bench/initramfs.sh prints the figures for the current
 // tree).
 const DefaultCompression = "zstd"
 
