@@ -18,10 +18,10 @@ import (
 // (paths.InstalledBinary, the package's, with TLS) when it is there, in
 // step with the package's initramfs; else a copy of the running binary in
 // /run/earlyinit (/run moves into the real root), unless this is the
-// package's initramfs build, which has no late-stage runner (LateRunner). A distribution's
-// initramfs may mount /run noexec: there the installed binary is the only
-// one that runs. With systemd as the real init, units in
-// /run/systemd/system run the boot and final stages, and an installed
+// package's initramfs build, which has no late-stage runner (LateRunner).
+// A distribution's initramfs may mount /run noexec: there the installed
+// binary is the only one that runs. With systemd as the real init, units
+// in /run/systemd/system run the boot and final stages, and an installed
 // cloud-init's units are masked there for this boot; any other init is
 // entered through `earlyinit late --exec INIT`, which runs the boot stage,
 // starts the final stage in the background and execs INIT as PID 1. It
