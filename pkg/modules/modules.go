@@ -125,8 +125,9 @@ func All() []Module {
 		{"timezone", StageBoot, PerInstance, []string{"timezone"}, timezone},
 
 		// Repositories and packages need the network: the final stage,
-		// in cloud_config_modules' order, then the package module first
-		// of cloud_final_modules.
+		// in cloud_config_modules' order (upstream's, which has wireguard
+		// first), then the package module first of cloud_final_modules.
+		{"wireguard", StageFinal, PerInstance, []string{"wireguard"}, wireguard},
 		{"ssh_import_id", StageFinal, PerInstance, []string{"ssh_import_id", "users", "user"}, sshImportID},
 		{"yum_add_repo", StageFinal, PerInstance, []string{"yum_repos"}, yumAddRepo},
 		{"apt_configure", StageFinal, PerInstance, aptConfigKeys, aptConfigure},

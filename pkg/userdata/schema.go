@@ -187,8 +187,12 @@ func (v *validator) kind(n *yaml.Node, path string) (string, any, bool) {
 // component is a key instance.IsSensitiveKey names (password, passwd,
 // hashed_passwd, plain_text_passwd, admin_pass, chpasswd and everything
 // under it, random_seed, secrets, tokens, credentials, private keys) or
-// ends in "_private" (ssh_keys.rsa_private).
+// ends in "_private" (ssh_keys.rsa_private), and a WireGuard interface's
+// content (wireguard.interfaces.0.content: its private key is in it).
 func SensitivePath(path string) bool {
+	if strings.HasPrefix(path, "wireguard.") && strings.HasSuffix(path, ".content") {
+		return true // a WireGuard configuration, its private key in it
+	}
 	for _, k := range strings.Split(path, ".") {
 		if instance.IsSensitiveKey(k) || strings.HasSuffix(strings.ToLower(k), "_private") {
 			return true
@@ -654,7 +658,7 @@ var cloudInitOnly = []string{
 	"grub-dpkg", "grub_dpkg", "updates", "landscape", "lxd", "mcollective",
 	"migrate", "puppet", "rh_subscription", "salt_minion",
 	"snap", "spacewalk",
-	"ubuntu_advantage", "drivers", "wireguard", "reporting",
+	"ubuntu_advantage", "drivers", "reporting",
 	"datasource", "datasource_list", "def_log_file", "log_cfgs", "output", "syslog_fix_perms",
 	"vendor_data2", "manual_cache_clean", "launch-index",
 }
@@ -924,6 +928,13 @@ func newTopSchema() schema {
 		"ssh_key_console_blacklist": listOf(str, 0, 0),
 		"no_ssh_fingerprints":       boolean,
 		"authkey_hash":              str,
+		// wireguard.go, which checks names and paths.
+		"wireguard": obj{required: []string{"interfaces"}, props: map[string]check{
+			"interfaces": listOf(obj{required: []string{"name", "config_path", "content"}, props: map[string]check{
+				"name": str, "config_path": str, "content": str,
+			}}.check, 0, 0),
+			"readinessprobe": typed("list", "null"),
+		}}.check,
 		// earlyinit's own keys.
 		"earlyinit": obj{props: map[string]check{"inject_user_password": boolean}}.check,
 	} {

@@ -266,6 +266,8 @@ func TestSchemaHidesSecrets(t *testing.T) {
 		{"ssh_keys: {ed25519_private: !!int " + mark + "}", "ssh_keys.ed25519_private", 2},
 		{"random_seed: {data: [" + mark + "]}", "random_seed.data", 2},
 		{"random_seed: {data: x, encoding: " + mark + "}", "random_seed.encoding", 2},
+		{"wireguard:\n  interfaces:\n    - {name: wg0, config_path: /x, content: [" + mark + "]}", "wireguard.interfaces.0.content", 4},
+		{"wireguard:\n  interfaces:\n    - {name: wg0, config_path: /x, content: !!int " + mark + "}", "wireguard.interfaces.0.content", 4},
 		{mark + ": x:", "", 2},
 		{"chpasswd:\n  " + mark + ": 1", "chpasswd.(key not shown)", 3},
 		{mark, "", 2},

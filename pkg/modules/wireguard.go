@@ -1,0 +1,220 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// wireguard is cc_wireguard (cloud-init 22.4.2), once per instance in the
+// final stage (cloud-init's config stage: it may install packages):
+//
+//   - wireguard.interfaces is a list of {name, config_path, content}, all
+//     strings; every entry is checked before anything is done: name as
+//     wg-quick wants an interface name (1-15 of A-Z a-z 0-9 _ = + . -),
+//     config_path an absolute file path;
+//   - without wg in the root, the package lists are refreshed and
+//     wireguard-tools installed (and wireguard, the DKMS module, on a
+//     kernel older than 5.6);
+//   - the wireguard kernel module is loaded unless /proc/modules has it;
+//   - each content goes to its config_path, 0600 root:root (it holds the
+//     interface's private key: no log line, error or status shows it),
+//     then systemctl enables and starts wg-quick@NAME;
+//   - each wireguard.readinessprobe command runs with sh -c; those that
+//     fail are the module's error, after all have run.
+//
+// Unlike cloud-init, the interfaces are enabled through systemd only: on
+// another init the error says so after the files are written.
+func wireguard(ctx context.Context, e *Env) error {
+	raw, ok := e.Cfg["wireguard"]
+	if !ok || raw == nil {
+		return nil
+	}
+	wg, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("wireguard: want a map, got %s", kind(raw))
+	}
+	ifaces, err := wgInterfaces(wg["interfaces"])
+	if err != nil {
+		return err
+	}
+	var probes []string
+	if v := wg["readinessprobe"]; v != nil {
+		if probes, err = toStrings("wireguard.readinessprobe", v, false); err != nil {
+			return err
+		}
+	}
+	if _, ok := e.tool("wg"); !ok {
+		if err := e.installWireguard(ctx); err != nil {
+			return fmt.Errorf("wireguard: no wg in the root, and installing it failed: %w", err)
+		}
+	}
+	if err := e.loadWireguard(ctx); err != nil {
+		return err
+	}
+	for i, w := range ifaces {
+		if err := e.Root.WriteFile(w.path, []byte(w.content), 0o600, 0, 0); err != nil {
+			return fmt.Errorf("wireguard.interfaces.%d: %w", i, err)
+		}
+		e.logf("wireguard: %s written (0600) for %s", w.path, w.name)
+		if e.runningInit() != "systemd" {
+			return fmt.Errorf("wireguard.interfaces.%d: wg-quick@%s: systemd is not running: earlyinit enables WireGuard interfaces through systemd only", i, w.name)
+		}
+		svc := "wg-quick@" + w.name
+		for _, verb := range []string{"enable", "start"} {
+			out, err := e.run(ctx, Cmd{Name: "systemctl", Args: []string{verb, svc}})
+			e.output().Write(out)
+			if err != nil {
+				return fmt.Errorf("wireguard.interfaces.%d: %w", i, err)
+			}
+		}
+		e.logf("wireguard: %s enabled and started", svc)
+	}
+	var errs []error
+	for i, p := range probes {
+		out, err := e.run(ctx, Cmd{Name: "sh", Args: []string{"-c", p}})
+		e.output().Write(out)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("wireguard.readinessprobe.%d: %w", i, err))
+		}
+	}
+	if len(probes) > 0 && len(errs) == 0 {
+		e.logf("wireguard: %d readiness probe(s) passed", len(probes))
+	}
+	return errors.Join(errs...)
+}
+
+// wgInterface is one wireguard.interfaces entry, checked.
+type wgInterface struct{ name, path, content string }
+
+// wgInterfaces checks wireguard.interfaces as cloud-init's
+// supplemental_schema_validation does, and the name and path further.
+// Messages name keys, never content's value.
+func wgInterfaces(v any) ([]wgInterface, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("wireguard.interfaces: want a list, got %s", kind(v))
+	}
+	var out []wgInterface
+	var errs []error
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("wireguard.interfaces.%d: want a map, got %s", i, kind(it)))
+			continue
+		}
+		var w wgInterface
+		bad := false
+		for _, k := range []struct {
+			key string
+			dst *string
+		}{{"name", &w.name}, {"config_path", &w.path}, {"content", &w.content}} {
+			s, ok := m[k.key].(string)
+			if !ok {
+				what := "missing"
+				if m[k.key] != nil {
+					what = "want a string, got " + kind(m[k.key])
+				}
+				errs = append(errs, fmt.Errorf("wireguard.interfaces.%d.%s: %s", i, k.key, what))
+				bad = true
+				continue
+			}
+			*k.dst = s
+		}
+		if bad {
+			continue
+		}
+		if !wgName(w.name) {
+			errs = append(errs, fmt.Errorf("wireguard.interfaces.%d.name %q: want an interface name, 1 to 15 of A-Z a-z 0-9 _ = + . -", i, w.name))
+			continue
+		}
+		if _, err := confPath(fmt.Sprintf("wireguard.interfaces.%d.config_path", i), w.path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, w)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// wgName is wg-quick's rule for an interface name: ^[a-zA-Z0-9_=+.-]{1,15}$.
+func wgName(s string) bool {
+	if len(s) < 1 || len(s) > 15 {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("_=+.-", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// installWireguard is maybe_install_wireguard_packages: the package lists
+// refreshed (once per instance), then wireguard-tools, and wireguard on a
+// kernel older than 5.6.
+func (e *Env) installWireguard(ctx context.Context) error {
+	m, err := e.packageManager()
+	if err != nil {
+		return err
+	}
+	if err := e.updateSources(ctx, m); err != nil {
+		return err
+	}
+	pkgs := []string{"wireguard-tools"}
+	if kernelOlder(unameRelease(), 5, 6) {
+		pkgs = append(pkgs, "wireguard")
+	}
+	return e.runPkg(ctx, m, "install", pkgs)
+}
+
+// loadWireguard loads the wireguard module unless /proc/modules lists it
+// (cloud-init greps lsmod).
+func (e *Env) loadWireguard(ctx context.Context) error {
+	if b, err := e.Root.ReadFile("/proc/modules"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "wireguard ") {
+				return nil
+			}
+		}
+	}
+	out, err := e.run(ctx, Cmd{Name: "modprobe", Args: []string{"wireguard"}})
+	e.output().Write(out)
+	if err != nil {
+		return fmt.Errorf("wireguard: load the kernel module: %w", err)
+	}
+	return nil
+}
+
+// unameRelease is the running kernel's release ("6.1.0-56-amd64").
+func unameRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// kernelOlder tells whether release is older than major.minor; an
+// unreadable release is not.
+func kernelOlder(release string, major, minor int) bool {
+	f := strings.SplitN(release, ".", 3)
+	if len(f) < 2 {
+		return false
+	}
+	maj, err1 := strconv.Atoi(f[0])
+	min, err2 := strconv.Atoi(strings.TrimRightFunc(f[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return maj < major || maj == major && min < minor
+}
