@@ -3,6 +3,9 @@
 package qemutests
 
 import (
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -50,8 +53,9 @@ func modTime(p string) time.Time {
 }
 
 // kernelRootDir unpacks the cached root with Debian's kernel: with
-// initramfs-tools, or with dracut when dracut is set.
-func kernelRootDir(t *testing.T, dracut bool) string {
+// initramfs-tools and the extra packages, or with dracut when dracut is
+// set.
+func kernelRootDir(t *testing.T, dracut bool, extra ...string) string {
 	t.Helper()
 	t0 := time.Now()
 	var tarball string
@@ -59,7 +63,7 @@ func kernelRootDir(t *testing.T, dracut bool) string {
 	if dracut {
 		tarball, err = vm.DebianDracutRoot(debianCache())
 	} else {
-		tarball, err = vm.DebianRootOf(debianCache(), vm.DebianKernelPackages())
+		tarball, err = vm.DebianRootOf(debianCache(), append(vm.DebianKernelPackages(), extra...))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -415,10 +419,12 @@ func TestPackageLVM(t *testing.T) {
 // the kernel's modules, no Go toolchain; it boots the root and provisions
 // it. The late stages run the package's /usr/bin/earlyinit, which has TLS:
 // an #include over https, checked against the root's CA bundle, is
-// fetched and run. The postrm hook removes the initramfs with the kernel.
+// fetched and run. The root has wireguard-tools and its kernel's modules:
+// the wireguard module brings up wg0 with wg-quick. The postrm hook
+// removes the initramfs with the kernel.
 func TestPackageOwnInitramfs(t *testing.T) {
 	t.Parallel()
-	dir := kernelRootDir(t, false)
+	dir := kernelRootDir(t, false, "wireguard-tools")
 	kver := rootKernel(t, dir)
 	installDeb(t, dir)
 	chroot(t, dir, "earlyinit", "setup", "own", "--no-regenerate")
@@ -456,8 +462,19 @@ func TestPackageOwnInitramfs(t *testing.T) {
 	if err := vm.WriteTree(dir, map[string]string{"etc/ssl/certs/ca-certificates.crt": string(ca.PEM)}); err != nil {
 		t.Fatal(err)
 	}
+	// A WireGuard interface with a fresh key, no peers: wg-quick brings
+	// it up listening on 51820; the readiness probe records that.
+	wgKey, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wgPriv := base64.StdEncoding.EncodeToString(wgKey.Bytes())
+	wgConf := "[Interface]\nPrivateKey = " + wgPriv + "\nAddress = 10.9.0.2/24\nListenPort = 51820\n"
+	wgCfg := "wireguard:\n  interfaces:\n    - name: wg0\n      config_path: /etc/wireguard/wg0.conf\n      content: |\n" +
+		"        " + strings.ReplaceAll(strings.TrimSuffix(wgConf, "\n"), "\n", "\n        ") + "\n" +
+		"  readinessprobe:\n    - wg show wg0 listen-port > /var/log/e2e-wg.txt\n"
 	userData := "Content-Type: multipart/mixed; boundary=\"e2e\"\nMIME-Version: 1.0\n\n" +
-		"--e2e\nContent-Type: text/cloud-config\n\n" + e2eUserData(e2eRuncmd, "power_state:\n  mode: poweroff\n") +
+		"--e2e\nContent-Type: text/cloud-config\n\n" + e2eUserData(e2eRuncmd, "power_state:\n  mode: poweroff\n"+wgCfg) +
 		"\n--e2e\nContent-Type: text/x-include-url\n\nhttps://" + server + "/part.sh\n--e2e--\n"
 
 	img := filepath.Join(t.TempDir(), "root.img")
@@ -475,6 +492,21 @@ func TestPackageOwnInitramfs(t *testing.T) {
 		t.Errorf("the included URL was fetched %d times, want 1", n)
 	}
 	wantFile(t, img, "/var/log/e2e-include.log", "included-over-https\n")
+
+	// wireguard: the file 0600, the unit enabled, the interface up, and
+	// the key in no log.
+	mustContain(t, "earlyinit.log", log, "module wireguard: ok in ")
+	wantFile(t, img, "/etc/wireguard/wg0.conf", wgConf)
+	wantMode(t, img, "/etc/wireguard/wg0.conf", "0600")
+	wantFile(t, img, "/var/log/e2e-wg.txt", "51820\n")
+	if st, err := vm.Stat(img, "/etc/systemd/system/multi-user.target.wants/wg-quick@wg0.service"); err != nil || !strings.Contains(st, "Type: symlink") {
+		t.Errorf("wg-quick@wg0 is not enabled: %v %s", err, st)
+	}
+	for what, s := range map[string]string{"console": res.Console, "earlyinit.log": log} {
+		if strings.Contains(s, wgPriv) {
+			t.Errorf("the %s shows the WireGuard private key", what)
+		}
+	}
 
 	chroot(t, dir, "/etc/kernel/postrm.d/zz-earlyinit", kver, "/boot/vmlinuz-"+kver)
 	if _, err := os.Stat(initrdPath(dir, kver)); err == nil {
