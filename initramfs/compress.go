@@ -13,9 +13,9 @@ import (
 )
 
 // DefaultCompression is zstd: on the generic image (the package's
-// initramfs build of earlyinit and 72 modules) zstd -19 gives 5.61 MB and
-// unpacks in a quarter of xz's time; xz -9 gives 5.03 MB, gzip -9 7.17 MB,
-// lz4 -9 8.70 MB (bench/initramfs.sh prints the figures for the current
+// initramfs build of earlyinit and 72 modules) zstd -19 gives 5.59 MB and
+// unpacks in a quarter of xz's time; xz -9 gives 5.00 MB, gzip -9 7.13 MB,
+// lz4 -9 8.65 MB (bench/initramfs.sh prints the figures for the current
 // tree).
 const DefaultCompression = "zstd"
 

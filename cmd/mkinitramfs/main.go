@@ -53,8 +53,8 @@ func main() {
 		Output: *out, Log: log.Printf}
 	if *hostOnly {
 		// A host-only image lives in /boot next to every kernel: xz
-		// makes a virtio VM with an XFS root 2.85 MB with the package's
-		// build of earlyinit (zstd 3.15 MB), and unpacking so small an
+		// makes a virtio VM with an XFS root 2.82 MB with the package's
+		// build of earlyinit (zstd 3.13 MB), and unpacking so small an
 		// image is quick either way.
 		set := false
 		flag.Visit(func(f *flag.Flag) { set = set || f.Name == "compress" })
