@@ -154,3 +154,16 @@ func shellify(key string, items any) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// alnumOr tells whether every rune of s is an ASCII letter, a digit or
+// one of extra (true for ""; callers bound the length).
+func alnumOr(s, extra string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(extra, r):
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -263,17 +263,7 @@ func hasCtlOrBlank(s string) bool {
 // validServiceName is a systemd or OpenRC service name: letters, digits
 // and ":-_.@\", not starting with "-".
 func validServiceName(s string) bool {
-	if s == "" || s[0] == '-' || len(s) > 255 {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(":-_.@", r):
-		default:
-			return false
-		}
-	}
-	return true
+	return s != "" && s[0] != '-' && len(s) <= 255 && alnumOr(s, ":-_.@")
 }
 
 // ntpHosts reads ntp.servers or ntp.pools: host names or addresses, each
@@ -296,17 +286,7 @@ func validNTPHost(h string) bool {
 	if _, err := netip.ParseAddr(h); err == nil {
 		return !strings.Contains(h, "%")
 	}
-	if h == "" || len(h) > 253 || h[0] == '-' || h[0] == '.' {
-		return false
-	}
-	for _, r := range h {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
-		default:
-			return false
-		}
-	}
-	return true
+	return h != "" && len(h) <= 253 && h[0] != '-' && h[0] != '.' && alnumOr(h, "-._")
 }
 
 func appendNew(l []string, add ...string) []string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -146,17 +145,7 @@ func wgInterfaces(v any) ([]wgInterface, error) {
 
 // wgName is wg-quick's rule for an interface name: ^[a-zA-Z0-9_=+.-]{1,15}$.
 func wgName(s string) bool {
-	if len(s) < 1 || len(s) > 15 {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("_=+.-", r):
-		default:
-			return false
-		}
-	}
-	return true
+	return len(s) >= 1 && len(s) <= 15 && alnumOr(s, "_=+.-")
 }
 
 // installWireguard is maybe_install_wireguard_packages: the package lists
@@ -207,14 +196,9 @@ func unameRelease() string {
 // kernelOlder tells whether release is older than major.minor; an
 // unreadable release is not.
 func kernelOlder(release string, major, minor int) bool {
-	f := strings.SplitN(release, ".", 3)
-	if len(f) < 2 {
+	var maj, mnr int
+	if n, _ := fmt.Sscanf(release, "%d.%d", &maj, &mnr); n != 2 {
 		return false
 	}
-	maj, err1 := strconv.Atoi(f[0])
-	min, err2 := strconv.Atoi(strings.TrimRightFunc(f[1], func(r rune) bool { return r < '0' || r > '9' }))
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return maj < major || maj == major && min < minor
+	return maj < major || maj == major && mnr < minor
 }
