@@ -3,6 +3,7 @@ package provision
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,18 +111,7 @@ func copySelf(dst string) error {
 // UsesSystemd tells whether init, resolved inside root, is systemd: the
 // late stages run as its units.
 func UsesSystemd(root, init string) bool {
-	p := init
-	for range 40 {
-		full := filepath.Join(root, p)
-		t, err := os.Readlink(full)
-		if err != nil {
-			break
-		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(p), t)
-		}
-		p = filepath.Clean("/" + t)
-	}
+	p, _, _ := resolveInRoot(root, init)
 	return filepath.Base(p) == "systemd"
 }
 
@@ -129,23 +119,29 @@ func UsesSystemd(root, init string) bool {
 // following symlinks within root (an absolute link target is
 // relative to root, as it will be after switch_root).
 func Executable(root, p string) bool {
+	_, fi, err := resolveInRoot(root, p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// resolveInRoot follows p's symlinks inside root, an absolute target
+// relative to root, at most 40 of them: it returns the path reached and
+// its Lstat, or the error that stopped it (a missing file: the path is
+// the dangling target).
+func resolveInRoot(root, p string) (string, fs.FileInfo, error) {
 	for range 40 {
 		full := filepath.Join(root, p)
 		fi, err := os.Lstat(full)
-		if err != nil {
-			return false
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			return fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return p, fi, err
 		}
 		t, err := os.Readlink(full)
 		if err != nil {
-			return false
+			return p, nil, err
 		}
 		if !filepath.IsAbs(t) {
 			t = filepath.Join(filepath.Dir(p), t)
 		}
 		p = filepath.Clean("/" + t)
 	}
-	return false
+	return p, nil, fmt.Errorf("%s: more than 40 symbolic links", p)
 }
