@@ -270,19 +270,97 @@ func exists(p string) bool {
 	return err == nil
 }
 
+// KernelPartition is a partition the kernel lists for a disk in sysfs
+// (/sys/block/<disk>/<part>/): primaries, logical partitions, BSD,
+// Solaris and other slices alike.
+type KernelPartition struct {
+	Name string
+	Num  int
+	// Start and Size are in bytes (sysfs counts 512-byte sectors).
+	Start, Size int64
+}
+
+// End is the first byte after the partition.
+func (k KernelPartition) End() int64 { return k.Start + k.Size }
+
+// KernelPartitions lists every partition the kernel has registered for
+// disk, from sysfs. A listing that cannot be read is an error: the
+// checks it feeds must fail closed.
+func (s System) KernelPartitions(disk Device) ([]KernelPartition, error) {
+	ents, err := os.ReadDir(disk.dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the kernel's partitions: %w", disk.Path, err)
+	}
+	var out []KernelPartition
+	for _, e := range ents {
+		dir := filepath.Join(disk.dir, e.Name())
+		if !e.IsDir() || !exists(filepath.Join(dir, "partition")) {
+			continue
+		}
+		var v [3]int64
+		for i, f := range []string{"partition", "start", "size"} {
+			if v[i], err = readInt(dir, f); err != nil {
+				return nil, fmt.Errorf("%s: the kernel's partition %s: %w", disk.Path, e.Name(), err)
+			}
+		}
+		if v[1] > 1<<53 || v[2] > 1<<53 {
+			return nil, fmt.Errorf("%s: sysfs says partition %s at sector %d, %d sectors", disk.Path, e.Name(), v[1], v[2])
+		}
+		out = append(out, KernelPartition{Name: e.Name(), Num: int(v[0]), Start: v[1] * 512, Size: v[2] * 512})
+	}
+	return out, nil
+}
+
+// Overlap returns an error naming the first partition of others, p's
+// own entry aside, that bytes [start, start+length) of the disk overlap.
+func Overlap(others []KernelPartition, num int, start, length int64) error {
+	for _, o := range others {
+		if o.Num == num || o.Size == 0 {
+			continue
+		}
+		if start < o.End() && o.Start < start+length {
+			return fmt.Errorf("partition %d's range (sectors %d..%d of 512 bytes) would overlap %s (partition %d, sectors %d..%d), which the kernel lists",
+				num, start/512, (start+length)/512-1, o.Name, o.Num, o.Start/512, o.End()/512-1)
+		}
+	}
+	return nil
+}
+
+// CheckOverlap tells whether p, as the kernel sees it now, overlaps
+// another partition the kernel lists for its disk: before a filesystem
+// is grown to fill p, which would write over that partition's data.
+func (s System) CheckOverlap(p Partition) error {
+	others, err := s.KernelPartitions(p.Disk)
+	if err != nil {
+		return err
+	}
+	if err := Overlap(others, p.Num, p.Start, p.Size); err != nil {
+		return fmt.Errorf("%s: %w", p.Disk.Path, err)
+	}
+	return nil
+}
+
 // GrowPartition grows p to the end of the free space after it in its
 // disk's partition table, and tells the kernel its new size
 // (BLKPG_RESIZE_PARTITION, which works while p is mounted). A table the
-// kernel did not read p from (the starts differ) is not touched. When the
-// table already gives p more room than the kernel knows (an earlier run
-// stopped between the two), only the kernel is told; KernelResized says
-// so. The Change is nil on an error before the table was read.
+// kernel did not read p from (the starts differ) is not touched, nor one
+// whose new range would overlap any partition the kernel lists for the
+// disk (KernelPartitions). When the table already gives p more room than
+// the kernel knows (an earlier run stopped between the two), only the
+// kernel is told; KernelResized says so. When the kernel refuses the new
+// size, the old table is written back and verified before the error is
+// returned, so the next boot does not read a table the kernel refused.
+// The Change is nil on an error before the table was read.
 func (s System) GrowPartition(p Partition) (*Change, error) {
 	f, err := openBlock(p.Disk)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	others, err := s.KernelPartitions(p.Disk)
+	if err != nil {
+		return nil, err
+	}
 	size, err := blkGetSize64(int(f.Fd()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: BLKGETSIZE64: %w", p.Disk.Path, err)
@@ -291,14 +369,15 @@ func (s System) GrowPartition(p Partition) (*Change, error) {
 		return nil, fmt.Errorf("%s: size %d", p.Disk.Path, size)
 	}
 	d := Disk{Name: p.Disk.Path, RW: f, SectorSize: p.SectorSize, Size: int64(size)}
-	return grow(d, p, f.Sync, func(num int, start, length int64) error {
+	return grow(d, p, others, f.Sync, func(num int, start, length int64) error {
 		return blkpgResize(int(f.Fd()), num, start, length)
 	})
 }
 
-// grow is GrowPartition on an open disk: sync flushes the disk's writes,
-// tell resizes the kernel's partition (byte start and length).
-func grow(d Disk, p Partition, sync func() error, tell func(num int, start, length int64) error) (*Change, error) {
+// grow is GrowPartition on an open disk: others are the partitions the
+// kernel lists for it, sync flushes the disk's writes, tell resizes the
+// kernel's partition (byte start and length).
+func grow(d Disk, p Partition, others []KernelPartition, sync func() error, tell func(num int, start, length int64) error) (*Change, error) {
 	c, err := Plan(d, p.Num)
 	if err != nil {
 		return nil, err
@@ -310,23 +389,53 @@ func grow(d Disk, p Partition, sync func() error, tell func(num int, start, leng
 	if got := c.Start * d.SectorSize; got != p.Start {
 		return c, fmt.Errorf("%s: its table puts partition %d at byte %d, the kernel at byte %d: not touched", d.Name, p.Num, got, p.Start)
 	}
-	if c.Grown() {
-		if err := c.Write(); err != nil {
-			return c, err
-		}
-		if err := sync(); err != nil {
-			return c, fmt.Errorf("%s: sync: %w", d.Name, err)
-		}
-	}
 	length := c.NewSize * d.SectorSize
 	if length <= p.Size {
 		return c, nil
 	}
+	if err := Overlap(others, p.Num, p.Start, length); err != nil {
+		return nil, fmt.Errorf("%s: %w: nothing written", d.Name, err)
+	}
+	if c.Grown() {
+		if err := c.Write(); err != nil {
+			sync()
+			return c, err
+		}
+		if err := sync(); err != nil {
+			return c, c.undone(fmt.Errorf("%s: sync: %w", d.Name, err), d, sync)
+		}
+	}
 	if err := tell(p.Num, p.Start, length); err != nil {
-		return c, fmt.Errorf("%s: tell the kernel partition %d's new size (BLKPG_RESIZE_PARTITION): %w", d.Name, p.Num, err)
+		err = fmt.Errorf("%s: tell the kernel partition %d's new size (BLKPG_RESIZE_PARTITION): %w", d.Name, p.Num, err)
+		if c.Grown() {
+			return c, c.undone(err, d, sync)
+		}
+		return c, err
 	}
 	c.KernelResized = true
 	return c, nil
+}
+
+// undone restores the old table after err, syncs it and verifies it
+// (read back byte for byte, and planned again: the partition has its old
+// size), and says how that went.
+func (c *Change) undone(err error, d Disk, sync func() error) error {
+	if rerr := c.Restore(); rerr != nil {
+		return fmt.Errorf("%w; restoring the old table FAILED: %v", err, rerr)
+	}
+	if serr := sync(); serr != nil {
+		return fmt.Errorf("%w; the old table was written back, but sync failed: %v", err, serr)
+	}
+	back, perr := plan(d, c.Part, false)
+	if perr == nil && (back.Start != c.Start || back.OldSize != c.OldSize) {
+		perr = fmt.Errorf("partition %d reads back as sectors %d+%d, not %d+%d", c.Part, back.Start, back.OldSize, c.Start, c.OldSize)
+	}
+	if perr != nil {
+		return fmt.Errorf("%w; the old table was written back but does not verify: %v", err, perr)
+	}
+	c.NewSize = c.OldSize
+	c.Reason = "the kernel refused the new size; the old table was restored"
+	return fmt.Errorf("%w; the old table was restored and verifies", err)
 }
 
 // openBlock opens d's node read-write and checks that it is d.

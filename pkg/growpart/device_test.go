@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeSys is a sysfs, /dev and mount table in a temporary directory.
@@ -195,7 +198,7 @@ func TestGrowTellsKernel(t *testing.T) {
 			var got *told
 			synced := false
 			p := Partition{Device: Device{Size: tt.kernelSize}, Num: 1, Start: tt.start}
-			c, err := grow(d.disk(512), p, func() error { synced = true; return nil }, func(num int, start, length int64) error {
+			c, err := grow(d.disk(512), p, nil, func() error { synced = true; return nil }, func(num int, start, length int64) error {
 				if !synced && !tt.grown {
 					t.Errorf("the kernel was told before the disk was synced")
 				}
@@ -216,6 +219,93 @@ func TestGrowTellsKernel(t *testing.T) {
 			}
 			if tt.grown && d.writes != writes {
 				t.Errorf("the grown table was written again")
+			}
+		})
+	}
+}
+
+// TestGrowChecksKernelPartitions: before anything is written, the new
+// range is checked against every partition the kernel lists for the
+// disk (a logical partition, a BSD slice, a slot the table reader does
+// not see); an overlap writes nothing and tells the kernel nothing. The
+// kernel's own entry for the partition does not count.
+func TestGrowChecksKernelPartitions(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		others  []KernelPartition
+		wantErr string
+	}{
+		{name: "only itself", others: []KernelPartition{{Name: "test1", Num: 1, Start: 2048 * 512, Size: 65536 * 512}}},
+		{name: "one before", others: []KernelPartition{{Name: "test2", Num: 2, Start: 34 * 512, Size: 2000 * 512}}},
+		{name: "empty entry", others: []KernelPartition{{Name: "test5", Num: 5, Start: 100000 * 512}}},
+		{name: "a slice after the partition", others: []KernelPartition{{Name: "test5", Num: 5, Start: 100000 * 512, Size: 512}},
+			wantErr: "/dev/test: partition 1's range (sectors 2048..262110 of 512 bytes) would overlap test5 (partition 5, sectors 100000..100000), which the kernel lists: nothing written"},
+		{name: "at the disk's end", others: []KernelPartition{{Name: "test3", Num: 3, Start: 262100 * 512, Size: 10 * 512}},
+			wantErr: "would overlap test3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newMemDisk(128 * mib)
+			writeGPT(t, d, 512, 64*mib, gptPart{first: 2048, last: 67583})
+			before, writes := d.snapshot(), d.writes
+			told := false
+			p := Partition{Device: Device{Size: 65536 * 512}, Num: 1, Start: 2048 * 512}
+			c, err := grow(d.disk(512), p, tt.others, func() error { return nil }, func(int, int64, int64) error { told = true; return nil })
+			if tt.wantErr == "" {
+				if err != nil || !c.Grown() || !told {
+					t.Fatalf("grow = %v, %v, told %v; want grown", c, err, told)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("grow: error %v, want %q", err, tt.wantErr)
+			}
+			if told || d.writes != writes || !reflect.DeepEqual(d.snapshot(), before) {
+				t.Fatalf("refused, but %d writes, told %v", d.writes-writes, told)
+			}
+		})
+	}
+}
+
+// TestGrowRestoresOnRefusal: when the kernel refuses the new size
+// (BLKPG fails: EBUSY when it sees an overlap), the old table is written
+// back byte for byte and verified before the error is returned, so the
+// next boot reads the table the kernel still has. GPT (backup header
+// moved) and MBR.
+func TestGrowRestoresOnRefusal(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		make  func(testing.TB, *memDisk)
+		start int64
+	}{
+		{"gpt", gpt(512, 64*mib, gptPart{first: 2048, last: 67583}), 2048},
+		{"mbr", mbr(mbrPart{typ: 0x83, start: 2048, size: 65536}), 2048},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newMemDisk(128 * mib)
+			tt.make(t, d)
+			before := d.snapshot()
+			syncs := 0
+			p := Partition{Device: Device{Size: 65536 * 512}, Num: 1, Start: tt.start * 512}
+			c, err := grow(d.disk(512), p, nil, func() error { syncs++; return nil }, func(int, int64, int64) error { return unix.EBUSY })
+			if err == nil || !strings.Contains(err.Error(), "BLKPG_RESIZE_PARTITION): device or resource busy; the old table was restored and verifies") {
+				t.Fatalf("grow: error %v", err)
+			}
+			if d.writes == 0 || syncs < 2 {
+				t.Fatalf("%d writes, %d syncs: the table was not written and restored", d.writes, syncs)
+			}
+			// Compare the bytes, not the chunks: restoring may touch a
+			// chunk that was never written (it reads as zeros).
+			for k, v := range d.snapshot() {
+				if b, ok := before[k]; ok && b != v || !ok && strings.Trim(v, "\x00") != "" {
+					t.Fatalf("chunk %d differs after the restore", k)
+				}
+			}
+			if c == nil || c.Grown() || c.KernelResized {
+				t.Fatalf("Change after the restore = %+v", c)
+			}
+			again, err := Plan(d.disk(512), 1)
+			if err != nil || again.OldSize != 65536 {
+				t.Fatalf("the restored table plans %+v, %v", again, err)
 			}
 		})
 	}

@@ -7,9 +7,13 @@
 //
 // A table is verified before anything is written (GPT: the protective MBR,
 // the primary header's and entry array's CRCs, the entries inside the usable
-// area and not overlapping; MBR: the four primary entries inside the disk
-// and not overlapping), and the new table is verified again, in memory,
-// before it is written. A GPT disk grown after the image was made has its
+// area and not overlapping; MBR: every primary entry with a size, whatever
+// its type, inside the disk and not overlapping, and the logical partitions
+// of the EBR chains as the kernel reads them), and the new table is verified
+// again, in memory, before it is written. On a real disk (System) the new
+// range is also checked against every partition the kernel lists for the
+// disk, and a table the kernel then refuses (BLKPG) is written back as it
+// was and verified. A GPT disk grown after the image was made has its
 // backup header and entry array moved to the disk's new end, both headers'
 // CRCs recomputed. Nothing is written when there is nothing to grow: the
 // partition already reaches the end of the free space, or could gain less
@@ -17,6 +21,7 @@
 package growpart
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -73,8 +78,11 @@ type Change struct {
 	// kernel the partition's new size.
 	KernelResized bool
 
-	rw     io.WriterAt
+	rw     ReadWriterAt
 	writes []write
+	// undo is what the writes overwrote, read just before each one,
+	// for Restore.
+	undo []write
 }
 
 // write is one pending write: b at byte offset off.
@@ -107,14 +115,59 @@ func (c *Change) String() string {
 
 // Write writes the change to the disk, in the order that keeps a valid
 // table on the disk at every step: the backup copy first, the primary
-// last. It writes nothing when nothing grows. The caller syncs the disk
-// and tells the kernel.
+// last. It writes nothing when nothing grows. What each write overwrites
+// is read first and kept for Restore; a write that fails is undone at
+// once (what was written before it restored), and the error says whether
+// that worked. The caller syncs the disk and tells the kernel.
 func (c *Change) Write() error {
+	c.undo = nil
 	for _, w := range c.writes {
+		old := make([]byte, len(w.b))
+		if n, err := c.rw.ReadAt(old, w.off); n != len(old) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			err = fmt.Errorf("%s: read %d bytes at offset %d before writing them: %w", c.Disk, len(w.b), w.off, err)
+			return c.failed(err)
+		}
+		c.undo = append(c.undo, write{w.off, old})
 		if _, err := c.rw.WriteAt(w.b, w.off); err != nil {
-			return fmt.Errorf("%s: write %d bytes at offset %d: %w", c.Disk, len(w.b), w.off, err)
+			return c.failed(fmt.Errorf("%s: write %d bytes at offset %d: %w", c.Disk, len(w.b), w.off, err))
 		}
 	}
+	return nil
+}
+
+// failed is err after a failed Write, with what Restore did.
+func (c *Change) failed(err error) error {
+	if len(c.undo) == 0 {
+		return fmt.Errorf("%w (nothing was written)", err)
+	}
+	if rerr := c.Restore(); rerr != nil {
+		return fmt.Errorf("%w; restoring the old table failed: %v", err, rerr)
+	}
+	return fmt.Errorf("%w; the old table was restored", err)
+}
+
+// Restore puts back, in reverse order, every byte Write overwrote, and
+// reads each range back to check it. The caller syncs the disk.
+func (c *Change) Restore() error {
+	var errs []error
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		u := c.undo[i]
+		if _, err := c.rw.WriteAt(u.b, u.off); err != nil {
+			errs = append(errs, fmt.Errorf("write %d bytes at offset %d: %w", len(u.b), u.off, err))
+			continue
+		}
+		back := make([]byte, len(u.b))
+		if n, err := c.rw.ReadAt(back, u.off); n != len(back) || !bytes.Equal(back, u.b) {
+			errs = append(errs, fmt.Errorf("%d bytes at offset %d read back differently (%v)", len(u.b), u.off, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %w", c.Disk, errors.Join(errs...))
+	}
+	c.undo = nil
 	return nil
 }
 

@@ -224,3 +224,21 @@ func TestMemDisk(t *testing.T) {
 		t.Errorf("ReadAt at the end = %d, %v; want 10, EOF", n, err)
 	}
 }
+
+// writeEBR writes an extended boot record at sector lba (of ss bytes):
+// its entries' starts are relative, as in an EBR (a data partition's to
+// this EBR, a link's to the extended partition's start).
+func writeEBR(t testing.TB, w io.WriterAt, ss, lba int64, parts ...mbrPart) {
+	t.Helper()
+	ebr := make([]byte, 512)
+	for _, p := range parts {
+		e := ebr[446+16*p.slot:]
+		e[4] = p.typ
+		le.PutUint32(e[8:], uint32(p.start))
+		le.PutUint32(e[12:], uint32(p.size))
+	}
+	ebr[510], ebr[511] = 0x55, 0xAA
+	if _, err := w.WriteAt(ebr, lba*ss); err != nil {
+		t.Fatalf("writeEBR: %v", err)
+	}
+}

@@ -173,6 +173,65 @@ func TestPlanMBR(t *testing.T) {
 			make: mbr(p1, mbrPart{slot: 1, typ: 0x85, start: 67584, size: 100000}), num: 1,
 			wantReason: "partition 2 follows"},
 
+		// A slot of type 0x00 with a size is a partition to the kernel
+		// (/dev/vda2): it stops the growth, and overlaps are refused.
+		{name: "type 00 slot after the partition", ss: 512, size: 128 * mib,
+			make: mbr(p1, mbrPart{slot: 1, typ: 0x00, start: 100000, size: 50000}), num: 1,
+			wantSize: 100000 - 2048},
+		{name: "type 00 slot right after the partition", ss: 512, size: 128 * mib,
+			make: mbr(p1, mbrPart{slot: 3, typ: 0x00, start: 67584, size: 50000}), num: 1,
+			wantReason: "partition 4 follows"},
+		{name: "type 00 slot overlapping", ss: 512, size: 128 * mib,
+			make: mbr(p1, mbrPart{slot: 1, typ: 0x00, start: 60000, size: 50000}), num: 1,
+			wantErr: "MBR partitions 1 and 2 overlap"},
+		{name: "type 00 slot past the disk", ss: 512, size: 128 * mib,
+			make: mbr(p1, mbrPart{slot: 1, typ: 0x00, start: 300000, size: 50000}), num: 1,
+			wantErr: "MBR partition 2 (type 00, sectors 300000..349999) lies outside"},
+
+		// Logical partitions, read EBR by EBR as the kernel reads them.
+		// The kernel does not bounds-check an EBR's first two entries:
+		// a logical partition can lie after the primary, outside the
+		// extended partition.
+		{name: "logical partition outside the extended one", ss: 512, size: 128 * mib,
+			make: then(mbr(p1, mbrPart{slot: 1, typ: 0x05, start: 2, size: 2046}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 512, 2, mbrPart{slot: 0, typ: 0x83, start: 150000 - 2, size: 20000})
+			}), num: 1, wantSize: 150000 - 2048},
+		{name: "second logical partition outside, through the link", ss: 512, size: 128 * mib,
+			make: then(mbr(p1, mbrPart{slot: 1, typ: 0x0f, start: 2, size: 2046}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 512, 2, mbrPart{slot: 0, typ: 0x83, start: 1, size: 100},
+					mbrPart{slot: 1, typ: 0x05, start: 200, size: 500})
+				writeEBR(t, d, 512, 202, mbrPart{slot: 1, typ: 0x82, start: 120000 - 202, size: 1000})
+			}), num: 1, wantSize: 120000 - 2048},
+		{name: "logical partition right after the primary", ss: 512, size: 128 * mib,
+			make: then(mbr(p1, mbrPart{slot: 1, typ: 0x85, start: 2, size: 2046}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 512, 2, mbrPart{slot: 1, typ: 0x83, start: 67584 - 2, size: 20000})
+			}), num: 1, wantReason: "logical partition 5 follows"},
+		{name: "logical partition overlapping the primary", ss: 512, size: 128 * mib,
+			make: then(mbr(p1, mbrPart{slot: 1, typ: 0x05, start: 2, size: 2046}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 512, 2, mbrPart{slot: 0, typ: 0x83, start: 60000, size: 20000})
+			}), num: 1, wantErr: "MBR partition 1 (sectors 2048..67583) and logical partition 5 (sectors 60002..80001) overlap"},
+		{name: "EBR entries 3 and 4 outside the EBR's range are garbage", ss: 512, size: 128 * mib,
+			make: then(mbr(p1, mbrPart{slot: 1, typ: 0x05, start: 2, size: 2046}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 512, 2, mbrPart{slot: 2, typ: 0x83, start: 150000, size: 20000},
+					mbrPart{slot: 3, typ: 0x83, start: 100, size: 20000})
+			}), num: 1, wantSize: 262144 - 33 - 2048},
+		{name: "EBR chain looping on itself", ss: 512, size: 128 * mib,
+			make: then(mbr(p1, mbrPart{slot: 1, typ: 0x05, start: 2, size: 2046}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 512, 2, mbrPart{slot: 1, typ: 0x05, start: 0, size: 2046})
+			}), num: 1, wantSize: 262144 - 33 - 2048},
+		{name: "EBR chain looping with a partition outside", ss: 512, size: 128 * mib,
+			make: then(mbr(p1, mbrPart{slot: 1, typ: 0x05, start: 2, size: 2046}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 512, 2, mbrPart{slot: 0, typ: 0x83, start: 200000, size: 100},
+					mbrPart{slot: 1, typ: 0x05, start: 0, size: 2046})
+			}), num: 1, wantSize: 200002 - 2048},
+		{name: "EBR past the disk", ss: 512, size: 128 * mib,
+			make: mbr(p1, mbrPart{slot: 1, typ: 0x05, start: 262000, size: 100}, mbrPart{slot: 2, typ: 0x05, start: 2, size: 100}),
+			num:  1, wantSize: 262000 - 2048},
+		{name: "4096-byte sectors, logical partition outside", ss: 4096, size: 128 * mib,
+			make: then(mbr(mbrPart{typ: 0x83, start: 256, size: 8192}, mbrPart{slot: 1, typ: 0x05, start: 2, size: 200}), func(t testing.TB, d *memDisk) {
+				writeEBR(t, d, 4096, 2, mbrPart{slot: 0, typ: 0x83, start: 20000 - 2, size: 100})
+			}), num: 1, wantSize: 20000 - 256},
+
 		// No free space.
 		{name: "no free space", ss: 512, size: 128 * mib, make: mbr(mbrPart{typ: 0x83, start: 2048, size: 262144 - 33 - 2048}), num: 1,
 			wantReason: "already ends"},
@@ -186,7 +245,7 @@ func TestPlanMBR(t *testing.T) {
 			make: then(mbr(p1), func(t testing.TB, d *memDisk) { corrupt(t, d, 446+16) }), num: 1,
 			wantErr: "MBR entry 2: boot indicator 0xff"},
 		{name: "partition past the disk", ss: 512, size: 16 * mib, make: mbr(p1), num: 1,
-			wantErr: "MBR partition 1 (sectors 2048..67583) lies outside the disk's sectors 1..32767"},
+			wantErr: "MBR partition 1 (type 83, sectors 2048..67583) lies outside the disk's sectors 1..32767"},
 		{name: "overlap", ss: 512, size: 128 * mib, make: mbr(p1, mbrPart{slot: 1, typ: 0x83, start: 4096, size: 100}), num: 1,
 			wantErr: "MBR partitions 1 and 2 overlap"},
 		{name: "unused slot", ss: 512, size: 128 * mib, make: mbr(p1), num: 2,
@@ -381,4 +440,122 @@ func fixCRCs(d *memDisk, ss int64) {
 	le.PutUint32(h[88:], crc32.ChecksumIEEE(arr))
 	le.PutUint32(h[16:], headerCRC(h[:hs]))
 	d.WriteAt(h[:hs], ss)
+}
+
+// FuzzPlanMBR: any MBR and EBR chain in a disk's first 64 KiB gives an
+// error or a Change, never a panic; a Change that grows a partition
+// overlaps none of the partitions the kernel would register for that
+// table (kernelMBR, the kernel's msdos.c transcribed on its own), and
+// the grown table plans the same partitions again.
+func FuzzPlanMBR(f *testing.F) {
+	head := func(build func(testing.TB, *memDisk)) []byte {
+		d := newMemDisk(64 * kib)
+		build(f, d)
+		b := make([]byte, 64*kib)
+		d.ReadAt(b, 0)
+		return b
+	}
+	p1 := mbrPart{typ: 0x83, start: 2048, size: 2000}
+	f.Add(head(mbr(p1, mbrPart{slot: 1, typ: 0x00, start: 6000, size: 100})), uint8(1))
+	f.Add(head(then(mbr(p1, mbrPart{slot: 1, typ: 0x05, start: 2, size: 100}), func(t testing.TB, d *memDisk) {
+		writeEBR(t, d, 512, 2, mbrPart{slot: 0, typ: 0x83, start: 6000, size: 100}, mbrPart{slot: 1, typ: 0x05, start: 50, size: 40})
+		writeEBR(t, d, 512, 52, mbrPart{slot: 0, typ: 0x83, start: 7000, size: 100}, mbrPart{slot: 1, typ: 0x05, start: 0, size: 40})
+	})), uint8(1))
+	f.Fuzz(func(t *testing.T, head []byte, num uint8) {
+		const size = 8 * mib
+		d := newMemDisk(size)
+		d.WriteAt(head[:min(len(head), int(64*kib))], 0)
+		c, err := Plan(d.disk(512), int(num%8))
+		if err != nil || !c.Grown() || c.Table != "dos" {
+			return
+		}
+		lo, hi := c.Start, c.Start+c.NewSize
+		if lo < 1 || hi*512 > size {
+			t.Fatalf("Plan = %+v on a disk of %d sectors", c, size/512)
+		}
+		for _, k := range kernelMBR(d, size/512) {
+			if k.num != c.Part && k.start < hi && lo < k.start+k.size {
+				t.Fatalf("Plan grows partition %d to sectors %d..%d over the kernel's partition %d (%d+%d)", c.Part, lo, hi-1, k.num, k.start, k.size)
+			}
+		}
+	})
+}
+
+type kpart struct {
+	num         int
+	start, size int64
+}
+
+// kernelMBR is what Linux's msdos_partition and parse_extended register
+// for the MBR on d (512-byte sectors), written from the C for the fuzz
+// test, apart from the planner's code: every primary with a size, and
+// for each extended primary its EBR chain.
+func kernelMBR(d *memDisk, sectors int64) []kpart {
+	sec := func(lba int64) []byte {
+		b := make([]byte, 512)
+		if lba < 0 || lba >= sectors {
+			return nil
+		}
+		d.ReadAt(b, lba*512)
+		return b
+	}
+	ext := func(b []byte) bool { return b[4] == 0x05 || b[4] == 0x0f || b[4] == 0x85 }
+	start := func(b []byte) int64 { return int64(le.Uint32(b[8:])) }
+	nr := func(b []byte) int64 { return int64(le.Uint32(b[12:])) }
+	var out []kpart
+	mbr := sec(0)
+	next := 5
+	for slot := 1; slot <= 4; slot++ {
+		p := mbr[446+16*(slot-1):]
+		if nr(p) == 0 {
+			continue
+		}
+		out = append(out, kpart{slot, start(p), nr(p)})
+		if !ext(p) {
+			continue
+		}
+		first, firstSize := start(p), nr(p)
+		this, thisSize := first, firstSize
+		loopct := 0
+		for {
+			loopct++
+			if loopct > 100 || next == 256 {
+				break
+			}
+			data := sec(this)
+			if data == nil || data[510] != 0x55 || data[511] != 0xAA {
+				break
+			}
+			for i := 0; i < 4; i++ {
+				q := data[446+16*i:]
+				if nr(q) == 0 || ext(q) {
+					continue
+				}
+				offs, size := start(q), nr(q)
+				n := this + offs
+				if i >= 2 && (offs+size > thisSize || n < first || n+size > first+firstSize) {
+					continue
+				}
+				out = append(out, kpart{next, n, size})
+				loopct = 0
+				next++
+				if next == 256 {
+					break
+				}
+			}
+			i := 0
+			for ; i < 4; i++ {
+				q := data[446+16*i:]
+				if nr(q) != 0 && ext(q) {
+					break
+				}
+			}
+			if i == 4 {
+				break
+			}
+			q := data[446+16*i:]
+			this, thisSize = first+start(q), nr(q)
+		}
+	}
+	return out
 }

@@ -241,6 +241,17 @@ func resizeRoot(env Env, sys growpart.System) error {
 	if err != nil {
 		return fmt.Errorf("resizefs: /: %w", err)
 	}
+	// A root partition the kernel already sees overlapping another
+	// one (a table enlarged over it by another tool or an older
+	// earlyinit) is never filled: the filesystem would grow over the
+	// other partition's data.
+	if p, err := sys.Partition(dev); err == nil {
+		if err := sys.CheckOverlap(p); err != nil {
+			return fmt.Errorf("resizefs: / not resized: %w", err)
+		}
+	} else if !errors.Is(err, growpart.ErrNotPartition) {
+		return fmt.Errorf("resizefs: / not resized: %w", err)
+	}
 	r, err := resizefs.Grow(env.Root, dev.Path)
 	if errors.Is(err, resizefs.ErrUnsupported) {
 		env.Log.Errorf("resizefs: / not resized: %v", err)
