@@ -3,6 +3,8 @@
 package qemutests
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -339,4 +341,110 @@ func TestSysvinitReadOnlyRoot(t *testing.T) {
 	wantFile(t, img, "/var/log/e2e-bootcmd.txt", "bootcmd-ran\n")
 	wantFile(t, img, "/var/log/e2e-runcmd.txt", "runcmd-ran\n")
 	wantFile(t, img, "/etc/hostname", "sysv-host\n")
+}
+
+// TestGrowRootKeepsOtherPartitions boots an ext4 root in MBR partition 1
+// with a partition after it that a reading of the table by type alone
+// would miss: an MBR slot of type 0x00 with a size (the kernel's
+// /dev/vda2), and a logical partition that an EBR's first entry puts
+// outside its extended partition (the kernel's /dev/vda5). The root
+// grows up to it, never over it; the other partition's bytes are the
+// same after two boots, and the second boot changes nothing.
+func TestGrowRootKeepsOtherPartitions(t *testing.T) {
+	const diskMB, otherAt, otherMB = 2048, 1200 << 11, 64 // otherAt in sectors
+	for _, c := range []struct {
+		name, dev string
+		table     func(mbr []byte, f *os.File) error
+	}{
+		{"type-00-slot", "vda2", func(mbr []byte, f *os.File) error {
+			putMBREntry(mbr[446+16:], 0x00, otherAt, otherMB<<11)
+			return nil
+		}},
+		{"logical-outside-extended", "vda5", func(mbr []byte, f *os.File) error {
+			// The extended partition is the 1 MiB gap before the root;
+			// its EBR's entry points 1200 MiB into the disk.
+			putMBREntry(mbr[446+16:], 0x05, 2, 2046)
+			ebr := make([]byte, 512)
+			putMBREntry(ebr[446:], 0x83, otherAt-2, otherMB<<11)
+			ebr[510], ebr[511] = 0x55, 0xAA
+			_, err := f.WriteAt(ebr, 2*512)
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "root")
+			if err := vm.BusyboxRoot(dir); err != nil {
+				t.Fatal(err)
+			}
+			img := filepath.Join(t.TempDir(), "disk.img")
+			if err := vm.PartitionedDisk(img, vm.MBR, 512, diskMB, "ext4", "eiroot", dir, ""); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(img, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mbr := make([]byte, 512)
+			if _, err := f.ReadAt(mbr, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.table(mbr, f); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt(mbr, 0); err != nil {
+				t.Fatal(err)
+			}
+			// Someone's data in the other partition.
+			data := make([]byte, otherMB<<20)
+			for i := range data {
+				data[i] = byte(i*7 + i>>12)
+			}
+			if _, err := f.WriteAt(data, otherAt*512); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			cfg := vm.Config{Append: "root=LABEL=eiroot rw earlyinit.timeout=20", Disks: []vm.Disk{{Path: img}}, RNG: true, MemoryMB: 768}
+			for i := 1; i <= 2; i++ {
+				res := boot(t, cfg)
+				mustContain(t, fmt.Sprintf("boot %d's console", i), res.Console, "step grow done", "TESTINIT: /sbin/init pid=1")
+				after, err := vm.Partition(img, vm.MBR)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if end := after.Start + after.Size; end != otherAt {
+					t.Errorf("boot %d: partition 1 ends at sector %d, want %d (where %s starts)", i, end, otherAt, c.dev)
+				}
+				got := make([]byte, len(data))
+				g, err := os.Open(img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = g.ReadAt(got, otherAt*512)
+				g.Close()
+				if err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("boot %d: %s's bytes changed (%v)", i, c.dev, err)
+				}
+				fs, err := vm.FSSize(img, vm.MBR, "ext4")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fs > after.Size*512 {
+					t.Errorf("boot %d: ext4 of %d bytes on a partition of %d", i, fs, after.Size*512)
+				}
+				if i == 1 {
+					mustContain(t, "console", res.Console, "growpart: /dev/vda1 grown from", "resizefs: / (ext4) grown from")
+				} else {
+					mustContain(t, "second boot's console", res.Console, "nothing to grow")
+				}
+			}
+		})
+	}
+}
+
+// putMBREntry writes an MBR partition entry (no CHS: LBA only).
+func putMBREntry(e []byte, typ byte, start, size int64) {
+	e[4] = typ
+	binary.LittleEndian.PutUint32(e[8:], uint32(start))
+	binary.LittleEndian.PutUint32(e[12:], uint32(size))
 }
