@@ -1,0 +1,286 @@
+// Package proc is how earlyinit runs a command, so that no command can
+// hold earlyinit up: the one place that decides the process group, the
+// cancellation and the waits of every command the program starts.
+//
+// The fault it exists for: user-data such as `bootcmd: ["mydaemon &"]`
+// leaves a background child holding the shell's stdout. os/exec copies a
+// non-file Stdout through a pipe and, with no WaitDelay, Wait reads that
+// pipe until every holder has closed it: the daemon's lifetime. On a root
+// without systemd (`earlyinit late --exec`) the real init never started.
+//
+// The semantics, for a command run with Run:
+//
+//   - It leads a process group of its own (Prepare). Whatever it starts
+//     stays in that group unless it leaves on purpose (setsid, setpgid: a
+//     daemon that detaches properly).
+//   - When its context ends while it runs, the whole group is killed with
+//     SIGKILL: the command and its background children, so nothing it
+//     started keeps running past the deadline.
+//   - When the command itself exits, Run returns its status. Background
+//     children keep running; they hold nothing up. Their output is read
+//     for at most WaitDelay after the command's exit (what the command
+//     wrote before it exited is in the pipe and is read in that time), and
+//     then Run returns: no write reaches the caller's writer afterwards.
+//     The pipe is still read, and the output dropped, for as long as this
+//     process lives, so a background child that keeps writing is not
+//     killed by SIGPIPE. When this process exits (or execs, as `late
+//     --exec` does), the read end closes; such a child should send its
+//     output elsewhere.
+//   - A success is a success: the command's exit status 0 is reported as
+//     nil even when something it left behind still holds its stdin
+//     (exec.ErrWaitDelay).
+//
+// A command started and never waited for (the late stages' child of
+// `late --exec`, in a session of its own for the real init to reap) is not
+// run through here: it is meant to outlive its starter.
+package proc
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// WaitDelay is the command's exec.Cmd.WaitDelay (unless the caller set
+// one), and Run's grace for output after the command has exited. It only
+// has to cover scheduling: once the command has exited, all it wrote is in
+// the pipe.
+const WaitDelay = 2 * time.Second
+
+// Prepare makes cmd, not yet started, a command that cannot outlive its
+// context or hold its waiter (Run calls it; call it when starting cmd some
+// other way):
+//
+//   - SysProcAttr.Setpgid with Pgid 0, added to what the caller set
+//     (Chroot, Credential...): the command leads a new process group,
+//     whose id is its pid. With Setsid it leads a new session, and so a
+//     new group, already: Setpgid is left off (setpgid fails for a session
+//     leader).
+//   - Cancel, which exec.CommandContext sets (it must stay nil on a
+//     command made by exec.Command: Start refuses one), kills the whole
+//     group with SIGKILL, not only the command.
+//   - WaitDelay, if zero, is WaitDelay: after the context has ended the
+//     command is waited for at most that long, and exec's own copying of a
+//     non-file Stdin is abandoned that long after the command has exited.
+//
+// Prepare may be called more than once.
+func Prepare(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if !cmd.SysProcAttr.Setsid {
+		cmd.SysProcAttr.Setpgid = true
+		cmd.SysProcAttr.Pgid = 0
+	}
+	if cmd.Cancel != nil {
+		cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	}
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = WaitDelay
+	}
+}
+
+// killGroup kills the group p leads. Once Wait has reaped p its handle
+// (a pidfd) says so and nothing is sent: the number could since name
+// another group. While p is only a zombie its pid, and so the group's id,
+// are still reserved.
+func killGroup(p *os.Process) error {
+	if err := p.Signal(syscall.Signal(0)); errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	if err := unix.Kill(-p.Pid, unix.SIGKILL); err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return os.ErrProcessDone
+		}
+		return err
+	}
+	return nil
+}
+
+// Run runs cmd, prepared with Prepare, and waits for it as cmd.Run does,
+// with the package's semantics: a Stdout or Stderr that is not an
+// *os.File (a buffer, a log) gets the write end of an os.Pipe of Run's
+// own, drained by Run's goroutine, so exec starts no copy that Wait would
+// wait for; one pipe when both are the same writer, as exec does. After
+// the command has exited Run waits at most cmd.WaitDelay for the pipes'
+// end of file, and returns.
+//
+// The error is cmd.Wait's (an *exec.ExitError for an exit status other
+// than 0; a context's error when Cancel killed the group), nil for
+// exec.ErrWaitDelay after a clean exit, or else the first error of
+// writing the output (as exec reports its copy's): a writer that fails
+// is not written to again, and the pipe's read end is closed, so the
+// command's next write fails (SIGPIPE), as under exec's own copy. Once
+// Run has returned, nothing writes to Stdout or Stderr: the caller may
+// read a buffer it passed without a lock.
+func Run(cmd *exec.Cmd) error {
+	Prepare(cmd)
+	stdout, stderr := cmd.Stdout, cmd.Stderr
+	defer func() { cmd.Stdout, cmd.Stderr = stdout, stderr }()
+
+	var drains []*drain
+	var childEnds []*os.File
+	pipe := func(w io.Writer) (*os.File, error) {
+		r, wf, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		drains = append(drains, &drain{w: w, r: r, done: make(chan struct{})})
+		childEnds = append(childEnds, wf)
+		return wf, nil
+	}
+	closeAll := func() {
+		for _, f := range childEnds {
+			f.Close()
+		}
+		childEnds = nil
+	}
+	if needsPipe(stdout) {
+		wf, err := pipe(stdout)
+		if err != nil {
+			return err
+		}
+		cmd.Stdout = wf
+		if same(stdout, stderr) {
+			cmd.Stderr = wf
+		}
+	}
+	if needsPipe(stderr) && !same(stdout, stderr) {
+		wf, err := pipe(stderr)
+		if err != nil {
+			closeAll()
+			for _, d := range drains {
+				d.r.Close()
+			}
+			return err
+		}
+		cmd.Stderr = wf
+	}
+
+	err := cmd.Start()
+	// The child has its copies of the write ends (or none, if Start
+	// failed): ours must go, or the read ends never see end of file.
+	closeAll()
+	if err != nil {
+		for _, d := range drains {
+			d.r.Close()
+		}
+		return err
+	}
+	for _, d := range drains {
+		go d.copy()
+	}
+	err = cmd.Wait()
+	// The output's grace counts from the command's exit, as exec's own
+	// wait does: when that wait ran out (a Stdin copy still blocked), so
+	// did the grace.
+	expired := errors.Is(err, exec.ErrWaitDelay)
+	if expired && cmd.ProcessState != nil && cmd.ProcessState.Success() {
+		err = nil
+	}
+
+	grace := time.NewTimer(cmd.WaitDelay)
+	defer grace.Stop()
+	for _, d := range drains {
+		if !expired {
+			select {
+			case <-d.done:
+			case <-grace.C:
+				expired = true
+			}
+		}
+		if derr := d.detach(); err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+// needsPipe tells whether exec would copy w through a pipe and a
+// goroutine of its own: a writer that is not a file.
+func needsPipe(w io.Writer) bool {
+	if w == nil {
+		return false
+	}
+	_, isFile := w.(*os.File)
+	return !isFile
+}
+
+// same is exec's test for sharing one pipe: the two writers are equal
+// interface values (writers of an uncomparable type never are).
+func same(a, b io.Writer) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a != nil && a == b
+}
+
+// drain copies one pipe's read end into the caller's writer until end of
+// file, or until it is detached: from then on it reads and drops.
+type drain struct {
+	w    io.Writer
+	r    *os.File
+	done chan struct{}
+
+	mu       sync.Mutex
+	detached bool
+	err      error
+}
+
+func (d *drain) copy() {
+	defer close(d.done)
+	defer d.r.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := d.r.Read(buf)
+		if n > 0 && !d.write(buf[:n]) {
+			return
+		}
+		if err != nil {
+			if err != io.EOF {
+				d.fail(err)
+			}
+			return
+		}
+	}
+}
+
+// write gives p to the writer unless detached; false when the writer
+// failed, which ends the copy.
+func (d *drain) write(p []byte) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.detached {
+		return true
+	}
+	if _, err := d.w.Write(p); err != nil {
+		d.err = err
+		return false
+	}
+	return true
+}
+
+func (d *drain) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.detached && d.err == nil {
+		d.err = err
+	}
+}
+
+// detach ends the writes to the writer (waiting for one under way) and
+// returns the copy's error so far.
+func (d *drain) detach() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.detached = true
+	return d.err
+}
