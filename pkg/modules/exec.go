@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/proc"
 )
 
 // Cmd is one command to run in the real system.
@@ -53,8 +55,11 @@ type SystemExec struct{}
 // DefaultPath is the PATH commands run with.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// Run runs c. A non-zero exit is an error that ExitCode understands, with
-// the captured output's tail in its message.
+// Run runs c through proc.Run: in a process group of its own, killed
+// as a group when ctx ends; a child c leaves in the background (bootcmd's
+// `mydaemon &`) keeps running but holds nothing up, and what it writes
+// once Run has returned is dropped. A non-zero exit is an error that
+// ExitCode understands, with the captured output's tail in its message.
 func (SystemExec) Run(ctx context.Context, c Cmd) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, c.Name, c.Args...)
 	env := os.Environ()
@@ -77,7 +82,7 @@ func (SystemExec) Run(ctx context.Context, c Cmd) ([]byte, error) {
 	} else {
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 	}
-	err := cmd.Run()
+	err := proc.Run(cmd)
 	if err != nil {
 		tail := strings.TrimSpace(buf.String())
 		if len(tail) > 512 {
