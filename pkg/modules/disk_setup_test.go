@@ -135,14 +135,15 @@ func TestDiskSetup(t *testing.T) {
 			cfg:   "fs_setup:\n  - label: data\n    filesystem: ext4\n    device: ephemeral0.1\n",
 			disks: fakeDisks{label: map[string]string{"LABEL=ephemeral0": "/dev/vdb"}},
 			tools: []string{"/usr/sbin/mkfs.ext4", "/dev/vdb1"},
-			calls: []string{"blkid -c /dev/null -l -o device -t LABEL=ephemeral0", "blkid -c /dev/null -p -o export /dev/vdb1", "mkfs.ext4 -L data /dev/vdb1"},
+			calls: []string{"blkid -c /dev/null -l -o device -t LABEL=ephemeral0", "lsblk --pairs --output NAME,TYPE,FSTYPE,LABEL,PARTTYPE /dev/vdb1 --nodeps",
+				"blkid -c /dev/null -p -o export /dev/vdb1", "mkfs.ext4 -L data /dev/vdb1"},
 		},
 		{
 			name:    "fs on a partition with another file system: left alone",
 			cfg:     "fs_setup:\n  - label: data\n    filesystem: ext4\n    device: /dev/vdb\n    partition: 1\n",
 			disks:   fakeDisks{probe: map[string]string{"/dev/vdb1": "TYPE=xfs\nLABEL=old\n"}},
 			tools:   []string{"/usr/sbin/mkfs.ext4", "/dev/vdb1"},
-			calls:   []string{"blkid -c /dev/null -p -o export /dev/vdb1"},
+			calls:   []string{"lsblk --pairs --output NAME,TYPE,FSTYPE,LABEL,PARTTYPE /dev/vdb1 --nodeps", "blkid -c /dev/null -p -o export /dev/vdb1"},
 			wantLog: "left alone",
 		},
 		{
@@ -150,7 +151,7 @@ func TestDiskSetup(t *testing.T) {
 			cfg:     "fs_setup:\n  - label: data\n    filesystem: ext4\n    device: /dev/vdb\n    partition: 1\n    overwrite: false\n",
 			disks:   fakeDisks{probe: map[string]string{"/dev/vdb1": "TYPE=ext4\nLABEL=data\n"}},
 			tools:   []string{"/usr/sbin/mkfs.ext4", "/dev/vdb1"},
-			calls:   []string{"blkid -c /dev/null -p -o export /dev/vdb1"},
+			calls:   []string{"lsblk --pairs --output NAME,TYPE,FSTYPE,LABEL,PARTTYPE /dev/vdb1 --nodeps", "blkid -c /dev/null -p -o export /dev/vdb1"},
 			wantLog: "already has",
 		},
 		{
@@ -161,22 +162,19 @@ func TestDiskSetup(t *testing.T) {
 			calls: []string{"blkid -c /dev/null -p -o export /dev/vdb", "mkfs.xfs -L data -f -m reflink=1 /dev/vdb"},
 		},
 		{
-			name:  "partition auto: the first partition without a file system",
-			cfg:   "fs_setup:\n  - label: logs\n    filesystem: ext4\n    device: /dev/vdb\n    partition: auto\n",
-			disks: fakeDisks{lsblk: map[string]string{"/dev/vdb": blankVDB + `NAME="vdb1" TYPE="part" FSTYPE="ext4" LABEL="data" PARTTYPE="0x83"` + "\n" + `NAME="vdb2" TYPE="part" FSTYPE="" LABEL="" PARTTYPE="0x83"` + "\n"}},
-			tools: []string{"/usr/sbin/mkfs.ext4", "/dev/vdb2"},
-			calls: []string{"lsblk --pairs --output NAME,TYPE,FSTYPE,LABEL,PARTTYPE /dev/vdb", "blkid -c /dev/null -p -o export /dev/vdb2", "mkfs.ext4 -L logs /dev/vdb2"},
-		},
-		{
 			name:  "cmd with substitutions",
 			cfg:   "fs_setup:\n  - label: data\n    filesystem: ext4\n    device: /dev/vdb\n    partition: none\n    cmd: mkfs -t %(filesystem)s -L %(label)s %(device)s\n",
 			disks: fakeDisks{},
-			calls: []string{"blkid -c /dev/null -p -o export /dev/vdb", "sh -c mkfs -t ext4 -L data /dev/vdb"},
+			calls: []string{"lsblk --pairs --output NAME,TYPE,FSTYPE,LABEL,PARTTYPE /dev/vdb --nodeps", "blkid -c /dev/null -p -o export /dev/vdb", "sh -c mkfs -t ext4 -L data /dev/vdb"},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			te := distroEnv(t, "debian", tt.cfg, append([]string{"/dev/vdb"}, tt.tools...)...)
 			tt.disks.install(te)
+			de := withDevices(te) // blank and readable
+			for _, d := range []string{"/dev/vdb", "/dev/vdb1", "/dev/vdb2"} {
+				de.fixed[d] = 10 << 30
+			}
 			if err := te.runFunc(diskSetup); err != nil {
 				t.Fatal(err)
 			}
