@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/earlyinit/earlyinit/pkg/proc"
 )
 
 // Tools are open-vm-tools' programs that speak the backdoor's RPCI
@@ -114,7 +116,10 @@ func (t RPCTool) Set(ctx context.Context, key, value string) error {
 }
 
 // run runs the tool with one RPC command; errors name the tool and the
-// command's first two words (never a value).
+// command's first two words (never a value). It runs through proc.Run (in
+// the initramfs, as PID 1): in a group of its own, killed as a group when
+// ctx ends, and a helper the image's tools leave in the background holds
+// nothing up.
 func (t RPCTool) run(ctx context.Context, rpc string) (stdout, stderr string, err error) {
 	path, err := t.find()
 	if err != nil {
@@ -133,7 +138,7 @@ func (t RPCTool) run(ctx context.Context, rpc string) (stdout, stderr string, er
 		cmd.Dir = "/"
 		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	}
-	err = cmd.Run()
+	err = proc.Run(cmd)
 	if o.over {
 		return "", "", fmt.Errorf("%s %q: more than %d bytes of output", path, what, maxToolOutput)
 	}

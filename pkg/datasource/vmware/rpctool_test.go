@@ -1,0 +1,65 @@
+package vmware
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/proc"
+	"github.com/earlyinit/earlyinit/pkg/proc/proctest"
+)
+
+// TestRPCToolBackgroundChild: a tool that leaves a child in the background
+// holding its stdout answers as soon as it exits (plus proc.WaitDelay at
+// most), and a tool that hangs is killed with its group when ctx ends.
+// Before, the first waited for the child (30s) and the second's child
+// outlived the deadline, holding Get until it exited.
+func TestRPCToolBackgroundChild(t *testing.T) {
+	t.Parallel()
+	proctest.Subreaper(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	tool := filepath.Join(dir, "vmware-rpctool")
+	script := `#!/bin/sh
+sleep 30 & echo $! > ` + pidFile + `
+case "$1" in
+"info-get guestinfo.metadata") echo "instance-id: i-bg" ;;
+*) sleep 30 ;;
+esac
+`
+	if err := os.WriteFile(tool, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	v, ok, err := RPCTool{Path: tool}.Get(context.Background(), "metadata")
+	if took := time.Since(t0); took > proc.WaitDelay+time.Second {
+		t.Errorf("Get took %s, want at most %s", took, proc.WaitDelay+time.Second)
+	}
+	if err != nil || !ok || strings.TrimSpace(v) != "instance-id: i-bg" {
+		t.Errorf("Get = %q, %v, %v", v, ok, err)
+	}
+	pid := proctest.Pid(t, pidFile)
+	proctest.KillAtCleanup(t, pid)
+	if !proctest.Running(pid) {
+		t.Errorf("the tool's background child %d is not running after Get", pid)
+	}
+
+	os.Remove(pidFile)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	t0 = time.Now()
+	if _, _, err := (RPCTool{Path: tool}).Get(ctx, "hang"); err == nil {
+		t.Error("a hanging tool: Get succeeded")
+	}
+	if took := time.Since(t0); took > time.Second+proc.WaitDelay+time.Second {
+		t.Errorf("a hanging tool: Get took %s", took)
+	}
+	pid = proctest.Pid(t, pidFile)
+	proctest.KillAtCleanup(t, pid)
+	if !proctest.Gone(pid, 5*time.Second) {
+		t.Errorf("the hanging tool's background child %d outlived the deadline", pid)
+	}
+}
