@@ -172,14 +172,18 @@ func (p *Policy) insert(re string, s *spec, where string) {
 		p.Entries++
 		return
 	}
-	expr, prefix, err := checkRegex(re)
+	expr, prefix, insts, err := checkRegex(re)
+	if err == nil && p.insts+insts > maxPolicyInsts {
+		err = fmt.Errorf("%w: compiled program of %d instructions, over the %d left of the policy's %d", errTooBig, insts, maxPolicyInsts-p.insts, maxPolicyInsts)
+	}
 	if err != nil {
 		p.Skipped++
 		if p.firstSkip == "" {
-			p.firstSkip = fmt.Sprintf("%s %q: %v", where, re, err)
+			p.firstSkip = fmt.Sprintf("%s %s: %s", where, quoteShort(re), shorten(err.Error()))
 		}
 		return
 	}
+	p.insts += insts
 	s.expr, s.prefix = expr, prefix
 	n := &p.root
 	rest := re
@@ -205,6 +209,27 @@ func (p *Policy) insert(re string, s *spec, where string) {
 	}
 	n.regexes = append(n.regexes, s)
 	p.Entries++
+}
+
+// maxQuoted is how much of an expression a warning shows.
+const maxQuoted = 64
+
+// quoteShort quotes re for a warning, cut to its first maxQuoted bytes.
+func quoteShort(re string) string {
+	if len(re) <= maxQuoted {
+		return fmt.Sprintf("%q", re)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", re[:maxQuoted], len(re))
+}
+
+// shorten cuts an error message for a warning: regexp/syntax's errors
+// end with the whole expression.
+func shorten(msg string) string {
+	const max = 2 * maxQuoted
+	if len(msg) <= max {
+		return msg
+	}
+	return msg[:max] + "..."
 }
 
 // child returns n's child for stem, creating it.

@@ -1,12 +1,15 @@
 package selinux
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // policyRoot is a root with SELINUX=enforcing, SELINUXTYPE=targeted and
@@ -303,6 +306,117 @@ func TestKindOf(t *testing.T) {
 	} {
 		if got := kindOf(m); got != want {
 			t.Errorf("kindOf(%v) = %d, want %d", m, got, want)
+		}
+	}
+}
+
+// TestHostileContexts: thirty entries whose programs would each have
+// 880,010 instructions, where two took PID 1 8 s and 117 MiB and thirty
+// had it killed for memory. They are skipped at Load for the cost of
+// parsing them, with one warning that names the first by file and line
+// but does not repeat it; the entries around them are used. (Without
+// the limits, the lookups here compile all thirty: 33 s, 11 GiB
+// allocated.)
+func TestHostileContexts(t *testing.T) {
+	const hostile = 30
+	var fc strings.Builder
+	fc.WriteString("/.*\tu:r:default_t:s0\n/etc/.*\tu:r:etc_t:s0\n")
+	for range hostile {
+		fc.WriteString(hostileRegex + "\tu:r:hostile_t:s0\n")
+	}
+	fc.WriteString("/etc/host.*\t--\tu:r:host_t:s0\n")
+	root := policyRoot(t, map[string]string{"file_contexts": fc.String()})
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	p, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lookups that run every expression of the root's node: unskipped,
+	// the hostile ones would be compiled here.
+	checkLookups(t, p, []lookup{
+		{file, "/etc/hostname", "u:r:host_t:s0"},
+		{dir, "/etc/hostname", "u:r:etc_t:s0"},
+		{file, "/ax", "u:r:default_t:s0"}, // what the hostile entries would match
+		{file, "/usr/bin/sh", "u:r:default_t:s0"},
+	})
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("Load and lookups: %v, %.1f MiB allocated", elapsed, float64(alloc)/(1<<20))
+	if alloc > 16<<20 || elapsed > 5*time.Second {
+		t.Errorf("Load and lookups took %v and %d bytes; want under 5 s and 16 MiB", elapsed, alloc)
+	}
+
+	if p.Entries != 3 || p.Skipped != hostile {
+		t.Errorf("%d entries, %d skipped; want 3, %d", p.Entries, p.Skipped, hostile)
+	}
+	w := p.Warning()
+	for _, s := range []string{
+		"30 file_contexts entries skipped", "/etc/selinux/targeted/contexts/files/file_contexts line 3",
+		`"/(.{0,1000}.{0,1000}`, "... (3964 bytes)", "compiled program of 880010 instructions, over the limit of 1000",
+	} {
+		if !strings.Contains(w, s) {
+			t.Errorf("warning %q lacks %q", w, s)
+		}
+	}
+	if len(w) > 400 {
+		t.Errorf("warning of %d bytes: %q", len(w), w)
+	}
+}
+
+// TestPolicyBudget: entries each under maxRegexInsts that add up to over
+// maxPolicyInsts. Those that fit in what is left are used, in file
+// order; the rest are skipped, and the policy is not lost: earlier
+// entries match, and a small one after the budget tripped still fits.
+func TestPolicyBudget(t *testing.T) {
+	medium := func(i int) string { return fmt.Sprintf("/m/%04d/a{0,480}x", i) }
+	_, _, size, err := checkRegex(medium(0))
+	if err != nil || size < maxRegexInsts/2 {
+		t.Fatalf("medium entry: %d instructions, %v", size, err)
+	}
+	const first, late = `/.*`, `/late/.*`
+	_, _, used, _ := checkRegex(first)
+	fits := (maxPolicyInsts - used) / size
+	left := maxPolicyInsts - used - fits*size
+	if _, _, n, _ := checkRegex(late); n > left {
+		t.Fatalf("%s: %d instructions, over the %d left", late, n, left)
+	}
+	n := fits + 20
+	var fc strings.Builder
+	fc.WriteString(first + "\tu:r:default_t:s0\n")
+	for i := range n {
+		fmt.Fprintf(&fc, "%s\tu:r:m%d_t:s0\n", medium(i), i)
+	}
+	fmt.Fprintf(&fc, "%s\tu:r:late_t:s0\n%s\tu:r:last_t:s0\n", late, medium(n))
+
+	p, err := Load(policyRoot(t, map[string]string{"file_contexts": fc.String()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Entries != 1+fits+1 || p.Skipped != n-fits+1 || p.insts > maxPolicyInsts {
+		t.Errorf("%d entries, %d skipped, %d instructions; want %d, %d, at most %d",
+			p.Entries, p.Skipped, p.insts, 1+fits+1, n-fits+1, maxPolicyInsts)
+	}
+	checkLookups(t, p, []lookup{
+		{file, "/m/0000/ax", "u:r:m0_t:s0"},
+		{file, fmt.Sprintf("/m/%04d/aax", fits-1), fmt.Sprintf("u:r:m%d_t:s0", fits-1)},
+		{file, fmt.Sprintf("/m/%04d/aax", fits), "u:r:default_t:s0"}, // the first over the budget
+		{file, fmt.Sprintf("/m/%04d/aax", n), "u:r:default_t:s0"},
+		{file, "/late/x", "u:r:late_t:s0"},
+		{file, "/x", "u:r:default_t:s0"},
+	})
+	w := p.Warning()
+	for _, s := range []string{
+		fmt.Sprintf("%d file_contexts entries skipped", n-fits+1),
+		fmt.Sprintf("file_contexts line %d %q", fits+2, medium(fits)),
+		fmt.Sprintf("compiled program of %d instructions, over the %d left of the policy's %d", size, left, maxPolicyInsts),
+	} {
+		if !strings.Contains(w, s) {
+			t.Errorf("warning %q lacks %q", w, s)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp/syntax"
 	"testing"
 )
 
@@ -109,6 +110,48 @@ func TestDebian(t *testing.T) {
 		if ok != (c.want != "") || got != c.want {
 			t.Errorf("Lookup(%s, %v) = %q, %v; want %q (%s)", c.path, c.mode, got, ok, c.want, c.why)
 		}
+	}
+}
+
+// TestDebianProgramSizes measures Debian's expressions, the figures
+// maxRegexInsts and maxPolicyInsts are chosen from: progSize is exact on
+// each, and the limits keep at least ten times the room Debian needs.
+func TestDebianProgramSizes(t *testing.T) {
+	p, err := Load(debianRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, largest, total int
+	var walk func(*node)
+	walk = func(nd *node) {
+		for _, s := range nd.regexes {
+			tree, err := syntax.Parse(s.expr, syntax.Perl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, err := syntax.Compile(tree.Simplify())
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := int(progSize(tree))
+			if size != len(prog.Inst) {
+				t.Errorf("%s: progSize %d, compiled %d", s.expr, size, len(prog.Inst))
+			}
+			n++
+			largest = max(largest, size)
+			total += size
+		}
+		for _, c := range nd.children {
+			walk(c)
+		}
+	}
+	walk(&p.root)
+	if n != 2685 || largest != 78 || total != 79190 || p.insts != total {
+		t.Errorf("%d expressions, the largest %d instructions, %d together (policy: %d); want 2685, 78, 79190",
+			n, largest, total, p.insts)
+	}
+	if 10*largest > maxRegexInsts || 10*total > maxPolicyInsts {
+		t.Errorf("limits %d and %d: under ten times %d and %d", maxRegexInsts, maxPolicyInsts, largest, total)
 	}
 }
 

@@ -71,11 +71,12 @@ const endAnchor = `(?:\n?\z)`
 // The PCRE syntax is translated to RE2's where the two differ; what RE2
 // lacks (backreferences, lookaround, atomic groups, possessive
 // quantifiers, \v and \R classes, more than 1000 repetitions) is an error,
-// and the caller skips the entry. Matching is on the path's bytes
-// as UTF-8, where PCRE2 without PCRE2_UTF sees bytes: the same for
-// ASCII paths; "\s" lacks PCRE's vertical tab.
+// and so is an expression whose program would be over maxRegexInsts; the
+// caller skips the entry.
+// Matching is on the path's bytes as UTF-8, where PCRE2 without PCRE2_UTF
+// sees bytes: the same for ASCII paths; "\s" lacks PCRE's vertical tab.
 func compileRegex(re string) (*regexp.Regexp, error) {
-	expr, _, err := checkRegex(re)
+	expr, _, _, err := checkRegex(re)
 	if err != nil {
 		return nil, err
 	}
@@ -84,21 +85,200 @@ func compileRegex(re string) (*regexp.Regexp, error) {
 
 // checkRegex is compileRegex's first half: the RE2 expression for re,
 // parsed (about a fifth of the cost of compiling) to find what RE2
-// refuses, and the literal text every match starts with.
-func checkRegex(re string) (expr, prefix string, err error) {
+// refuses, the literal text every match starts with, and the size of
+// its compiled program (progSize), refused over maxRegexInsts.
+func checkRegex(re string) (expr, prefix string, insts int, err error) {
 	if len(re) >= maxRegexLen {
-		return "", "", fmt.Errorf("longer than libselinux's %d bytes", maxRegexLen)
+		return "", "", 0, fmt.Errorf("longer than libselinux's %d bytes", maxRegexLen)
 	}
 	t, err := translate(re)
 	if err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
 	expr = "(?s)^" + t + endAnchor
 	tree, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
-	return expr, literalPrefix(tree), nil
+	n := progSize(tree)
+	if n > maxRegexInsts {
+		return "", "", 0, fmt.Errorf("%w: compiled program of %d instructions, over the limit of %d", errTooBig, n, maxRegexInsts)
+	}
+	return expr, literalPrefix(tree), int(n), nil
+}
+
+// maxRegexInsts bounds one expression's compiled program, in
+// instructions (progSize). Nine bytes of source, ".{0,1000}", make 2,000
+// of them: a 3,964 byte entry of 440 of those compiles to 880,010, for
+// which regexp.Compile takes 0.9 s and allocates 360 MiB, keeping 75 MiB
+// (in the issue's VM, 4 s). An instruction costs about 90 bytes kept and
+// 430 allocated. The largest of Debian 12's 2,685 expressions
+// (file_contexts and .homedirs) has 78 instructions
+// ("/usr/.*/gems/.*/passenger-.*/ext/apache2/ApplicationPoolServerExecutable");
+// the limit is 12.8 times that.
+const maxRegexInsts = 1000
+
+// maxPolicyInsts bounds the compiled programs of all a policy's
+// expressions together. Debian 12's add up to 79,190 instructions; the
+// budget is ten times that, 800,000. Every expression compiled (a lookup
+// compiles only those it runs), that is at most about 70 MiB kept and as
+// long as the 880,010 instruction entry above takes.
+const maxPolicyInsts = 800_000
+
+// errTooBig is an expression whose compiled program is over
+// maxRegexInsts, or over what is left of maxPolicyInsts.
+var errTooBig = errors.New("too big")
+
+// progSize is the number of instructions in the program regexp.Compile
+// makes of the parsed expression re, len(syntax.Compile(re.Simplify()).Inst),
+// counted on re without making either. Simplify expands counted
+// repetitions ("x{2,5}" is "xx(x(x(x)?)?)?"), which is what makes programs
+// big, so the count must not: it follows Simplify's rules and the
+// compiler's on re's nodes, a walk of each once. For the 880,010
+// instruction entry (maxRegexInsts), parsing and counting take under a
+// millisecond and 160 KB, where Simplify and Compile take 1.6 s and 300
+// MiB. Saturated at satInsts.
+func progSize(re *syntax.Regexp) int64 {
+	return min(count(re).n+2, satInsts) // InstFail first, InstMatch last
+}
+
+// satInsts saturates progSize's arithmetic.
+const satInsts = 1 << 40
+
+// frag is what compiling a simplified expression appends.
+type frag struct {
+	n        int64 // instructions
+	nullable bool  // it can match "" (the compiler's frag.nullable: decides a star's shape)
+	fail     bool  // it cannot match (OpNoMatch): the compiler's empty frag
+	// The simplified expression's operator and its non-greedy flag:
+	// Simplify folds x** into x*, and any repetition of "" into "".
+	op        syntax.Op
+	nonGreedy bool
+}
+
+// count is the frag of re.Simplify().
+func count(re *syntax.Regexp) frag {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return frag{fail: true, op: re.Op}
+	case syntax.OpEmptyMatch:
+		return frag{n: 1, nullable: true, op: re.Op} // InstNop
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return frag{n: 1, nullable: true, op: re.Op}
+		}
+		return frag{n: int64(len(re.Rune)), op: re.Op} // one InstRune each
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return frag{n: 1, op: re.Op}
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return frag{n: 1, nullable: true, op: re.Op} // InstEmptyWidth
+	case syntax.OpCapture:
+		f := count(re.Sub[0])
+		f.n = min(f.n+2, satInsts)
+		f.op, f.nonGreedy = re.Op, false
+		return f
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return unary(re.Op, re.Flags&syntax.NonGreedy != 0, count(re.Sub[0]))
+	case syntax.OpConcat:
+		if len(re.Sub) == 0 {
+			return frag{n: 1, nullable: true, op: re.Op} // InstNop
+		}
+		c := frag{nullable: true}
+		for _, sub := range re.Sub {
+			c = cat(c, count(sub), 1)
+		}
+		return c
+	case syntax.OpAlternate:
+		a := frag{fail: true, op: re.Op}
+		for _, sub := range re.Sub {
+			f := count(sub)
+			a.n = min(a.n+f.n, satInsts)
+			switch {
+			case f.fail: // left out
+			case a.fail:
+				a.fail, a.nullable = false, f.nullable
+			default:
+				a.n = min(a.n+1, satInsts) // InstAlt
+				a.nullable = a.nullable || f.nullable
+			}
+		}
+		return a
+	case syntax.OpRepeat:
+		return repeat(re)
+	}
+	return frag{n: satInsts, op: re.Op} // an operator this does not know: too big
+}
+
+// repeat is the frag of a simplified counted repetition.
+func repeat(re *syntax.Regexp) frag {
+	lo, hi, ng := int64(re.Min), int64(re.Max), re.Flags&syntax.NonGreedy != 0
+	if lo == 0 && hi == 0 {
+		return frag{n: 1, nullable: true, op: syntax.OpEmptyMatch}
+	}
+	x := count(re.Sub[0])
+	switch {
+	case hi == -1 && lo == 0:
+		return unary(syntax.OpStar, ng, x)
+	case hi == -1 && lo == 1:
+		return unary(syntax.OpPlus, ng, x)
+	case hi == -1: // x{3,} is xxx+
+		return cat(cat(frag{nullable: true}, x, lo-1), unary(syntax.OpPlus, ng, x), 1)
+	case lo == 1 && hi == 1:
+		return x
+	}
+	var prefix frag // x{2,5} is xx(x(x(x)?)?)?: lo copies, then the rest nested
+	if lo > 0 {
+		prefix = cat(frag{nullable: true}, x, lo)
+	}
+	if hi > lo {
+		suffix := unary(syntax.OpQuest, ng, x)
+		if hi-lo > 1 {
+			// Each further level is a new "(?:x(...))?": x and an InstAlt.
+			suffix = frag{n: min(suffix.n+(hi-lo-1)*(x.n+1), satInsts), nullable: true, op: syntax.OpQuest, nonGreedy: ng}
+		}
+		if lo == 0 {
+			return suffix
+		}
+		prefix = cat(prefix, suffix, 1)
+	}
+	if lo > 0 {
+		return prefix
+	}
+	return frag{fail: true, op: syntax.OpNoMatch} // min > max: Simplify's "impossible match"
+}
+
+// cat is a followed by k copies of b, as the compiler concatenates.
+func cat(a, b frag, k int64) frag {
+	if k == 0 {
+		return a
+	}
+	c := frag{n: min(a.n+k*b.n, satInsts), op: syntax.OpConcat}
+	c.fail = a.fail || b.fail
+	c.nullable = !c.fail && a.nullable && b.nullable
+	return c
+}
+
+// unary is the frag of x*, x+ or x? (op), x's being f, as Simplify folds
+// it and the compiler builds it.
+func unary(op syntax.Op, nonGreedy bool, f frag) frag {
+	if f.op == syntax.OpEmptyMatch || (f.op == op && f.nonGreedy == nonGreedy) {
+		return f
+	}
+	u := frag{op: op, nonGreedy: nonGreedy}
+	switch op {
+	case syntax.OpStar:
+		// A loop around x; (x+)? when x can match "".
+		u.n, u.nullable = min(f.n+1, satInsts), true
+		if f.nullable {
+			u.n = min(f.n+2, satInsts)
+		}
+	case syntax.OpPlus:
+		u.n, u.nullable, u.fail = min(f.n+1, satInsts), f.nullable, f.fail
+	case syntax.OpQuest:
+		u.n, u.nullable = min(f.n+1, satInsts), true
+	}
+	return u
 }
 
 // literalPrefix is the text every match of the anchored expression re

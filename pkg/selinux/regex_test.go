@@ -2,7 +2,12 @@ package selinux
 
 import (
 	"errors"
+	"fmt"
+	"regexp/syntax"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestHasMetaSimplify(t *testing.T) {
@@ -129,9 +134,72 @@ func TestLiteralPrefix(t *testing.T) {
 		`/(?i)abc`:          "/",
 		`/a{2}`:             "/",
 	} {
-		_, got, err := checkRegex(re)
+		_, got, _, err := checkRegex(re)
 		if err != nil || got != want {
 			t.Errorf("checkRegex(%q) prefix %q, %v; want %q", re, got, err, want)
+		}
+	}
+}
+
+// TestProgSize holds progSize to the program regexp.Compile makes.
+func TestProgSize(t *testing.T) {
+	for _, re := range []string{
+		`a`, `abc`, `(?i)abc`, `[a-z]`, `[^/]`, `.`, `(?-s:.)`, `^$`, `\b\B`, `\A\z`, `(?m)^$`,
+		`(a)`, `(?:a)`, `(?P<n>a)`, `()`, `(?:)`,
+		`a*`, `a+`, `a?`, `a*?`, `a+?`, `a??`, `(a|)*`, `(?:a|)+`, `(a*)*`, `(?:a*)*`, `(?:a+)+`, `(?:a?)?`, `(?:(?:)*)*`,
+		`(?:a*?)*`, `(?:a?)??`, `(?:a+)*`, `(?:a*)+`, `(?:(?:)+)?`,
+		`a|b|c`, `a|`, `|`, `a||b`, `(?:a|b)*`,
+		`x{0}`, `x{1}`, `x{2}`, `x{2,5}`, `x{0,3}`, `x{3,}`, `x{0,}`, `x{1,}`, `(?:a*){0,}`, `x{2,5}?`, `x{0,1}`, `x{1,2}`,
+		`(a*){2,3}`, `((a{0,2}){0,3}){2}`, `(?:|a){3}`, `(?:a|b*){2,}`, `(x{0}){3}`, `(?:x{0}){3,}`, `(?:a?){0,3}`, `(?:a?){2,4}`,
+		`(?:a??){0,3}`, `(?:a{0,3}){0,2}?`, `(?:(?:a{0,10}){0,10}){0,10}`, `(?:a*){2,}`, `(?:a+){1,}`, `(?:(?:)*){2,3}`,
+		`[^\x00-\x{10FFFF}]`, `[^\x00-\x{10FFFF}]*`, `[^\x00-\x{10FFFF}]+`, `(a[^\x00-\x{10FFFF}])*`, `a[^\x00-\x{10FFFF}]|b`,
+		`(?:[^\x00-\x{10FFFF}]|a)+`, `(?:[^\x00-\x{10FFFF}]|)*`, `(?:[^\x00-\x{10FFFF}]){2,3}`, `([^\x00-\x{10FFFF}]){0,3}`,
+		`(?s)^/etc/.*(?:\n?\z)`, `(?s)^/var/lib(/.*)?(?:\n?\z)`, `(?s)^/(.{0,10}){3}x(?:\n?\z)`,
+	} {
+		tree, err := syntax.Parse(re, syntax.Perl)
+		if err != nil {
+			t.Errorf("%s: %v", re, err)
+			continue
+		}
+		prog, err := syntax.Compile(tree.Simplify())
+		if err != nil {
+			t.Errorf("%s: %v", re, err)
+			continue
+		}
+		if got, want := progSize(tree), int64(len(prog.Inst)); got != want {
+			t.Errorf("progSize(%s) = %d; want %d", re, got, want)
+		}
+	}
+}
+
+// hostileRegex is the issue's entry: 3,964 bytes, under libselinux's
+// limit, whose program has 880,010 instructions (regexp.Compile: 0.9 s
+// and 360 MiB allocated).
+var hostileRegex = "/(" + strings.Repeat(".{0,1000}", 440) + ")x"
+
+// TestRegexTooBig: an expression over maxRegexInsts is refused, and the
+// refusal costs a parse, not a compile.
+func TestRegexTooBig(t *testing.T) {
+	if len(hostileRegex) >= maxRegexLen {
+		t.Fatalf("hostileRegex is %d bytes, over libselinux's limit", len(hostileRegex))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := compileRegex(hostileRegex)
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, errTooBig) || !strings.Contains(err.Error(), "compiled program of 880010 instructions, over the limit of 1000") {
+		t.Errorf("compileRegex(hostileRegex): %v; want errTooBig with its size", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 || elapsed > time.Second {
+		t.Errorf("refusing it took %v and %d bytes; want under 1 s and 1 MiB", elapsed, alloc)
+	}
+	// Just under the limit, and just over.
+	for n, ok := range map[int]bool{496: true, 497: false} {
+		re := fmt.Sprintf("/a{0,%d}", n) // 2n+7 instructions
+		if _, err := compileRegex(re); (err == nil) != ok {
+			t.Errorf("compileRegex(%s): %v", re, err)
 		}
 	}
 }

@@ -31,10 +31,13 @@
 //
 // The expressions are PCRE; Go's regexp is RE2. compileRegex translates
 // what differs and refuses what RE2 cannot do: such entries are skipped
-// and counted (Policy.Warning). Expressions are checked at Load, compiled
-// once, the first time a lookup needs them, and grouped by their literal
-// leading path components as libselinux does, so a lookup runs only those
-// that can match.
+// and counted (Policy.Warning), and so are those whose compiled program
+// would be too big, alone or with the others before them (maxRegexInsts,
+// maxPolicyInsts: a hostile file_contexts cannot make PID 1 compile
+// gigabytes). Expressions are checked at Load, compiled once, the first
+// time a lookup needs them, and grouped by their literal leading path
+// components as libselinux does, so a lookup runs only those that can
+// match.
 package selinux
 
 import (
@@ -64,10 +67,13 @@ type Policy struct {
 	// together.
 	Entries int
 	// Skipped is the number of entries left out because RE2 cannot
-	// compile their regular expression.
+	// compile their regular expression, or its compiled program would be
+	// over the limit for one (maxRegexInsts) or for all together
+	// (maxPolicyInsts).
 	Skipped int
 
 	firstSkip string
+	insts     int // the compiled size of the expressions in use (progSize)
 	literals  map[string][]*spec
 	root      node
 	subs      []sub // file_contexts.subs, tried first
@@ -185,7 +191,7 @@ func (p *Policy) Warning() string {
 	if p.Skipped == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d file_contexts entries skipped, their regular expressions beyond RE2 (first: %s)", p.Skipped, p.firstSkip)
+	return fmt.Sprintf("%d file_contexts entries skipped, their regular expressions beyond RE2 or too big (first: %s)", p.Skipped, p.firstSkip)
 }
 
 // Lookup returns the context the policy gives the object at path (a path
