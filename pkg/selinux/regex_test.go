@@ -109,6 +109,11 @@ func TestRegexRefused(t *testing.T) {
 		`/a\`,          //
 		`/(?x) a`,      // extended mode
 		`/(?|(a)|(b))`, // branch reset
+		`/\pL`,         // Unicode property classes
+		`/\PL`,         //
+		`/\p{Greek}`,   //
+		`/[\pL/]`,      //
+		`/[^\PN]`,      //
 	} {
 		if _, err := compileRegex(re); err == nil {
 			t.Errorf("compileRegex(%q) compiled", re)
@@ -116,6 +121,9 @@ func TestRegexRefused(t *testing.T) {
 	}
 	if _, err := compileRegex(`/(a)\1`); !errors.Is(err, errUnsupported) {
 		t.Errorf("backreference error %v, want errUnsupported", err)
+	}
+	if _, err := compileRegex(`/x\pLy`); !errors.Is(err, errUnicodeClass) {
+		t.Errorf(`\pL error %v, want errUnicodeClass`, err)
 	}
 	long := "/" + string(make([]byte, maxRegexLen))
 	if _, err := compileRegex(long); err == nil {
