@@ -26,6 +26,9 @@
 //     killed by SIGPIPE. When this process exits (or execs, as `late
 //     --exec` does), the read end closes; such a child should send its
 //     output elsewhere.
+//   - A signal that ends earlyinit (a terminal's Ctrl-C, which now reaches
+//     only earlyinit's group; SIGTERM; hang-up) is sent on to the group of
+//     the command it is waiting for, and then ends earlyinit as before.
 //   - A success is a success: the command's exit status 0 is reported as
 //     nil even when something it left behind still holds its stdin
 //     (exec.ErrWaitDelay).
@@ -40,6 +43,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -86,15 +90,18 @@ func Prepare(cmd *exec.Cmd) {
 	}
 }
 
-// killGroup kills the group p leads. Once Wait has reaped p its handle
-// (a pidfd) says so and nothing is sent: the number could since name
-// another group. While p is only a zombie its pid, and so the group's id,
-// are still reserved.
-func killGroup(p *os.Process) error {
+// killGroup kills the group p leads.
+func killGroup(p *os.Process) error { return signalGroup(p, unix.SIGKILL) }
+
+// signalGroup sends sig to the group p leads. Once Wait has reaped p its
+// handle (a pidfd) says so and nothing is sent: the number could since
+// name another group. While p is only a zombie its pid, and so the
+// group's id, are still reserved.
+func signalGroup(p *os.Process, sig syscall.Signal) error {
 	if err := p.Signal(syscall.Signal(0)); errors.Is(err, os.ErrProcessDone) {
 		return err
 	}
-	if err := unix.Kill(-p.Pid, unix.SIGKILL); err != nil {
+	if err := unix.Kill(-p.Pid, sig); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return os.ErrProcessDone
 		}
@@ -163,20 +170,26 @@ func Run(cmd *exec.Cmd) error {
 		cmd.Stderr = wf
 	}
 
+	// Signals are caught from before the start: one that comes while the
+	// command starts is relayed once it has.
+	rl := catch()
 	err := cmd.Start()
 	// The child has its copies of the write ends (or none, if Start
 	// failed): ours must go, or the read ends never see end of file.
 	closeAll()
 	if err != nil {
+		rl.stop()
 		for _, d := range drains {
 			d.r.Close()
 		}
 		return err
 	}
+	rl.relay(cmd.Process)
 	for _, d := range drains {
 		go d.copy()
 	}
 	err = cmd.Wait()
+	rl.stop()
 	// The output's grace counts from the command's exit, as exec's own
 	// wait does: when that wait ran out (a Stdin copy still blocked), so
 	// did the grace.
@@ -283,4 +296,72 @@ func (d *drain) detach() error {
 	defer d.mu.Unlock()
 	d.detached = true
 	return d.err
+}
+
+// relayed are the signals on which earlyinit exits by default (Go's
+// runtime) and which a terminal sends its foreground process group:
+// Ctrl-C, Ctrl-\, hang-up; and SIGTERM, which ends the command's waiter.
+var relayed = []syscall.Signal{unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM}
+
+// catch starts keeping what a command in a group of its own would
+// otherwise lose: a signal that ends earlyinit ends the command too. A
+// terminal's Ctrl-C reaches only its foreground group, earlyinit's, no
+// longer the command's (GNU timeout(1) relays for the same reason). While
+// the command runs, such a signal is sent on to its group, and then to
+// earlyinit itself again with its own handling restored: it ends as it
+// did before. A signal earlyinit ignores (nohup) is left alone. Being in
+// a background group also means that a command which changes the
+// terminal's settings (stty), or reads from it, is stopped by SIGTTOU or
+// SIGTTIN: earlyinit runs none that do (their stdin is /dev/null or a
+// pipe).
+func catch() *relayer {
+	r := &relayer{ch: make(chan os.Signal, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	var sigs []os.Signal
+	for _, s := range relayed {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	if len(sigs) > 0 {
+		signal.Notify(r.ch, sigs...)
+	}
+	return r
+}
+
+// relayer relays the caught signals to one command's group.
+type relayer struct {
+	ch         chan os.Signal
+	quit, done chan struct{}
+	started    bool
+}
+
+// relay sends what is caught, from now until stop, to the group p leads.
+func (r *relayer) relay(p *os.Process) {
+	r.started = true
+	go func() {
+		defer close(r.done)
+		select {
+		case s := <-r.ch:
+			sig := s.(syscall.Signal)
+			signalGroup(p, sig)
+			signal.Stop(r.ch)
+			unix.Kill(os.Getpid(), sig)
+		case <-r.quit:
+		}
+	}()
+}
+
+// stop ends the catching. A signal caught but not yet relayed is raised
+// again.
+func (r *relayer) stop() {
+	if r.started {
+		close(r.quit)
+		<-r.done
+	}
+	signal.Stop(r.ch)
+	select {
+	case s := <-r.ch:
+		unix.Kill(os.Getpid(), s.(syscall.Signal))
+	default:
+	}
 }

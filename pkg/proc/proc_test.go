@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +16,7 @@ import (
 )
 
 // slack is what a loaded machine may add to a bound.
-const slack = time.Second
+const slack = proctest.Slack
 
 // TestRunBackgroundChild: a shell that leaves a child in the background
 // (which holds its stdout, stderr or stdin) returns as soon as the shell
@@ -157,27 +156,32 @@ func TestRunContextKillsGroup(t *testing.T) {
 // exec's WaitDelay alone the pipe is closed and the child dies.
 func TestRunLateOutput(t *testing.T) {
 	t.Parallel()
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	dir := t.TempDir()
+	pidFile, goOn, wrote := filepath.Join(dir, "pid"), filepath.Join(dir, "go-on"), filepath.Join(dir, "wrote")
 	var out bytes.Buffer
-	cmd := exec.Command("sh", "-c", `echo first; (sleep `+seconds(WaitDelay+time.Second)+`; echo late; echo later >&2; exec sleep 30) & echo $! > "$1"`, "sh", pidFile)
+	cmd := exec.Command("sh", "-c", `echo first
+(while [ ! -e "$2" ]; do sleep 0.05; done; echo late; echo later >&2; : > "$3"; exec sleep 30) &
+echo $! > "$1"`, "sh", pidFile, goOn, wrote)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	t0 := time.Now()
 	if err := Run(cmd); err != nil {
 		t.Fatal(err)
 	}
 	pid := proctest.Pid(t, pidFile)
 	proctest.KillAtCleanup(t, pid)
-	time.Sleep(time.Until(t0.Add(WaitDelay + 2*time.Second)))
-	if got := out.String(); got != "first\n" {
-		t.Errorf("output %q, want only what came before Run returned", got)
+	if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	deadline := time.Now().Add(slack)
+	for _, err := os.Stat(wrote); err != nil && time.Now().Before(deadline); _, err = os.Stat(wrote) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // its exec of sleep
 	if !proctest.Running(pid) {
 		t.Errorf("the background child %d died writing after Run returned", pid)
 	}
-}
-
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+	if got := out.String(); got != "first\n" {
+		t.Errorf("output %q, want only what came before Run returned", got)
+	}
 }
 
 // failingWriter takes n writes, then fails.
@@ -275,4 +279,67 @@ func TestPrepare(t *testing.T) {
 	if own.Cancel == nil || own.WaitDelay != time.Minute || own.SysProcAttr.Setpgid || own.SysProcAttr.Chroot != "/x" {
 		t.Errorf("Cancel %v, WaitDelay %s, attributes %+v", own.Cancel != nil, own.WaitDelay, own.SysProcAttr)
 	}
+}
+
+// TestRunRelaysSignals: a signal that ends earlyinit while it waits for a
+// command reaches the command's group too, and still ends earlyinit by
+// that signal. A command in a group of its own no longer gets a
+// terminal's Ctrl-C, which goes to the foreground group only: without the
+// relay, earlyinit died and the command ran on. The waiting earlyinit is
+// this test binary again (TestRelayHelper), which this test signals.
+func TestRunRelaysSignals(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			helper := exec.Command(os.Args[0], "-test.run=^TestRelayHelper$")
+			helper.Env = append(os.Environ(), "PROC_RELAY_HELPER="+dir)
+			var out bytes.Buffer
+			helper.Stdout, helper.Stderr = &out, &out
+			if err := helper.Start(); err != nil {
+				t.Fatal(err)
+			}
+			proctest.Pid(t, filepath.Join(dir, "pid")) // the command runs
+			helper.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- helper.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				helper.Process.Kill()
+				t.Fatalf("the helper did not end 20s after %v: %s", sig, out.String())
+			}
+			if ws, ok := helper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != sig {
+				t.Errorf("the helper ended with %v, want killed by %v; output:\n%s", helper.ProcessState, sig, out.String())
+			}
+			// The command's trap runs on its own time: the helper does not
+			// wait for it.
+			want := map[syscall.Signal]string{syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP"}[sig]
+			got := filepath.Join(dir, "got")
+			deadline := time.Now().Add(slack)
+			b, err := os.ReadFile(got)
+			for ; !strings.HasSuffix(string(b), "\n") && time.Now().Before(deadline); b, err = os.ReadFile(got) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if strings.TrimSpace(string(b)) != want {
+				t.Errorf("the command's trap recorded %q (%v), want %s", b, err, want)
+			}
+		})
+	}
+}
+
+// TestRelayHelper is TestRunRelaysSignals's waiting earlyinit: it runs a
+// shell that records the signal it gets, and waits.
+func TestRelayHelper(t *testing.T) {
+	dir := os.Getenv("PROC_RELAY_HELPER")
+	if dir == "" {
+		t.Skip("run by TestRunRelaysSignals")
+	}
+	cmd := exec.Command("sh", "-c", `for s in INT TERM HUP; do trap "echo $s > $1/got; exit 1" $s; done
+echo $$ > "$1/pid"
+while :; do sleep 0.05; done`, "sh", dir)
+	Run(cmd)
+	time.Sleep(10 * time.Second) // the relay ends this process first
+	t.Fatal("still alive after the command's end")
 }
