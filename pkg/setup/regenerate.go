@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/proc"
 )
 
 // ErrNoGenerator is returned by Plan for distro and off when the system has
@@ -131,13 +135,22 @@ func (s System) Regenerate(ex Exec, m Mode, log io.Writer) error {
 // (the generators live in sbin).
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+// CommandTimeout bounds one regenerating command by default: a generator
+// takes seconds to a few minutes for one kernel; one that hangs must not
+// hang the package's installation with it.
+const CommandTimeout = 30 * time.Minute
+
 // SystemExec runs commands with os/exec, their output going to Stdout and
 // Stderr, stdin closed.
 type SystemExec struct {
 	Stdout, Stderr io.Writer
+	// Timeout bounds each command (0: CommandTimeout).
+	Timeout time.Duration
 }
 
-// Run runs argv and waits for it.
+// Run runs argv and waits for it, through proc.Run: in a process group of
+// its own, killed as a group after the Timeout; a child it leaves in the
+// background holds nothing up.
 func (e SystemExec) Run(argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("empty command")
@@ -157,11 +170,21 @@ func (e SystemExec) Run(argv []string) error {
 			}
 		}
 	}
-	cmd := exec.Command(name, argv[1:]...)
+	timeout := e.Timeout
+	if timeout == 0 {
+		timeout = CommandTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = e.Stdout, e.Stderr
-	return cmd.Run()
+	err := proc.Run(cmd)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("not done after %s, killed: %w", timeout, err)
+	}
+	return err
 }
 
 func isExecutable(p string) bool {
