@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -16,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/modules"
 	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/pkg/proc"
 	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/selinux"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
@@ -118,7 +120,11 @@ func lateExec(root, init string, initArgs []string) int {
 }
 
 // startChild starts earlyinit in a session of its own, not waited for:
-// the real init, PID 1 after the exec, reaps it.
+// the real init, PID 1 after the exec, reaps it. It is the one command
+// not run through proc.Run, on purpose: it must outlive us (we exec the
+// real init right after), so no context, group kill or wait applies; its
+// output goes to our stderr, a file, so nothing of ours holds a pipe of
+// it either. The stages it runs start their own commands through proc.
 func startChild(self string, args ...string) {
 	c := exec.Command(self, args...)
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -241,13 +247,22 @@ func cleanVerb(args []string) int {
 		return 1
 	}
 	if *reboot {
-		if out, err := exec.Command("shutdown", "-r", "now").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "clean: reboot: %v: %s\n", err, strings.TrimSpace(string(out)))
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownBound)
+		defer cancel()
+		var out bytes.Buffer
+		cmd := exec.CommandContext(ctx, "shutdown", "-r", "now")
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := proc.Run(cmd); err != nil {
+			fmt.Fprintf(os.Stderr, "clean: reboot: %v: %s\n", err, strings.TrimSpace(out.String()))
 			return 1
 		}
 	}
 	return 0
 }
+
+// shutdownBound bounds `shutdown -r now`, which only asks the init system
+// for the reboot.
+const shutdownBound = 2 * time.Minute
 
 func singleVerb(args []string) int {
 	fs := flag.NewFlagSet("single", flag.ContinueOnError)
