@@ -172,9 +172,19 @@ func (p *Policy) insert(re string, s *spec, where string) {
 		p.Entries++
 		return
 	}
-	expr, prefix, insts, err := checkRegex(re)
-	if err == nil && p.insts+insts > maxPolicyInsts {
-		err = fmt.Errorf("%w: compiled program of %d instructions, over the %d left of the policy's %d", errTooBig, insts, maxPolicyInsts-p.insts, maxPolicyInsts)
+	expr, err := toRE2(re)
+	var prefix string
+	var insts int
+	switch {
+	case err != nil:
+	case p.parsed+len(expr) > maxPolicyParse:
+		err = fmt.Errorf("%w: %d bytes to parse, over the %d left of the policy's %d", errTooBig, len(expr), maxPolicyParse-p.parsed, maxPolicyParse)
+	default:
+		p.parsed += len(expr)
+		prefix, insts, err = parseRE2(expr)
+		if err == nil && p.insts+insts > maxPolicyInsts {
+			err = fmt.Errorf("%w: compiled program of %d instructions, over the %d left of the policy's %d", errTooBig, insts, maxPolicyInsts-p.insts, maxPolicyInsts)
+		}
 	}
 	if err != nil {
 		p.Skipped++

@@ -420,3 +420,54 @@ func TestPolicyBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestParseBudget: entries each refused, but only after a parse that
+// costs (a "$" is nine bytes of RE2), until maxPolicyParse is spent;
+// after it, the rest are skipped unparsed, and an entry that fits in
+// what is left is used. (Without the budget, Load parses all 300: 5 s
+// and 1.1 GiB allocated.)
+func TestParseBudget(t *testing.T) {
+	dollars := "/" + strings.Repeat("$", 4000)
+	const n, first, last = 300, `/.*`, `/etc/.*`
+	size := func(re string) int {
+		expr, err := toRE2(re)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(expr)
+	}
+	parsed := size(first) + (maxPolicyParse-size(first))/size(dollars)*size(dollars)
+	if parsed+size(last) > maxPolicyParse || n*size(dollars) < 2*maxPolicyParse {
+		t.Fatalf("the test's sizes do not fit maxPolicyParse %d", maxPolicyParse)
+	}
+	var fc strings.Builder
+	fc.WriteString(first + "\tu:r:default_t:s0\n")
+	for range n {
+		fc.WriteString(dollars + "\tu:r:d_t:s0\n")
+	}
+	fc.WriteString(last + "\tu:r:etc_t:s0\n")
+	root := policyRoot(t, map[string]string{"file_contexts": fc.String()})
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	p, err := Load(root)
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("Load: %v, %.1f MiB allocated", elapsed, float64(alloc)/(1<<20))
+	if alloc > 256<<20 {
+		t.Errorf("Load allocated %d bytes; want under 256 MiB", alloc)
+	}
+	if p.Entries != 2 || p.Skipped != n || p.parsed != parsed+size(last) {
+		t.Errorf("%d entries, %d skipped, %d bytes parsed; want 2, %d, %d", p.Entries, p.Skipped, p.parsed, n, parsed+size(last))
+	}
+	checkLookups(t, p, []lookup{{file, "/etc/x", "u:r:etc_t:s0"}, {file, "/x", "u:r:default_t:s0"}})
+	if w := p.Warning(); !strings.Contains(w, "line 2 ") || !strings.Contains(w, "compiled program of 12007 instructions") {
+		t.Errorf("warning %q", w)
+	}
+}

@@ -114,8 +114,9 @@ func TestDebian(t *testing.T) {
 }
 
 // TestDebianProgramSizes measures Debian's expressions, the figures
-// maxRegexInsts and maxPolicyInsts are chosen from: progSize is exact on
-// each, and the limits keep at least ten times the room Debian needs.
+// maxRegexInsts, maxPolicyInsts and maxPolicyParse are chosen from:
+// progSize is exact on each, and the limits keep at least ten times the
+// room Debian needs.
 func TestDebianProgramSizes(t *testing.T) {
 	p, err := Load(debianRoot(t))
 	if err != nil {
@@ -146,12 +147,12 @@ func TestDebianProgramSizes(t *testing.T) {
 		}
 	}
 	walk(&p.root)
-	if n != 2685 || largest != 78 || total != 79190 || p.insts != total {
-		t.Errorf("%d expressions, the largest %d instructions, %d together (policy: %d); want 2685, 78, 79190",
-			n, largest, total, p.insts)
+	if n != 2685 || largest != 78 || total != 79190 || p.insts != total || p.parsed != 103099 {
+		t.Errorf("%d expressions, the largest %d instructions, %d together (policy: %d), %d bytes; want 2685, 78, 79190, 103099",
+			n, largest, total, p.insts, p.parsed)
 	}
-	if 10*largest > maxRegexInsts || 10*total > maxPolicyInsts {
-		t.Errorf("limits %d and %d: under ten times %d and %d", maxRegexInsts, maxPolicyInsts, largest, total)
+	if 10*largest > maxRegexInsts || 10*total > maxPolicyInsts || 10*p.parsed > maxPolicyParse {
+		t.Errorf("limits %d, %d and %d: under ten times %d, %d and %d", maxRegexInsts, maxPolicyInsts, maxPolicyParse, largest, total, p.parsed)
 	}
 }
 

@@ -16,9 +16,10 @@ import (
 // FuzzLoad reads arbitrary file_contexts text, looks paths up and
 // compiles every expression it kept. Nothing may panic; each kept
 // expression compiles to the program progSize counted, within
-// maxRegexInsts, and all of them within maxPolicyInsts; and the cost is
-// bounded: what is allocated grows at most linearly with the text and
-// with the instructions kept, and no input takes seconds.
+// maxRegexInsts, and all of them within maxPolicyInsts, with no more
+// parsed than maxPolicyParse; and the cost is bounded: what is allocated
+// grows at most linearly with the text and with the instructions kept,
+// and no input takes seconds.
 func FuzzLoad(f *testing.F) {
 	if z, err := os.Open("testdata/debian/file_contexts.gz"); err == nil {
 		r, err := gzip.NewReader(z)
@@ -92,8 +93,9 @@ func FuzzLoad(f *testing.F) {
 			}
 			total += int(n)
 		}
-		if total != p.insts || total > maxPolicyInsts {
-			t.Fatalf("kept %d instructions, counted %d; budget %d", total, p.insts, maxPolicyInsts)
+		if total != p.insts || total > maxPolicyInsts || p.parsed > maxPolicyParse {
+			t.Fatalf("kept %d instructions, counted %d, budget %d; parsed %d bytes, budget %d",
+				total, p.insts, maxPolicyInsts, p.parsed, maxPolicyParse)
 		}
 		// Parsing is at most about 1 KiB per byte of text ("$" is
 		// "(?:\n?\z)"), compiling about 450 bytes per instruction.

@@ -88,23 +88,41 @@ func compileRegex(re string) (*regexp.Regexp, error) {
 // refuses, the literal text every match starts with, and the size of
 // its compiled program (progSize), refused over maxRegexInsts.
 func checkRegex(re string) (expr, prefix string, insts int, err error) {
+	expr, err = toRE2(re)
+	if err != nil {
+		return "", "", 0, err
+	}
+	prefix, insts, err = parseRE2(expr)
+	if err != nil {
+		return "", "", 0, err
+	}
+	return expr, prefix, insts, nil
+}
+
+// toRE2 is the RE2 expression for re, anchored, not yet parsed.
+func toRE2(re string) (string, error) {
 	if len(re) >= maxRegexLen {
-		return "", "", 0, fmt.Errorf("longer than libselinux's %d bytes", maxRegexLen)
+		return "", fmt.Errorf("longer than libselinux's %d bytes", maxRegexLen)
 	}
 	t, err := translate(re)
 	if err != nil {
-		return "", "", 0, err
+		return "", err
 	}
-	expr = "(?s)^" + t + endAnchor
+	return "(?s)^" + t + endAnchor, nil
+}
+
+// parseRE2 parses toRE2's expr: the literal text every match starts
+// with and the size of its program, refused over maxRegexInsts.
+func parseRE2(expr string) (prefix string, insts int, err error) {
 	tree, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return "", "", 0, err
+		return "", 0, err
 	}
 	n := progSize(tree)
 	if n > maxRegexInsts {
-		return "", "", 0, fmt.Errorf("%w: compiled program of %d instructions, over the limit of %d", errTooBig, n, maxRegexInsts)
+		return "", 0, fmt.Errorf("%w: compiled program of %d instructions, over the limit of %d", errTooBig, n, maxRegexInsts)
 	}
-	return expr, literalPrefix(tree), int(n), nil
+	return literalPrefix(tree), int(n), nil
 }
 
 // maxRegexInsts bounds one expression's compiled program, in
@@ -125,8 +143,19 @@ const maxRegexInsts = 1000
 // long as the 880,010 instruction entry above takes.
 const maxPolicyInsts = 800_000
 
+// maxPolicyParse bounds the RE2 expressions Load parses, in bytes, all
+// together, those it then skips too: parsing is the check's own cost.
+// It is about linear in the expression's length, but up to 200 ns and
+// 100 bytes allocated a byte: "$" becomes the nine bytes "(?:\n?\z)", a
+// 4 KB entry of "$"s takes 7 ms, and the four thousand a 16 MiB
+// file_contexts holds took 30 s; within the budget, 1.3 s, most of it
+// translating the entries skipped unparsed. Debian 12's expressions are
+// 103,099 bytes; the budget is ten times that, rounded up to 1 MiB.
+const maxPolicyParse = 1 << 20
+
 // errTooBig is an expression whose compiled program is over
-// maxRegexInsts, or over what is left of maxPolicyInsts.
+// maxRegexInsts, or over what is left of maxPolicyInsts, or one over
+// what is left of maxPolicyParse.
 var errTooBig = errors.New("too big")
 
 // progSize is the number of instructions in the program regexp.Compile

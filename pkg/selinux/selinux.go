@@ -33,8 +33,8 @@
 // what differs and refuses what RE2 cannot do: such entries are skipped
 // and counted (Policy.Warning), and so are those whose compiled program
 // would be too big, alone or with the others before them (maxRegexInsts,
-// maxPolicyInsts: a hostile file_contexts cannot make PID 1 compile
-// gigabytes). Expressions are checked at Load, compiled once, the first
+// maxPolicyInsts, maxPolicyParse: a hostile file_contexts cannot make
+// PID 1 compile gigabytes, or parse for minutes). Expressions are checked at Load, compiled once, the first
 // time a lookup needs them, and grouped by their literal leading path
 // components as libselinux does, so a lookup runs only those that can
 // match.
@@ -69,11 +69,13 @@ type Policy struct {
 	// Skipped is the number of entries left out because RE2 cannot
 	// compile their regular expression, or its compiled program would be
 	// over the limit for one (maxRegexInsts) or for all together
-	// (maxPolicyInsts).
+	// (maxPolicyInsts), or the expressions before it took all there is
+	// to parse (maxPolicyParse).
 	Skipped int
 
 	firstSkip string
 	insts     int // the compiled size of the expressions in use (progSize)
+	parsed    int // the bytes of RE2 expressions parsed, kept or not
 	literals  map[string][]*spec
 	root      node
 	subs      []sub // file_contexts.subs, tried first
