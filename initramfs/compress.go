@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/proc"
 )
 
 // DefaultCompression is zstd: on the generic image (the package's
@@ -156,10 +158,13 @@ func compressFile(src, dst, method string) (int64, int64, error) {
 	case method == "gzip":
 		err = gzipTo(out, in)
 	default:
+		// Through proc.Run, as every command: a group of its own,
+		// WaitDelay, a Ctrl-C relayed to it. No context: Build has no
+		// deadline.
 		cmd := exec.Command(c.argv[0], c.argv[1:]...)
 		var stderr bytes.Buffer
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, &stderr
-		if err = cmd.Run(); err != nil {
+		if err = proc.Run(cmd); err != nil {
 			err = fmt.Errorf("%s: %w: %s", strings.Join(c.argv, " "), err, strings.TrimSpace(stderr.String()))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/pkg/proc"
 )
 
 // Compressed module files (.ko.xz, .ko.zst, .ko.gz: Fedora, RHEL,
@@ -94,7 +95,7 @@ func (ms *ModuleSet) unpack(keep, dir string) (map[string]string, error) {
 		var stderr bytes.Buffer
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdout, cmd.Stderr = out, &stderr
-		err = cmd.Run()
+		err = proc.Run(cmd) // as every command (compressFile says why)
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
