@@ -363,9 +363,9 @@ func TestScriptExitCodesEndToEnd(t *testing.T) {
 		exit          int
 		reboot, rerun bool
 	}{
-		{1001, true, true},
-		{1002, false, true},
-		{1003, true, false},
+		{1001, true, false}, // reboot now, do not run again
+		{1002, false, true}, // do not reboot, run again at the next boot
+		{1003, true, true},  // reboot now, run again at the next boot
 		{0, false, false},
 	} {
 		t.Run(fmt.Sprint(tc.exit), func(t *testing.T) {

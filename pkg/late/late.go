@@ -18,8 +18,8 @@
 //
 // Each module runs at its frequency, with semaphores in the instance
 // cache (see SemPath); as in cloud-init, a module that fails still writes it,
-// so it does not run again; only a script's exit code 1001 or 1002 (which
-// Linux delivers as 233 and 234: see modules.ExitRebootRerun) runs it
+// so it does not run again; only a script's exit code 1002 or 1003 (which
+// Linux delivers as 234 and 235: see modules.ExitRerun) runs it
 // again next time. Every module and step runs under a recover: a panic is
 // logged with a few frames of its stack, recorded as that module's or
 // step's failure, and the stage goes on. Each module's result goes into /run/earlyinit/status.json
@@ -224,7 +224,7 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 	res.Duration = s.opts.now().Sub(start).Seconds()
 	// As in cloud-init, a module that ran is marked as run even when it
 	// failed: a failing runcmd does not run again at every boot. Only a
-	// script asking for it (1001, 1002) runs again.
+	// script asking for it (1002, 1003) runs again.
 	done := true
 	switch {
 	case err == nil:

@@ -244,7 +244,7 @@ type PowerRequest struct {
 
 // Incomplete is the error of a module that did not finish and must run
 // again at the next boot without counting as a failure: a script asked
-// for it with exit code 1001 or 1002, or asked for a reboot with 1003.
+// for it with exit code 1002 or 1003, or asked for a reboot with 1001.
 type Incomplete struct {
 	// Reboot asks the runner to stop the stage and reboot now.
 	Reboot bool

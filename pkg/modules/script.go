@@ -11,22 +11,26 @@ import (
 )
 
 // Script exit statuses with a meaning, cloudbase-init's 1001, 1002 and
-// 1003 as Linux delivers them. A Linux exit status has 8 bits: a script
-// that does `exit 1001` (sh, bash, C's exit(1001), Python's
-// sys.exit(1001)) is seen by its parent as 1001 mod 256 = 233. So these are
-// the statuses earlyinit acts on: scripts written for cloudbase-init work
-// unchanged, and a script may as well exit 233, 234 or 235 itself.
+// 1003 as Linux delivers them. cloudbase-init documents them as: 1001,
+// reboot now and do not run this again; 1002, do not reboot, run this
+// again at the next boot; 1003, reboot now and run this again at the next
+// boot. A Linux exit status has 8 bits: a script that does `exit 1001`
+// (sh, bash, C's exit(1001), Python's sys.exit(1001)) is seen by its
+// parent as 1001 mod 256 = 233. So these are the statuses earlyinit acts
+// on: scripts written for cloudbase-init work unchanged, and a script may
+// as well exit 233, 234 or 235 itself.
 const (
-	// ExitRebootRerun (exit 1001, seen as 233): reboot now, and run this
-	// script again at the next boot. The rest of the stage does not run
-	// before the reboot.
-	ExitRebootRerun = 1001 % 256
+	// ExitRebootDone (exit 1001, seen as 233): reboot now; this script
+	// is done and does not run again. The rest of the stage runs at the
+	// next boot.
+	ExitRebootDone = 1001 % 256
 	// ExitRerun (exit 1002, seen as 234): do not reboot, run this script
 	// again at the next boot. The module goes on with its other scripts.
 	ExitRerun = 1002 % 256
-	// ExitRebootDone (exit 1003, seen as 235): reboot now; this script is
-	// done and does not run again.
-	ExitRebootDone = 1003 % 256
+	// ExitRebootRerun (exit 1003, seen as 235): reboot now, and run this
+	// script again at the next boot. The rest of the stage does not run
+	// before the reboot.
+	ExitRebootRerun = 1003 % 256
 )
 
 // runParts runs the executable regular files of directory dir (in the
@@ -111,12 +115,12 @@ func (e *Env) runScripts(ctx context.Context, paths []string) error {
 				}
 			}
 			if err != nil {
-				e.logf("script %s: exit %d (1003): done, reboot requested", p, code)
-				return e.incomplete(true, i+1 < len(paths), failed, fmt.Sprintf("script %s asked for a reboot (exit %d, i.e. 1003)", p, code))
+				e.logf("script %s: exit %d (1001): done, reboot requested", p, code)
+				return e.incomplete(true, i+1 < len(paths), failed, fmt.Sprintf("script %s asked for a reboot (exit %d, i.e. 1001)", p, code))
 			}
 		case isExit && code == ExitRebootRerun:
-			e.logf("script %s: exit %d (1001): reboot requested, will run again", p, code)
-			return e.incomplete(true, true, failed, fmt.Sprintf("script %s asked for a reboot and to run again (exit %d, i.e. 1001)", p, code))
+			e.logf("script %s: exit %d (1003): reboot requested, will run again", p, code)
+			return e.incomplete(true, true, failed, fmt.Sprintf("script %s asked for a reboot and to run again (exit %d, i.e. 1003)", p, code))
 		case isExit && code == ExitRerun:
 			e.logf("script %s: exit %d (1002): will run again at next boot", p, code)
 			rerun = true

@@ -62,6 +62,12 @@ func TestRuncmdAndScriptsUser(t *testing.T) {
 	te.wantCalls(dir+"/part-001", dir+"/runcmd")
 }
 
+// TestScriptsExitCodes: cloudbase-init's documented meaning, as the
+// reference notes (../shared/seeds/002_6dcf7c1d94353b3f.txt) give it:
+// "1001 - 立刻重启，并且下次重启不再执行" (reboot now, do not run again at
+// the next boot); "1002 - 现在不重启，下次重启再次执行该plugin" (do not
+// reboot now, run it again at the next boot); "1003 - 重启并且下次开机再次
+// 执行" (reboot, and run it again at the next boot).
 func TestScriptsExitCodes(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -75,10 +81,10 @@ func TestScriptsExitCodes(t *testing.T) {
 	}{
 		{name: "all ok", codes: map[string]int{}, wantRun: []string{"a", "b", "c"}, marked: []string{"a", "b", "c"}},
 		{name: "failure goes on", codes: map[string]int{"b": 2}, wantRun: []string{"a", "b", "c"}, wantErr: "1 script(s) failed", marked: []string{"a", "c"}, unmarked: []string{"b"}},
-		{name: "1001 reboots and reruns", codes: map[string]int{"b": 1001}, wantRun: []string{"a", "b"}, reboot: true, rerun: true, marked: []string{"a"}, unmarked: []string{"b", "c"}},
+		{name: "1003 reboots and reruns", codes: map[string]int{"b": 1003}, wantRun: []string{"a", "b"}, reboot: true, rerun: true, marked: []string{"a"}, unmarked: []string{"b", "c"}},
 		{name: "1002 reruns without reboot", codes: map[string]int{"a": 1002}, wantRun: []string{"a", "b", "c"}, rerun: true, marked: []string{"b", "c"}, unmarked: []string{"a"}},
-		{name: "1003 reboots, done", codes: map[string]int{"b": 1003}, wantRun: []string{"a", "b"}, reboot: true, rerun: true, marked: []string{"a", "b"}, unmarked: []string{"c"}},
-		{name: "1003 last script", codes: map[string]int{"c": 1003}, wantRun: []string{"a", "b", "c"}, reboot: true, rerun: false, marked: []string{"a", "b", "c"}},
+		{name: "1001 reboots, done", codes: map[string]int{"b": 1001}, wantRun: []string{"a", "b"}, reboot: true, rerun: true, marked: []string{"a", "b"}, unmarked: []string{"c"}},
+		{name: "1001 last script", codes: map[string]int{"c": 1001}, wantRun: []string{"a", "b", "c"}, reboot: true, rerun: false, marked: []string{"a", "b", "c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			te := newEnv(t, "")
@@ -156,9 +162,9 @@ func TestScriptsExitCodesRealProcess(t *testing.T) {
 		failed, marked bool
 	}{
 		{exit: 0, marked: true},
-		{exit: 1001, reboot: true, rerun: true},
+		{exit: 1001, reboot: true, marked: true},
 		{exit: 1002, rerun: true},
-		{exit: 1003, reboot: true, marked: true},
+		{exit: 1003, reboot: true, rerun: true},
 		{exit: 2, failed: true},
 		{exit: 1000, failed: true}, // 232: no meaning
 	} {
