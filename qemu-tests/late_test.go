@@ -4,6 +4,8 @@ package qemutests
 
 import (
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +62,56 @@ final_message: "late final message, up $UPTIME seconds"
 	wantFile(t, root, "/seen/bootcmd.log", "bootcmd iid-late-1\nbootcmd iid-late-1\n")
 	if got := catRoot(t, root, "/seen/runcmd.log"); strings.Count(got, "runcmd ran") != 1 {
 		t.Errorf("runcmd ran again on the same instance:\n%s", got)
+	}
+}
+
+// bgChildHook is the test init's hook for TestLateBootcmdBackgroundChild:
+// it records whether bootcmd's background child still runs once the real
+// init is up.
+const bgChildHook = `#!/bin/busybox sh
+p=$(/bin/busybox cat /seen/bg.pid)
+c=
+[ -n "$p" ] && read -r c < /proc/$p/comm
+echo "background child pid=$p comm=$c" > /seen/bgchild.txt
+`
+
+// TestLateBootcmdBackgroundChild boots a busybox root (no systemd) whose
+// bootcmd leaves a child in the background holding its output (`sleep 900
+// &`, the common `mydaemon &`): the boot stage ends when bootcmd's shell
+// does, and late --exec starts the real init within the usual bound,
+// with the child still running. Before (issue 26) the boot stage waited
+// for the child's output to end, 900s, and the init never started within
+// the VM's timeout.
+func TestLateBootcmdBackgroundChild(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "root")
+	if err := vm.BusyboxRoot(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.WriteTree(dir, map[string]string{"seen/hook": bgChildHook}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "seen/hook"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "root.img")
+	if err := vm.Ext4(root, dir, "root", "", 32); err != nil {
+		t.Fatal(err)
+	}
+	seed := nocloudSeed("iid-late-bg", "late-bg")
+	seed["user-data"] = `#cloud-config
+bootcmd:
+  - echo "bootcmd $INSTANCE_ID" >> /seen/bootcmd.log
+  - sleep 900 & echo $! > /seen/bg.pid
+  - echo "after the background child" >> /seen/bootcmd.log
+`
+	iso := seedISO(t, "cidata", seed)
+	res := boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: iso, If: "ide-cd"}}, RNG: true})
+	mustContain(t, "console", res.Console, "late --exec", "stage boot starting", "TESTINIT: /sbin/init pid=1")
+	mustContain(t, "init's record", seen(t, root), "init=/sbin/init", "pid=1\n")
+	wantFile(t, root, "/seen/bootcmd.log", "bootcmd iid-late-bg\nafter the background child\n")
+	mustContain(t, "the hook's record", catRoot(t, root, "/seen/bgchild.txt"), "comm=sleep\n")
+	if i := strings.Index(res.Console, "TESTINIT: "); i >= 0 {
+		t.Logf("the init's line: %s", strings.SplitN(res.Console[i:], "\n", 2)[0])
 	}
 }
