@@ -109,7 +109,7 @@ func All() []Module {
 		{"bootcmd", StageBoot, Always, []string{"bootcmd"}, bootcmd},
 		{"write_files", StageBoot, PerInstance, []string{"write_files"}, writeFiles},
 		{"disk_setup", StageBoot, PerInstance, []string{"disk_setup", "fs_setup"}, diskSetup},
-		{"mounts", StageBoot, PerInstance, []string{"mounts", "mount_default_fields"}, mounts},
+		{"mounts", StageBoot, PerInstance, []string{"mounts", "mount_default_fields", "swap"}, mounts},
 		{"set_hostname", StageBoot, PerInstance, nil, setHostname},
 		{"update_hostname", StageBoot, Always, nil, updateHostname},
 		{"update_etc_hosts", StageBoot, Always, []string{"manage_etc_hosts"}, updateEtcHosts},

@@ -41,12 +41,17 @@ func sanitizeDev(s string) string {
 // disk must not stop the boot), tagged MountComment and written to
 // /etc/fstab, replacing earlyinit's entries of an earlier run; a device
 // already in fstab by another entry is left to it; an entry whose mount
-// point is null is dropped. Mount points are created. Nothing is mounted
-// here unless the fstab changed: then, as cloud-init, `mount -a` runs
-// (through Exec; a failure is logged, not fatal, since nofail entries may
-// legitimately be absent).
+// point is null is dropped. Mount points are created. swap makes a swap
+// file (setupSwap) and adds its line, [file, none, swap, sw, 0, 0]. As
+// cloud-init, `swapon -a` runs when there is a swap line, and `mount -a`
+// when the fstab changed (through Exec; a failure is logged, not fatal,
+// since nofail entries may legitimately be absent).
 func mounts(ctx context.Context, e *Env) error {
 	defs, err := mountDefaults(e.Cfg)
+	if err != nil {
+		return err
+	}
+	sc, err := parseSwap(e.Cfg["swap"])
 	if err != nil {
 		return err
 	}
@@ -63,9 +68,19 @@ func mounts(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
+	var swapErr error
+	if sc != nil {
+		file, err := e.setupSwap(ctx, sc)
+		swapErr = err
+		if file != "" {
+			entries = append(entries, []string{file, "none", "swap", "sw," + MountComment, "0", "0"})
+		}
+	}
+	needSwap := false
 	var lines []string
 	for _, s := range entries {
 		lines = append(lines, strings.Join(s, "\t"))
+		needSwap = needSwap || s[2] == "swap"
 		if strings.HasPrefix(s[1], "/") && s[2] != "swap" {
 			if err := e.Root.MkdirAll(s[1], 0o755, 0, 0); err != nil {
 				return err
@@ -77,18 +92,23 @@ func mounts(ctx context.Context, e *Env) error {
 	if content != "" {
 		content += "\n"
 	}
-	if content == string(old) {
-		return nil
+	changed := content != string(old)
+	if changed {
+		if err := e.keepWrite("/etc/fstab", []byte(content)); err != nil {
+			return errors.Join(err, swapErr)
+		}
 	}
-	if err := e.keepWrite("/etc/fstab", []byte(content)); err != nil {
-		return err
+	if needSwap {
+		if _, err := e.run(ctx, Cmd{Name: "swapon", Args: []string{"-a"}, Output: e.output()}); err != nil {
+			e.logf("mounts: %v", err)
+		}
 	}
-	if len(lines) > 0 {
+	if changed && len(lines) > 0 {
 		if _, err := e.run(ctx, Cmd{Name: "mount", Args: []string{"-a"}, Output: e.output()}); err != nil {
 			e.logf("mounts: %v", err)
 		}
 	}
-	return nil
+	return swapErr
 }
 
 // mountDefaults is mount_default_fields, or defaultMountFields without it.

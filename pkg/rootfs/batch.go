@@ -65,7 +65,7 @@ func (b *Batch) Stage(r *Root, name string, data []byte, mode fs.FileMode, uid, 
 	if b.done {
 		return fmt.Errorf("write %s in %s: batch already committed", n, r.dir)
 	}
-	e, err := r.stage(b.ops, n, data, mode, uid, gid, false)
+	e, err := r.stage(b.ops, n, bytesOf(b.ops, data), mode, uid, gid, false)
 	if err != nil {
 		return fmt.Errorf("write %s in %s: %w", n, r.dir, err)
 	}
@@ -197,12 +197,18 @@ func (b *Batch) release() {
 	}
 }
 
-// stage writes data to a new temporary file next to name (clean, in r)
-// through ops: the confined lookup, the check of what name is now, an
-// O_EXCL|O_NOFOLLOW create, the label, the data, owner and mode on the fd,
-// with sync an fsync, and the close. It returns the entry, holding the
-// directory's fd; on failure nothing is left.
-func (r *Root) stage(ops fileOps, name string, data []byte, mode fs.FileMode, uid, gid int, sync bool) (*staged, error) {
+// bytesOf is a stage fill that writes data through ops.
+func bytesOf(ops fileOps, data []byte) func(fd int) error {
+	return func(fd int) error { return writeAll(ops, fd, data) }
+}
+
+// stage writes a new temporary file next to name (clean, in r) through
+// ops: the confined lookup, the check of what name is now, an
+// O_EXCL|O_NOFOLLOW create, the label, the content (fill writes it to the
+// fd), owner and mode on the fd, with sync an fsync, and the close. It
+// returns the entry, holding the directory's fd; on failure nothing is
+// left.
+func (r *Root) stage(ops fileOps, name string, fill func(fd int) error, mode fs.FileMode, uid, gid int, sync bool) (*staged, error) {
 	d, base, err := r.lookup(name, true, true)
 	if err != nil {
 		return nil, err
@@ -239,7 +245,7 @@ func (r *Root) stage(ops fileOps, name string, data []byte, mode fs.FileMode, ui
 	if err := r.labelFd(fd, join(d.path, base), 0); err != nil {
 		return nil, err
 	}
-	if err := writeAll(ops, fd, data); err != nil {
+	if err := fill(fd); err != nil {
 		return nil, err
 	}
 	// Owner first: chown clears the set-id bits chmod sets.

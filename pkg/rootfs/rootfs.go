@@ -114,7 +114,32 @@ func (r *Root) WriteFile(name string, data []byte, mode fs.FileMode, uid, gid in
 }
 
 func (r *Root) writeFile(name string, data []byte, mode fs.FileMode, uid, gid int) error {
-	e, err := r.stage(sysOps{}, name, data, mode, uid, gid, true)
+	return r.writeFileFrom(name, bytesOf(sysOps{}, data), mode, uid, gid)
+}
+
+// WriteFileFrom is WriteFile for content too big to hold in memory (a
+// swap file): fill writes it to the new file, open for writing, before
+// owner and mode are set and the file is renamed over name. Nothing is
+// left behind when fill fails.
+func (r *Root) WriteFileFrom(name string, fill func(f *os.File) error, mode fs.FileMode, uid, gid int) error {
+	err := r.writeFileFrom(clean(name), func(fd int) error {
+		// A new *os.File on a dup: closing it leaves stage's fd open.
+		nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		f := os.NewFile(uintptr(nfd), name)
+		defer f.Close()
+		return fill(f)
+	}, mode, uid, gid)
+	if err != nil {
+		return fmt.Errorf("write %s in %s: %w", clean(name), r.dir, err)
+	}
+	return nil
+}
+
+func (r *Root) writeFileFrom(name string, fill func(fd int) error, mode fs.FileMode, uid, gid int) error {
+	e, err := r.stage(sysOps{}, name, fill, mode, uid, gid, true)
 	if err != nil {
 		return err
 	}
@@ -219,6 +244,44 @@ func (r *Root) readFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("over the %d byte limit", MaxReadSize)
 	}
 	return b, err
+}
+
+// ReadHead reads at most n bytes from the start of name, a regular file
+// of any size, opened as ReadFile opens it (confined, no link followed,
+// nothing planted under a user-writable directory), and returns them with
+// the file's size.
+func (r *Root) ReadHead(name string, n int) ([]byte, int64, error) {
+	b, size, err := r.readHead(clean(name), n)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s in %s: %w", clean(name), r.dir, err)
+	}
+	return b, size, nil
+}
+
+func (r *Root) readHead(name string, n int) ([]byte, int64, error) {
+	d, base, err := r.lookup(name, true, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unix.Close(d.fd)
+	fd, err := unix.Openat(d.fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	f := os.NewFile(uintptr(fd), base)
+	defer f.Close()
+	if err := regular(f); err != nil {
+		return nil, 0, err
+	}
+	if err := checkFd(fd, join(d.path, base), d.taint); err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(max(n, 0))))
+	return b, fi.Size(), err
 }
 
 // MaxReadSize bounds ReadFile: a user can make the files earlyinit reads in

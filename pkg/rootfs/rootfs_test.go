@@ -661,3 +661,47 @@ func FuzzConfined(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteFileFrom: the content comes from fill, the file gets mode and
+// owner and replaces the old one atomically; a failing fill leaves the
+// old file and no temporary one. ReadHead reads only the head of a file
+// bigger than ReadFile's cap.
+func TestWriteFileFrom(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := int64(MaxReadSize) + 1<<20
+	if err := r.WriteFileFrom("/var/swap", func(f *os.File) error {
+		if err := f.Truncate(big); err != nil {
+			return err
+		}
+		_, err := f.WriteAt([]byte("head"), 0)
+		return err
+	}, 0o600, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "var/swap"))
+	if err != nil || fi.Size() != big || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("written: %v %v", fi, err)
+	}
+	b, size, err := r.ReadHead("/var/swap", 4)
+	if err != nil || string(b) != "head" || size != big {
+		t.Fatalf("ReadHead = %q, %d, %v", b, size, err)
+	}
+	if _, err := r.ReadFile("/var/swap"); err == nil {
+		t.Fatalf("ReadFile read a file over its cap")
+	}
+	failed := errors.New("disk full")
+	if err := r.WriteFileFrom("/var/swap", func(f *os.File) error { return failed }, 0o600, 0, 0); !errors.Is(err, failed) {
+		t.Fatalf("a failing fill: %v", err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "var"))
+	if len(ents) != 1 {
+		t.Fatalf("after a failing fill, var holds %v", ents)
+	}
+	if b, _, _ := r.ReadHead("/var/swap", 4); string(b) != "head" {
+		t.Fatalf("the old file changed: %q", b)
+	}
+}

@@ -79,6 +79,32 @@ func TestUserWritableDirs(t *testing.T) {
 			inErr: []string{"is a symlink"},
 		},
 		{
+			name: "swap file symlink, ReadHead does not read the target",
+			setup: func(t *testing.T, root string) {
+				userDir(t, root, "/scratch", 1000, 0o1777)
+				mustSymlink(t, "/etc/shadow", filepath.Join(root, "scratch/swap"))
+			},
+			op: func(r *Root) error {
+				b, _, err := r.ReadHead("/scratch/swap", 4096)
+				if len(b) > 0 {
+					return errors.New("read through the link: " + string(b))
+				}
+				return err
+			},
+			inErr: []string{"/scratch/swap is a symlink"},
+		},
+		{
+			name: "swap file symlink, WriteFileFrom",
+			setup: func(t *testing.T, root string) {
+				userDir(t, root, "/scratch", 1000, 0o1777)
+				mustSymlink(t, "/etc/shadow", filepath.Join(root, "scratch/swap"))
+			},
+			op: func(r *Root) error {
+				return r.WriteFileFrom("/scratch/swap", func(f *os.File) error { _, err := f.WriteString("x"); return err }, 0o600, 0, 0)
+			},
+			inErr: []string{"/scratch/swap is a symlink"},
+		},
+		{
 			name: "symlink AppendFile",
 			setup: func(t *testing.T, root string) {
 				userDir(t, root, "/home/alice", 1000, 0o755)
