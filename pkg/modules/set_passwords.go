@@ -9,9 +9,6 @@ import (
 	"strings"
 )
 
-// PwauthDropIn is the sshd_config.d drop-in ssh_pwauth writes.
-const PwauthDropIn = "50-earlyinit-pwauth.conf"
-
 // hashedRE tells a crypt hash in chpasswd.list; compiled on first use.
 var hashedRE = lazyRE{expr: `^\$(1|2a|2y|5|6)(\$.+){2}`}
 
@@ -25,9 +22,9 @@ var hashedRE = lazyRE{expr: `^\$(1|2a|2y|5|6)(\$.+){2}`}
 //   - chpasswd.expire (default true): passwd --expire for each user set;
 //   - random passwords are kept in RandomPasswordsFile, 0600 (cloud-init prints
 //     them to the console), never to the runner's log;
-//   - ssh_pwauth true/false: PasswordAuthentication yes/no in
-//     /etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf; "unchanged" or
-//     missing leaves sshd alone;
+//   - ssh_pwauth true/false: PasswordAuthentication yes/no where sshd
+//     reads it first (setSshdOptions), sshd reloaded if it runs;
+//     "unchanged" or missing leaves sshd alone;
 //   - with earlyinit.inject_user_password, the platform's password for
 //     the default user, and the default user's password kept for
 //     post_password (see platform_password.go).
@@ -75,7 +72,7 @@ func setPasswords(ctx context.Context, e *Env) error {
 	if inject && textErr == nil {
 		errs = append(errs, e.keepForPost(&pw, du))
 	}
-	errs = append(errs, e.sshPwauth())
+	errs = append(errs, e.sshPwauth(ctx))
 	return errors.Join(errs...)
 }
 
@@ -241,7 +238,11 @@ func chpasswdLines(pairs [][2]string) []string {
 	return out
 }
 
-func (e *Env) sshPwauth() error {
+// sshPwauth is handle_ssh_pwauth: ssh_pwauth true or false sets
+// PasswordAuthentication yes or no; null, "unchanged" or another word
+// leaves sshd alone. sshd is reloaded only when the setting changed and
+// sshd runs.
+func (e *Env) sshPwauth(ctx context.Context) error {
 	v, ok := e.Cfg["ssh_pwauth"]
 	if !ok || v == nil {
 		return nil
@@ -254,11 +255,11 @@ func (e *Env) sshPwauth() error {
 		val = "no"
 	default:
 		if s, ok := v.(string); !ok || !strings.EqualFold(s, "unchanged") {
-			e.logf("ssh_pwauth: unrecognized value %v: sshd left alone", v)
+			e.logf("ssh_pwauth: unrecognized value %v: PasswordAuthentication left unchanged", v)
 		}
 		return nil
 	}
-	return e.sshdDropIn(PwauthDropIn, "# Written by earlyinit from cloud-config's ssh_pwauth.\nPasswordAuthentication "+val+"\n")
+	return e.updateSshd(ctx, "ssh_pwauth", []sshdOption{{Key: "PasswordAuthentication", Value: val}})
 }
 
 // pwChars is cloud-init's PW_SET: letters and digits without l, I, O, 0, 1.

@@ -160,7 +160,7 @@ ssh_keys:
 	te.wantFile("/etc/ssh/ssh_host_rsa_key.pub", "PUB", 0o644, 0, 0)
 	te.wantFile("/etc/ssh/ssh_host_ed25519_key.pub", "ssh-ed25519 AAAAderived root@localhost\n", 0o644, 0, 0)
 	te.wantFile("/etc/ssh/ssh_host_ed25519_key-cert.pub", "CERT", 0o644, 0, 0)
-	te.wantFile("/etc/ssh/sshd_config.d/50-earlyinit-hostcert-ed25519.conf", "HostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\n", 0o644, 0, 0)
+	te.wantFile(SshdDropIn, sshdDropInHeader+"\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\n", 0o644, 0, 0)
 	if te.Root.Exists("/root/.ssh/authorized_keys") {
 		t.Error("root keys written with no keys")
 	}
@@ -210,7 +210,7 @@ ssh_pwauth: true
 	if !strings.Contains(te.log.String(), "random passwords for carol are in") {
 		t.Errorf("log does not say where the random passwords are:\n%s", te.log.String())
 	}
-	te.wantFile("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf", "# Written by earlyinit from cloud-config's ssh_pwauth.\nPasswordAuthentication yes\n", 0o644, 0, 0)
+	te.wantFile(SshdDropIn, sshdDropInHeader+"\nPasswordAuthentication yes\n", 0o644, 0, 0)
 
 	te2 := newEnv(t, "users: [default]\npassword: pw\nchpasswd: {expire: false}\nssh_pwauth: false\n")
 	stdins = nil
@@ -222,7 +222,7 @@ ssh_pwauth: true
 		t.Errorf("password: %q", stdins)
 	}
 	te2.wantCalls("chpasswd")
-	if !strings.Contains(te2.read("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf"), "PasswordAuthentication no") {
+	if !strings.Contains(te2.read(SshdDropIn), "PasswordAuthentication no") {
 		t.Error("ssh_pwauth false")
 	}
 
