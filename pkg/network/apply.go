@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"sort"
 	"strings"
@@ -106,6 +107,11 @@ func Apply(ctx context.Context, env Env, res *Result) (deviceWait time.Duration,
 		env.Log.Printf("network: config unchanged since last written; left as is")
 		return deviceWait, errors.Join(errs...)
 	}
+	if err := res.moveAside(env); err != nil {
+		// Nothing of cloud-init's is replaced without its copy.
+		errs = append(errs, fmt.Errorf("%w: the network files are not written", err))
+		return deviceWait, errors.Join(errs...)
+	}
 	for _, f := range files {
 		if err := env.Root.WriteFile(f.Path, f.Data, f.Mode, 0, 0); err != nil {
 			errs = append(errs, err)
@@ -153,4 +159,45 @@ func digestFiles(files []netcfg.File) string {
 		h.Write(f.Data)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// moveAside keeps a copy (0600) of each of cloud-init's files the config
+// replaces under BackupDir, unless it is earlyinit's own already; only
+// when every copy is kept does it remove those after the first (the first
+// is overwritten by the config) and earlyinit's file of an earlier boot
+// that the config no longer uses. An error means nothing may be written.
+func (r *Result) moveAside(env Env) error {
+	for _, p := range r.replaced {
+		old, err := env.Root.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("keep a copy of %s: %w", p, err)
+		}
+		if strings.HasPrefix(string(old), ownHeader) {
+			continue
+		}
+		if err := env.Root.WriteFile(BackupDir+p, old, 0o600, 0, 0); err != nil {
+			return fmt.Errorf("keep a copy of %s: %w", p, err)
+		}
+		env.Log.Printf("network: %s was cloud-init's: earlyinit's config replaces it (a copy is in %s)", p, BackupDir+p)
+	}
+	var errs []error
+	for _, p := range r.replaced[min(1, len(r.replaced)):] {
+		if err := env.Root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if r.stale != "" {
+		if err := env.Root.Remove(r.stale); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		} else {
+			env.Log.Printf("network: removed %s: the config is in %s", r.stale, r.replaced[0])
+		}
+	}
+	if len(errs) > 0 {
+		env.Log.Errorf("network: %v", errors.Join(errs...))
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 	"github.com/earlyinit/earlyinit/pkg/nic"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
@@ -329,5 +330,89 @@ func TestResultLogNotes(t *testing.T) {
 	want := []string{"E network: bad; using the fallback config instead", "network: fallback config, DHCP on eth0"}
 	if !reflect.DeepEqual(log.lines, want) {
 		t.Errorf("log %q, want %q", log.lines, want)
+	}
+}
+
+// TestApplyTakesOverCloudInitFiles: a netplan or ENI file cloud-init left
+// in the root would be read beside earlyinit's (two configs for one NIC):
+// earlyinit's config takes its path, as cloud-init re-renders its file,
+// with a copy of the old one (0600) under BackupDir; a second cloud-init
+// ENI name is moved aside, earlyinit's own file of an earlier boot is
+// removed; a later boot keeps the first copy; when the copy cannot be
+// made, nothing is written.
+func TestApplyTakesOverCloudInitFiles(t *testing.T) {
+	const ciNetplan = "/etc/netplan/50-cloud-init.yaml"
+	const ciENI, ciENI2 = "/etc/network/interfaces.d/50-cloud-init", "/etc/network/interfaces.d/50-cloud-init.cfg"
+	for _, tc := range []struct {
+		name      string
+		bins      []string
+		files     []string // path=content
+		want      string   // the file that holds earlyinit's config
+		gone      []string
+		backedUp  []string
+		blockCopy bool
+	}{
+		{name: "netplan", bins: netplanBin, files: []string{ciNetplan + "=network: {version: 2, ethernets: {eth0: {dhcp4: true}}}\n"},
+			want: ciNetplan, backedUp: []string{ciNetplan}},
+		{name: "netplan and an earlier earlyinit file", bins: netplanBin,
+			files: []string{ciNetplan + "=network: {version: 2}\n", render.NetplanPath + "=# Written by earlyinit from the instance's network configuration.\n"},
+			want:  ciNetplan, gone: []string{render.NetplanPath}, backedUp: []string{ciNetplan}},
+		{name: "eni, both of cloud-init's names", bins: eniBins,
+			files: []string{"/etc/network/interfaces=source /etc/network/interfaces.d/*\n", ciENI + "=auto eth0\niface eth0 inet dhcp\n", ciENI2 + "=auto eth1\niface eth1 inet dhcp\n"},
+			want:  ciENI, gone: []string{ciENI2}, backedUp: []string{ciENI, ciENI2}},
+		{name: "no copy, nothing written", bins: netplanBin, files: []string{ciNetplan + "=network: {version: 2}\n", BackupDir + "=not a directory"},
+			blockCopy: true},
+		{name: "none of cloud-init's", bins: netplanBin, want: render.NetplanPath},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := newRoot(t, tc.bins, udevd, tc.files)
+			before := map[string]string{}
+			for _, f := range tc.files {
+				name, data, _ := strings.Cut(f, "=")
+				before[name] = data
+			}
+			res, err := Build(Input{Format: "yaml", Data: []byte(v2Swap), NICs: LiveNICs(testLinks()), Root: root, Fallback: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := &testLog{}
+			env := Env{Netlink: &fakeNL{links: testLinks()}, Root: root, Log: log, Wait: time.Second, IsNew: true}
+			_, err = Apply(context.Background(), env, res)
+			if tc.blockCopy {
+				if err == nil || !strings.Contains(err.Error(), "keep a copy of "+ciNetplan) || !strings.Contains(err.Error(), "the network files are not written") {
+					t.Fatalf("Apply: %v", err)
+				}
+				if readRoot(t, root, ciNetplan) != before[ciNetplan] {
+					t.Fatal("cloud-init's file was replaced without its copy")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readRoot(t, root, tc.want); !strings.HasPrefix(got, "# Written by earlyinit") {
+				t.Errorf("%s = %q, want earlyinit's config", tc.want, got)
+			}
+			for _, f := range tc.gone {
+				if root.Exists(f) {
+					t.Errorf("%s left beside %s", f, tc.want)
+				}
+			}
+			for _, p := range tc.backedUp {
+				fi, err := root.Stat(BackupDir + p)
+				if err != nil || fi.Mode().Perm() != 0o600 || readRoot(t, root, BackupDir+p) != before[p] {
+					t.Errorf("copy of %s: %v %v", p, fi, err)
+				}
+			}
+			// A later boot: the copy stays cloud-init's.
+			if _, err := Apply(context.Background(), env, res); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range tc.backedUp {
+				if readRoot(t, root, BackupDir+p) != before[p] {
+					t.Errorf("the second boot overwrote the copy of %s", p)
+				}
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 	"github.com/earlyinit/earlyinit/pkg/nic"
+	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 // cloudInitBins tell that the real root has cloud-init, whose own network
@@ -29,6 +30,28 @@ var cloudInitBins = []string{"/usr/bin/cloud-init", "/usr/local/bin/cloud-init"}
 // eniInterfaces is the file the ENI renderer's interfaces.d needs to be
 // sourced from.
 const eniInterfaces = "/etc/network/interfaces"
+
+// cloudInitOutputs are the files cloud-init's netplan and ENI renderers
+// write, which netplan and ifupdown would read beside earlyinit's own (two
+// configs for one NIC): when the root has one, earlyinit's config takes
+// its path, as cloud-init re-renders its file at a boot that applies a
+// network config, and the old content is kept under BackupDir. ownOutputs
+// are earlyinit's own names for them.
+var (
+	cloudInitOutputs = map[string][]string{
+		"netplan": {"/etc/netplan/50-cloud-init.yaml"},
+		"eni":     {"/etc/network/interfaces.d/50-cloud-init", "/etc/network/interfaces.d/50-cloud-init.cfg"},
+	}
+	ownOutputs = map[string]string{"netplan": render.NetplanPath, "eni": render.ENIPath}
+)
+
+// BackupDir keeps a copy of each network file of cloud-init's that
+// earlyinit replaced or moved aside, at its path under this directory.
+const BackupDir = paths.CacheDir + "/backup"
+
+// ownHeader starts every file earlyinit's renderers write: a file that
+// starts so is not kept as a backup.
+const ownHeader = "# Written by earlyinit"
 
 // Root is what Build reads of a real root, paths absolute within it;
 // *rootfs.Root is one. Exists should resolve symlinks inside the root
@@ -106,6 +129,12 @@ type Result struct {
 	// WakeOnLan=magic: networkd has no other place for it.
 	wakeOnLAN []string
 	cloudInit bool
+	// replaced are cloud-init's files of this renderer in the root:
+	// the first holds earlyinit's config now, the others are moved aside;
+	// each one's old content is kept under BackupDir. stale is
+	// earlyinit's own file of an earlier boot, now in replaced[0]'s place.
+	replaced []string
+	stale    string
 }
 
 // Build parses in's config, validates it (or falls back, see
@@ -141,6 +170,7 @@ func Build(in Input) (*Result, error) {
 				files = append(files, render.ENIInterfaces())
 			}
 		}
+		files = res.takeOver(in.Root, r.Name(), files)
 		res.systemd = nic.HasSystemdUdevd(in.Root.Exists)
 		if r.Name() == "networkd" && res.systemd {
 			res.wakeOnLAN = nic.WakeOnLAN(cfg)
@@ -167,6 +197,29 @@ func Build(in Input) (*Result, error) {
 	res.rendered = files
 	res.Files = res.FilesFor(res.Renames)
 	return res, nil
+}
+
+// takeOver puts the renderer's file at the path of cloud-init's when the
+// root has one (see cloudInitOutputs) and records what Apply moves aside.
+func (r *Result) takeOver(root Root, renderer string, files []netcfg.File) []netcfg.File {
+	for _, p := range cloudInitOutputs[renderer] {
+		if root.Exists(p) {
+			r.replaced = append(r.replaced, p)
+		}
+	}
+	if len(r.replaced) == 0 {
+		return files
+	}
+	own := ownOutputs[renderer]
+	for i := range files {
+		if files[i].Path == own {
+			files[i].Path = r.replaced[0]
+		}
+	}
+	if root.Exists(own) {
+		r.stale = own
+	}
+	return files
 }
 
 // FilesFor returns the files to write when the NICs named are names (MAC
