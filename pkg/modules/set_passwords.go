@@ -5,63 +5,101 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
+	"os"
 	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
 )
 
-// hashedRE tells a crypt hash in chpasswd.list; compiled on first use.
+// hashedRE tells a crypt hash in `password` and chpasswd.list, as
+// cc_set_passwords does (anchored at the start only, as Python's
+// re.match); compiled on first use.
 var hashedRE = lazyRE{expr: `^\$(1|2a|2y|5|6)(\$.+){2}`}
 
-// setPasswords is cc_set_passwords:
+// isCryptHash is cloud-init's test for a hashed password in `password`
+// and chpasswd.list lines: hashedRE matches and there is no ":".
+func isCryptHash(p string) bool {
+	return hashedRE.get().MatchString(p) && !strings.Contains(p, ":")
+}
+
+// setPasswords is cc_set_passwords (cloud-init 22.4):
 //
-//   - chpasswd.users: {name, password, type: text|hash|RANDOM};
-//     chpasswd.list (deprecated): "name:password" lines, a password that
-//     looks like a crypt hash being a hash, R or RANDOM a random one;
-//     password: the default user's password when neither is given;
-//   - text passwords go to chpasswd, hashes to chpasswd -e, both on stdin;
-//   - chpasswd.expire (default true): passwd --expire for each user set;
-//   - random passwords are kept in RandomPasswordsFile, 0600 (cloud-init prints
-//     them to the console), never to the runner's log;
+//   - chpasswd.users: {name, password, type: hash (the default), text or
+//     RANDOM}; chpasswd.list (deprecated): "name:password" lines, a list
+//     or a multi-line string, a password that isCryptHash being a hash, R
+//     or RANDOM a random one, any other a clear-text one; password: the
+//     default user's, taken as a chpasswd.list line (a hash is a hash, R a
+//     random one) and only when chpasswd has neither users nor list;
+//   - the clear-text passwords go to chpasswd in cloud-init's order
+//     (users' text entries, users' RANDOM entries, then list's text and
+//     random lines), the hashes to chpasswd -e (users' hash entries, then
+//     list's), each on stdin;
+//   - random passwords are printed to the console as cloud-init prints
+//     them ("Set the following 'random' passwords"), straight to
+//     /dev/console, never to the runner's log nor the output log, and
+//     kept in RandomPasswordsFile (0600);
+//   - chpasswd.expire (cloud-init's translate_bool, default true): passwd
+//     --expire for every user set, the clear-text ones then the hashed
+//     ones (EXPIRE_APPLIES_TO_HASHED_USERS is true in 22.4), also after a
+//     chpasswd failed, as cloud-init does;
 //   - ssh_pwauth true/false: PasswordAuthentication yes/no where sshd
 //     reads it first (setSshdOptions), sshd reloaded if it runs;
-//     "unchanged" or missing leaves sshd alone;
+//     "unchanged" or missing leaves sshd alone; it is applied even when
+//     a password could not be set;
 //   - with earlyinit.inject_user_password, the platform's password for
 //     the default user, and the default user's password kept for
 //     post_password (see platform_password.go).
 //
 // A password holding a line break or a NUL is refused (it would be a
-// second chpasswd line). Passwords never reach the log or an error
-// message.
+// second chpasswd line), and so is a hash holding a ":"; such an entry,
+// or a bad name, refuses the whole configuration before any tool runs.
+// Passwords and hashes never reach the log or an error message.
 func setPasswords(ctx context.Context, e *Env) error {
 	var pw passwords
 	expire := true
+	var users []any
+	var list []string
 	if c, ok := e.Cfg["chpasswd"]; ok && c != nil {
 		ch, ok := c.(map[string]any)
 		if !ok {
 			return fmt.Errorf("chpasswd: want a map, got %s", kind(c))
 		}
-		expire = cfgBool(ch, "expire", true)
-		if err := pw.addUsers(ch["users"]); err != nil {
+		if v, ok := ch["expire"]; ok {
+			expire = translateBool(v)
+		}
+		var err error
+		if users, err = chpasswdUsers(ch["users"]); err != nil {
 			return err
 		}
-		if err := pw.addList(e, ch["list"]); err != nil {
+		if list, err = chpasswdList(e, ch["list"]); err != nil {
 			return err
 		}
 	}
-	var errs []error
-	if len(pw.text) == 0 && len(pw.hashed) == 0 {
+	// listKey(i) starts the errors about line i, and about its password.
+	listKey := func(i int) (string, string) {
+		k := fmt.Sprintf("chpasswd.list.%d: ", i)
+		return k, k + "password "
+	}
+	if len(users) == 0 && len(list) == 0 {
 		if p := cfgString(e.Cfg, "password", ""); p != "" {
-			u := e.defaultUserName()
-			switch {
-			case checkPassword(p) != nil:
-				errs = append(errs, fmt.Errorf("password: %w: not set", checkPassword(p)))
-			case u != "":
-				pw.text = append(pw.text, [2]string{u, p})
-			default:
-				e.logf("password: no default user to set it for")
+			if u := e.defaultUserName(); u != "" {
+				list = []string{u + ":" + p}
+				listKey = func(int) (string, string) { return "password: ", "password: " }
+			} else {
+				e.logf("password: no default or defined user to change the password of")
 			}
 		}
 	}
+	if err := pw.addUsers(users); err != nil {
+		return err
+	}
+	if err := pw.addList(list, listKey); err != nil {
+		return err
+	}
+	var errs []error
 	inject, du := injectUserPassword(e), ""
 	if inject {
 		du = e.defaultUserName()
@@ -76,9 +114,87 @@ func setPasswords(ctx context.Context, e *Env) error {
 	return errors.Join(errs...)
 }
 
-// passwords are the {name, password} pairs set_passwords sets: text ones
-// for chpasswd, hashes for chpasswd -e, and the random ones (also in text)
-// as "name:password" lines to keep.
+// translateBool is cloud-init's util.translate_bool (get_cfg_option_bool):
+// a bool as it is; anything else true only for "true", "1", "on" or "yes"
+// in any case (null and "" are false).
+func translateBool(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return t
+	}
+	switch strings.ToLower(strings.TrimSpace(scalarString(v))) {
+	case "true", "1", "on", "yes":
+		return true
+	}
+	return false
+}
+
+// chpasswdUsers is chpasswd.users as a list (null is none).
+func chpasswdUsers(u any) ([]any, error) {
+	switch t := u.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return t, nil
+	}
+	return nil, fmt.Errorf("chpasswd.users: want a list, got %s", kind(u))
+}
+
+// chpasswdList is chpasswd.list's lines: a list's items, or a multi-line
+// string's lines (deprecated, as cloud-init logs). An empty list or
+// string is none.
+func chpasswdList(e *Env, list any) ([]string, error) {
+	var lines []string
+	switch l := list.(type) {
+	case nil:
+	case string:
+		if l != "" {
+			e.logf("chpasswd.list is deprecated, and so is its multi-line string form: use chpasswd.users")
+			lines = pySplitlines(l)
+		}
+	case []any:
+		if len(l) > 0 {
+			e.logf("chpasswd.list is deprecated: use chpasswd.users")
+		}
+		for _, x := range l {
+			lines = append(lines, scalarString(x))
+		}
+	default:
+		return nil, fmt.Errorf("chpasswd.list: want a list, got %s", kind(l))
+	}
+	return lines, nil
+}
+
+// pySplitlines is Python's str.splitlines: lines end at \n, \r, \r\n,
+// \v, \f, \x1c, \x1d, \x1e, \x85, U+2028 or U+2029; a last line
+// without an end counts, an empty one after the last end does not.
+func pySplitlines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
+			out = append(out, s[start:i])
+			if r == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+				n++
+			}
+			start = i + n
+		}
+		i += n
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// passwords are the {name, password} pairs set_passwords sets: clear-text
+// ones for chpasswd and hashes for chpasswd -e, each in the order chpasswd
+// gets them, and the random ones (also in text) as "name:password" lines
+// for the console and RandomPasswordsFile.
 type passwords struct {
 	text, hashed [][2]string
 	random       []string
@@ -115,15 +231,27 @@ func (pw *passwords) addRandom(name string) error {
 	return nil
 }
 
-// addUsers reads chpasswd.users: {name, password, type: text|hash|RANDOM}.
-func (pw *passwords) addUsers(u any) error {
-	if u == nil {
-		return nil
+// checkHash refuses a hash chpasswd -e could not store: checkPassword's
+// line break or NUL, or a ":" (a field separator of /etc/shadow).
+func checkHash(p string) error {
+	if err := checkPassword(p); err != nil {
+		return err
 	}
-	list, ok := u.([]any)
-	if !ok {
-		return fmt.Errorf("chpasswd.users: want a list, got %s", kind(u))
+	if strings.Contains(p, ":") {
+		return errors.New(`contains a ":", which no hash holds`)
 	}
+	return nil
+}
+
+// addUsers reads chpasswd.users: {name, password, type: hash|text|RANDOM}.
+// As cloud-init's get_users_by_type: the text entries, then the RANDOM
+// ones, go to chpasswd; the hash entries to chpasswd -e. Every entry is
+// checked before any is added. cloud-init sets the literal password
+// "RANDOM" for a text or hash entry without a password, and skips an
+// entry of another type: both are refused here (the schema refuses them).
+func (pw *passwords) addUsers(list []any) error {
+	type entry struct{ name, typ, password string }
+	var ents []entry
 	for i, it := range list {
 		m, ok := it.(map[string]any)
 		if !ok {
@@ -139,76 +267,89 @@ func (pw *passwords) addUsers(u any) error {
 		typ := cfgString(m, "type", "hash")
 		p := cfgString(m, "password", "")
 		switch {
-		case typ == "RANDOM" || (typ != "text" && typ != "hash"):
-			if typ != "RANDOM" {
-				return fmt.Errorf("chpasswd.users.%d: type: want text, hash or RANDOM", i) // never the value: it may be a misplaced password
-			}
-			if err := pw.addRandom(name); err != nil {
-				return err
-			}
+		case typ == "RANDOM":
+			p = ""
+		case typ != "text" && typ != "hash":
+			return fmt.Errorf("chpasswd.users.%d: type: want text, hash or RANDOM", i) // never the value: it may be a misplaced password
 		case p == "":
 			return fmt.Errorf("chpasswd.users.%d: password is missing", i)
-		case checkPassword(p) != nil:
-			return fmt.Errorf("chpasswd.users.%d: password %w: not set", i, checkPassword(p))
-		case typ == "text":
-			pw.text = append(pw.text, [2]string{name, p})
+		case typ == "hash":
+			if err := checkHash(p); err != nil {
+				return fmt.Errorf("chpasswd.users.%d: password %w: not set", i, err)
+			}
 		default:
-			pw.hashed = append(pw.hashed, [2]string{name, p})
+			if err := checkPassword(p); err != nil {
+				return fmt.Errorf("chpasswd.users.%d: password %w: not set", i, err)
+			}
+		}
+		ents = append(ents, entry{name, typ, p})
+	}
+	for _, en := range ents {
+		switch en.typ {
+		case "text":
+			pw.text = append(pw.text, [2]string{en.name, en.password})
+		case "hash":
+			pw.hashed = append(pw.hashed, [2]string{en.name, en.password})
+		}
+	}
+	for _, en := range ents {
+		if en.typ == "RANDOM" {
+			if err := pw.addRandom(en.name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// addList reads the deprecated chpasswd.list: "name:password" lines, a
-// password that looks like a crypt hash being a hash, R or RANDOM a random
-// one.
-func (pw *passwords) addList(e *Env, list any) error {
-	var lines []string
-	switch l := list.(type) {
-	case nil:
-	case string:
-		e.logf("chpasswd.list as a multi-line string is deprecated: use chpasswd.users")
-		lines = strings.Split(l, "\n")
-	case []any:
-		e.logf("chpasswd.list is deprecated: use chpasswd.users")
-		for _, x := range l {
-			lines = append(lines, scalarString(x))
-		}
-	default:
-		return fmt.Errorf("chpasswd.list: want a list, got %s", kind(l))
-	}
+// addList reads "name:password" lines (chpasswd.list, or the default
+// user's `password`), key(i) starting the errors about line i and about
+// its password: a password that
+// isCryptHash is a hash, R or RANDOM a random one, any other clear text.
+// Blank lines are skipped (cloud-init fails on them). Every line is
+// checked before any is added.
+func (pw *passwords) addList(lines []string, key func(int) (line, password string)) error {
+	type entry struct{ name, password string }
+	var ents []entry
 	for i, line := range lines {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
 		u, p, ok := strings.Cut(line, ":")
 		if !ok || u == "" {
-			return fmt.Errorf("chpasswd.list.%d: want name:password", i)
+			k, _ := key(i)
+			return fmt.Errorf("%swant name:password", k)
 		}
 		if err := checkName(u); err != nil {
-			return fmt.Errorf("chpasswd.list.%d: name: %w", i, err)
+			k, _ := key(i)
+			return fmt.Errorf("%sname: %w", k, err)
 		}
 		if err := checkPassword(p); err != nil {
-			return fmt.Errorf("chpasswd.list.%d: password %w: not set", i, err)
+			_, k := key(i)
+			return fmt.Errorf("%s%w: not set", k, err)
 		}
+		ents = append(ents, entry{u, p})
+	}
+	for _, en := range ents {
 		switch {
-		case hashedRE.get().MatchString(p) && !strings.Contains(p, ":"):
-			pw.hashed = append(pw.hashed, [2]string{u, p})
-		case p == "R" || p == "RANDOM":
-			if err := pw.addRandom(u); err != nil {
+		case isCryptHash(en.password):
+			pw.hashed = append(pw.hashed, [2]string{en.name, en.password})
+		case en.password == "R" || en.password == "RANDOM":
+			if err := pw.addRandom(en.name); err != nil {
 				return err
 			}
 		default:
-			pw.text = append(pw.text, [2]string{u, p})
+			pw.text = append(pw.text, [2]string{en.name, en.password})
 		}
 	}
 	return nil
 }
 
-// set runs chpasswd for the text and the hashed passwords, keeps the random
-// ones and, with expire, expires every password set; it returns each
-// step's error (nil for success), in that order, and textErr, the text
-// chpasswd's alone (nil when there was none to run).
+// set runs chpasswd for the clear-text and the hashed passwords, shows
+// and keeps the random ones and, with expire, expires every password set
+// (text ones first, as cloud-init); it returns each step's error (nil
+// for success), in that order, and textErr, the clear-text chpasswd's
+// alone (nil when there was none to run).
 func (pw *passwords) set(ctx context.Context, e *Env, expire bool) (textErr error, errs []error) {
 	if len(pw.text) > 0 {
 		textErr = e.chpasswd(ctx, chpasswdLines(pw.text), false)
@@ -221,9 +362,18 @@ func (pw *passwords) set(ctx context.Context, e *Env, expire bool) (textErr erro
 		errs = append(errs, e.keepRandom(pw.random))
 	}
 	if expire {
-		for _, p := range append(pw.text, pw.hashed...) {
+		var expired []string
+		for _, p := range append(append([][2]string{}, pw.text...), pw.hashed...) {
 			_, err := e.run(ctx, Cmd{Name: "passwd", Args: []string{"--expire", "--", p[0]}})
+			if err != nil {
+				err = fmt.Errorf("expire the password of %s: %w", p[0], err)
+			} else {
+				expired = append(expired, p[0])
+			}
 			errs = append(errs, err)
+		}
+		if len(expired) > 0 {
+			e.logf("expired passwords of %s", strings.Join(expired, ", "))
 		}
 	}
 	return textErr, errs
@@ -238,10 +388,10 @@ func chpasswdLines(pairs [][2]string) []string {
 	return out
 }
 
-// sshPwauth is handle_ssh_pwauth: ssh_pwauth true or false sets
-// PasswordAuthentication yes or no; null, "unchanged" or another word
-// leaves sshd alone. sshd is reloaded only when the setting changed and
-// sshd runs.
+// sshPwauth is handle_ssh_pwauth: ssh_pwauth true or false (or a word
+// cloud-init's is_true/is_false takes) sets PasswordAuthentication yes or
+// no; null, "unchanged" or another word leaves sshd alone. sshd is
+// reloaded only when the setting changed and sshd runs.
 func (e *Env) sshPwauth(ctx context.Context) error {
 	v, ok := e.Cfg["ssh_pwauth"]
 	if !ok || v == nil {
@@ -258,6 +408,9 @@ func (e *Env) sshPwauth(ctx context.Context) error {
 			e.logf("ssh_pwauth: unrecognized value %v: PasswordAuthentication left unchanged", v)
 		}
 		return nil
+	}
+	if _, ok := v.(string); ok {
+		e.logf("ssh_pwauth as a string is deprecated: use true or false")
 	}
 	return e.updateSshd(ctx, "ssh_pwauth", []sshdOption{{Key: "PasswordAuthentication", Value: val}})
 }
@@ -278,20 +431,78 @@ func randomPassword() (string, error) {
 }
 
 // RandomPasswordsFile, in the instance's directory, keeps the random
-// passwords chpasswd set, 0600 root. cloud-init prints them to the console
-// and its output log; a password in a log is a secret in a log, so here the
-// log says only whose they are and where.
+// passwords chpasswd set, 0600 root, for root to read once the console
+// has scrolled past them.
 const RandomPasswordsFile = "random-passwords"
 
+// keepRandom prints random ("name:password" lines) to the console as
+// cloud-init does and keeps them in RandomPasswordsFile. The runner's
+// log says only whose they are and where.
 func (e *Env) keepRandom(random []string) error {
-	name := e.instanceDir() + "/" + RandomPasswordsFile
-	if err := e.Root.AppendFile(name, []byte(strings.Join(random, "\n")+"\n"), 0o600, 0, 0); err != nil {
-		return fmt.Errorf("chpasswd: keep the random passwords: %w", err)
-	}
 	users := make([]string, len(random))
 	for i, r := range random {
 		users[i], _, _ = strings.Cut(r, ":")
 	}
+	// util.multi_log("%s\n%s\n" % ("Set the following 'random'
+	// passwords\n", "\n".join(randlist)), stderr=False,
+	// fallback_to_stdout=False): /dev/console only.
+	if err := e.writeConsole("Set the following 'random' passwords\n\n" + strings.Join(random, "\n") + "\n"); err != nil {
+		e.logf("chpasswd: random passwords for %s not printed: %v", strings.Join(users, ", "), err)
+	} else {
+		e.logf("chpasswd: random passwords for %s printed to the console", strings.Join(users, ", "))
+	}
+	name := e.instanceDir() + "/" + RandomPasswordsFile
+	if err := e.Root.AppendFile(name, []byte(strings.Join(random, "\n")+"\n"), 0o600, 0, 0); err != nil {
+		return fmt.Errorf("chpasswd: keep the random passwords: %w", err)
+	}
 	e.logf("chpasswd: random passwords for %s are in %s (root only)", strings.Join(users, ", "), name)
 	return nil
+}
+
+// ConsoleDevice is the console cloud-init's multi_log writes to, in the
+// root.
+const ConsoleDevice = "/dev/console"
+
+// consoleTimeout bounds a write to the console (a serial console can be
+// slow, or stopped by flow control).
+const consoleTimeout = 5 * time.Second
+
+// writeConsole writes text to the root's ConsoleDevice, and nowhere else
+// (not the journal, not /dev/kmsg, not the logs): it is for what the
+// console alone is meant to show, as cloud-init's random passwords. The
+// device must be a character device (a test root's may be a regular file
+// no one but its owner can read); it is opened without following a link,
+// without becoming a controlling terminal, and written within
+// consoleTimeout.
+func (e *Env) writeConsole(text string) error {
+	name := e.Root.Path(ConsoleDevice)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|syscall.O_NOCTTY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no %s", ConsoleDevice)
+		}
+		return fmt.Errorf("open %s: %w", ConsoleDevice, pathErrCause(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", ConsoleDevice, pathErrCause(err))
+	}
+	if m := fi.Mode(); m&fs.ModeCharDevice == 0 && !(m.IsRegular() && m.Perm()&0o077 == 0) {
+		return fmt.Errorf("%s is not a character device", ConsoleDevice)
+	}
+	_ = f.SetWriteDeadline(time.Now().Add(consoleTimeout))
+	if _, err := f.WriteString(text); err != nil {
+		return fmt.Errorf("write %s: %w", ConsoleDevice, pathErrCause(err))
+	}
+	return nil
+}
+
+// pathErrCause is a *PathError's cause without its path, else err.
+func pathErrCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
