@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -147,6 +148,9 @@ func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
 	if err := checkNamed("user name", u.Name); err != nil {
 		return nil, err
 	}
+	if err := checkUserPasswords(cfg); err != nil {
+		return nil, err
+	}
 	groups, err := cfgStrings(cfg, "groups", true)
 	if err != nil {
 		return nil, err
@@ -195,29 +199,52 @@ func (e *Env) ensureUser(ctx context.Context, name string, cfg map[string]any, g
 	return e.addUser(ctx, name, cfg, groups)
 }
 
-// userPasswords sets plain_text_passwd and hashed_passwd through chpasswd
-// and locks the password unless lock_passwd (or lock-passwd) is false.
+// userPasswords is the password part of cloud-init's create_user, for a
+// new or an existing user: plain_text_passwd through chpasswd, then
+// hashed_passwd through chpasswd -e (each when Python would call it true:
+// not null, "", 0 or false), then passwd -l unless lock_passwd (or the
+// later lock-passwd) is there and not true in Python's sense: null, false,
+// 0 and "" keep the password unlocked, "false" (a string) locks it, as
+// kwargs.get("lock_passwd", True) does. A locked password that chpasswd
+// sets later (set_passwords) is unlocked: chpasswd replaces the field.
 func (e *Env) userPasswords(ctx context.Context, name string, cfg map[string]any) error {
-	if pw := cfgString(cfg, "plain_text_passwd", ""); pw != "" {
-		if err := e.chpasswd(ctx, []string{name + ":" + pw}, false); err != nil {
+	if v := cfg["plain_text_passwd"]; pyTruthy(v) {
+		if err := e.chpasswd(ctx, []string{name + ":" + scalarString(v)}, false); err != nil {
 			return err
 		}
 	}
-	if pw := cfgString(cfg, "hashed_passwd", ""); pw != "" {
-		if err := e.chpasswd(ctx, []string{name + ":" + pw}, true); err != nil {
+	if v := cfg["hashed_passwd"]; pyTruthy(v) {
+		if err := e.chpasswd(ctx, []string{name + ":" + scalarString(v)}, true); err != nil {
 			return err
 		}
 	}
 	lock := true
-	if v, ok := cfg["lock_passwd"]; ok && v != nil {
-		lock = isTrue(v)
-	} else if v, ok := cfg["lock-passwd"]; ok && v != nil {
-		lock = isTrue(v)
+	if v, ok := cfg["lock_passwd"]; ok {
+		lock = pyTruthy(v)
+	} else if v, ok := cfg["lock-passwd"]; ok {
+		lock = pyTruthy(v)
 	}
 	if lock {
 		return e.lockPasswd(ctx, name)
 	}
 	return nil
+}
+
+// pyTruthy is Python's truth of a YAML value: false for null, false, 0,
+// "" and empty lists and maps.
+func pyTruthy(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map, reflect.String:
+		return rv.Len() > 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return !rv.IsZero()
+	}
+	return true
 }
 
 // sudoRules is the user's sudo key as "name rule" lines for SudoersFile.
@@ -304,8 +331,37 @@ func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, grou
 	if err != nil {
 		return fmt.Errorf("useradd %s failed: %w", name, redactErr(err))
 	}
-	if pw := cfgString(cfg, "passwd", ""); pw != "" {
-		return e.chpasswd(ctx, []string{name + ":" + pw}, true)
+	return e.newUserPasswd(ctx, name, cfg)
+}
+
+// newUserPasswd sets a new user's passwd, the hash cloud-init gives
+// useradd --password when it is a non-empty string (anything else is not
+// passed), with chpasswd -e on stdin: the same field in /etc/shadow, set
+// verbatim, but not on a command line any local user can read.
+func (e *Env) newUserPasswd(ctx context.Context, name string, cfg map[string]any) error {
+	pw, ok := cfg["passwd"].(string)
+	if !ok || pw == "" {
+		return nil
+	}
+	return e.chpasswd(ctx, []string{name + ":" + pw}, true)
+}
+
+// checkUserPasswords refuses, before any tool runs for the user, a
+// password that would be a second chpasswd line (a line break or a NUL)
+// and a hash holding a ":". The value is never in the error.
+func checkUserPasswords(cfg map[string]any) error {
+	for _, k := range []string{"passwd", "plain_text_passwd", "hashed_passwd"} {
+		v := cfg[k]
+		if !pyTruthy(v) {
+			continue
+		}
+		check := checkHash
+		if k == "plain_text_passwd" {
+			check = checkPassword
+		}
+		if err := check(scalarString(v)); err != nil {
+			return fmt.Errorf("%s %w: not set", k, err)
+		}
 	}
 	return nil
 }
@@ -350,10 +406,8 @@ func (e *Env) busyboxAddUser(ctx context.Context, name string, cfg map[string]an
 	if _, err := e.run(ctx, Cmd{Name: "adduser", Args: args}); err != nil {
 		return err
 	}
-	if pw := cfgString(cfg, "passwd", ""); pw != "" {
-		if err := e.chpasswd(ctx, []string{name + ":" + pw}, true); err != nil {
-			return err
-		}
+	if err := e.newUserPasswd(ctx, name, cfg); err != nil {
+		return err
 	}
 	for _, g := range groups {
 		if _, err := e.run(ctx, Cmd{Name: "addgroup", Args: []string{name, g}}); err != nil {

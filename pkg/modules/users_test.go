@@ -1,6 +1,7 @@
 package modules
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -257,5 +258,131 @@ func TestUsersPasswdNotInArgv(t *testing.T) {
 	}
 	if strings.Contains(te.log.String(), "HASHMARKER") {
 		t.Errorf("the hash is in the log:\n%s", te.log.String())
+	}
+}
+
+// createUserOracle runs cloud-init 22.4's Distro.create_user for each
+// case's users entry (YAML) on a Debian distro, subp.subp recording every
+// command and its stdin, util.is_user true only for root, every group
+// existing and every tool found.
+const createUserOracle = `
+from cloudinit import subp, util, safeyaml
+from cloudinit.distros import debian
+out = []
+for c in json.load(sys.stdin):
+    calls = []
+    def fake_subp(args, data=None, **kw):
+        calls.append({"argv": [str(a) for a in args], "stdin": data or ""})
+        return ("", "")
+    subp.subp = fake_subp
+    subp.which = lambda p, **kw: "/usr/sbin/" + p
+    util.is_user = lambda n: n == "root"
+    util.is_group = lambda n: True
+    util.system_is_snappy = lambda: False
+    d = debian.Distro("debian", {}, None)
+    kw = safeyaml.load(c)
+    name = kw.pop("name")
+    d.create_user(name, **kw)
+    out.append(calls)
+json.dump(out, sys.stdout)
+`
+
+// TestUsersPasswordsMatchCloudInit compares the commands of cloud-init
+// 22.4's create_user with users_groups' for passwd (useradd --password
+// there, chpasswd -e on stdin right after useradd here: the same field),
+// plain_text_passwd, hashed_passwd and lock_passwd (default true, Python's
+// truth of the value).
+func TestUsersPasswordsMatchCloudInit(t *testing.T) {
+	entries := []string{
+		"{name: alice, passwd: '" + otherHash + "'}",
+		"{name: alice, passwd: '" + otherHash + "', lock_passwd: false}",
+		"{name: bob, plain_text_passwd: pl41n-s3cret, lock_passwd: false}",
+		"{name: bob, hashed_passwd: '" + pveHash + "'}",
+		"{name: carol, passwd: '" + otherHash + "', plain_text_passwd: pl41n-s3cret, hashed_passwd: '" + pveHash + "', lock_passwd: false}",
+		"{name: dave, lock_passwd: null}",
+		"{name: dave, lock_passwd: 'false'}",
+		"{name: dave, lock_passwd: 0}",
+		"{name: erin, passwd: 12345}",
+		"{name: erin, passwd: ''}",
+		"{name: erin, plain_text_passwd: 12345, lock_passwd: false}",
+		"{name: root, passwd: '" + otherHash + "', hashed_passwd: '" + pveHash + "'}",
+		"{name: frank, gecos: Frank, shell: /bin/bash, passwd: '" + otherHash + "', uid: 1234}",
+	}
+	var want [][]spCall
+	cloudinitOracle(t, createUserOracle, entries, &want)
+	for i, ent := range entries {
+		t.Run(ent, func(t *testing.T) {
+			te := newEnv(t, "users: ["+ent+"]\n")
+			var got []spCall
+			record := func(c Cmd) ([]byte, error) {
+				got = append(got, spCall{Argv: append([]string{c.Name}, c.Args...), Stdin: string(c.Stdin)})
+				if c.Name == "useradd" {
+					return te.fakeUseradd(c)
+				}
+				return nil, nil
+			}
+			for _, n := range []string{"useradd", "chpasswd", "passwd"} {
+				te.exec.handlers[n] = record
+			}
+			if err := te.runModule("users_groups"); err != nil {
+				t.Fatal(err)
+			}
+			// cloud-init's useradd --password H is useradd then
+			// chpasswd -e "name:H"; its set_passwd sends no newline.
+			var norm []spCall
+			for _, w := range want[i] {
+				if w.Argv[0] == "useradd" {
+					var argv []string
+					hash := ""
+					for j := 0; j < len(w.Argv); j++ {
+						if w.Argv[j] == "--password" {
+							hash = w.Argv[j+1]
+							j++
+							continue
+						}
+						argv = append(argv, w.Argv[j])
+					}
+					norm = append(norm, spCall{Argv: argv})
+					if hash != "" {
+						norm = append(norm, spCall{Argv: []string{"chpasswd", "-e"}, Stdin: w.Argv[1] + ":" + hash + "\n"})
+					}
+					continue
+				}
+				if w.Argv[0] == "chpasswd" {
+					w.Stdin += "\n"
+				}
+				if w.Argv[0] == "passwd" {
+					w.Argv = []string{"passwd", "-l", "--", w.Argv[2]}
+				}
+				norm = append(norm, w)
+			}
+			if !reflect.DeepEqual(got, norm) {
+				t.Errorf("commands:\n got %q\nwant %q (cloud-init's, normalized)", got, norm)
+			}
+			for _, s := range []string{"s3cret", otherHash, pveHash} {
+				if strings.Contains(te.log.String(), s) {
+					t.Errorf("secret in the log:\n%s", te.log.String())
+				}
+			}
+		})
+	}
+}
+
+// TestUsersPasswordRefused: a password that would add a chpasswd line,
+// or a hash with a ":", is refused before useradd runs.
+func TestUsersPasswordRefused(t *testing.T) {
+	for _, ent := range []string{
+		"{name: alice, passwd: \"$6$a$b\\nroot:x-s3cret\"}",
+		"{name: alice, hashed_passwd: '$6$a$b:x-s3cret'}",
+		"{name: alice, plain_text_passwd: \"a\\u0000x-s3cret\"}",
+	} {
+		te := newEnv(t, "users: ["+ent+"]\n")
+		err := te.runModule("users_groups")
+		if err == nil || !strings.Contains(err.Error(), "not set") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: error %v", ent, err)
+		}
+		if len(te.exec.calls) != 0 {
+			t.Errorf("%s: ran %q", ent, te.calls())
+		}
 	}
 }
