@@ -20,7 +20,8 @@ import (
 // <link>.<id> is a VLAN (cloud-init makes all of them physical); "inet6
 // dhcp" is DHCPv6 and "inet6 auto" SLAAC (cloud-init makes both DHCPv4); mtu
 // is kept; a device may have several stanzas (cloud-init refuses a second
-// one); lo is left out, its dns-* options going to the global DNS. source and
+// one); broadcast is kept, as cloud-init keeps it; lo is left out, its
+// dns-* options going to the global DNS. source and
 // source-directory lines are ignored (there is no file system to read from);
 // up/down hooks and other options are ignored, as in cloud-init.
 func ParseENI(data []byte) (*Config, error) {
@@ -51,6 +52,7 @@ type eniStanza struct {
 	dev        *eniDev // nil for lo
 	sub        Subnet
 	addr, mask string
+	broadcast  string // as given: an address, "+" or "-"
 }
 
 // eniParser is the state of one interfaces(5) parse.
@@ -198,6 +200,8 @@ func (p *eniParser) option(opt string, args []string) error {
 		cur.addr = args[0]
 	case "netmask":
 		cur.mask = args[0]
+	case "broadcast": // cloud-init keeps it too
+		cur.broadcast = args[0]
 	case "gateway":
 		if cur.sub.Gateway, err = parseIP(args[0]); err != nil {
 			return p.bad("iface %s: gateway: %v", cur.name, err)
@@ -275,6 +279,9 @@ func (p *eniParser) subnets(c *Config) error {
 				return fmt.Errorf("line %d: iface %s: address: %v", st.line, st.name, err)
 			}
 			st.sub.Address = pf
+			if err := eniBroadcast(st); err != nil {
+				return fmt.Errorf("line %d: iface %s: broadcast: %v", st.line, st.name, err)
+			}
 		}
 		if st.dev == nil { // lo
 			c.DNS.Nameservers = append(c.DNS.Nameservers, st.sub.DNS.Nameservers...)
@@ -283,6 +290,29 @@ func (p *eniParser) subnets(c *Config) error {
 		}
 		st.dev.iface.Subnets = append(st.dev.iface.Subnets, st.sub)
 	}
+	return nil
+}
+
+// eniBroadcast sets a static IPv4 stanza's broadcast: an address, "-" (the
+// host bits cleared) or "+" (set: what the kernel is given without one, so
+// nothing to keep). ifupdown has none for inet6, and ignores it there.
+func eniBroadcast(st *eniStanza) error {
+	a := st.sub.Address
+	switch {
+	case st.broadcast == "" || st.broadcast == "+" || !a.Addr().Is4():
+		return nil
+	case st.broadcast == "-":
+		st.sub.Broadcast = a.Masked().Addr()
+		return nil
+	}
+	b, err := parseIP(st.broadcast)
+	if err != nil {
+		return err
+	}
+	if !b.Is4() {
+		return fmt.Errorf("%s is not an IPv4 address", b)
+	}
+	st.sub.Broadcast = b
 	return nil
 }
 

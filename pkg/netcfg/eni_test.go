@@ -25,7 +25,7 @@ metric 100
 hwaddress ether bc:76:4e:20:43:9E
 `,
 		want: &Config{Version: 1, Interfaces: []Interface{{Name: "eth0", Kind: Physical, MAC: "bc:76:4e:20:43:9e",
-			Subnets: []Subnet{{Type: Static, Address: pfx("192.168.1.10/24"), Gateway: ip("192.168.1.254"), Metric: 100}}}}},
+			Subnets: []Subnet{{Type: Static, Address: pfx("192.168.1.10/24"), Gateway: ip("192.168.1.254"), Metric: 100, Broadcast: ip("192.168.1.255")}}}}},
 	}, {
 		name: "sorted devices, aliases, lo dns, inet6, continuation",
 		in: `# comment

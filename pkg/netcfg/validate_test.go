@@ -19,7 +19,7 @@ func TestParseENIFile(t *testing.T) {
 	}
 	checkConfig(t, got, &Config{Version: 1, Interfaces: []Interface{
 		{Name: "eth0", Kind: Physical, MAC: "fa:16:3e:9d:10:29", Subnets: []Subnet{{Type: Static, Address: pfx("10.0.0.5/24"),
-			Gateway: ip("10.0.0.1"), DNS: DNS{Nameservers: ips("8.8.8.8", "8.8.4.4"), Search: []string{"example.org"}}}}},
+			Gateway: ip("10.0.0.1"), Broadcast: ip("10.0.0.255"), DNS: DNS{Nameservers: ips("8.8.8.8", "8.8.4.4"), Search: []string{"example.org"}}}}},
 		{Name: "eth1", Kind: Physical, Subnets: []Subnet{{Type: Static, Address: pfx("2001:db8::5/64"), Gateway: ip("2001:db8::1")}}},
 	}})
 	if err := got.Validate(); err != nil {
