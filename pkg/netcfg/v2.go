@@ -755,6 +755,14 @@ func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {
 		r.To = netip.MustParsePrefix("::/0")
 	case to == "default":
 		r.To = netip.MustParsePrefix("0.0.0.0/0")
+	case !strings.Contains(to, "/"):
+		// A bare address is a host route, as netplan and networkd read
+		// it (cloud-init's network_state would make it a /24 or /64).
+		a, err := parseIP(strings.TrimSpace(to))
+		if err != nil {
+			return r, yerr(get(kvs, "to"), join(path, "to"), "%q: invalid IP", to)
+		}
+		r.To = netip.PrefixFrom(a, a.BitLen())
 	default:
 		if r.To, err = parseIPNet(to, "", nil); err != nil {
 			return r, yerr(get(kvs, "to"), join(path, "to"), "%v", err)
