@@ -290,8 +290,8 @@ func routeAttrs(r netcfg.Route) string {
 	if r.Table != 0 {
 		fmt.Fprintf(&b, " table %d", r.Table)
 	}
-	if r.Scope != "" {
-		b.WriteString(" scope " + r.Scope)
+	if scope, _ := routeScope(r); scope != "" {
+		b.WriteString(" scope " + scope)
 	}
 	if r.MTU != 0 {
 		fmt.Fprintf(&b, " mtu %d", r.MTU)

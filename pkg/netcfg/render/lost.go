@@ -87,18 +87,33 @@ func Lost(name string, c *netcfg.Config) []string {
 				add("mtu", n+": IPv6 subnet")
 			}
 			for _, r := range s.Routes {
-				if r.Scope != "" && name == "network-manager" {
-					add("routes.scope", n)
-				}
+				lostScope(name, n, r, add)
 			}
 		}
 	}
 	for _, r := range c.Routes {
-		if r.Scope != "" && name == "network-manager" {
-			add("routes.scope", "")
-		}
+		lostScope(name, "", r, add)
 	}
 	return out
+}
+
+// lostScope adds route r's scope when renderer name does not write it:
+// NetworkManager has no route scope; the others leave out the scopes
+// routeScope drops.
+func lostScope(name, where string, r netcfg.Route, add func(key, where string)) {
+	if r.Scope == "" {
+		return
+	}
+	if name == "network-manager" {
+		add("routes.scope", where)
+		return
+	}
+	if _, why := routeScope(r); why != "" {
+		if where != "" {
+			why = where + ": " + why
+		}
+		add("routes.scope", why)
+	}
 }
 
 // Warning is the one line the pipeline logs for renderer name and c:

@@ -343,8 +343,8 @@ func netplanRoutes(c *netcfg.Config, ifc *netcfg.Interface) []any {
 				r[k] = v
 			}
 		}
-		if rt.Scope != "" {
-			r["scope"] = rt.Scope
+		if scope, _ := routeScope(rt); scope != "" {
+			r["scope"] = scope
 		}
 		routes = append(routes, r)
 	}

@@ -361,8 +361,8 @@ func networkdRoute(r netcfg.Route) []string {
 	if r.Table != 0 {
 		kv = append(kv, "Table", fmt.Sprint(r.Table))
 	}
-	if r.Scope != "" {
-		kv = append(kv, "Scope", r.Scope)
+	if scope, _ := routeScope(r); scope != "" {
+		kv = append(kv, "Scope", scope)
 	}
 	if r.MTU != 0 {
 		kv = append(kv, "MTUBytes", fmt.Sprint(r.MTU))

@@ -305,6 +305,24 @@ func ipv6MTU(ifc *netcfg.Interface) int {
 	return 0
 }
 
+// routeScope is the scope to write for r, or why the scope r has is left
+// out: an IPv6 route has none (the kernel ignores it; networkd warns
+// "Scope= is specified for IPv6 route. It will be ignored"), and a route
+// via a gateway is of global scope (with link or host scope the kernel
+// refuses its next hop, "Nexthop has invalid gateway", and networkd fails
+// the whole link). Global scope needs no saying for IPv6.
+func routeScope(r netcfg.Route) (scope, dropped string) {
+	switch {
+	case r.Scope == "" || r.Scope == "global" && r.To.Addr().Is6():
+		return "", ""
+	case r.To.Addr().Is6():
+		return "", "an IPv6 route has no scope"
+	case r.Via.IsValid() && r.Scope != "global":
+		return "", "a route via a gateway cannot be of " + r.Scope + " scope"
+	}
+	return r.Scope, ""
+}
+
 // isDefault reports whether r is a default route.
 func isDefault(r netcfg.Route) bool { return r.To.Bits() == 0 }
 

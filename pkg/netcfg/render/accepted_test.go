@@ -1,0 +1,76 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
+
+// The tests of this file pin what issue 27 found by running each renderer's
+// consumer on its output (consumer_test.go runs them on every output).
+
+// renderAll renders c with renderer rn and returns its files' text, joined.
+func renderText(t *testing.T, rn string, c *netcfg.Config) string {
+	t.Helper()
+	r, err := ByName(rn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.Render(c)
+	if err != nil {
+		t.Fatalf("%s: %v", rn, err)
+	}
+	var b strings.Builder
+	for _, f := range files {
+		b.WriteString("--- " + f.Path + "\n" + string(f.Data))
+	}
+	return b.String()
+}
+
+// TestRouteScopeWithGateway: a route via a gateway is of global scope (the
+// kernel refuses its next hop with link or host scope, and networkd then
+// fails the link); an IPv6 route has no scope (networkd warns and ignores
+// Scope=). Such scopes are left out and named in the warning; a link-scope
+// route without a gateway keeps its scope.
+func TestRouteScopeWithGateway(t *testing.T) {
+	c := &netcfg.Config{Interfaces: []netcfg.Interface{{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01",
+		Subnets: []netcfg.Subnet{
+			{Type: netcfg.Static, Address: pfx("10.0.0.2/24"), Routes: []netcfg.Route{
+				{To: pfx("10.8.0.0/16"), Via: ip("10.0.0.1"), Scope: "link"},
+				{To: pfx("10.7.0.0/16"), Scope: "host"},
+				{To: pfx("10.6.0.0/16"), Via: ip("10.0.0.1"), Scope: "global"},
+			}},
+			{Type: netcfg.Static, Address: pfx("2001:db8::2/64"), Routes: []netcfg.Route{
+				{To: pfx("2001:db8:1::/64"), Via: ip("2001:db8::1"), Scope: "link"},
+			}},
+		}}}}
+	for rn, want := range map[string][]string{
+		"networkd":  {"Destination=10.8.0.0/16\nGateway=10.0.0.1\n\n", "Destination=10.7.0.0/16\nScope=host\n", "Destination=10.6.0.0/16\nGateway=10.0.0.1\nScope=global\n", "Destination=2001:db8:1::/64\nGateway=2001:db8::1\n"},
+		"netplan":   {"                - to: 10.8.0.0/16\n                  via: 10.0.0.1\n", "                - scope: host\n                  to: 10.7.0.0/16\n", "                - to: 2001:db8:1::/64\n                  via: 2001:db8::1\n"},
+		"eni":       {"ip route add 10.8.0.0/16 via 10.0.0.1 dev eth0 || true", "ip route add 10.7.0.0/16 dev eth0 scope host || true", "ip -6 route add 2001:db8:1::/64 via 2001:db8::1 dev eth0 || true"},
+		"sysconfig": {"10.8.0.0/16 via 10.0.0.1 dev eth0\n", "10.7.0.0/16 dev eth0 scope host\n", "2001:db8:1::/64 via 2001:db8::1 dev eth0\n"},
+	} {
+		out := renderText(t, rn, c)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: missing %q in\n%s", rn, w, out)
+			}
+		}
+		if strings.Contains(out, "link") && rn != "netplan" {
+			t.Errorf("%s: a link scope is written:\n%s", rn, out)
+		}
+		if strings.Contains(out, "scope: link") {
+			t.Errorf("%s: a link scope is written:\n%s", rn, out)
+		}
+		w := Warning(rn, c)
+		for _, lost := range []string{"routes.scope (eth0: a route via a gateway cannot be of link scope)", "routes.scope (eth0: an IPv6 route has no scope)"} {
+			if !strings.Contains(w, lost) {
+				t.Errorf("%s: warning %q does not name %q", rn, w, lost)
+			}
+		}
+		if strings.Contains(w, "host scope") || strings.Contains(w, "global") {
+			t.Errorf("%s: warning %q names a scope that is written", rn, w)
+		}
+	}
+}
