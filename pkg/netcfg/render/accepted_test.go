@@ -1,6 +1,7 @@
 package render
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -72,5 +73,30 @@ func TestRouteScopeWithGateway(t *testing.T) {
 		if strings.Contains(w, "host scope") || strings.Contains(w, "global") {
 			t.Errorf("%s: warning %q names a scope that is written", rn, w)
 		}
+	}
+}
+
+// TestHostDNSWithoutConfig: v1's host-wide nameservers and search domains
+// reach networkd's and netplan's files when no interface has a subnet:
+// cloud-init's networkd writes them as DNS=/Domains= on every link.
+func TestHostDNSWithoutConfig(t *testing.T) {
+	c := &netcfg.Config{Version: 1, Interfaces: []netcfg.Interface{
+		{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01"},
+		{Name: "eth1", Kind: netcfg.Physical, MAC: "52:54:00:00:00:02", Subnets: []netcfg.Subnet{{Type: netcfg.Manual}}},
+	}, DNS: netcfg.DNS{Nameservers: []netip.Addr{ip("1.1.1.1")}, Search: []string{"example.com"}}}
+	out := renderText(t, "networkd", c)
+	if strings.Count(out, "[Network]\nDHCP=no\nDNS=1.1.1.1\nDomains=example.com\n") != 2 {
+		t.Errorf("networkd: want DNS=1.1.1.1, Domains=example.com on both links:\n%s", out)
+	}
+	out = renderText(t, "netplan", c)
+	if strings.Count(out, "                - 1.1.1.1\n") != 2 || strings.Count(out, "                - example.com\n") != 2 {
+		t.Errorf("netplan: the host-wide DNS is not on both interfaces:\n%s", out)
+	}
+	// With a configured link, that link carries it (and a link without
+	// config does not).
+	c.Interfaces[1].Subnets = []netcfg.Subnet{{Type: netcfg.DHCP4}}
+	out = renderText(t, "networkd", c)
+	if strings.Count(out, "DNS=1.1.1.1\n") != 1 || !strings.Contains(out, "DHCP=ipv4\nDNS=1.1.1.1\nDomains=example.com\n") {
+		t.Errorf("networkd: want the DNS on eth1 only:\n%s", out)
 	}
 }

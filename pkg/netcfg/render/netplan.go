@@ -74,6 +74,16 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 	gns, gsearch := globalDNS(c)
 	rel := relate(c)
 	everywhere := globalDNSEverywhere(c, rel)
+	// In that case the host-wide DNS goes to the interfaces with a
+	// subnet, or to all of them when none has one, so that it is not lost.
+	configured := false
+	for i := range c.Interfaces {
+		ifc := &c.Interfaces[i]
+		ns, search := ifaceDNS(ifc)
+		if !enslaved(rel, ifc) && len(ns) == 0 && len(search) == 0 && hasConfig(ifc) {
+			configured = true
+		}
+	}
 	sections := map[string]map[string]any{}
 	add := func(kind, name string, e map[string]any) {
 		if sections[kind] == nil {
@@ -83,6 +93,7 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 	}
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
+		anyDNS := everywhere && !enslaved(rel, ifc) && (hasConfig(ifc) || !configured)
 		switch ifc.Kind {
 		case netcfg.Physical, netcfg.Infiniband:
 			// An InfiniBand NIC is matched by its name (netplan's
@@ -91,25 +102,25 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 			if ifc.WakeOnLAN {
 				e["wakeonlan"] = true
 			}
-			netplanAddresses(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
+			netplanAddresses(c, ifc, e, gns, gsearch, anyDNS)
 			add("ethernets", ifc.Name, e)
 		case netcfg.Bond:
 			e := map[string]any{"interfaces": sortedCopy(ifc.Bond.Members)}
 			if params := netplanBondParams(ifc.Bond); len(params) > 0 {
 				e["parameters"] = params
 			}
-			netplanVirtual(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
+			netplanVirtual(c, ifc, e, gns, gsearch, anyDNS)
 			add("bonds", ifc.Name, e)
 		case netcfg.Bridge:
 			e := map[string]any{"interfaces": sortedCopy(ifc.Bridge.Members)}
 			if params := netplanBridgeParams(ifc.Bridge); len(params) > 0 {
 				e["parameters"] = params
 			}
-			netplanVirtual(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
+			netplanVirtual(c, ifc, e, gns, gsearch, anyDNS)
 			add("bridges", ifc.Name, e)
 		case netcfg.VLAN:
 			e := map[string]any{"id": ifc.VLAN.ID, "link": ifc.VLAN.Link}
-			netplanVirtual(c, ifc, e, gns, gsearch, everywhere && !enslaved(rel, ifc))
+			netplanVirtual(c, ifc, e, gns, gsearch, anyDNS)
 			add("vlans", ifc.Name, e)
 		}
 	}
@@ -247,7 +258,7 @@ func enslaved(rel relations, ifc *netcfg.Interface) bool {
 // routes, MTU and DNS of one interface. Gateways become default routes
 // (gateway4/gateway6 are deprecated in netplan). anyDNS gives the host-wide
 // DNS to the interface even without static addresses
-// (globalDNSEverywhere).
+// (globalDNSEverywhere), unless it has DNS of its own.
 func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any, gns, gsearch []string, anyDNS bool) {
 	var addrs []string
 	for _, s := range ifc.Subnets {
@@ -275,7 +286,7 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 		e["routes"] = routes
 	}
 	ns, search := ifaceDNS(ifc)
-	if len(ns) == 0 && len(search) == 0 && (len(addrs) > 0 || anyDNS && hasConfig(ifc)) {
+	if len(ns) == 0 && len(search) == 0 && (len(addrs) > 0 || anyDNS) {
 		// cloud-init gives the host-wide DNS to every interface with
 		// static addresses and no DNS of its own.
 		ns, search = gns, gsearch

@@ -244,10 +244,11 @@ func networkdNetworkKeys(c *netcfg.Config, ifc *netcfg.Interface, rel relations,
 		netw = append(netw, "VLAN", v)
 	}
 	ns, search := ifaceDNS(ifc)
-	if hasConfig(ifc) {
+	if hasConfig(ifc) || !anyConfigured(c) && !enslaved(rel, ifc) {
 		// cloud-init puts the host-wide DNS on every link (networkd has no
-		// other place for it but resolved.conf); links without addresses
-		// carry no DNS.
+		// other place for it but resolved.conf); here links without
+		// addresses carry none, unless no link has any: then every link
+		// that is not a bond member or bridge port does.
 		ns = dedupe(append(ns, gns...))
 		search = dedupe(append(search, gsearch...))
 	}

@@ -390,6 +390,17 @@ func globalDNSEverywhere(c *netcfg.Config, rel relations) bool {
 	return true
 }
 
+// anyConfigured tells whether any interface has a subnet other than
+// manual.
+func anyConfigured(c *netcfg.Config) bool {
+	for i := range c.Interfaces {
+		if hasConfig(&c.Interfaces[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // globalDNS returns the host-wide DNS as strings.
 func globalDNS(c *netcfg.Config) (ns, search []string) {
 	for _, a := range c.DNS.Nameservers {
