@@ -100,3 +100,48 @@ func TestHostDNSWithoutConfig(t *testing.T) {
 		t.Errorf("networkd: want the DNS on eth1 only:\n%s", out)
 	}
 }
+
+// TestNetplanOnePass: netplan's sections come in an order in which every
+// interface is defined before an entry names it, so that netplan parses
+// the file in one pass: a second pass applies a bridge's path-cost again
+// and refuses the file ("interface 'eth1' already has a path cost of 50").
+func TestNetplanOnePass(t *testing.T) {
+	eth := func(n, mac string) netcfg.Interface {
+		return netcfg.Interface{Name: n, Kind: netcfg.Physical, MAC: mac}
+	}
+	c := &netcfg.Config{Interfaces: []netcfg.Interface{
+		eth("eth0", "52:54:00:00:00:01"), eth("eth1", "52:54:00:00:00:02"),
+		{Name: "vlan10", Kind: netcfg.VLAN, VLAN: &netcfg.VLANConfig{ID: 10, Link: "eth0"}},
+		{Name: "br0", Kind: netcfg.Bridge, Bridge: &netcfg.BridgeConfig{Members: []string{"vlan10", "eth1"},
+			Params: map[string]string{"pathcost": "eth1 50"}},
+			Subnets: []netcfg.Subnet{{Type: netcfg.Static, Address: pfx("10.0.0.2/24")}}},
+		// A bridge in a bridge whose name sorts first.
+		{Name: "abr", Kind: netcfg.Bridge, Bridge: &netcfg.BridgeConfig{Members: []string{"br0"}}},
+	}}
+	out := renderText(t, "netplan", c)
+	var order []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     ") || strings.HasPrefix(l, "        ") && !strings.HasPrefix(l, "         ") {
+			order = append(order, strings.TrimSpace(l))
+		}
+	}
+	if got, want := strings.Join(order, " "), "version: 2 ethernets: eth0: eth1: vlans: vlan10: bridges: br0: abr:"; got != want {
+		t.Errorf("netplan order %q, want %q:\n%s", got, want, out)
+	}
+	if !strings.Contains(out, "path-cost:\n                    eth1: 50\n") {
+		t.Errorf("netplan: path-cost lost:\n%s", out)
+	}
+	if w := Warning("netplan", c); w != "" {
+		t.Errorf("netplan: warning %q", w)
+	}
+	// A VLAN on a bridge that has another VLAN as a port: no order of the
+	// sections works, so the per-port values are left out, and named.
+	c.Interfaces = append(c.Interfaces, netcfg.Interface{Name: "vlan20", Kind: netcfg.VLAN, VLAN: &netcfg.VLANConfig{ID: 20, Link: "br0"}})
+	out = renderText(t, "netplan", c)
+	if strings.Contains(out, "path-cost") {
+		t.Errorf("netplan: path-cost written in a file netplan parses twice:\n%s", out)
+	}
+	if w := Warning("netplan", c); !strings.Contains(w, "bridge parameter pathcost (br0: no order of netplan's sections") {
+		t.Errorf("netplan: warning %q does not name the path-cost", w)
+	}
+}

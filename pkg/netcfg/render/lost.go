@@ -34,6 +34,10 @@ func Lost(name string, c *netcfg.Config) []string {
 	}
 	glob := name == "eni" || name == "sysconfig" || name == "network-manager"
 	renames := c.RenameMap()
+	netplanOnePass := true
+	if name == "netplan" {
+		_, netplanOnePass = netplanOrder(c)
+	}
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
 		n := ifc.Name
@@ -72,6 +76,8 @@ func Lost(name string, c *netcfg.Config) []string {
 			for _, k := range sortedKeys(bridgeParams(ifc.Bridge)) {
 				if !bridgeParamRendered(name, k) {
 					add("bridge parameter "+k, n)
+				} else if !netplanOnePass && (k == "pathcost" || k == "portprio") {
+					add("bridge parameter "+k, n+": no order of netplan's sections defines every interface before it is named, and a second pass of netplan's parser refuses per-port values")
 				}
 			}
 		}

@@ -84,13 +84,8 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 			configured = true
 		}
 	}
-	sections := map[string]map[string]any{}
-	add := func(kind, name string, e map[string]any) {
-		if sections[kind] == nil {
-			sections[kind] = map[string]any{}
-		}
-		sections[kind][name] = e
-	}
+	entries := map[string]map[string]any{}
+	order, onePass := netplanOrder(c)
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
 		anyDNS := everywhere && !enslaved(rel, ifc) && (hasConfig(ifc) || !configured)
@@ -103,28 +98,28 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 				e["wakeonlan"] = true
 			}
 			netplanAddresses(c, ifc, e, gns, gsearch, anyDNS)
-			add("ethernets", ifc.Name, e)
+			entries[ifc.Name] = e
 		case netcfg.Bond:
 			e := map[string]any{"interfaces": sortedCopy(ifc.Bond.Members)}
 			if params := netplanBondParams(ifc.Bond); len(params) > 0 {
 				e["parameters"] = params
 			}
 			netplanVirtual(c, ifc, e, gns, gsearch, anyDNS)
-			add("bonds", ifc.Name, e)
+			entries[ifc.Name] = e
 		case netcfg.Bridge:
 			e := map[string]any{"interfaces": sortedCopy(ifc.Bridge.Members)}
-			if params := netplanBridgeParams(ifc.Bridge); len(params) > 0 {
+			if params := netplanBridgeParams(ifc.Bridge, onePass); len(params) > 0 {
 				e["parameters"] = params
 			}
 			netplanVirtual(c, ifc, e, gns, gsearch, anyDNS)
-			add("bridges", ifc.Name, e)
+			entries[ifc.Name] = e
 		case netcfg.VLAN:
 			e := map[string]any{"id": ifc.VLAN.ID, "link": ifc.VLAN.Link}
 			netplanVirtual(c, ifc, e, gns, gsearch, anyDNS)
-			add("vlans", ifc.Name, e)
+			entries[ifc.Name] = e
 		}
 	}
-	data, err := netplanEncode(sections)
+	data, err := netplanEncode(order, entries)
 	if err != nil {
 		return nil, err
 	}
@@ -184,8 +179,9 @@ func netplanBondParams(b *netcfg.BondConfig) map[string]any {
 }
 
 // netplanBridgeParams is a bridge's parameters under netplan's names, the
-// per-port ones as {port: value}.
-func netplanBridgeParams(br *netcfg.BridgeConfig) map[string]any {
+// per-port ones as {port: value}; those only when netplan reads the file in
+// one pass (netplanOrder), since a second applies them again and fails.
+func netplanBridgeParams(br *netcfg.BridgeConfig, perPort bool) map[string]any {
 	params := map[string]any{}
 	for k, v := range bridgeParams(br) {
 		switch k {
@@ -204,6 +200,9 @@ func netplanBridgeParams(br *netcfg.BridgeConfig) map[string]any {
 		case "priority":
 			params["priority"] = scalar(v)
 		case "pathcost", "portprio":
+			if !perPort {
+				continue
+			}
 			m := map[string]any{}
 			for port, pv := range portValues(v) {
 				m[port] = scalar(pv)
@@ -214,21 +213,146 @@ func netplanBridgeParams(br *netcfg.BridgeConfig) map[string]any {
 	return params
 }
 
-// netplanEncode writes the file: a header, then the sections in
-// cloud-init's order, indented by four.
-func netplanEncode(sections map[string]map[string]any) ([]byte, error) {
+// netplanSections are netplan's sections in cloud-init's order.
+var netplanSections = []string{"ethernets", "bonds", "bridges", "vlans"}
+
+// netplanSection is the section of an interface of kind k.
+func netplanSection(k netcfg.Kind) string {
+	switch k {
+	case netcfg.Bond:
+		return "bonds"
+	case netcfg.Bridge:
+		return "bridges"
+	case netcfg.VLAN:
+		return "vlans"
+	}
+	return "ethernets"
+}
+
+// netplanOrder is the order of the file's entries: the sections, and the
+// names within each, such that every interface an entry names (a bond's or
+// bridge's interfaces, a VLAN's link) comes before it. netplan resolves a
+// name defined further down by parsing the whole file again, which applies
+// a bridge's path-cost and port-priority a second time and refuses the
+// file ("interface 'eth1' already has a path cost of 50"). Sections in
+// cloud-init's order when that order does it, else in the first order that
+// does; ok is false when none does (a VLAN on a bridge that has another
+// VLAN as a port), and the order is then cloud-init's, names sorted.
+func netplanOrder(c *netcfg.Config) (order []*netcfg.Interface, ok bool) {
+	bySection := map[string][]*netcfg.Interface{}
+	for i := range c.Interfaces {
+		ifc := &c.Interfaces[i]
+		sec := netplanSection(ifc.Kind)
+		bySection[sec] = append(bySection[sec], ifc)
+	}
+	for _, secs := range bySection {
+		sort.Slice(secs, func(i, j int) bool { return secs[i].Name < secs[j].Name })
+	}
+	for _, perm := range permutations(netplanSections) {
+		if order, ok := netplanTryOrder(c, perm, bySection); ok {
+			return order, true
+		}
+	}
+	for _, sec := range netplanSections {
+		order = append(order, bySection[sec]...)
+	}
+	return order, false
+}
+
+// netplanNames are the interfaces ifc's entry names.
+func netplanNames(ifc *netcfg.Interface) []string {
+	switch {
+	case ifc.Bond != nil:
+		return ifc.Bond.Members
+	case ifc.Bridge != nil:
+		return ifc.Bridge.Members
+	case ifc.VLAN != nil:
+		return []string{ifc.VLAN.Link}
+	}
+	return nil
+}
+
+// netplanTryOrder orders the entries with the sections in perm, each
+// section's entries after those they name (else by name); ok is false when
+// an entry names one of a later section, or the names make a cycle.
+func netplanTryOrder(c *netcfg.Config, perm []string, bySection map[string][]*netcfg.Interface) (order []*netcfg.Interface, ok bool) {
+	rank := map[string]int{}
+	for i, sec := range perm {
+		rank[sec] = i
+	}
+	placed := map[string]bool{}
+	for _, sec := range perm {
+		todo := bySection[sec]
+		for len(todo) > 0 {
+			progress := false
+			var rest []*netcfg.Interface
+			for _, ifc := range todo {
+				ready := true
+				for _, d := range netplanNames(ifc) {
+					dep := c.Interface(d)
+					if dep == nil || placed[d] {
+						continue
+					}
+					if rank[netplanSection(dep.Kind)] != rank[sec] {
+						return nil, false // named in a later section
+					}
+					ready = false
+				}
+				if ready && !progress {
+					// One at a time, so the names stay sorted where they
+					// can.
+					order = append(order, ifc)
+					placed[ifc.Name] = true
+					progress = true
+				} else {
+					rest = append(rest, ifc)
+				}
+			}
+			if !progress {
+				return nil, false // a cycle
+			}
+			todo = rest
+		}
+	}
+	return order, true
+}
+
+// permutations are the orders of l, l's own first.
+func permutations(l []string) [][]string {
+	if len(l) <= 1 {
+		return [][]string{append([]string(nil), l...)}
+	}
+	var out [][]string
+	for i := range l {
+		rest := append(append([]string(nil), l[:i]...), l[i+1:]...)
+		for _, p := range permutations(rest) {
+			out = append(out, append([]string{l[i]}, p...))
+		}
+	}
+	return out
+}
+
+// netplanEncode writes the file: a header, then the entries section by
+// section in the order given, indented by four.
+func netplanEncode(order []*netcfg.Interface, entries map[string]map[string]any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("# Written by earlyinit from the instance's network configuration.\n")
 	buf.WriteString("network:\n    version: 2\n")
-	// Sections in cloud-init's order; keys within them sorted by the encoder.
-	for _, kind := range []string{"ethernets", "bonds", "bridges", "vlans"} {
-		if sections[kind] == nil {
-			continue
+	for i := 0; i < len(order); {
+		kind := netplanSection(order[i].Kind)
+		section := &yaml.Node{Kind: yaml.MappingNode}
+		for ; i < len(order) && netplanSection(order[i].Kind) == kind; i++ {
+			var v yaml.Node
+			if err := v.Encode(entries[order[i].Name]); err != nil {
+				return nil, fmt.Errorf("netplan: encode %s: %w", order[i].Name, err)
+			}
+			section.Content = append(section.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: order[i].Name}, &v)
 		}
+		doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: kind}, section}}
 		var sb bytes.Buffer
 		enc := yaml.NewEncoder(&sb)
 		enc.SetIndent(4)
-		if err := enc.Encode(map[string]any{kind: sections[kind]}); err != nil {
+		if err := enc.Encode(doc); err != nil {
 			return nil, fmt.Errorf("netplan: encode %s: %w", kind, err)
 		}
 		for _, line := range strings.SplitAfter(sb.String(), "\n") {
