@@ -145,3 +145,36 @@ func TestNetplanOnePass(t *testing.T) {
 		t.Errorf("netplan: warning %q does not name the path-cost", w)
 	}
 }
+
+// TestNetplanDHCPOverridesPair: with DHCP of both families on, netplan's
+// networkd backend takes only equal dhcp4-overrides and dhcp6-overrides
+// (route-metric included): dhcp4's are written for both, as netplan then
+// uses them, and the dhcp6 values that changes are named.
+func TestNetplanDHCPOverridesPair(t *testing.T) {
+	no := false
+	c := &netcfg.Config{Version: 2, Interfaces: []netcfg.Interface{{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01",
+		DHCP6Overrides: &netcfg.DHCPOverrides{UseDNS: &no},
+		Subnets:        []netcfg.Subnet{{Type: netcfg.DHCP4, Metric: 100}, {Type: netcfg.DHCP6, Metric: 200}}}}}
+	out := renderText(t, "netplan", c)
+	if !strings.Contains(out, "dhcp4-overrides:\n                route-metric: 100\n") || !strings.Contains(out, "dhcp6-overrides:\n                route-metric: 100\n") {
+		t.Errorf("netplan: want route-metric 100 in both overrides:\n%s", out)
+	}
+	if strings.Contains(out, "use-dns") || strings.Contains(out, "200") {
+		t.Errorf("netplan: dhcp6's own overrides written:\n%s", out)
+	}
+	w := Warning("netplan", c)
+	for _, k := range []string{"dhcp6-overrides.route-metric (eth0: netplan's networkd backend", "dhcp6-overrides.use-dns (eth0:"} {
+		if !strings.Contains(w, k) {
+			t.Errorf("netplan: warning %q does not name %q", w, k)
+		}
+	}
+	// One family alone keeps its own.
+	c.Interfaces[0].Subnets = c.Interfaces[0].Subnets[1:]
+	out = renderText(t, "netplan", c)
+	if !strings.Contains(out, "dhcp6-overrides:\n                route-metric: 200\n                use-dns: false\n") {
+		t.Errorf("netplan: dhcp6 alone loses its overrides:\n%s", out)
+	}
+	if w := Warning("netplan", c); w != "" {
+		t.Errorf("netplan: warning %q", w)
+	}
+}

@@ -82,6 +82,12 @@ func Lost(name string, c *netcfg.Config) []string {
 			}
 		}
 		lostOverrides(name, ifc, add)
+		if name == "netplan" {
+			_, _, differ := netplanOverridePair(ifc)
+			for _, k := range differ {
+				add("dhcp6-overrides."+k, n+": netplan's networkd backend takes one set of DHCP overrides for both families, and dhcp4-overrides' is written for both")
+			}
+		}
 		for _, s := range ifc.Subnets {
 			if s.Broadcast.IsValid() && (name == "netplan" || name == "network-manager") {
 				add("broadcast", n)

@@ -425,14 +425,12 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 		}
 		e["nameservers"] = n
 	}
-	for _, v := range []struct {
-		key string
-		typ netcfg.SubnetType
-		o   *netcfg.DHCPOverrides
-	}{{"dhcp4-overrides", netcfg.DHCP4, ifc.DHCP4Overrides}, {"dhcp6-overrides", netcfg.DHCP6, ifc.DHCP6Overrides}} {
-		if o := netplanDHCPOverrides(ifc, v.typ, v.o); len(o) > 0 {
-			e[v.key] = o
-		}
+	o4, o6, _ := netplanOverridePair(ifc)
+	if len(o4) > 0 {
+		e["dhcp4-overrides"] = o4
+	}
+	if len(o6) > 0 {
+		e["dhcp6-overrides"] = o6
 	}
 	if ifc.AcceptRA != nil {
 		e["accept-ra"] = *ifc.AcceptRA
@@ -499,6 +497,49 @@ func netplanRoutes(c *netcfg.Config, ifc *netcfg.Interface) []any {
 		route(r)
 	}
 	return routes
+}
+
+// netplanOverridePair is the interface's dhcp4-overrides and
+// dhcp6-overrides. With DHCP of both families on, netplan's networkd
+// backend takes only equal ones ("networkd requires that route-metric has
+// the same value in both dhcp4_overrides and dhcp6_overrides": networkd
+// has one DHCP client setting for both) and then uses dhcp4's: so do we,
+// and differ names the dhcp6 keys whose value that changes.
+func netplanOverridePair(ifc *netcfg.Interface) (o4, o6 map[string]any, differ []string) {
+	o4 = netplanDHCPOverrides(ifc, netcfg.DHCP4, ifc.DHCP4Overrides)
+	o6 = netplanDHCPOverrides(ifc, netcfg.DHCP6, ifc.DHCP6Overrides)
+	var dhcp4, dhcp6 bool
+	for _, s := range ifc.Subnets {
+		switch s.Type {
+		case netcfg.DHCP4:
+			dhcp4 = true
+		case netcfg.DHCP6, netcfg.SLAAC, netcfg.DHCPv6Stateless, netcfg.DHCPv6Stateful:
+			dhcp6 = true
+		}
+	}
+	if !dhcp4 || !dhcp6 {
+		return o4, o6, nil
+	}
+	keys := map[string]string{}
+	for k := range o4 {
+		keys[k] = k
+	}
+	for k := range o6 {
+		keys[k] = k
+	}
+	for _, k := range sortedKeys(keys) {
+		if fmt.Sprint(o4[k]) != fmt.Sprint(o6[k]) {
+			differ = append(differ, k)
+		}
+	}
+	if len(differ) == 0 {
+		return o4, o6, nil
+	}
+	o6 = map[string]any{}
+	for k, v := range o4 {
+		o6[k] = v
+	}
+	return o4, o6, differ
 }
 
 // netplanDHCPOverrides gives back dhcp4-overrides or dhcp6-overrides, with
