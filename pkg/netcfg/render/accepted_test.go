@@ -178,3 +178,27 @@ func TestNetplanDHCPOverridesPair(t *testing.T) {
 		t.Errorf("netplan: warning %q", w)
 	}
 }
+
+// TestENIManualStanzaDNS: the DNS of an interface without subnets goes on
+// its inet manual stanza; when ifupdown never brings that interface up,
+// the warning says its DNS is not applied.
+func TestENIManualStanzaDNS(t *testing.T) {
+	dns := netcfg.DNS{Nameservers: []netip.Addr{ip("10.0.0.53")}, Search: []string{"corp.example"}}
+	c := &netcfg.Config{Version: 2, Interfaces: []netcfg.Interface{
+		{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01", DNS: dns},
+		{Name: "eth1", Kind: netcfg.Physical, MAC: "52:54:00:00:00:02", DNS: dns, Control: "hotplug"},
+	}}
+	out := renderText(t, "eni", c)
+	for _, want := range []string{
+		"\niface eth0 inet manual\n    dns-nameservers 10.0.0.53\n    dns-search corp.example\n",
+		"\nallow-hotplug eth1\niface eth1 inet manual\n    dns-nameservers 10.0.0.53\n    dns-search corp.example\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("eni: missing %q in\n%s", want, out)
+		}
+	}
+	w := Warning("eni", c)
+	if !strings.Contains(w, "nameservers (eth0: ifupdown never brings the interface up") || strings.Contains(w, "eth1") {
+		t.Errorf("eni: warning %q, want eth0's DNS named and eth1's not", w)
+	}
+}

@@ -181,18 +181,29 @@ func eniAttrs(c *netcfg.Config, ifc *netcfg.Interface, rel relations, subnetMTU 
 // eniIface is ifc's stanzas: one per subnet, the first "auto" and holding
 // the interface-level options and global routes, or one manual stanza.
 func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string {
-	_, enslaved := rel.bondOf[ifc.Name]
 	if len(ifc.Subnets) == 0 {
 		var lines []string
 		// ifenslave wants bond members and bonds auto; bridge ports are
 		// brought up by the bridge.
-		if (enslaved || ifc.Kind == netcfg.Bond) && ifc.Control == "" {
+		if eniManualRaised(ifc, rel) && ifc.Control == "" {
 			lines = append(lines, "auto "+ifc.Name)
 		} else if ifc.Control != "" {
 			lines = append(lines, eniControl(ifc))
 		}
 		lines = append(lines, "iface "+ifc.Name+" inet manual")
-		lines = append(lines, eniAttrs(c, ifc, rel, false)...)
+		attrs := eniAttrs(c, ifc, rel, false)
+		// The interface's own DNS goes on its stanza, where resolvconf
+		// takes it when the interface is brought up (Lost says when
+		// ifupdown never brings it up).
+		ns, search := ifaceDNS(ifc)
+		if len(ns) > 0 {
+			attrs = append(attrs, "    dns-nameservers "+strings.Join(ns, " "))
+		}
+		if len(search) > 0 {
+			attrs = append(attrs, "    dns-search "+strings.Join(search, " "))
+		}
+		sort.Strings(attrs)
+		lines = append(lines, attrs...)
 		return [][]string{lines}
 	}
 	var out [][]string
@@ -229,6 +240,16 @@ func eniIface(c *netcfg.Config, ifc *netcfg.Interface, rel relations) [][]string
 		out = append(out, lines)
 	}
 	return out
+}
+
+// eniManualRaised tells whether ifup brings up ifc, an interface without
+// subnets (an "inet manual" stanza): bond members and bonds are "auto" unless
+// their control says otherwise, hotplug ones "allow-hotplug"; the others,
+// bridge ports included (bridge-utils raises the link, not its stanza), are
+// never brought up.
+func eniManualRaised(ifc *netcfg.Interface, rel relations) bool {
+	_, member := rel.bondOf[ifc.Name]
+	return (member || ifc.Kind == netcfg.Bond) && ifc.Control == "" || ifc.Control == "hotplug"
 }
 
 // eniControl is the line that says when ifc comes up: "auto", "allow-hotplug",

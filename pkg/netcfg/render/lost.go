@@ -34,6 +34,7 @@ func Lost(name string, c *netcfg.Config) []string {
 	}
 	glob := name == "eni" || name == "sysconfig" || name == "network-manager"
 	renames := c.RenameMap()
+	rel := relate(c)
 	netplanOnePass := true
 	if name == "netplan" {
 		_, netplanOnePass = netplanOrder(c)
@@ -58,6 +59,9 @@ func Lost(name string, c *netcfg.Config) []string {
 		}
 		if ifc.AcceptRA != nil && name == "network-manager" {
 			add("accept-ra", n)
+		}
+		if name == "eni" && len(ifc.Subnets) == 0 && !ifc.DNS.Empty() && !eniManualRaised(ifc, rel) {
+			add("nameservers", n+": ifupdown never brings the interface up, so its DNS, on its inet manual stanza, is not applied")
 		}
 		if ifc.AcceptRA != nil && name == "eni" && !hasIPv6Stanza(ifc) {
 			add("accept-ra", n+": no IPv6 subnet to carry it")
