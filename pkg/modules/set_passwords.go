@@ -5,12 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/big"
-	"os"
 	"strings"
-	"syscall"
-	"time"
 	"unicode/utf8"
 )
 
@@ -37,10 +33,11 @@ func isCryptHash(p string) bool {
 //     (users' text entries, users' RANDOM entries, then list's text and
 //     random lines), the hashes to chpasswd -e (users' hash entries, then
 //     list's), each on stdin;
-//   - random passwords are printed to the console as cloud-init prints
-//     them ("Set the following 'random' passwords"), straight to
-//     /dev/console, never to the runner's log nor the output log, and
-//     kept in RandomPasswordsFile (0600);
+//   - random passwords are kept in RandomPasswordsFile (0600 root) and
+//     nowhere else: cloud-init prints them on /dev/console ("Set the
+//     following 'random' passwords"), which earlyinit does not, since no
+//     secret reaches a console (docs/security.md); the runner's log says
+//     whose they are and where;
 //   - chpasswd.expire (cloud-init's translate_bool, default true): passwd
 //     --expire for every user set, the clear-text ones then the hashed
 //     ones (EXPIRE_APPLIES_TO_HASHED_USERS is true in 22.4), also after a
@@ -435,74 +432,19 @@ func randomPassword() (string, error) {
 // has scrolled past them.
 const RandomPasswordsFile = "random-passwords"
 
-// keepRandom prints random ("name:password" lines) to the console as
-// cloud-init does and keeps them in RandomPasswordsFile. The runner's
-// log says only whose they are and where.
+// keepRandom keeps random ("name:password" lines) in RandomPasswordsFile,
+// the only place they are written. The runner's log says only whose they
+// are and where.
 func (e *Env) keepRandom(random []string) error {
 	users := make([]string, len(random))
 	for i, r := range random {
 		users[i], _, _ = strings.Cut(r, ":")
 	}
-	// util.multi_log("%s\n%s\n" % ("Set the following 'random'
-	// passwords\n", "\n".join(randlist)), stderr=False,
-	// fallback_to_stdout=False): /dev/console only.
-	if err := e.writeConsole("Set the following 'random' passwords\n\n" + strings.Join(random, "\n") + "\n"); err != nil {
-		e.logf("chpasswd: random passwords for %s not printed: %v", strings.Join(users, ", "), err)
-	} else {
-		e.logf("chpasswd: random passwords for %s printed to the console", strings.Join(users, ", "))
-	}
 	name := e.instanceDir() + "/" + RandomPasswordsFile
 	if err := e.Root.AppendFile(name, []byte(strings.Join(random, "\n")+"\n"), 0o600, 0, 0); err != nil {
 		return fmt.Errorf("chpasswd: keep the random passwords: %w", err)
 	}
-	e.logf("chpasswd: random passwords for %s are in %s (root only)", strings.Join(users, ", "), name)
+	e.logf("chpasswd: random passwords for %s are in %s (root only; not printed on the console, unlike cloud-init)", strings.Join(users, ", "), name)
 	return nil
 }
 
-// ConsoleDevice is the console cloud-init's multi_log writes to, in the
-// root.
-const ConsoleDevice = "/dev/console"
-
-// consoleTimeout bounds a write to the console (a serial console can be
-// slow, or stopped by flow control).
-const consoleTimeout = 5 * time.Second
-
-// writeConsole writes text to the root's ConsoleDevice, and nowhere else
-// (not the journal, not /dev/kmsg, not the logs): it is for what the
-// console alone is meant to show, as cloud-init's random passwords. The
-// device must be a character device (a test root's may be a regular file
-// no one but its owner can read); it is opened without following a link,
-// without becoming a controlling terminal, and written within
-// consoleTimeout.
-func (e *Env) writeConsole(text string) error {
-	name := e.Root.Path(ConsoleDevice)
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|syscall.O_NOCTTY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no %s", ConsoleDevice)
-		}
-		return fmt.Errorf("open %s: %w", ConsoleDevice, pathErrCause(err))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("stat %s: %w", ConsoleDevice, pathErrCause(err))
-	}
-	if m := fi.Mode(); m&fs.ModeCharDevice == 0 && !(m.IsRegular() && m.Perm()&0o077 == 0) {
-		return fmt.Errorf("%s is not a character device", ConsoleDevice)
-	}
-	_ = f.SetWriteDeadline(time.Now().Add(consoleTimeout))
-	if _, err := f.WriteString(text); err != nil {
-		return fmt.Errorf("write %s: %w", ConsoleDevice, pathErrCause(err))
-	}
-	return nil
-}
-
-// pathErrCause is a *PathError's cause without its path, else err.
-func pathErrCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
