@@ -480,3 +480,48 @@ func blkGetSize64(fd int) (uint64, error) {
 	}
 	return n, nil
 }
+
+// NodeDevice is the block device whose node is path (a /dev path, links
+// such as /dev/disk/by-label/data resolved), as sysfs shows it.
+func (s System) NodeDevice(path string) (Device, error) {
+	node := path
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		node = p
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(node, &st); err != nil {
+		return Device{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return Device{}, fmt.Errorf("%s is not a block device", path)
+	}
+	return s.device(fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)))
+}
+
+// GrowDevice grows the partition that is dev (GrowPartition) and says in
+// one line, for a log, what happened: grown, only the kernel told, nothing
+// to grow and why, or skipped because dev is not a partition (no error).
+func (s System) GrowDevice(dev Device) (string, error) {
+	p, err := s.Partition(dev)
+	if errors.Is(err, ErrNotPartition) {
+		return fmt.Sprintf("skipped: %v", err), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	c, err := s.GrowPartition(p)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case c.Grown():
+		how := ""
+		if c.BackupMoved {
+			how = " (GPT backup header moved)"
+		}
+		return fmt.Sprintf("%s grown from %d to %d sectors%s", p.Path, c.OldSize, c.NewSize, how), nil
+	case c.KernelResized:
+		return fmt.Sprintf("%s: the table already gives it %d sectors; the kernel was told", p.Path, c.NewSize), nil
+	}
+	return fmt.Sprintf("%s: nothing to grow: %s", p.Path, c.Reason), nil
+}

@@ -110,6 +110,7 @@ func All() []Module {
 		{"write_files", StageBoot, PerInstance, []string{"write_files"}, writeFiles},
 		{"disk_setup", StageBoot, PerInstance, []string{"disk_setup", "fs_setup"}, diskSetup},
 		{"mounts", StageBoot, PerInstance, []string{"mounts", "mount_default_fields", "swap"}, mounts},
+		{"growpart", StageBoot, Always, []string{"growpart"}, growpartLate},
 		{"set_hostname", StageBoot, PerInstance, nil, setHostname},
 		{"update_hostname", StageBoot, Always, nil, updateHostname},
 		{"update_etc_hosts", StageBoot, Always, []string{"manage_etc_hosts"}, updateEtcHosts},

@@ -447,4 +447,3 @@ func (e *Env) keepRandom(random []string) error {
 	e.logf("chpasswd: random passwords for %s are in %s (root only; not printed on the console, unlike cloud-init)", strings.Join(users, ", "), name)
 	return nil
 }
-

@@ -5,125 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/growpart"
-	"github.com/earlyinit/earlyinit/pkg/resizefs"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
-	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
-
-// growrootDisabled is the file that turns cc_growpart (and
-// cloud-initramfs-tools' growroot) off, unless ignore_growroot_disabled.
-const growrootDisabled = "/etc/growroot-disabled"
-
-// growConfig is what the cloud-config says about growing the root:
-// cc_growpart's growpart: {mode, devices, ignore_growroot_disabled} and
-// cc_resizefs's resize_rootfs, with cloud-init 22.4's defaults.
-type growConfig struct {
-	growpart       bool     // mode is auto or growpart, not off
-	devices        []string // what to grow: mount points, "/" the root
-	ignoreDisabled bool     // ignore /etc/growroot-disabled
-	resize         bool     // resize_rootfs: true or noblock
-
-	// warnings are one line each for a value that is not valid (the
-	// default is used) or deprecated; notes say why nothing is grown.
-	warnings, notes []string
-}
-
-// parseGrowConfig reads cfg, the merged cloud-config (nil for none), as
-// cloud-init 22.4's cc_growpart and cc_resizefs do. A value of the wrong
-// type or an unknown word is one warning naming the key and the value's
-// type, and the default is used, with one exception that keeps a user's
-// "no" a no: growpart itself set to false or off (not a map) turns
-// growpart off, as cloud-init, which skips a growpart that is not a map.
-func parseGrowConfig(cfg map[string]any) growConfig {
-	gc := growConfig{growpart: true, devices: []string{"/"}, resize: true}
-	warn := func(format string, args ...any) { gc.warnings = append(gc.warnings, fmt.Sprintf(format, args...)) }
-
-	var gp map[string]any
-	switch v, ok := cfg["growpart"]; {
-	case !ok:
-	case isMap(v):
-		gp = v.(map[string]any)
-	case scalar.IsFalse(v):
-		warn("growpart: want a map, got %s: read as {mode: off}", scalar.YAMLNoun(v))
-		gc.growpart = false
-		gc.notes = append(gc.notes, "growpart: disabled (growpart is off)")
-	default:
-		warn("growpart: want a map, got %s: the defaults are used ({mode: auto, devices: [/]})", scalar.YAMLNoun(v))
-	}
-
-	if v, ok := gp["mode"]; ok {
-		s, isStr := v.(string)
-		switch {
-		case isStr && (s == "auto" || s == "growpart"):
-		case scalar.IsFalse(v):
-			if s != "off" {
-				warn("growpart.mode: %v is deprecated, use off", v)
-			}
-			gc.growpart = false
-			gc.notes = append(gc.notes, "growpart: disabled (growpart.mode is off)")
-		case isStr && s == "gpart":
-			warn("growpart.mode: gpart is FreeBSD's resizer: not supported; auto is used")
-		default:
-			warn("growpart.mode: want auto, growpart or off, got %s; auto is used", scalar.YAMLNoun(v))
-		}
-	}
-
-	if v, ok := gp["ignore_growroot_disabled"]; ok {
-		switch {
-		case scalar.IsTrue(v):
-			gc.ignoreDisabled = true
-		case scalar.IsFalse(v):
-		default:
-			warn("growpart.ignore_growroot_disabled: want a boolean, got %s; false is used", scalar.YAMLNoun(v))
-		}
-	}
-
-	if v, ok := gp["devices"]; ok {
-		// util.get_cfg_option_list: null is an empty list, a string a
-		// list of one.
-		switch v := v.(type) {
-		case nil:
-			gc.devices = nil
-		case string:
-			gc.devices = []string{v}
-		case []any:
-			gc.devices = nil
-			for i, e := range v {
-				s, ok := e.(string)
-				if !ok {
-					warn("growpart.devices[%d]: want a string, got %s; skipped", i, scalar.YAMLNoun(e))
-					continue
-				}
-				gc.devices = append(gc.devices, s)
-			}
-		default:
-			warn("growpart.devices: want a list of mount points, got %s; [/] is used", scalar.YAMLNoun(v))
-		}
-		if gc.growpart && len(gc.devices) == 0 {
-			gc.growpart = false
-			gc.notes = append(gc.notes, "growpart: empty device list")
-		}
-	}
-
-	if v, ok := cfg["resize_rootfs"]; ok {
-		switch {
-		case v == "noblock" || scalar.IsTrue(v):
-			// noblock: cloud-init backgrounds the resize; an online
-			// resize in the initramfs is quick, so it is the same.
-		case scalar.IsFalse(v):
-			gc.resize = false
-		default:
-			warn("resize_rootfs: want true, false or noblock, got %s; true is used", scalar.YAMLNoun(v))
-		}
-	}
-	return gc
-}
-
-func isMap(v any) bool { _, ok := v.(map[string]any); return ok }
 
 // growRoot grows the partitions of the mounted filesystems the
 // cloud-config's growpart names (by default the root's) to the end of the
@@ -139,19 +25,19 @@ func growRoot(env Env, cfg map[string]any) error {
 		env.Log.Printf("growpart: disabled by earlyinit.growpart=0 (resizefs too)")
 		return nil
 	}
-	gc := parseGrowConfig(cfg)
-	for _, w := range gc.warnings {
+	gc := growpart.ParseConfig(cfg)
+	for _, w := range gc.Warnings {
 		env.Log.Errorf("%s", w)
 	}
-	for _, n := range gc.notes {
+	for _, n := range gc.Notes {
 		env.Log.Printf("%s", n)
 	}
 	var sys growpart.System
 	var errs []error
-	if gc.growpart {
+	if gc.Grow {
 		errs = append(errs, growParts(env, sys, gc))
 	}
-	if gc.resize {
+	if gc.Resize {
 		errs = append(errs, resizeRoot(env, sys))
 	} else {
 		env.Log.Printf("resizefs: disabled (resize_rootfs is false)")
@@ -159,30 +45,34 @@ func growRoot(env Env, cfg map[string]any) error {
 	return errors.Join(errs...)
 }
 
-// growParts grows the partition under each of gc.devices, unless the root
+// growParts grows the partition under each of gc.Devices, unless the root
 // has /etc/growroot-disabled and gc does not ignore it.
-func growParts(env Env, sys growpart.System, gc growConfig) error {
-	if !gc.ignoreDisabled {
-		disabled, err := hasFile(env.Root, growrootDisabled)
+func growParts(env Env, sys growpart.System, gc growpart.Config) error {
+	if !gc.IgnoreDisabled {
+		disabled, err := hasFile(env.Root, growpart.DisabledFile)
 		if err != nil {
 			return fmt.Errorf("growpart: %w", err)
 		}
 		if disabled {
-			env.Log.Printf("growpart: disabled by %s (growpart.ignore_growroot_disabled ignores it)", growrootDisabled)
+			env.Log.Printf("growpart: disabled by %s (growpart.ignore_growroot_disabled ignores it)", growpart.DisabledFile)
 			return nil
 		}
 	}
 	var errs []error
-	for _, d := range gc.devices {
-		clean := path.Clean("/" + d)
-		if !strings.HasPrefix(d, "/") || strings.HasPrefix(clean, "/dev/") {
-			env.Log.Errorf("growpart: devices entry %q: not supported (earlyinit grows mount points in the root, not devices)", d)
+	var later []string
+	for _, d := range gc.Devices {
+		if path.Clean(d) != "/" {
+			// Other filesystems are mounted by the real system: the
+			// late stage's growpart module grows them.
+			later = append(later, d)
 			continue
 		}
-		mount := filepath.Join(env.Root, clean)
-		if err := growPart(env, sys, d, mount); err != nil {
+		if err := growPart(env, sys, "/", env.Root); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if len(later) > 0 {
+		env.Log.Printf("growpart: %s: left to the late stage (growpart module), once mounted", strings.Join(later, ", "))
 	}
 	return errors.Join(errs...)
 }
@@ -192,42 +82,19 @@ func growParts(env Env, sys growpart.System, gc growConfig) error {
 func growPart(env Env, sys growpart.System, d, mount string) error {
 	dev, err := sys.MountDevice(mount)
 	if errors.Is(err, growpart.ErrNotMountPoint) {
-		if d == "/" {
-			// A root that is a directory, not a filesystem of its own
-			// (a chroot, a test): nothing to grow.
-			env.Log.Printf("growpart: /: skipped: %v", err)
-		} else {
-			env.Log.Errorf("growpart: devices entry %q: not supported (not a mount point in the root)", d)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("growpart: %s: %w", d, err)
-	}
-	p, err := sys.Partition(dev)
-	if errors.Is(err, growpart.ErrNotPartition) {
+		// A root that is a directory, not a filesystem of its own (a
+		// chroot, a test): nothing to grow.
 		env.Log.Printf("growpart: %s: skipped: %v", d, err)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("growpart: %s: %w", d, err)
 	}
-	c, err := sys.GrowPartition(p)
+	line, err := sys.GrowDevice(dev)
 	if err != nil {
 		return fmt.Errorf("growpart: %s: %w", d, err)
 	}
-	switch {
-	case c.Grown():
-		how := ""
-		if c.BackupMoved {
-			how = " (GPT backup header moved)"
-		}
-		env.Log.Printf("growpart: %s grown from %d to %d sectors%s", p.Path, c.OldSize, c.NewSize, how)
-	case c.KernelResized:
-		env.Log.Printf("growpart: %s: the table already gives it %d sectors; the kernel was told", p.Path, c.NewSize)
-	default:
-		env.Log.Printf("growpart: %s (%s): nothing to grow: %s", d, p.Path, c.Reason)
-	}
+	env.Log.Printf("growpart: %s", line)
 	return nil
 }
 
@@ -241,29 +108,14 @@ func resizeRoot(env Env, sys growpart.System) error {
 	if err != nil {
 		return fmt.Errorf("resizefs: /: %w", err)
 	}
-	// A root partition the kernel already sees overlapping another
-	// one (a table enlarged over it by another tool or an older
-	// earlyinit) is never filled: the filesystem would grow over the
-	// other partition's data.
-	if p, err := sys.Partition(dev); err == nil {
-		if err := sys.CheckOverlap(p); err != nil {
-			return fmt.Errorf("resizefs: / not resized: %w", err)
-		}
-	} else if !errors.Is(err, growpart.ErrNotPartition) {
-		return fmt.Errorf("resizefs: / not resized: %w", err)
-	}
-	r, err := resizefs.Grow(env.Root, dev.Path)
-	if errors.Is(err, resizefs.ErrUnsupported) {
-		env.Log.Errorf("resizefs: / not resized: %v", err)
-		return nil
-	}
+	line, unsupported, err := sys.ResizeMounted("/", env.Root, dev)
 	if err != nil {
-		return fmt.Errorf("resizefs: /: %w", err)
+		return fmt.Errorf("resizefs: %w", err)
 	}
-	if r.Grown() {
-		env.Log.Printf("resizefs: / (%s) grown from %d to %d bytes", r.FSType, r.Old, r.New)
+	if unsupported {
+		env.Log.Errorf("resizefs: %s", line)
 	} else {
-		env.Log.Printf("resizefs: / (%s): nothing to grow (%d bytes)", r.FSType, r.Old)
+		env.Log.Printf("resizefs: %s", line)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/looptest"
+	"github.com/earlyinit/earlyinit/pkg/growpart"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
@@ -17,62 +18,62 @@ import (
 // TestParseGrowConfig: cloud-init 22.4's keys and defaults; bad values
 // are one warning naming the key and the type, and the default.
 func TestParseGrowConfig(t *testing.T) {
-	def := growConfig{growpart: true, devices: []string{"/"}, resize: true}
-	with := func(f func(g *growConfig)) growConfig { g := def; f(&g); return g }
+	def := growpart.Config{Grow: true, Devices: []string{"/"}, Resize: true}
+	with := func(f func(g *growpart.Config)) growpart.Config { g := def; f(&g); return g }
 	for _, tt := range []struct {
 		yaml     string
-		want     growConfig // warnings and notes not compared
-		warnings []string   // each a part of one warning, in order
+		want     growpart.Config // warnings and notes not compared
+		warnings []string        // each a part of one warning, in order
 	}{
 		{yaml: ``, want: def},
 		{yaml: `growpart: {mode: auto, devices: ["/"], ignore_growroot_disabled: false}`, want: def},
 		{yaml: `growpart: {mode: growpart}`, want: def},
 		{yaml: `growpart: {}`, want: def},
-		{yaml: `growpart: {mode: "off"}`, want: with(func(g *growConfig) { g.growpart = false })},
+		{yaml: `growpart: {mode: "off"}`, want: with(func(g *growpart.Config) { g.Grow = false })},
 		// PyYAML reads an unquoted off as false, and cloud-init warns.
-		{yaml: `growpart: {mode: false}`, want: with(func(g *growConfig) { g.growpart = false }),
+		{yaml: `growpart: {mode: false}`, want: with(func(g *growpart.Config) { g.Grow = false }),
 			warnings: []string{"growpart.mode: false is deprecated, use off"}},
-		{yaml: `growpart: {mode: "false"}`, want: with(func(g *growConfig) { g.growpart = false }),
+		{yaml: `growpart: {mode: "false"}`, want: with(func(g *growpart.Config) { g.Grow = false }),
 			warnings: []string{"growpart.mode: false is deprecated"}},
-		{yaml: `growpart: {mode: 0}`, want: with(func(g *growConfig) { g.growpart = false }),
+		{yaml: `growpart: {mode: 0}`, want: with(func(g *growpart.Config) { g.Grow = false }),
 			warnings: []string{"growpart.mode: 0 is deprecated"}},
 		{yaml: `growpart: {mode: gpart}`, want: def, warnings: []string{"growpart.mode: gpart is FreeBSD's resizer: not supported; auto is used"}},
 		{yaml: `growpart: {mode: sometimes}`, want: def, warnings: []string{"growpart.mode: want auto, growpart or off, got a string; auto is used"}},
 		{yaml: `growpart: {mode: true}`, want: def, warnings: []string{"growpart.mode: want auto, growpart or off, got a boolean"}},
 		{yaml: `growpart: {mode: [auto]}`, want: def, warnings: []string{"growpart.mode: want auto, growpart or off, got a list"}},
-		{yaml: `growpart: {ignore_growroot_disabled: true}`, want: with(func(g *growConfig) { g.ignoreDisabled = true })},
-		{yaml: `growpart: {ignore_growroot_disabled: "yes"}`, want: with(func(g *growConfig) { g.ignoreDisabled = true })},
+		{yaml: `growpart: {ignore_growroot_disabled: true}`, want: with(func(g *growpart.Config) { g.IgnoreDisabled = true })},
+		{yaml: `growpart: {ignore_growroot_disabled: "yes"}`, want: with(func(g *growpart.Config) { g.IgnoreDisabled = true })},
 		{yaml: `growpart: {ignore_growroot_disabled: maybe}`, want: def,
 			warnings: []string{"growpart.ignore_growroot_disabled: want a boolean, got a string; false is used"}},
-		{yaml: `growpart: {devices: ["/", "/var"]}`, want: with(func(g *growConfig) { g.devices = []string{"/", "/var"} })},
-		{yaml: `growpart: {devices: /srv}`, want: with(func(g *growConfig) { g.devices = []string{"/srv"} })},
+		{yaml: `growpart: {devices: ["/", "/var"]}`, want: with(func(g *growpart.Config) { g.Devices = []string{"/", "/var"} })},
+		{yaml: `growpart: {devices: /srv}`, want: with(func(g *growpart.Config) { g.Devices = []string{"/srv"} })},
 		{yaml: `growpart: {devices: ["/", 3, {a: b}]}`, want: def,
 			warnings: []string{"growpart.devices[1]: want a string, got a number; skipped", "growpart.devices[2]: want a string, got a map; skipped"}},
-		{yaml: `growpart: {devices: []}`, want: with(func(g *growConfig) { g.growpart, g.devices = false, nil })},
-		{yaml: `growpart: {devices: null}`, want: with(func(g *growConfig) { g.growpart, g.devices = false, nil })},
+		{yaml: `growpart: {devices: []}`, want: with(func(g *growpart.Config) { g.Grow, g.Devices = false, nil })},
+		{yaml: `growpart: {devices: null}`, want: with(func(g *growpart.Config) { g.Grow, g.Devices = false, nil })},
 		{yaml: `growpart: {devices: 5}`, want: def, warnings: []string{"growpart.devices: want a list of mount points, got a number; [/] is used"}},
-		{yaml: `growpart: {mode: false, devices: []}`, want: with(func(g *growConfig) { g.growpart, g.devices = false, nil }),
+		{yaml: `growpart: {mode: false, devices: []}`, want: with(func(g *growpart.Config) { g.Grow, g.Devices = false, nil }),
 			warnings: []string{"deprecated"}},
 		// growpart itself: a "no" stays a no; anything else not a map
 		// is the defaults.
-		{yaml: `growpart: false`, want: with(func(g *growConfig) { g.growpart = false }),
+		{yaml: `growpart: false`, want: with(func(g *growpart.Config) { g.Grow = false }),
 			warnings: []string{"growpart: want a map, got a boolean: read as {mode: off}"}},
-		{yaml: `growpart: "off"`, want: with(func(g *growConfig) { g.growpart = false }), warnings: []string{"growpart: want a map, got a string"}},
+		{yaml: `growpart: "off"`, want: with(func(g *growpart.Config) { g.Grow = false }), warnings: []string{"growpart: want a map, got a string"}},
 		{yaml: `growpart: [/]`, want: def, warnings: []string{"growpart: want a map, got a list: the defaults are used"}},
 		{yaml: `growpart: null`, want: def, warnings: []string{"growpart: want a map, got null"}},
 		{yaml: `growpart: true`, want: def, warnings: []string{"growpart: want a map, got a boolean: the defaults"}},
 
 		// resize_rootfs
-		{yaml: `resize_rootfs: false`, want: with(func(g *growConfig) { g.resize = false })},
-		{yaml: `resize_rootfs: "off"`, want: with(func(g *growConfig) { g.resize = false })},
-		{yaml: `resize_rootfs: 0`, want: with(func(g *growConfig) { g.resize = false })},
+		{yaml: `resize_rootfs: false`, want: with(func(g *growpart.Config) { g.Resize = false })},
+		{yaml: `resize_rootfs: "off"`, want: with(func(g *growpart.Config) { g.Resize = false })},
+		{yaml: `resize_rootfs: 0`, want: with(func(g *growpart.Config) { g.Resize = false })},
 		{yaml: `resize_rootfs: true`, want: def},
 		{yaml: `resize_rootfs: noblock`, want: def},
 		{yaml: `resize_rootfs: "1"`, want: def},
 		{yaml: `resize_rootfs: later`, want: def, warnings: []string{"resize_rootfs: want true, false or noblock, got a string; true is used"}},
 		{yaml: `resize_rootfs: {a: 1}`, want: def, warnings: []string{"resize_rootfs: want true, false or noblock, got a map"}},
 		{yaml: `resize_rootfs: null`, want: def, warnings: []string{"resize_rootfs: want true, false or noblock, got null"}},
-		{yaml: `{growpart: {mode: no}, resize_rootfs: false}`, want: with(func(g *growConfig) { g.growpart, g.resize = false, false }),
+		{yaml: `{growpart: {mode: no}, resize_rootfs: false}`, want: with(func(g *growpart.Config) { g.Grow, g.Resize = false, false }),
 			warnings: []string{"deprecated"}},
 	} {
 		t.Run(tt.yaml, func(t *testing.T) {
@@ -80,11 +81,11 @@ func TestParseGrowConfig(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tt.yaml), &cfg); err != nil {
 				t.Fatal(err)
 			}
-			got := parseGrowConfig(cfg)
-			warnings := got.warnings
-			got.warnings, got.notes = nil, nil
+			got := growpart.ParseConfig(cfg)
+			warnings := got.Warnings
+			got.Warnings, got.Notes = nil, nil
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("parseGrowConfig = %+v, want %+v", got, tt.want)
+				t.Errorf("growpart.ParseConfig = %+v, want %+v", got, tt.want)
 			}
 			if len(warnings) != len(tt.warnings) {
 				t.Fatalf("warnings %q, want %d containing %q", warnings, len(tt.warnings), tt.warnings)
@@ -96,8 +97,8 @@ func TestParseGrowConfig(t *testing.T) {
 			}
 		})
 	}
-	if got := parseGrowConfig(nil); !reflect.DeepEqual(got, def) {
-		t.Errorf("parseGrowConfig(nil) = %+v, want the defaults", got)
+	if got := growpart.ParseConfig(nil); !reflect.DeepEqual(got, def) {
+		t.Errorf("growpart.ParseConfig(nil) = %+v, want the defaults", got)
 	}
 }
 
@@ -117,11 +118,9 @@ func TestGrowRootOff(t *testing.T) {
 			want: []string{"growpart: disabled (growpart.mode is off)", "resizefs: disabled (resize_rootfs is false)"}},
 		{name: "growroot-disabled", cfg: `resize_rootfs: false`, disabled: "x",
 			want: []string{"growpart: disabled by /etc/growroot-disabled (growpart.ignore_growroot_disabled ignores it)", "resizefs: disabled (resize_rootfs is false)"}},
-		{name: "devices not supported", cfg: `{growpart: {devices: [/dev/vdb1, var, /srv]}, resize_rootfs: false}`,
+		{name: "devices left to the late stage", cfg: `{growpart: {devices: [/dev/vdb1, var, /srv]}, resize_rootfs: false}`,
 			want: []string{
-				`E growpart: devices entry "/dev/vdb1": not supported (earlyinit grows mount points in the root, not devices)`,
-				`E growpart: devices entry "var": not supported`,
-				`E growpart: devices entry "/srv": not supported (not a mount point in the root)`,
+				"growpart: /dev/vdb1, var, /srv: left to the late stage (growpart module), once mounted",
 				"resizefs: disabled (resize_rootfs is false)",
 			}},
 		{name: "empty device list", cfg: `{growpart: {devices: []}, resize_rootfs: false}`,
@@ -131,7 +130,7 @@ func TestGrowRootOff(t *testing.T) {
 			root := t.TempDir()
 			if tt.disabled != "" {
 				os.MkdirAll(filepath.Join(root, "etc"), 0o755)
-				if err := os.WriteFile(filepath.Join(root, growrootDisabled), []byte(tt.disabled), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(root, growpart.DisabledFile), []byte(tt.disabled), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -246,7 +245,7 @@ func TestGrowRootLoop(t *testing.T) {
 			if err := growRoot(env(log), nil); err != nil {
 				t.Fatalf("second growRoot: %v\n%s", err, log)
 			}
-			for _, want := range []string{"growpart: / (" + part + "): nothing to grow: it cannot be grown", "resizefs: / (" + tt.fstype + "): nothing to grow"} {
+			for _, want := range []string{"growpart: " + part + ": nothing to grow: it cannot be grown", "resizefs: / (" + tt.fstype + "): nothing to grow"} {
 				if !strings.Contains(log.String(), want) {
 					t.Errorf("second run log:\n%s\nwant %q", log, want)
 				}
