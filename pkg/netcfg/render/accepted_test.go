@@ -202,3 +202,35 @@ func TestENIManualStanzaDNS(t *testing.T) {
 		t.Errorf("eni: warning %q, want eth0's DNS named and eth1's not", w)
 	}
 }
+
+// TestBondPrimaryMode: a bond's primary is written only in the modes that
+// take one (active-backup, balance-tlb, balance-alb): the kernel refuses
+// it in the others, and NetworkManager refuses the connection ("'primary'
+// option is only valid for 'mode=active-backup'"). It is named instead.
+func TestBondPrimaryMode(t *testing.T) {
+	bond := func(mode string) *netcfg.Config {
+		return &netcfg.Config{Interfaces: []netcfg.Interface{
+			{Name: "ens3", Kind: netcfg.Physical, MAC: "52:54:00:00:00:03"},
+			{Name: "bond0", Kind: netcfg.Bond, Bond: &netcfg.BondConfig{Members: []string{"ens3"},
+				Params: map[string]string{"bond-mode": mode, "bond-primary": "ens3"}},
+				Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}}},
+		}}
+	}
+	for _, rn := range Names() {
+		out := renderText(t, rn, bond("802.3ad"))
+		if strings.Contains(out, "rimary") {
+			t.Errorf("%s: primary written for 802.3ad:\n%s", rn, out)
+		}
+		if w := Warning(rn, bond("802.3ad")); !strings.Contains(w, "bond parameter primary (bond0: the kernel takes a primary in active-backup") {
+			t.Errorf("%s: warning %q does not name the primary", rn, w)
+		}
+		for _, m := range []string{"active-backup", "1", "balance-alb"} {
+			if out := renderText(t, rn, bond(m)); !strings.Contains(out, "rimary") {
+				t.Errorf("%s: primary lost for mode %s:\n%s", rn, m, out)
+			}
+			if w := Warning(rn, bond(m)); w != "" {
+				t.Errorf("%s: mode %s: warning %q", rn, m, w)
+			}
+		}
+	}
+}

@@ -75,6 +75,9 @@ func Lost(name string, c *netcfg.Config) []string {
 			for _, k := range unknownBondParams(ifc.Bond) {
 				add("bond parameter "+k, n)
 			}
+			if bondPrimaryDropped(ifc.Bond) {
+				add("bond parameter primary", n+": the kernel takes a primary in active-backup, balance-tlb and balance-alb modes only")
+			}
 		}
 		if ifc.Bridge != nil {
 			for _, k := range sortedKeys(bridgeParams(ifc.Bridge)) {

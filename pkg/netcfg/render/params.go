@@ -105,7 +105,34 @@ func bondParams(b *netcfg.BondConfig) map[string]string {
 	if m, ok := out["mode"]; ok {
 		out["mode"] = bondMode(m)
 	}
+	if _, ok := out["primary"]; ok && !primaryMode(out["mode"]) {
+		delete(out, "primary") // Lost names it
+	}
 	return out
+}
+
+// primaryMode tells whether a bond of mode m (by name; "" is the kernel's
+// default, balance-rr) takes a primary: the kernel refuses one in the
+// other modes ("option primary: mode dependency failed"), and so does
+// NetworkManager.
+func primaryMode(m string) bool {
+	switch m {
+	case "active-backup", "balance-tlb", "balance-alb":
+		return true
+	}
+	return false
+}
+
+// bondPrimaryDropped tells whether b has a primary that bondParams leaves
+// out, its mode not taking one.
+func bondPrimaryDropped(b *netcfg.BondConfig) bool {
+	for k, v := range b.Params {
+		if normKey(k, "bond") == "primary" && v != "" {
+			_, kept := bondParams(b)["primary"]
+			return !kept
+		}
+	}
+	return false
 }
 
 // bridgeParams returns br's parameters under normalized names ("stp", "fd",
