@@ -234,3 +234,36 @@ func TestBondPrimaryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestNMBridgeRanges: NetworkManager verifies a bridge's timers and
+// priority against ranges of its own (forward-delay 0 or 2-30) and refuses
+// the connection outside them; such values are left out and named. Its
+// bond arp_ip_target is a comma-separated list.
+func TestNMBridgeRanges(t *testing.T) {
+	c := &netcfg.Config{Interfaces: []netcfg.Interface{
+		{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01"},
+		{Name: "br0", Kind: netcfg.Bridge, Bridge: &netcfg.BridgeConfig{Members: []string{"eth0"},
+			Params: map[string]string{"bridge_fd": "1", "bridge_hello": "2", "bridge_maxage": "41", "bridge_stp": "on"}},
+			Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}}},
+		{Name: "eth1", Kind: netcfg.Physical, MAC: "52:54:00:00:00:02"},
+		{Name: "bond0", Kind: netcfg.Bond, Bond: &netcfg.BondConfig{Members: []string{"eth1"},
+			Params: map[string]string{"bond-mode": "active-backup", "bond-arp-ip-target": "10.0.0.1 10.0.0.2", "bond-arp-interval": "100"}},
+			Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}}},
+	}}
+	out := renderText(t, "network-manager", c)
+	if !strings.Contains(out, "[bridge]\nstp=true\nhello-time=2\n\n") {
+		t.Errorf("network-manager: want stp and hello-time alone in [bridge]:\n%s", out)
+	}
+	if !strings.Contains(out, "arp_ip_target=10.0.0.1,10.0.0.2\n") {
+		t.Errorf("network-manager: arp_ip_target not comma-separated:\n%s", out)
+	}
+	w := Warning("network-manager", c)
+	for _, k := range []string{"bridge parameter fd (br0: out of NetworkManager's range)", "bridge parameter maxage (br0: out of NetworkManager's range)"} {
+		if !strings.Contains(w, k) {
+			t.Errorf("network-manager: warning %q does not name %q", w, k)
+		}
+	}
+	if strings.Contains(w, "hello") || strings.Contains(w, "stp") {
+		t.Errorf("network-manager: warning %q names a value that is written", w)
+	}
+}

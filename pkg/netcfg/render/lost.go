@@ -83,6 +83,8 @@ func Lost(name string, c *netcfg.Config) []string {
 			for _, k := range sortedKeys(bridgeParams(ifc.Bridge)) {
 				if !bridgeParamRendered(name, k) {
 					add("bridge parameter "+k, n)
+				} else if name == "network-manager" && !nmBridgeValue(k, bridgeParams(ifc.Bridge)[k]) {
+					add("bridge parameter "+k, n+": out of NetworkManager's range")
 				} else if !netplanOnePass && (k == "pathcost" || k == "portprio") {
 					add("bridge parameter "+k, n+": no order of netplan's sections defines every interface before it is named, and a second pass of netplan's parser refuses per-port values")
 				}

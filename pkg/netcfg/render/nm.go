@@ -3,6 +3,7 @@ package render
 import (
 	"crypto/sha1"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
@@ -234,6 +235,9 @@ func nmBond(k *keyfile, b *netcfg.BondConfig) {
 			v = kernelBool(v)
 		case "arp-all-targets":
 			v = arpAllTargets(v)
+		case "arp-ip-target":
+			// NetworkManager takes a comma-separated list.
+			v = strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }), ",")
 		}
 		k.set("bond", nmBondKey(key), v)
 	}
@@ -246,13 +250,44 @@ func nmBridge(k *keyfile, ifc *netcfg.Interface) {
 		k.set("bridge", "stp", fmt.Sprint(v))
 	}
 	for _, m := range [][2]string{{"priority", "priority"}, {"fd", "forward-delay"}, {"hello", "hello-time"}, {"maxage", "max-age"}, {"ageing", "ageing-time"}} {
-		if v, ok := p[m[0]]; ok {
+		if v, ok := p[m[0]]; ok && nmBridgeValue(m[0], v) {
 			k.set("bridge", m[1], v)
 		}
 	}
 	if ifc.MAC != "" {
 		k.set("bridge", "mac-address", strings.ToUpper(ifc.MAC))
 	}
+}
+
+// nmBridgeValue tells whether NetworkManager takes v for bridge parameter k
+// (bridgeParams' names): its setting verifies forward-delay as 0 or 2-30
+// seconds, hello-time as 0 or 1-10, max-age as 0 or 6-40, ageing-time as
+// 0-1000000 and priority as 0-65535, and refuses the whole connection
+// otherwise. Lost names the values left out.
+func nmBridgeValue(k, v string) bool {
+	switch k {
+	case "fd", "hello", "maxage", "ageing", "priority":
+	default:
+		return true
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return false
+	}
+	in := func(lo, hi uint64) bool { return n == 0 || n >= lo && n <= hi }
+	switch k {
+	case "fd":
+		return in(2, 30)
+	case "hello":
+		return in(1, 10)
+	case "maxage":
+		return in(6, 40)
+	case "ageing":
+		return n <= 1000000
+	case "priority":
+		return n <= 65535
+	}
+	return true
 }
 
 // nmBridgePort sets [bridge-port] of a bridge port: its path cost and
