@@ -267,3 +267,14 @@ func TestNMBridgeRanges(t *testing.T) {
 		t.Errorf("network-manager: warning %q names a value that is written", w)
 	}
 }
+
+// TestENIBridgeWithoutPorts: a bridge without ports (a match.name glob that
+// matched no NIC) is "bridge_ports none": ifupdown refuses an option
+// without a value, and with it the whole file.
+func TestENIBridgeWithoutPorts(t *testing.T) {
+	c := &netcfg.Config{Interfaces: []netcfg.Interface{{Name: "br0", Kind: netcfg.Bridge, Bridge: &netcfg.BridgeConfig{},
+		Subnets: []netcfg.Subnet{{Type: netcfg.Static, Address: pfx("10.3.0.1/24")}}}}}
+	if out := renderText(t, "eni", c); !strings.Contains(out, "    bridge_ports none\n") {
+		t.Errorf("eni: no bridge_ports none:\n%s", out)
+	}
+}

@@ -149,7 +149,11 @@ func eniAttrs(c *netcfg.Config, ifc *netcfg.Interface, rel relations, subnetMTU 
 		bondOpts(ifc.Bond)
 		opt("bond-slaves", "none")
 	case netcfg.Bridge:
-		opt("bridge_ports", strings.Join(ifc.Bridge.Members, " "))
+		ports := strings.Join(ifc.Bridge.Members, " ")
+		if ports == "" {
+			ports = "none" // ifupdown refuses an option without a value
+		}
+		opt("bridge_ports", ports)
 		p := bridgeParams(ifc.Bridge)
 		for _, k := range sortedKeys(p) {
 			v := p[k]
