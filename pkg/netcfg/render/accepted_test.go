@@ -278,3 +278,21 @@ func TestENIBridgeWithoutPorts(t *testing.T) {
 		t.Errorf("eni: no bridge_ports none:\n%s", out)
 	}
 }
+
+// TestNMArpTargetNeedsInterval: NetworkManager refuses a bond with
+// arp_ip_target and no arp_interval ("'arp_ip_target' option requires
+// 'arp_interval' option to be set"): the targets are left out and named.
+func TestNMArpTargetNeedsInterval(t *testing.T) {
+	c := &netcfg.Config{Interfaces: []netcfg.Interface{
+		{Name: "ens3", Kind: netcfg.Physical, MAC: "52:54:00:00:00:03"},
+		{Name: "bond0", Kind: netcfg.Bond, Bond: &netcfg.BondConfig{Members: []string{"ens3"},
+			Params: map[string]string{"bond-mode": "active-backup", "bond-arp-ip-target": "10.0.0.1"}},
+			Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}}},
+	}}
+	if out := renderText(t, "network-manager", c); strings.Contains(out, "arp_ip_target") {
+		t.Errorf("network-manager: arp_ip_target without arp_interval:\n%s", out)
+	}
+	if w := Warning("network-manager", c); !strings.Contains(w, "bond parameter arp-ip-target (bond0: NetworkManager takes it only with arp-interval)") {
+		t.Errorf("network-manager: warning %q does not name arp-ip-target", w)
+	}
+}

@@ -179,6 +179,10 @@ func keyCases() map[string]map[string]keyCase {
 		"all-slaves-active": "true", "arp-all-targets": "all", "resend-igmp": "3"} {
 		v2["bonds.parameters."+k] = keyCase{with: bondDoc("      " + k + ": " + v + "\n"), without: bondDoc("")}
 	}
+	// NetworkManager takes ARP targets only with an ARP interval.
+	for _, k := range []string{"arp-ip-target", "arp-ip-targets"} {
+		v2["bonds.parameters."+k] = keyCase{with: bondDoc("      arp-interval: 100\n      " + k + ": [10.0.0.1]\n"), without: bondDoc("      arp-interval: 100\n")}
+	}
 	v2["bonds.parameters.mode"] = keyCase{with: strings.Replace(bondDoc(""), "active-backup", "802.3ad", 1), without: strings.Replace(bondDoc(""), "      mode: active-backup\n", "", 1)}
 	for k, v := range map[string]string{"ageing-time": "50", "forward-delay": "5", "hello-time": "3", "max-age": "12",
 		"path-cost": "{ens3: 50}", "port-priority": "{ens3: 20}", "stp": "true"} {

@@ -75,6 +75,9 @@ func Lost(name string, c *netcfg.Config) []string {
 			for _, k := range unknownBondParams(ifc.Bond) {
 				add("bond parameter "+k, n)
 			}
+			if p := bondParams(ifc.Bond); name == "network-manager" && p["arp-ip-target"] != "" && p["arp-interval"] == "" {
+				add("bond parameter arp-ip-target", n+": NetworkManager takes it only with arp-interval")
+			}
 			if bondPrimaryDropped(ifc.Bond) {
 				add("bond parameter primary", n+": the kernel takes a primary in active-backup, balance-tlb and balance-alb modes only")
 			}

@@ -236,6 +236,9 @@ func nmBond(k *keyfile, b *netcfg.BondConfig) {
 		case "arp-all-targets":
 			v = arpAllTargets(v)
 		case "arp-ip-target":
+			if _, ok := p["arp-interval"]; !ok {
+				continue // NetworkManager refuses it without one; Lost names it
+			}
 			// NetworkManager takes a comma-separated list.
 			v = strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }), ",")
 		}
