@@ -296,3 +296,24 @@ func TestNMArpTargetNeedsInterval(t *testing.T) {
 		t.Errorf("network-manager: warning %q does not name arp-ip-target", w)
 	}
 }
+
+// TestGatewayOnLink: a route via a gateway on a link without static
+// addresses is on-link, as networkd takes it anyway, with a warning
+// ("Gateway= without static address configured. Enabling GatewayOnLink=
+// option"): networkd and netplan say so.
+func TestGatewayOnLink(t *testing.T) {
+	c := &netcfg.Config{Interfaces: []netcfg.Interface{{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01",
+		Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4, Routes: []netcfg.Route{{To: pfx("10.9.0.0/16"), Via: ip("10.0.0.1")}}}}}}}
+	if out := renderText(t, "networkd", c); !strings.Contains(out, "Destination=10.9.0.0/16\nGateway=10.0.0.1\nGatewayOnLink=yes\n") {
+		t.Errorf("networkd: no GatewayOnLink=yes:\n%s", out)
+	}
+	if out := renderText(t, "netplan", c); !strings.Contains(out, "                - on-link: true\n                  to: 10.9.0.0/16\n                  via: 10.0.0.1\n") {
+		t.Errorf("netplan: no on-link:\n%s", out)
+	}
+	c.Interfaces[0].Subnets = append(c.Interfaces[0].Subnets, netcfg.Subnet{Type: netcfg.Static, Address: pfx("10.0.0.2/24")})
+	for _, rn := range []string{"networkd", "netplan"} {
+		if out := renderText(t, rn, c); strings.Contains(out, "nLink") || strings.Contains(out, "on-link") {
+			t.Errorf("%s: on-link with a static address:\n%s", rn, out)
+		}
+	}
+}

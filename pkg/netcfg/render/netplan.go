@@ -466,10 +466,16 @@ func netplanAddresses(c *netcfg.Config, ifc *netcfg.Interface, e map[string]any,
 // default route and its routes, then the global routes through it.
 func netplanRoutes(c *netcfg.Config, ifc *netcfg.Interface) []any {
 	var routes []any
+	// A gateway on an interface without static addresses is on-link, as
+	// networkd takes it (with a warning) when netplan does not say so.
+	onLink := !hasStatic(ifc)
 	route := func(rt netcfg.Route) {
 		r := map[string]any{"to": rt.To.String()}
 		if rt.Via.IsValid() {
 			r["via"] = rt.Via.String()
+			if onLink {
+				r["on-link"] = true
+			}
 		}
 		for k, v := range map[string]int{"metric": rt.Metric, "table": rt.Table, "mtu": rt.MTU} {
 			if v != 0 {

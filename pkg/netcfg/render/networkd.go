@@ -115,20 +115,27 @@ func networkdNetwork(c *netcfg.Config, ifc *netcfg.Interface, rel relations, gns
 	u.section("DHCPv4", dhcp4kv...)
 	u.section("DHCPv6", networkdDHCP(ifc.DHCP6Overrides)...)
 	u.section("IPv6AcceptRA", raMetric...)
+	// A gateway on a link without static addresses is taken as on-link:
+	// networkd does so itself, with a warning ("Gateway= without static
+	// address configured. Enabling GatewayOnLink= option").
+	onLink := !hasStatic(ifc)
 	for _, s := range ifc.Subnets {
 		if s.Gateway.IsValid() {
 			gw := []string{"Gateway", s.Gateway.String()}
 			if s.Metric != 0 {
 				gw = append(gw, "Metric", fmt.Sprint(s.Metric))
 			}
+			if onLink {
+				gw = append(gw, "GatewayOnLink", "yes")
+			}
 			u.section("Route", gw...)
 		}
 		for _, r := range s.Routes {
-			u.section("Route", networkdRoute(r)...)
+			u.section("Route", networkdRoute(r, onLink)...)
 		}
 	}
 	for _, r := range globalRoutesFor(c, ifc) {
-		u.section("Route", networkdRoute(r)...)
+		u.section("Route", networkdRoute(r, onLink)...)
 	}
 	for _, r := range ifc.RoutingPolicy {
 		u.section("RoutingPolicyRule", networkdRule(r)...)
@@ -351,10 +358,15 @@ func networkdDHCP(o *netcfg.DHCPOverrides) []string {
 	return kv
 }
 
-func networkdRoute(r netcfg.Route) []string {
+// networkdRoute is a [Route] section; onLink adds GatewayOnLink=yes to a
+// route via a gateway.
+func networkdRoute(r netcfg.Route, onLink bool) []string {
 	kv := []string{"Destination", r.To.String()}
 	if r.Via.IsValid() {
 		kv = append(kv, "Gateway", r.Via.String())
+		if onLink {
+			kv = append(kv, "GatewayOnLink", "yes")
+		}
 	}
 	if r.Metric != 0 {
 		kv = append(kv, "Metric", fmt.Sprint(r.Metric))

@@ -390,6 +390,16 @@ func globalDNSEverywhere(c *netcfg.Config, rel relations) bool {
 	return true
 }
 
+// hasStatic tells whether ifc has a static address.
+func hasStatic(ifc *netcfg.Interface) bool {
+	for _, s := range ifc.Subnets {
+		if s.Type == netcfg.Static {
+			return true
+		}
+	}
+	return false
+}
+
 // anyConfigured tells whether any interface has a subnet other than
 // manual.
 func anyConfigured(c *netcfg.Config) bool {
