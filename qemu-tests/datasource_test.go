@@ -245,3 +245,28 @@ func TestCorruptDrives(t *testing.T) {
 	}
 	wantFile(t, root, "/etc/hostname", "image-template\n")
 }
+
+// TestNoCloudWordsAlone: ds=nocloud;i=;h= with no seed and no drive is a
+// NoCloud instance by itself, as cloud-init's NoCloud claims it from the
+// kernel command line ("cmdline") or the SMBIOS system serial ("dmi"),
+// which Proxmox and libvirt users set with -smbios type=1,serial=...
+func TestNoCloudWordsAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name, append string
+		smbios       []string
+		iid, host    string
+		from         string
+	}{
+		{"cmdline", "ds=nocloud;i=iid-words;h=wordshost", nil, "iid-words", "wordshost", "cmdline"},
+		{"serial", "", []string{"type=1,serial=ds=nocloud;i=iid-serial;h=serialhost"}, "iid-serial", "serialhost", "dmi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := busyboxDisk(t, "root", "")
+			res := boot(t, vm.Config{Append: "root=LABEL=root rw " + tc.append, Disks: []vm.Disk{{Path: root}}, RNG: true, SMBIOS: tc.smbios})
+			mustContain(t, "console", res.Console, "TESTINIT: /sbin/init pid=1",
+				`datasource nocloud: instance "`+tc.iid+`", hostname "`+tc.host+`" (seed-dir (`+tc.from+`))`)
+			checkIdentity(t, root, tc.iid, tc.host)
+		})
+	}
+}

@@ -140,6 +140,15 @@ type Hint struct {
 	// Apply, if set, overrides what any read of this source found
 	// (ds=nocloud;i=...;h=... sets the instance id and hostname).
 	Apply func(*instance.Data)
+	// Alone, if set, is the instance the words describe by themselves,
+	// used when they name no seed and the source's seed directories and
+	// drives hold nothing: cloud-init's NoCloud claims ds=nocloud on the
+	// command line (or in the DMI serial) with no seed at all, its
+	// instance-id i= or "nocloud". Apply still runs on it.
+	Alone func() *instance.Data
+	// From is where discovery found the words ("cmdline", "dmi",
+	// "dmi,cmdline"), cloud-init's name for them in the seed it reports.
+	From string
 }
 
 // Drive tells whether a filesystem of type fstype labelled label is one of

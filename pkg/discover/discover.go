@@ -388,6 +388,7 @@ func (f *finder) sourceHint(src datasource.Source, params map[string]string, ser
 	switch {
 	case cok && dok:
 		h, err, why = ch, cerr, "the kernel command line and DMI product_serial"
+		h.From = "dmi,cmdline"
 		if derr != nil || dh.Seed != "" || dh.SeedURL != "" {
 			h.Seed, h.SeedURL, err = dh.Seed, dh.SeedURL, derr
 			h.Origin = "DMI product_serial " + dh.Origin
@@ -395,11 +396,13 @@ func (f *finder) sourceHint(src datasource.Source, params map[string]string, ser
 		h.Apply = chain(ch.Apply, dh.Apply)
 	case dok:
 		h, err, why = dh, derr, "DMI product_serial"
+		h.From = "dmi"
 		if h.Origin != "" {
 			h.Origin = "DMI product_serial " + h.Origin
 		}
 	case cok:
 		h, err, why = ch, cerr, "the kernel command line"
+		h.From = "cmdline"
 	default:
 		return h, false, "", nil
 	}
@@ -556,6 +559,9 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 				return d, nil
 			}
 		}
+		if d := f.alone(src); d != nil {
+			return d, nil
+		}
 		if src.Metadata != nil && src.Local {
 			if d := f.local(src); d != nil {
 				return d, nil
@@ -596,6 +602,20 @@ func (f *finder) walk(order []datasource.Source, explicit bool) (*instance.Data,
 	}
 	f.log.Printf("%s: falling back to None, the last resort: the image's configuration applies", msg)
 	return f.finish(none.Data(), none.Source), nil
+}
+
+// alone is the instance src's own words on the kernel command line or in
+// the DMI serial describe by themselves (Hint.Alone), when they name no
+// seed and none was rejected: cloud-init's NoCloud, found by "cmdline"
+// alone, reports its seed as that word.
+func (f *finder) alone(src datasource.Source) *instance.Data {
+	h, ok := f.hints[src.Name]
+	if !ok || h.Alone == nil || h.Seed != "" || h.SeedURL != "" || f.rejected > 0 {
+		return nil
+	}
+	d := h.Alone()
+	d.Subplatform = "seed-dir (" + h.From + ")"
+	return f.finish(d, src)
 }
 
 // seedDirs reads the first of src's seed directories that is there.

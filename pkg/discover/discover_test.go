@@ -194,6 +194,26 @@ func TestFind(t *testing.T) {
 		wantID:  "nc-5", wantSub: "config-disk (/dev/vdb)",
 		logged: []string{`hostname "cmdhost"`},
 	}, {
+		// ds=nocloud with no seed, no drive and no seed directory is an
+		// instance by itself, as cloud-init's NoCloud finds it by
+		// "cmdline": i= and h=, or the instance-id "nocloud".
+		name:    "cmdline alone",
+		cmdline: "ds=nocloud;i=iid-alone;h=alonehost",
+		sys:     &fakeSys{netErr: errors.New("no link")},
+		wantID:  "iid-alone", wantSub: "seed-dir (cmdline)",
+		logged: []string{`datasource nocloud: instance "iid-alone", hostname "alonehost" (seed-dir (cmdline))`},
+	}, {
+		name:    "cmdline alone, no i=",
+		cmdline: "ds=nocloud-net",
+		sys:     &fakeSys{netErr: errors.New("no link")},
+		wantID:  "nocloud", wantSub: "seed-dir (cmdline)",
+	}, {
+		// Its drive still comes first, and then its i= and h= win.
+		name:    "cmdline alone, a drive there",
+		cmdline: "ds=nocloud;i=iid-cmd",
+		sys:     &fakeSys{devs: []blockdev.Device{drive("/dev/vdb", "vfat", "cidata")}, files: map[string]fs.FS{"/dev/vdb": noCloudSeed("nc-6")}},
+		wantID:  "iid-cmd", wantSub: "config-disk (/dev/vdb)",
+	}, {
 		name:    "cmdline seed rejected",
 		cmdline: "ds=nocloud;s=/srv/none earlyinit.ds=nocloud",
 		sys:     &fakeSys{},

@@ -177,6 +177,15 @@ func TestPlatformDiscovery(t *testing.T) {
 		wantSub: "seed-dir (/srv/dmi)",
 		logged:  []string{`datasource nocloud: instance "iid-cmd", hostname "dmihost"`, "nocloud asked for by the kernel command line and DMI product_serial"},
 	}, {
+		// The serial alone, no seed: a NoCloud instance of its i= and
+		// h=, found by "dmi" as cloud-init reports it (Proxmox and
+		// libvirt users set it with -smbios type=1,serial=...).
+		name:    "dmi serial alone",
+		sys:     &fakeSys{dmi: withSerial("ds=nocloud;i=iid-serial;h=serialhost")},
+		wantID:  "iid-serial",
+		wantSub: "seed-dir (dmi)",
+		logged:  []string{`datasource nocloud: instance "iid-serial", hostname "serialhost" (seed-dir (dmi))`},
+	}, {
 		// A bad serial seed is rejected, not read, and no None after it.
 		name:    "dmi serial bad seed",
 		sys:     &fakeSys{dmi: withSerial("ds=nocloud;s=ftp://10.0.2.2/")},

@@ -15,6 +15,7 @@ type Cmdline struct {
 	Seed       string // s= (or seedfrom=), "" if none
 	InstanceID string // i= (or instance-id=)
 	Hostname   string // h= (or local-hostname=)
+	Net        bool   // ds=nocloud-net (dsmode net)
 }
 
 // ParseCmdline parses the value after "ds=" (e.g.
@@ -30,6 +31,7 @@ func ParseCmdline(v string) (c Cmdline, ok bool, err error) {
 	if name != "nocloud" && name != "nocloud-net" {
 		return Cmdline{}, false, nil
 	}
+	c.Net = name == "nocloud-net"
 	for _, kv := range strings.Split(rest, ";") {
 		if kv == "" {
 			continue

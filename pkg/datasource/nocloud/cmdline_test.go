@@ -16,10 +16,10 @@ func TestParseCmdline(t *testing.T) {
 		wantErr string
 	}{
 		{in: "nocloud", ok: true},
-		{in: "nocloud-net", ok: true},
+		{in: "nocloud-net", want: Cmdline{Net: true}, ok: true},
 		{in: "nocloud;", ok: true},
 		{in: "nocloud;s=file:///seed/;h=myhost", want: Cmdline{Seed: "file:///seed/", Hostname: "myhost"}, ok: true},
-		{in: "nocloud-net;s=http://10.0.0.1:8000/;i=iid-01", want: Cmdline{Seed: "http://10.0.0.1:8000/", InstanceID: "iid-01"}, ok: true},
+		{in: "nocloud-net;s=http://10.0.0.1:8000/;i=iid-01", want: Cmdline{Seed: "http://10.0.0.1:8000/", InstanceID: "iid-01", Net: true}, ok: true},
 		{in: "nocloud;seedfrom=/var/seed/;instance-id=i-2;local-hostname=h2", want: Cmdline{Seed: "/var/seed/", InstanceID: "i-2", Hostname: "h2"}, ok: true},
 		{in: "nocloud;;i=a=b;;", want: Cmdline{InstanceID: "a=b"}, ok: true},
 		{in: "nocloud;dsmode=local;h=x", want: Cmdline{Hostname: "x"}, ok: true},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
+	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
 // Source is NoCloud: a "cidata" ISO9660 or vfat filesystem, cloud-init's
@@ -45,7 +46,7 @@ func cmdlineHint(params map[string]string) (datasource.Hint, bool, error) {
 	if !isNoCloud {
 		return datasource.Hint{}, false, nil
 	}
-	h := datasource.Hint{Apply: c.Apply}
+	h := datasource.Hint{Apply: c.Apply, Alone: c.alone}
 	if c.Seed != "" {
 		p, u, err := c.SeedLocation()
 		if err != nil {
@@ -57,4 +58,17 @@ func cmdlineHint(params map[string]string) (datasource.Hint, bool, error) {
 		}
 	}
 	return h, true, nil
+}
+
+// alone is the instance ds=nocloud describes with no seed, as cloud-init's
+// NoCloud builds it from the command line alone: its meta-data is the
+// words (i= and h= are applied afterwards, by Apply) over the defaults
+// instance-id "nocloud" and the dsmode of the words (local for ds=nocloud,
+// net for ds=nocloud-net); no user-data.
+func (c Cmdline) alone() *instance.Data {
+	mode := "local"
+	if c.Net {
+		mode = "net"
+	}
+	return &instance.Data{InstanceID: "nocloud", Meta: map[string]any{"instance-id": "nocloud", "dsmode": mode}}
 }
