@@ -317,3 +317,32 @@ func TestGatewayOnLink(t *testing.T) {
 		}
 	}
 }
+
+// TestBondMemberAddressing: a bond member's own addressing (subnets,
+// accept-ra) is not written by networkd or netplan, where networkd drops it
+// ("Cannot enable DHCP= when Bond= is specified", "IPv6AcceptRA= is enabled
+// but IPv6 link-local addressing is disabled"), and is named, as it is for
+// NetworkManager, whose port connections have no IP settings.
+func TestBondMemberAddressing(t *testing.T) {
+	yes := true
+	c := &netcfg.Config{Interfaces: []netcfg.Interface{
+		{Name: "ens3", Kind: netcfg.Physical, MAC: "52:54:00:00:00:03", MTU: 9000, AcceptRA: &yes,
+			Subnets: []netcfg.Subnet{{Type: netcfg.DHCP6}}},
+		{Name: "bond0", Kind: netcfg.Bond, Bond: &netcfg.BondConfig{Members: []string{"ens3"}, Params: map[string]string{"bond-mode": "active-backup"}},
+			Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}}},
+	}}
+	out := renderText(t, "networkd", c)
+	member := out[strings.Index(out, "10-cloud-init-ens3.network"):]
+	if !strings.Contains(member, "MTUBytes=9000\n") || !strings.Contains(member, "DHCP=no\nBond=bond0\n") || strings.Contains(member, "IPv6AcceptRA") {
+		t.Errorf("networkd: want ens3 with its MTU and bond, without DHCP or IPv6AcceptRA:\n%s", member)
+	}
+	out = renderText(t, "netplan", c)
+	if strings.Contains(out, "dhcp6") || strings.Contains(out, "accept-ra") || !strings.Contains(out, "mtu: 9000") {
+		t.Errorf("netplan: want ens3 with its MTU, without dhcp6 or accept-ra:\n%s", out)
+	}
+	for _, rn := range []string{"networkd", "netplan", "network-manager"} {
+		if w := Warning(rn, c); !strings.Contains(w, "addressing (ens3: a bond member or bridge port has no addresses") {
+			t.Errorf("%s: warning %q does not name ens3's addressing", rn, w)
+		}
+	}
+}

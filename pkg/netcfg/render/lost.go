@@ -51,6 +51,9 @@ func Lost(name string, c *netcfg.Config) []string {
 			// .link would override the NIC's own naming.
 			add("wakeonlan", n+": not renamed, so no .link file carries it")
 		}
+		if _, member := rel.bondOf[n]; hasAddressing(ifc) && (member && (name == "networkd" || name == "netplan") || enslaved(rel, ifc) && name == "network-manager") {
+			add("addressing", n+": a bond member or bridge port has no addresses, DHCP, router advertisements, routing rules or DNS of its own")
+		}
 		if ifc.Optional && (name == "eni" || name == "sysconfig" || name == "network-manager") {
 			add("optional", n)
 		}

@@ -88,6 +88,11 @@ func (netplan) Render(c *netcfg.Config) ([]File, error) {
 	order, onePass := netplanOrder(c)
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
+		if _, ok := rel.bondOf[ifc.Name]; ok {
+			// netplan gives a bond member no link-local addressing, and
+			// networkd drops the rest.
+			ifc = asBondMember(ifc)
+		}
 		anyDNS := everywhere && !enslaved(rel, ifc) && (hasConfig(ifc) || !configured)
 		switch ifc.Kind {
 		case netcfg.Physical, netcfg.Infiniband:

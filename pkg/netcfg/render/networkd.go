@@ -62,6 +62,9 @@ func (networkd) Render(c *netcfg.Config) ([]File, error) {
 	var files []File
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
+		if _, ok := rel.bondOf[ifc.Name]; ok {
+			ifc = asBondMember(ifc)
+		}
 		network, err := networkdNetwork(c, ifc, rel, gns, gsearch)
 		if err != nil {
 			return nil, fmt.Errorf("networkd: %s.network: %w", ifc.Name, err)

@@ -400,6 +400,24 @@ func hasStatic(ifc *netcfg.Interface) bool {
 	return false
 }
 
+// hasAddressing tells whether ifc has addressing of its own: a subnet other
+// than manual, accept-ra, routing rules or DNS.
+func hasAddressing(ifc *netcfg.Interface) bool {
+	return hasConfig(ifc) || ifc.AcceptRA != nil || len(ifc.RoutingPolicy) > 0 || !ifc.DNS.Empty()
+}
+
+// asBondMember is ifc, a bond member, without the addressing a bond member
+// cannot have (networkd drops it: "Cannot enable DHCP= when Bond= is
+// specified"; the bond carries the addresses), its link MTU kept. Lost
+// names what goes.
+func asBondMember(ifc *netcfg.Interface) *netcfg.Interface {
+	m := *ifc
+	m.MTU = ipv4MTU(ifc)
+	m.Subnets, m.AcceptRA, m.RoutingPolicy, m.DNS = nil, nil, nil, netcfg.DNS{}
+	m.DHCP4Overrides, m.DHCP6Overrides = nil, nil
+	return &m
+}
+
 // anyConfigured tells whether any interface has a subnet other than
 // manual.
 func anyConfigured(c *netcfg.Config) bool {
