@@ -346,3 +346,29 @@ func TestBondMemberAddressing(t *testing.T) {
 		}
 	}
 }
+
+// TestNMDNSWithoutFamily: NetworkManager refuses DNS on a disabled family
+// ("ipv4.dns: this property is not allowed for 'method=disabled'"), which a
+// connection without subnets has: an interface's own DNS there is left out
+// and named.
+func TestNMDNSWithoutFamily(t *testing.T) {
+	c := &netcfg.Config{Version: 2, Interfaces: []netcfg.Interface{
+		{Name: "eth0", Kind: netcfg.Physical, MAC: "52:54:00:00:00:01",
+			DNS: netcfg.DNS{Nameservers: []netip.Addr{ip("10.0.0.53")}, Search: []string{"corp.example"}}},
+		{Name: "eth1", Kind: netcfg.Physical, MAC: "52:54:00:00:00:02", Subnets: []netcfg.Subnet{{Type: netcfg.DHCP4}},
+			DNS: netcfg.DNS{Nameservers: []netip.Addr{ip("10.1.0.53"), ip("2001:db8::53")}}},
+	}}
+	out := renderText(t, "network-manager", c)
+	if strings.Contains(out, "10.0.0.53") || strings.Contains(out, "corp.example") || strings.Contains(out, "2001:db8::53") {
+		t.Errorf("network-manager: DNS on a disabled family:\n%s", out)
+	}
+	if !strings.Contains(out, "dns=10.1.0.53;") {
+		t.Errorf("network-manager: eth1's IPv4 nameserver lost:\n%s", out)
+	}
+	w := Warning("network-manager", c)
+	for _, n := range []string{"nameservers (eth0: NetworkManager takes DNS only", "nameservers (eth1: NetworkManager takes DNS only"} {
+		if !strings.Contains(w, n) {
+			t.Errorf("network-manager: warning %q does not name %q", w, n)
+		}
+	}
+}

@@ -54,6 +54,9 @@ func Lost(name string, c *netcfg.Config) []string {
 		if _, member := rel.bondOf[n]; hasAddressing(ifc) && (member && (name == "networkd" || name == "netplan") || enslaved(rel, ifc) && name == "network-manager") {
 			add("addressing", n+": a bond member or bridge port has no addresses, DHCP, router advertisements, routing rules or DNS of its own")
 		}
+		if name == "network-manager" && !enslaved(rel, ifc) && nmDNSWithoutFamily(ifc) {
+			add("nameservers", n+": NetworkManager takes DNS only for an address family the connection configures")
+		}
 		if ifc.Optional && (name == "eni" || name == "sysconfig" || name == "network-manager") {
 			add("optional", n)
 		}

@@ -417,17 +417,41 @@ func nmSubnets(k *keyfile, ifc *netcfg.Interface) (method map[string]string, sta
 	return method, static, ownDNS
 }
 
+// nmDNSWithoutFamily tells whether ifc has DNS of its own that
+// nmIfaceDNS leaves out: nameservers of a family with no subnet, or search
+// domains with no subnet at all.
+func nmDNSWithoutFamily(ifc *netcfg.Interface) bool {
+	fams := map[bool]bool{}
+	for _, s := range ifc.Subnets {
+		if s.Type != netcfg.Manual {
+			fams[s.IPv6()] = true
+		}
+	}
+	for _, n := range ifc.DNS.Nameservers {
+		if !fams[n.Is6()] {
+			return true
+		}
+	}
+	return len(ifc.DNS.Search) > 0 && len(fams) == 0
+}
+
 // nmIfaceDNS adds the interface's own DNS (cloud-init drops it) where the
 // subnets have not, and tells whether it has any.
 func nmIfaceDNS(k *keyfile, ifc *netcfg.Interface, method map[string]string) bool {
 	for _, n := range ifc.DNS.Nameservers {
-		if !strings.Contains(k.get(map[bool]string{true: "ipv6", false: "ipv4"}[n.Is6()], "dns"), n.String()+";") {
+		fam := map[bool]string{true: "ipv6", false: "ipv4"}[n.Is6()]
+		if method[fam] == "" {
+			// A disabled family takes no DNS: NetworkManager refuses the
+			// connection. Lost names it.
+			continue
+		}
+		if !strings.Contains(k.get(fam, "dns"), n.String()+";") {
 			nmDNS(k, n.String(), n.Is6())
 		}
 	}
-	if len(ifc.DNS.Search) > 0 {
+	if len(ifc.DNS.Search) > 0 && (method["ipv4"] != "" || method["ipv6"] != "") {
 		fam := "ipv4"
-		if method["ipv4"] == "" && method["ipv6"] != "" {
+		if method["ipv4"] == "" {
 			fam = "ipv6"
 		}
 		if k.get(fam, "dns-search") == "" {
