@@ -493,13 +493,13 @@ func platformCases() []platformCase {
 			},
 		},
 		{
-			// H3C CAS's standard mode: a 64 MB vfat config-2 disk, read by
-			// configdrive (see pkg/datasource/h3c), with the h3c package's
-			// recorded drive; CAS guests are plain KVM ones.
+			// H3C CAS's professional (cloud-init) mode: its 64 MB vfat
+			// disk, read by configdrive as a config-2 drive (see
+			// pkg/datasource/h3c); CAS guests are plain KVM ones.
 			name: "configdrive-h3c", source: "configdrive",
 			drive: func(t *testing.T) vm.Disk {
 				img := filepath.Join(t.TempDir(), "cas.img")
-				if err := vm.VFAT(img, filepath.Join(dsTestdata, "h3c", "testdata", "standard-mode"), "CONFIG-2", 64); err != nil {
+				if err := vm.VFAT(img, filepath.Join(dsTestdata, "h3c", "testdata", "professional-mode"), "CONFIG-2", 64); err != nil {
 					t.Fatal(err)
 				}
 				return vm.Disk{Path: img}

@@ -215,3 +215,23 @@ func TestPartitionedDiskErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestUserNetdevRestricted: a user-network NIC is always restrict=on, its
+// forwards bound to 127.0.0.1; a forward to another address leaves the
+// card without a backend.
+func TestUserNetdevRestricted(t *testing.T) {
+	c := Config{Kernel: "k", Initrd: "i", NICs: []NIC{
+		{MAC: "52:54:00:00:00:01", Netdev: "user", HostFwd: []string{"tcp:127.0.0.1:2222-:22"}},
+		{MAC: "52:54:00:00:00:02", Netdev: "user", HostFwd: []string{"tcp:0.0.0.0:2223-:22"}},
+	}}
+	args := strings.Join(c.Args(), " ")
+	if !strings.Contains(args, "-netdev user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:2222-:22 ") {
+		t.Errorf("args: %s", args)
+	}
+	if strings.Contains(args, "id=n1") || strings.Contains(args, "0.0.0.0") || strings.Count(args, "-netdev") != 1 {
+		t.Errorf("a forward on another address got a backend: %s", args)
+	}
+	if strings.Count(args, "user,") != strings.Count(args, "restrict=on") {
+		t.Errorf("a user network without restrict=on: %s", args)
+	}
+}

@@ -26,12 +26,32 @@ type Disk struct {
 	ReadOnly bool
 }
 
-// NIC is a network card. Netdev is "user" for QEMU's user network, "tap:NAME"
-// for an existing tap device, or "" for a card with no backend (no link).
+// NIC is a network card. Netdev is "user" for QEMU's user network, always
+// with restrict=on (the guest reaches nothing outside the VM: QEMU's DHCP,
+// DNS and the host forwards still work), "tap:NAME" for an existing tap
+// device, or "" for a card with no backend (no link).
 type NIC struct {
 	MAC    string
 	Model  string // "virtio-net-pci" (default), "e1000"
 	Netdev string
+	// HostFwd are the user network's forwards from this machine into the
+	// guest, as QEMU's hostfwd= ("tcp:127.0.0.1:2222-:22"); only
+	// 127.0.0.1 may be the host address.
+	HostFwd []string
+}
+
+// UserNetdev is the -netdev value of a user-network NIC with id: always
+// restrict=on, and each host forward bound to 127.0.0.1.
+func (n NIC) UserNetdev(id string) (string, error) {
+	v := "user,id=" + id + ",restrict=on"
+	for _, f := range n.HostFwd {
+		proto, rest, _ := strings.Cut(f, ":")
+		if (proto != "tcp" && proto != "udp") || !strings.HasPrefix(rest, "127.0.0.1:") || strings.Contains(f, ",") {
+			return "", fmt.Errorf("hostfwd %q: want tcp:127.0.0.1:PORT-:PORT", f)
+		}
+		v += ",hostfwd=" + f
+	}
+	return v, nil
 }
 
 // Config is one VM.
@@ -143,7 +163,13 @@ func (c Config) Args() []string {
 		dev := fmt.Sprintf("%s,mac=%s", model, n.MAC)
 		switch {
 		case n.Netdev == "user":
-			args = append(args, "-netdev", "user,id="+id)
+			nd, err := n.UserNetdev(id)
+			if err != nil {
+				// Never a user network without restrict=on: a card
+				// with no backend instead, and the test sees no link.
+				continue
+			}
+			args = append(args, "-netdev", nd)
 			dev += ",netdev=" + id
 		case strings.HasPrefix(n.Netdev, "tap:"):
 			args = append(args, "-netdev", fmt.Sprintf("tap,id=%s,ifname=%s,script=no,downscript=no", id, n.Netdev[4:]))
@@ -166,29 +192,77 @@ var ErrTimeout = errors.New("VM did not power off within its timeout")
 // Run boots the VM and waits until it powers off (or the kernel reboots,
 // which -no-reboot turns into an exit) or the timeout ends.
 func Run(ctx context.Context, c Config) (*Result, error) {
+	m, err := Start(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return m.Wait()
+}
+
+// Machine is a VM that runs while the caller talks to it (over a host
+// forward, say); Wait waits for it to power off.
+type Machine struct {
+	c      Config
+	cmd    *exec.Cmd
+	buf    syncBuffer
+	ctx    context.Context
+	cancel context.CancelFunc
+	t0     time.Time
+	done   chan struct{}
+	err    error
+}
+
+// Start boots the VM and returns at once; the timeout runs from now.
+func Start(ctx context.Context, c Config) (*Machine, error) {
 	if c.Timeout == 0 {
 		c.Timeout = 5 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
-	defer cancel()
+	m := &Machine{c: c, done: make(chan struct{})}
+	m.ctx, m.cancel = context.WithTimeout(ctx, c.Timeout)
 	args := c.Args()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var buf syncBuffer
-	var w io.Writer = &buf
+	m.cmd = exec.CommandContext(m.ctx, args[0], args[1:]...)
+	var w io.Writer = &m.buf
 	if c.Console != nil {
-		w = io.MultiWriter(&buf, c.Console)
+		w = io.MultiWriter(&m.buf, c.Console)
 	}
-	cmd.Stdout = w
-	cmd.Stderr = w
-	cmd.Stdin = nil
-	t0 := time.Now()
-	err := cmd.Run()
-	res := &Result{Console: buf.String(), Duration: time.Since(t0), Accel: Accel(c.Kernel)}
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("%w (%s)", ErrTimeout, c.Timeout)
+	m.cmd.Stdout, m.cmd.Stderr, m.cmd.Stdin = w, w, nil
+	m.cmd.WaitDelay = 5 * time.Second
+	m.t0 = time.Now()
+	if err := m.cmd.Start(); err != nil {
+		m.cancel()
+		return nil, fmt.Errorf("qemu: %w", err)
 	}
-	if err != nil {
-		return res, fmt.Errorf("qemu: %w", err)
+	go func() {
+		m.err = m.cmd.Wait()
+		close(m.done)
+	}()
+	return m, nil
+}
+
+// Console is what the serial console showed so far.
+func (m *Machine) Console() string { return m.buf.String() }
+
+// Done is closed when QEMU has exited.
+func (m *Machine) Done() <-chan struct{} { return m.done }
+
+// Stop kills the VM (a power cut) and waits for QEMU to exit.
+func (m *Machine) Stop() {
+	m.cancel()
+	<-m.done
+}
+
+// Wait waits until the VM powers off or its timeout ends, and returns
+// what it left.
+func (m *Machine) Wait() (*Result, error) {
+	<-m.done
+	timedOut := m.ctx.Err() != nil
+	m.cancel()
+	res := &Result{Console: m.buf.String(), Duration: time.Since(m.t0), Accel: Accel(m.c.Kernel)}
+	if timedOut {
+		return res, fmt.Errorf("%w (%s)", ErrTimeout, m.c.Timeout)
+	}
+	if m.err != nil {
+		return res, fmt.Errorf("qemu: %w", m.err)
 	}
 	return res, nil
 }

@@ -11,13 +11,19 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
 
-// casDrive is a recorded standard-mode disk (CAS writes OpenStack's
-// config-2 layout, with admin_pass).
-const casDrive = "testdata/standard-mode"
+// casDrive is a professional-mode disk in OpenStack's config-2 layout,
+// with admin_pass. The reference notes (../shared/seeds/003) say of CAS's
+// modes: "标准模式：云主机利用虚拟化平台提供的接口进行初始化操作" (standard
+// mode: initialised through the virtualisation platform's interface) and
+// "专业模式：云主机利用开机运行的cloud-init工具进行初始化 ... 包括VFAT与ISO两
+// 种格式，选择VFAT格式时云主机将挂载一块64MB磁盘 ... 云主机初始化模式为“专业模
+// 式”时可进行此项配置" (professional mode: initialised by cloud-init; the
+// VFAT (a 64 MB disk) or ISO setting exists only in professional mode).
+const casDrive = "testdata/professional-mode"
 
-// TestStandardModeDrive: the drive's labels are configdrive's, and its
+// TestProfessionalModeDrive: the drive's labels are configdrive's, and its
 // host name, password and network are read.
-func TestStandardModeDrive(t *testing.T) {
+func TestProfessionalModeDrive(t *testing.T) {
 	for _, d := range []struct{ fstype, label string }{{"vfat", "CONFIG-2"}, {"vfat", "config-2"}, {"iso9660", "config-2"}} {
 		if !configdrive.Source.Drive(d.fstype, d.label) {
 			t.Errorf("a %s drive labelled %s is not read", d.fstype, d.label)

@@ -1,0 +1,94 @@
+package docgen
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/pkg/discover"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated regions of the docs")
+
+// docs are the files with generated regions, and the regions each must
+// have.
+var docs = map[string][]string{
+	"README.md": {"ds-names", "ds-default", "ds-seed-table", "ds-classes"},
+}
+
+// TestDocs: every generated region is what the registries give now (run
+// go test ./internal/docgen -update after changing a registry).
+func TestDocs(t *testing.T) {
+	for file, want := range docs {
+		p := filepath.Join("..", "..", file)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := Apply(string(b))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, w := range want {
+			if !slices.Contains(found, w) {
+				t.Errorf("%s has no <!-- docgen:%s --> region", file, w)
+			}
+		}
+		if got == string(b) {
+			continue
+		}
+		if *update {
+			if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is out of step with the registries: run go test ./internal/docgen -update", file)
+	}
+}
+
+// TestModuleTables: docs/cloud-config.md's stage tables list every
+// module of modules.All, in its stage and order, with its frequency, and
+// nothing else.
+func TestModuleTables(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "cloud-config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := ParseModuleTables(string(b)), ModuleRows()
+	if !reflect.DeepEqual(got, want) {
+		var g, w []string
+		for _, r := range got {
+			g = append(g, string(r.Stage)+" "+r.Name+" "+string(r.Frequency))
+		}
+		for _, r := range want {
+			w = append(w, string(r.Stage)+" "+r.Name+" "+string(r.Frequency))
+		}
+		t.Errorf("docs/cloud-config.md's module tables:\n%s\nmodules.All():\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+}
+
+// TestPlatformTableNamesEverySource: the README's platform table has a row
+// for every source of the registry, by its name.
+func TestPlatformTableNamesEverySource(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "| platform (source) |")
+	if i < 0 {
+		t.Fatal("README.md has no platform table")
+	}
+	table := text[i:]
+	table = table[:strings.Index(table, "\n\n")]
+	for _, s := range discover.Sources {
+		if !strings.Contains(table, "`"+s.Name+"`") {
+			t.Errorf("the README's platform table has no row for %s", s.Name)
+		}
+	}
+}
