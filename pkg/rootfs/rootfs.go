@@ -37,12 +37,13 @@
 package rootfs
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -816,13 +817,23 @@ func createTemp(ops fileOps, dirfd int, base string) (string, int, error) {
 }
 
 // tempName is a hidden name next to base: ".base.earlyinit-<random>".
+//
+// The random part comes from math/rand/v2 (the runtime's generator,
+// seeded from the kernel's AT_RANDOM at exec), as os.CreateTemp's does,
+// not from crypto/rand: getrandom(2) (Linux 3.17 to 5.3) blocks PID 1
+// until the kernel's pool is initialised, which early in the boot of a VM
+// without a hardware RNG can take minutes, and before 3.17 crypto/rand reads
+// /dev/urandom and ends the process, beyond any recover, when it cannot.
+// A name only has to be unlikely to be taken: the file is created
+// O_EXCL|O_NOFOLLOW, a taken name is tried again (createTemp), and the
+// generator's state is not visible to another user.
 func tempName(base string) string {
 	if len(base) > 200 {
 		base = base[:200]
 	}
-	var b [6]byte
-	rand.Read(b[:])
-	return "." + base + ".earlyinit-" + hex.EncodeToString(b[:])
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], rand.Uint64())
+	return "." + base + ".earlyinit-" + hex.EncodeToString(b[:6])
 }
 
 func setOwnerMode(f *os.File, mode fs.FileMode, uid, gid int) error {

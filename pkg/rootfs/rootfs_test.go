@@ -14,8 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// modes runs f with a Root using openat2 and with one forced onto the
-// hand-written walk, so both resolutions are held to the same semantics.
+// modes runs f with a Root using openat2, with one forced onto the
+// hand-written walk, and with one whose openat2 fails with ENOSYS (as on
+// a kernel before 5.6, where the walk is the fallback), so all three are
+// held to the same semantics.
 //
 // The root is nested five levels deep in the test's temporary directory so
 // that a broken resolution following "../../.." out of it lands in that
@@ -25,7 +27,8 @@ func modes(t *testing.T, f func(t *testing.T, r *Root)) {
 	for _, m := range []struct {
 		name     string
 		walkOnly bool
-	}{{"openat2", false}, {"walk", true}} {
+		enosys   bool
+	}{{"openat2", false, false}, {"walk", true, false}, {"openat2 ENOSYS", false, true}} {
 		t.Run(m.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "r1", "r2", "r3", "r4", "root")
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -36,6 +39,9 @@ func modes(t *testing.T, f func(t *testing.T, r *Root)) {
 				t.Fatal(err)
 			}
 			r.walkOnly = m.walkOnly
+			if m.enosys {
+				r.openat2 = func(int, string, *unix.OpenHow) (int, error) { return -1, unix.ENOSYS }
+			}
 			f(t, r)
 		})
 	}
