@@ -44,7 +44,7 @@ bonds:
 	}
 	for _, want := range []string{
 		in + `: warning: interface "eth1" is used as a member or link but not defined`,
-		in + ": warning: networkd cannot express, so does not render: ethernets.eth0.link-local; wakeonlan (eth0: only a .link file carries it, and none is written without a root with systemd-udevd)\n",
+		in + ": warning: networkd cannot express, so does not render: ethernets.eth0.link-local; addressing (eth0: a bond member or bridge port has no addresses, DHCP, router advertisements, routing rules or DNS of its own); wakeonlan (eth0: only a .link file carries it, and none is written without a root with systemd-udevd)\n",
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
