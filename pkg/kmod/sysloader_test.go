@@ -2,6 +2,7 @@ package kmod
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"os/exec"
@@ -126,5 +127,73 @@ func TestNoDecompressors(t *testing.T) {
 				t.Errorf("earlyinit links %s", d)
 			}
 		}
+	}
+}
+
+// TestSysLoaderGunzip: a gzip module the kernel cannot unpack (EINVAL:
+// finit_module without MODULE_INIT_COMPRESSED_FILE, before Linux 5.17, or
+// a kernel built to unpack another format; EOPNOTSUPP: without
+// CONFIG_MODULE_DECOMPRESS; ENOSYS: no finit_module, before 3.8) is
+// unpacked in Go and given to init_module; the kernel is asked first.
+func TestSysLoaderGunzip(t *testing.T) {
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("ELF module image"))
+	zw.Close()
+	files := map[string][]byte{"m.ko.gz": gz.Bytes(), "bad.ko.gz": []byte("not gzip at all"), "big.ko.gz": nil}
+	var big bytes.Buffer
+	zw = gzip.NewWriter(&big)
+	zw.Write(make([]byte, 4096))
+	zw.Close()
+	files["big.ko.gz"] = big.Bytes()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(n int64) { maxUnpacked = n }(maxUnpacked)
+	maxUnpacked = 1024
+	head := func(b []byte) string { return string(b[:min(len(b), 64)]) + " flags=compressed" }
+	for _, tt := range []struct {
+		name, file        string
+		finitErr, initErr error
+		inits             []string
+		err               []string
+	}{
+		{name: "kernel unpacks it", file: "m.ko.gz"},
+		{name: "before 5.17 (EINVAL)", file: "m.ko.gz", finitErr: unix.EINVAL, inits: []string{"ELF module image"}},
+		{name: "no CONFIG_MODULE_DECOMPRESS (EOPNOTSUPP)", file: "m.ko.gz", finitErr: unix.EOPNOTSUPP, inits: []string{"ELF module image"}},
+		{name: "no finit_module (ENOSYS)", file: "m.ko.gz", finitErr: unix.ENOSYS, inits: []string{"ELF module image"}},
+		{name: "loaded meanwhile", file: "m.ko.gz", finitErr: unix.EINVAL, initErr: unix.EEXIST, inits: []string{"ELF module image"}},
+		{name: "init_module refuses the image", file: "m.ko.gz", finitErr: unix.EINVAL, initErr: unix.ENOEXEC,
+			inits: []string{"ELF module image"}, err: []string{"m.ko.gz", unix.ENOEXEC.Error()}},
+		{name: "another error is not retried", file: "m.ko.gz", finitErr: unix.ENOEXEC, err: []string{"m.ko.gz", unix.ENOEXEC.Error()}},
+		{name: "not gzip", file: "bad.ko.gz", finitErr: unix.EINVAL, err: []string{"bad.ko.gz", "gzip", unix.EINVAL.Error()}},
+		{name: "past the bound", file: "big.ko.gz", finitErr: unix.EINVAL, err: []string{"big.ko.gz", "past 1024 bytes"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := &fakeKernel{finitErr: tt.finitErr, initErr: tt.initErr}
+			err := SysLoader{Dir: dir, sys: k}.Load(tt.file)
+			if tt.err == nil && err != nil {
+				t.Errorf("Load(%s): %v", tt.file, err)
+			}
+			if tt.err != nil {
+				if err == nil {
+					t.Errorf("Load(%s) = nil, want an error", tt.file)
+				}
+				for _, s := range tt.err {
+					if err != nil && !strings.Contains(err.Error(), s) {
+						t.Errorf("Load(%s) = %q, want it to contain %q", tt.file, err, s)
+					}
+				}
+			}
+			if want := head(files[tt.file]); len(k.finits) != 1 || k.finits[0] != want {
+				t.Errorf("finit_module calls %q, want one with the compressed file and the flag", k.finits)
+			}
+			if strings.Join(k.inits, "|") != strings.Join(tt.inits, "|") {
+				t.Errorf("init_module calls %q, want %q", k.inits, tt.inits)
+			}
+		})
 	}
 }
