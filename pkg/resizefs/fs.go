@@ -101,7 +101,9 @@ func xfsGeometry(fd int) (xfsGeom, error) {
 	var g xfsGeom
 	err := ioctl(fd, xfsIocFSGeometry, &g)
 	if errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EINVAL) {
-		// Before Linux 5.1: version 1, the first 112 bytes.
+		// Before Linux 5.1 the request is unknown (xfs_file_ioctl
+		// answers ENOTTY; EINVAL is taken alike): version 1, the first
+		// 112 bytes, which every kernel with XFS has.
 		g = xfsGeom{}
 		err = ioctl(fd, xfsIocFSGeometryV1, &g)
 	}

@@ -96,7 +96,7 @@ type btrfsDevInfoArgs struct {
 // ioctl runs ioctl req on fd with arg. A positive return (btrfs's own
 // error codes) is an error too.
 func ioctl[T any](fd int, req uintptr, arg *T) error {
-	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(unsafe.Pointer(arg)))
+	r, errno := sysIoctl(fd, req, unsafe.Pointer(arg))
 	if errno != 0 {
 		return errno
 	}
@@ -104,6 +104,13 @@ func ioctl[T any](fd int, req uintptr, arg *T) error {
 		return ioctlCode(r)
 	}
 	return nil
+}
+
+// sysIoctl is the ioctl system call; tests replace it to answer as an
+// older kernel does (ENOTTY for a request it does not know).
+var sysIoctl = func(fd int, req uintptr, arg unsafe.Pointer) (uintptr, unix.Errno) {
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+	return r, errno
 }
 
 // ioctlCode is a positive ioctl return value: btrfs's enum
