@@ -94,9 +94,10 @@ func Prepare(cmd *exec.Cmd) {
 func killGroup(p *os.Process) error { return signalGroup(p, unix.SIGKILL) }
 
 // signalGroup sends sig to the group p leads. Once Wait has reaped p its
-// handle (a pidfd) says so and nothing is sent: the number could since
-// name another group. While p is only a zombie its pid, and so the
-// group's id, are still reserved.
+// handle says so and nothing is sent: the number could since name another
+// group. The handle is a pidfd on Linux 5.4 and later; before, Go keeps
+// the pid and marks it done before Wait reaps it (TestOnLinux310). While
+// p is only a zombie its pid, and so the group's id, are still reserved.
 func signalGroup(p *os.Process, sig syscall.Signal) error {
 	if err := p.Signal(syscall.Signal(0)); errors.Is(err, os.ErrProcessDone) {
 		return err
