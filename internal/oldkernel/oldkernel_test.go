@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -154,5 +155,61 @@ func TestProgramFlag(t *testing.T) {
 		t.Errorf("openat2: %v", err)
 	} else {
 		unix.Close(fd2)
+	}
+}
+
+// TestEarlyinitOnLinux310 runs the earlyinit binaries, the package's
+// (/usr/bin/earlyinit) and PID 1's (tags initrd,nolate), with Linux 3.10's
+// system calls: Go's runtime and the packages' initialisation start, and
+// verbs that parse, render and write files work (net-convert, schema,
+// mkseed). The boot's own work is tested package by package (rootfs,
+// proc, resizefs: their TestOnLinux310 and TestGrowOnLinux310).
+func TestEarlyinitOnLinux310(t *testing.T) {
+	const binEnv = "EARLYINIT_OLDKERNEL_BIN"
+	if os.Getenv(binEnv) == "" {
+		dir := t.TempDir()
+		for name, tags := range map[string]string{"earlyinit": "", "earlyinit-initrd": "initrd,nolate"} {
+			cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", tags, "-o", filepath.Join(dir, name), "github.com/earlyinit/earlyinit/cmd/earlyinit")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("go build -tags %q: %v\n%s", tags, err, out)
+			}
+		}
+		t.Setenv(binEnv, dir)
+	}
+	if !Run(t, Linux310()) {
+		return
+	}
+	bin := os.Getenv(binEnv)
+	dir := t.TempDir()
+	netcfg := filepath.Join(dir, "network.yaml")
+	if err := os.WriteFile(netcfg, []byte("version: 2\nethernets:\n  eth0: {match: {macaddress: \"52:54:00:00:00:01\"}, set-name: eth0, dhcp4: true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	userData := filepath.Join(dir, "user-data")
+	if err := os.WriteFile(userData, []byte("#cloud-config\nhostname: old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		bin  string
+		args []string
+		file string // written by the verb, under dir
+	}{
+		{"earlyinit-initrd", []string{"version"}, ""},
+		{"earlyinit-initrd", []string{"net-convert", "-p", netcfg, "-k", "yaml", "-d", filepath.Join(dir, "initrd"), "-O", "networkd"}, "initrd/etc/systemd/network/10-cloud-init-eth0.network"},
+		{"earlyinit", []string{"net-convert", "-p", netcfg, "-k", "yaml", "-d", filepath.Join(dir, "full"), "-O", "sysconfig"}, "full/etc/sysconfig/network-scripts/ifcfg-eth0"},
+		{"earlyinit", []string{"schema", "--config-file", userData}, ""},
+		{"earlyinit", []string{"mkseed", filepath.Join(dir, "seed.iso"), userData}, "seed.iso"},
+	} {
+		out, err := exec.Command(filepath.Join(bin, c.bin), c.args...).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s %v: %v\n%s", c.bin, c.args, err, out)
+			continue
+		}
+		if c.file != "" {
+			if _, err := os.Stat(filepath.Join(dir, c.file)); err != nil {
+				t.Errorf("%s %v: %v\n%s", c.bin, c.args, err, out)
+			}
+		}
 	}
 }
