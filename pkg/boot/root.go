@@ -70,6 +70,7 @@ func ParseMountOptions(opts string) (uintptr, string) {
 		case "strictatime":
 			flags |= unix.MS_STRICTATIME
 		case "lazytime":
+			// Linux 4.0; an older kernel ignores the bit.
 			flags |= unix.MS_LAZYTIME
 		case "defaults":
 		default:

@@ -458,7 +458,9 @@ func openBlock(d Device) (*os.File, error) {
 
 // blkpgResize tells the kernel that partition num of the disk open as fd
 // now has length bytes from start: BLKPG with BLKPG_RESIZE_PARTITION
-// (linux/blkpg.h; x/sys/unix has the structs and numbers).
+// (linux/blkpg.h; x/sys/unix has the structs and numbers). The operation
+// is Linux 3.6: an older kernel answers EINVAL, and grow writes the old
+// table back as for any refusal.
 func blkpgResize(fd, num int, start, length int64) error {
 	part := &unix.BlkpgPartition{Start: start, Length: length, Pno: int32(num)}
 	arg := &unix.BlkpgIoctlArg{Op: unix.BLKPG_RESIZE_PARTITION, Datalen: int32(unsafe.Sizeof(*part)), Data: (*byte)(unsafe.Pointer(part))}
