@@ -86,3 +86,45 @@ const (
 	// live there too. The late stage reads the instance-id from it.
 	DataDir = CacheDir + "/data"
 )
+
+// cloud-init's own files (its 22.4 helpers.Paths defaults: cloud_dir
+// /var/lib/cloud, run_dir /run/cloud-init), which earlyinit keeps
+// current on the boots it provisions, from the same data and in the same
+// step as its own, so that an installed cloud-init's CLI (`cloud-init
+// status`, `cloud-init query`) sees earlyinit's boots and a cloud-init
+// booted later (earlyinit=disabled, the package removed) finds the
+// instance it knows. The instance cache writes the record (CloudInstancesDir,
+// CloudInstanceLink, CloudDataDir) and CloudRunDir's instance-data at boot;
+// the late stage writes the status, result, semaphores and boot-finished,
+// and reads cloud-init's semaphores as its own. earlyinit reads
+// CloudDataDir's instance-id as its own record when it has none (an
+// instance cloud-init provisioned), and `earlyinit clean` empties
+// CloudDir as `cloud-init clean` does.
+const (
+	// CloudRunDir is cloud-init's run directory (tmpfs): the status and
+	// result links, instance-data.json and -sensitive.json, .instance-id,
+	// and the cached answer of ds-identify (cloud.cfg, .ds-identify.result)
+	// that its systemd generator reads.
+	CloudRunDir = "/run/cloud-init"
+
+	// CloudDir is cloud-init's /var/lib/cloud.
+	CloudDir = "/var/lib/cloud"
+
+	// CloudInstancesDir holds one directory per instance, named as
+	// instance.InstanceDirName names earlyinit's: datasource, user-data
+	// and vendor-data copies, sem/ (config_<module> semaphores),
+	// boot-finished.
+	CloudInstancesDir = CloudDir + "/instances"
+
+	// CloudInstanceLink is the absolute symlink to this boot's instance
+	// directory, as cloud-init makes it.
+	CloudInstanceLink = CloudDir + "/instance"
+
+	// CloudDataDir holds instance-id, previous-instance-id,
+	// previous-datasource, status.json and result.json.
+	CloudDataDir = CloudDir + "/data"
+
+	// CloudSemDir holds cloud-init's "once" semaphores
+	// (config_<module>.once).
+	CloudSemDir = CloudDir + "/sem"
+)

@@ -26,6 +26,12 @@ func TestPaths(t *testing.T) {
 		{"InstancesDir", InstancesDir, CacheDir},
 		{"InstanceLink", InstanceLink, CacheDir},
 		{"DataDir", DataDir, CacheDir},
+		{"CloudRunDir", CloudRunDir, "/run"},
+		{"CloudDir", CloudDir, "/var/lib"},
+		{"CloudInstancesDir", CloudInstancesDir, CloudDir},
+		{"CloudInstanceLink", CloudInstanceLink, CloudDir},
+		{"CloudDataDir", CloudDataDir, CloudDir},
+		{"CloudSemDir", CloudSemDir, CloudDir},
 	} {
 		if !path.IsAbs(tt.path) || path.Clean(tt.path) != tt.path {
 			t.Errorf("%s = %q: not absolute and clean", tt.name, tt.path)

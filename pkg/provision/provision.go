@@ -170,6 +170,9 @@ func writeInstance(env Env, d *instance.Data, cfg map[string]any) (isNew bool, e
 	if err := c.Stage(b, d, cache.StoreOptions{Run: run, RunDir: paths.RunDir, Sys: sysInfo(env.Root)}); err != nil {
 		return isNew, fmt.Errorf("instance cache: %w", err)
 	}
+	if err := c.CloudInitErr(); err != nil {
+		env.Log.Errorf("instance %q: %v: cloud-init's CLI and a later cloud-init boot do not see this boot", d.InstanceID, err)
+	}
 	// A host name or an injected file that cannot be applied is that
 	// one thing's error: the instance is stored, its network and late
 	// stages still run.

@@ -31,6 +31,32 @@
 //	instance-data-sensitive.json           0600
 //	.instance-id                           this boot's id + "\n", 0644
 //
+// cloud-init's record of the same instance, from the same data, as
+// cloud-init 22.4 leaves it (stages.Init._reflect_cur_instance and
+// update, helpers.Paths), so that cloud-init's CLI and a cloud-init booted
+// later (earlyinit=disabled, or the package removed) know the instance:
+//
+//	/var/lib/cloud/
+//	  instance -> /var/lib/cloud/instances/<iid>   absolute, as cloud-init links it
+//	  instances/<iid>/
+//	    datasource                         as earlyinit's, 0644
+//	    user-data.txt vendor-data.txt      the same bytes as earlyinit's, 0600
+//	    vendor-data2.txt                   (`cloud-init query` as root reads them)
+//	    handlers/ scripts/ sem/            0755; sem/ gets config_<module> (pkg/late)
+//	  data/
+//	    instance-id                        written last, 0644
+//	    previous-instance-id               as earlyinit's, 0644
+//	    previous-datasource                cloud-init's instance's datasource line
+//	                                       before this boot (this boot's if none), 0644
+//
+// and in cloud-init's run directory (paths.CloudRunDir, in the same tree
+// as earlyinit's): instance-data.json and instance-data-sensitive.json
+// (the same bytes, 0644 and 0600), .instance-id, and ds-identify's cached
+// answer (DSIdentifyConfig, DSIdentifyResult). These are staged after
+// earlyinit's data/instance-id: a failure to write them is reported
+// (CloudInitErr, or the batch's Commit) and never keeps the cache from
+// being stored.
+//
 // Every file is written atomically through rootfs, so symlinks in the real
 // root cannot redirect a write outside it, and in one rootfs.Batch per
 // step: one flush for all the files rather than one per file.
@@ -58,8 +84,12 @@ type Cache struct {
 	root *rootfs.Root
 	// cached is the instance id found before this boot wrote anything,
 	// read once so that IsNew and previous-instance-id keep meaning "the
-	// id of the previous boot" after Store (cloud-init's _previous_iid).
-	cached *string
+	// id of the previous boot" after Store (cloud-init's _previous_iid);
+	// cloudCached is cloud-init's record, read with it.
+	cached, cloudCached *string
+	// cloudErr is what the last Stage could not stage of cloud-init's
+	// record.
+	cloudErr error
 }
 
 // New returns the cache of real root r.
@@ -67,32 +97,57 @@ func New(r *rootfs.Root) *Cache {
 	return &Cache{root: r}
 }
 
-// CachedID returns the instance id cached by the previous boot, "" if none.
-// It is read once: after Store it still returns the previous boot's id.
+// CachedID returns the instance id cached by the previous boot, "" if none:
+// earlyinit's record (data/instance-id), else cloud-init's
+// (paths.CloudDataDir/instance-id: an instance cloud-init provisioned
+// before earlyinit's first boot). It is read once: after Store it still
+// returns the previous boot's id.
 func (c *Cache) CachedID() (string, error) {
 	if c.cached != nil {
 		return *c.cached, nil
 	}
-	b, err := c.root.ReadFile(paths.DataDir + "/instance-id")
-	id := strings.TrimSpace(string(b))
+	own, err := readID(c.root, idFile)
+	if err != nil {
+		return "", err
+	}
+	// cloud-init's record is a second opinion: one that cannot be read
+	// (/var/lib/cloud not a directory) is none.
+	ci, _ := readID(c.root, cloudIDFile)
+	id := own
+	if id == "" {
+		id = ci
+	}
+	c.cached, c.cloudCached = &id, &ci
+	return id, nil
+}
+
+// readID reads an instance-id file, "" if there is none.
+func readID(r *rootfs.Root, name string) (string, error) {
+	b, err := r.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		id, err = "", nil
+		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	c.cached = &id
-	return id, nil
+	return strings.TrimSpace(string(b)), nil
 }
 
-// IsNew tells whether d is a new instance: no id cached by the previous
-// boot, or a different one.
+// IsNew tells whether d is a new instance: neither earlyinit's record nor
+// cloud-init's names it. Each program keeps both records current on the
+// boots it provisions (earlyinit writes cloud-init's, cloud-init only its
+// own), so the two differ only when cloud-init provisioned the last boot
+// (earlyinit=disabled), or before earlyinit kept cloud-init's record: the
+// instance either one last provisioned is not new.
 func (c *Cache) IsNew(d *instance.Data) (bool, error) {
 	id, err := c.CachedID()
 	if err != nil {
 		return false, err
 	}
-	return id == "" || id != d.InstanceID, nil
+	if id == "" {
+		return true, nil
+	}
+	return id != d.InstanceID && *c.cloudCached != d.InstanceID, nil
 }
 
 // checkID refuses ids that cannot name a directory or a line of a file.
@@ -130,23 +185,26 @@ type StoreOptions struct {
 // package comment). It never deletes an old instance's directory. Every
 // file goes through one rootfs.Batch (Stage): one flush for all, and
 // data/instance-id is put in place after all the others are, so a boot
-// interrupted half-way is seen as new again.
+// interrupted half-way is seen as new again. cloud-init's record is
+// written too; its error, if any, is joined to Store's.
 func (c *Cache) Store(d *instance.Data, opts StoreOptions) error {
 	b := rootfs.NewBatch()
 	defer b.Abort()
 	if err := c.Stage(b, d, opts); err != nil {
 		return err
 	}
-	return b.Commit()
+	return errors.Join(c.cloudErr, b.Commit())
 }
 
 // Stage stages into b what Store writes: every file and the instance
-// symlink, then, after a Barrier, data/instance-id. Files the caller
-// stages after it (StageNewInstance) are put in place after
-// data/instance-id, as the boot did before it had batches, and cannot
-// keep the cache from being stored. A failure is returned at once; the
-// caller then aborts b. After b.Commit, Stored tells whether the cache was
-// stored.
+// symlink, then, after a Barrier, data/instance-id, then cloud-init's
+// record (its data/instance-id last). Files the caller stages after it
+// (StageNewInstance) are put in place after data/instance-id, as the boot
+// did before it had batches, and cannot keep the cache from being stored.
+// A failure of the cache is returned at once; the caller then aborts b. A
+// failure to stage cloud-init's record is not returned: CloudInitErr has
+// it, and the cache is staged all the same. After b.Commit, Stored tells
+// whether the cache was stored.
 func (c *Cache) Stage(b *rootfs.Batch, d *instance.Data, opts StoreOptions) error {
 	if err := checkID(d.InstanceID); err != nil {
 		return fmt.Errorf("store instance cache: %w", err)
@@ -209,11 +267,106 @@ func (c *Cache) Stage(b *rootfs.Batch, d *instance.Data, opts StoreOptions) erro
 		return err
 	}
 	b.Barrier()
-	return b.Stage(r, idFile, []byte(d.InstanceID+"\n"), 0o644, 0, 0)
+	if err := b.Stage(r, idFile, []byte(d.InstanceID+"\n"), 0o644, 0, 0); err != nil {
+		return err
+	}
+	c.cloudErr = c.stageCloudInit(b, run, d, cloudFiles{ds: ds, prev: prev, redacted: redacted, sensitive: sensitive})
+	return nil
 }
 
-// idFile is the cache's data/instance-id.
-const idFile = paths.DataDir + "/instance-id"
+// cloudFiles is what stageCloudInit writes that Stage has already made.
+type cloudFiles struct {
+	ds, prev            string
+	redacted, sensitive []byte
+}
+
+// stageCloudInit stages cloud-init's record of d, from the same data as
+// the cache (see the package comment): staged after earlyinit's
+// data/instance-id, so that a failure here never keeps the cache from
+// being stored, with cloud-init's data/instance-id last.
+func (c *Cache) stageCloudInit(b *rootfs.Batch, run *rootfs.Root, d *instance.Data, f cloudFiles) error {
+	r := c.root
+	name := instance.InstanceDirName(d.InstanceID)
+	idir := paths.CloudInstancesDir + "/" + name
+	prevDS := f.ds
+	if b, err := r.ReadFile(idir + "/datasource"); err == nil && strings.TrimSpace(string(b)) != "" {
+		prevDS = string(b)
+	}
+	for _, dir := range []string{"handlers", "scripts", "sem"} {
+		if err := r.MkdirAll(idir+"/"+dir, 0o755, 0, 0); err != nil {
+			return fmt.Errorf("cloud-init's record: %w", err)
+		}
+	}
+	for _, f := range []struct {
+		root *rootfs.Root
+		name string
+		data []byte
+		mode fs.FileMode
+	}{
+		{r, idir + "/user-data.txt", d.UserData, 0o600},
+		{r, idir + "/vendor-data.txt", d.VendorData, 0o600},
+		{r, idir + "/vendor-data2.txt", d.VendorData2, 0o600},
+		{r, idir + "/datasource", []byte(f.ds), 0o644},
+		{r, paths.CloudDataDir + "/previous-datasource", []byte(prevDS), 0o644},
+		{r, paths.CloudDataDir + "/previous-instance-id", []byte(f.prev + "\n"), 0o644},
+		{run, paths.CloudRunDir + "/" + instance.InstanceDataSensitiveFile, f.sensitive, 0o600},
+		{run, paths.CloudRunDir + "/" + instance.InstanceDataFile, f.redacted, 0o644},
+		{run, paths.CloudRunDir + "/.instance-id", []byte(d.InstanceID + "\n"), 0o644},
+		{run, DSIdentifyConfig, DSIdentifyAnswer(d), 0o644},
+		{run, DSIdentifyResult, []byte("0\n"), 0o644},
+	} {
+		if err := b.Stage(f.root, f.name, f.data, f.mode, 0, 0); err != nil {
+			return fmt.Errorf("cloud-init's record: %w", err)
+		}
+	}
+	// cloud-init links its instance with the absolute path.
+	if err := b.StageSymlink(r, idir, paths.CloudInstanceLink); err != nil {
+		return fmt.Errorf("cloud-init's record: %w", err)
+	}
+	if err := b.Stage(r, cloudIDFile, []byte(d.InstanceID+"\n"), 0o644, 0, 0); err != nil {
+		return fmt.Errorf("cloud-init's record: %w", err)
+	}
+	return nil
+}
+
+// ds-identify's cached answer in cloud-init's run directory. cloud-init's
+// systemd generator runs ds-identify on every boot; ds-identify answers
+// from these two files, without probing, when both exist (its main: "used
+// cached result"). earlyinit, which found the datasource, writes them so
+// that the generator enables cloud-init.target (cloud-init's units are
+// masked or stood in for: see pkg/late's MaskCloudInit) and `cloud-init
+// status` says enabled-by-generator rather than "disabled" on a platform
+// ds-identify would not have recognised.
+const (
+	DSIdentifyConfig = paths.CloudRunDir + "/cloud.cfg"
+	DSIdentifyResult = paths.CloudRunDir + "/.ds-identify.result"
+)
+
+// DSIdentifyAnswer is the cloud.cfg ds-identify writes when it found d's
+// datasource: "datasource_list: [ <Class>, None ]".
+func DSIdentifyAnswer(d *instance.Data) []byte {
+	class := d.DatasourceClass
+	if class == "" && d.Datasource != "" {
+		class = strings.ToUpper(d.Datasource[:1]) + d.Datasource[1:]
+	}
+	list := "None"
+	if class != "" && class != "None" {
+		list = class + ", None"
+	}
+	return []byte("datasource_list: [ " + list + " ]\n# written by earlyinit, which found this datasource in the initramfs\n")
+}
+
+// CloudInitErr is what Stage could not stage of cloud-init's record (the
+// cache itself was staged): the caller reports it, the boot goes on.
+func (c *Cache) CloudInitErr() error {
+	return c.cloudErr
+}
+
+// idFile is the cache's data/instance-id; cloudIDFile cloud-init's.
+const (
+	idFile      = paths.DataDir + "/instance-id"
+	cloudIDFile = paths.CloudDataDir + "/instance-id"
+)
 
 // Stored tells whether b, staged by Stage and committed, stored the cache:
 // data/instance-id, put in place last, was.
