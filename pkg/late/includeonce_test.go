@@ -17,6 +17,8 @@ import (
 // instances/<iid>/data/urlcache/<md5 of the URL> (0600) afterwards; a
 // plain #include URL is fetched at every boot; a new instance fetches
 // again; a cache entry that is not a plain file is not followed.
+// cloud-init's cache of the instance gets a copy and is read when
+// earlyinit's has none.
 func TestIncludeOnce(t *testing.T) {
 	f := newFixture(t)
 	ud := "#include-once\nhttp://h.example/once?token=SECRET\n#include http://h.example/always\n"
@@ -55,9 +57,27 @@ func TestIncludeOnce(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 
-	// A link planted where the cache file is: not followed, fetched again.
+	// cloud-init's cache of the instance has the same body, 0600.
+	cloudCached := CloudURLCacheDir("iid-1") + "/" + hex.EncodeToString(sum[:])
+	if fi, err := f.root.Stat(cloudCached); err != nil || fi.Mode().Perm() != 0o600 || f.read(cloudCached) != f.read(cached) {
+		t.Errorf("cloud-init's cache file %s: %v %v", cloudCached, fi, err)
+	}
+
+	// Only cloud-init's cache (an instance cloud-init provisioned): read
+	// from there, not fetched.
 	if err := os.Remove(filepath.Join(f.dir, cached)); err != nil {
 		t.Fatal(err)
+	}
+	boot()
+	if fetched[once] != 1 {
+		t.Errorf("cloud-init's cache not used: fetched %v", fetched)
+	}
+
+	// A link planted where the cache file is: not followed, fetched again.
+	for _, c := range []string{cached, cloudCached} {
+		if err := os.Remove(filepath.Join(f.dir, c)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
 	}
 	if err := os.Symlink("/etc/shadow", filepath.Join(f.dir, cached)); err != nil {
 		t.Fatal(err)

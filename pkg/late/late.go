@@ -214,8 +214,12 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 		return res, nil
 	}
 	if !force && HasRun(r, iid, m.Name, freq) {
-		res.Status, res.Reason = ModuleSkipped, "already ran ("+string(freq)+")"
-		s.logf("module %s: already ran (%s)", m.Name, freq)
+		by := ""
+		if p := SemPath(iid, m.Name, freq); p == "" || !r.Exists(p) {
+			by = ", by cloud-init"
+		}
+		res.Status, res.Reason = ModuleSkipped, "already ran ("+string(freq)+by+")"
+		s.logf("module %s: already ran (%s%s)", m.Name, freq, by)
 		return res, nil
 	}
 	s.env.StateDir = stateDir(iid, m.Name, freq)
@@ -241,6 +245,10 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 	if done {
 		if err := markRun(r, iid, m.Name, freq, s.opts.now()); err != nil {
 			res.Status, res.Error = ModuleError, err.Error()
+		} else if err := markCloudInit(r, iid, m.Name, freq, s.opts.now()); err != nil {
+			// earlyinit's own semaphore is written: only a cloud-init
+			// booted later on this instance would run the module again.
+			s.logf("WARNING: module %s: cloud-init's semaphore: %v", m.Name, err)
 		}
 	}
 	if res.Error != "" {
