@@ -27,6 +27,15 @@
 // the end of the final stage. The runner's log is /var/log/earlyinit.log;
 // scripts' and commands' output is /var/log/earlyinit-output.log.
 //
+// An installed cloud-init sees the same boot (cloudinit.go): each write of
+// status.json and result.json writes cloud-init's too, in its 22.4 shape
+// (/var/lib/cloud/data, linked from /run/cloud-init), so `cloud-init
+// status [--wait]` follows the stages; a module's semaphore is written in
+// cloud-init's name as well (CloudSemPath), and cloud-init's semaphores
+// count as earlyinit's (HasRun), so that neither program runs again on an
+// instance what the other ran; final_message's boot-finished is copied to
+// cloud-init's instance.
+//
 // Handoff: before switch_root the boot step copies the earlyinit binary
 // to /run/earlyinit/earlyinit and writes Units into /run/systemd/system
 // (InstallUnits); /run moves into the real root, so nothing in the image
@@ -379,13 +388,26 @@ func (sr *stageRun) startStatus() error {
 			return err
 		}
 	}
+	var cloudErr error
+	if sr.stage == modules.StageBoot {
+		cloudErr = purgeCloudStatus(r)
+	}
 	cur := newStage()
 	cur.Start = epoch(sr.opts.now())
 	name := string(sr.stage)
 	st.V1.Stage = &name
 	setStage(st, sr.stage, cur)
 	sr.st, sr.cur = st, cur
-	return writeJSON(r, StatusFile, st)
+	if err := writeJSON(r, StatusFile, st); err != nil {
+		return err
+	}
+	if err := errors.Join(cloudErr, writeCloudStatus(r, st, false)); err != nil {
+		// Only cloud-init's CLI misses this stage: a warning of the stage.
+		w := "cloud-init's status files: " + err.Error()
+		sr.logf("WARNING: %s", w)
+		sr.res.Warnings = append(sr.res.Warnings, w)
+	}
+	return nil
 }
 
 // finish records the Result in status.json (and, after the final stage,
@@ -400,14 +422,35 @@ func (sr *stageRun) finish() error {
 	}
 	cur.Modules = append(cur.Modules, res.Modules...)
 	err := writeJSON(r, StatusFile, st)
-	if sr.stage == modules.StageFinal {
+	final := sr.stage == modules.StageFinal
+	if final {
 		var rf resultFile
 		rf.V1.Datasource = st.V1.Datasource
 		rf.V1.Errors = append(append([]string{}, st.V1.Boot.Errors...), st.V1.Final.Errors...)
 		err = errors.Join(err, writeJSON(r, ResultFile, rf))
+		if sr.data != nil && ranOK(res.Modules, "final_message") {
+			if cerr := copyBootFinished(r, sr.data.InstanceID); cerr != nil {
+				sr.logf("WARNING: cloud-init's boot-finished: %v", cerr)
+			}
+		}
+	}
+	// cloud-init's status last: `cloud-init status --wait` returns once
+	// earlyinit's own files say the stage is over.
+	if cerr := writeCloudStatus(r, st, final); cerr != nil {
+		sr.logf("WARNING: cloud-init's status files: %v", cerr)
 	}
 	sr.logf("stage %s finished: %d module(s), %d error(s), %d warning(s)", sr.stage, len(res.Modules), len(res.Errors), len(res.Warnings))
 	return errors.Join(err, sr.flush())
+}
+
+// ranOK tells whether module name ran, without error, in mods.
+func ranOK(mods []ModuleResult, name string) bool {
+	for _, m := range mods {
+		if m.Name == name && m.Status == ModuleOK {
+			return true
+		}
+	}
+	return false
 }
 
 // loadUserData loads the instance and user-data (#include URLs fetched in

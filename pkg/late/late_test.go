@@ -406,12 +406,22 @@ echo no interpreter line
 	if rep, _ := Status(f.dir); rep.Status != StatusDone {
 		t.Errorf("status %+v", rep)
 	}
+	// cloud-init's boot-finished, which scripts wait for: final_message's.
+	if got := f.read("/var/lib/cloud/instance/boot-finished"); got != f.read(idir+"/boot-finished") {
+		t.Errorf("cloud-init's boot-finished %q", got)
+	}
 
 	// Second boot, same instance: bootcmd and the boothook again, not
 	// runcmd nor the user script.
 	f.exec.calls, f.actions = nil, nil
 	f.run(modules.StageBoot, nil)
+	if f.root.Exists("/var/lib/cloud/instance/boot-finished") {
+		t.Error("cloud-init's boot-finished of the last boot kept through the boot stage")
+	}
 	f.run(modules.StageFinal, nil)
+	if !f.root.Exists("/var/lib/cloud/instance/boot-finished") {
+		t.Error("no cloud-init's boot-finished after the second boot")
+	}
 	want := []string{idir + "/boothooks/part-003", "/bin/sh " + idir + "/boothooks/part-004", "/bin/sh /run/earlyinit/bootcmd"}
 	if !reflect.DeepEqual(f.exec.calls, want) {
 		t.Errorf("second boot commands:\n got %q\nwant %q", f.exec.calls, want)
