@@ -444,7 +444,14 @@ func TestUnits(t *testing.T) {
 			t.Errorf("boot unit lacks %q:\n%s", want, boot)
 		}
 	}
-	for _, want := range []string{"After=network-online.target", "Wants=network-online.target", "ExecStart=/run/earlyinit/earlyinit late --stage final", "Type=oneshot"} {
+	// On a root with cloud-init, its targets are reached after the stages
+	// that do their work.
+	for _, want := range []string{"Before=network-pre.target shutdown.target sysinit.target cloud-config.target\n", "RequiresMountsFor=/var/lib/earlyinit /var/lib/cloud\n"} {
+		if !strings.Contains(boot, want) {
+			t.Errorf("boot unit lacks %q:\n%s", want, boot)
+		}
+	}
+	for _, want := range []string{"After=network-online.target", "Wants=network-online.target", "ExecStart=/run/earlyinit/earlyinit late --stage final", "Type=oneshot", "Before=cloud-init.target\n"} {
 		if !strings.Contains(final, want) {
 			t.Errorf("final unit lacks %q:\n%s", want, final)
 		}
@@ -474,7 +481,8 @@ func TestUnits(t *testing.T) {
 func TestClean(t *testing.T) {
 	f := newFixture(t)
 	f.store("iid-1", "")
-	for _, p := range []string{"/var/lib/earlyinit/seed/nocloud/meta-data", "/var/lib/earlyinit/sem/x.once", LogFile, OutputLogFile} {
+	for _, p := range []string{"/var/lib/earlyinit/seed/nocloud/meta-data", "/var/lib/earlyinit/sem/x.once", LogFile, OutputLogFile,
+		"/var/lib/cloud/seed/nocloud/meta-data", "/var/lib/cloud/sem/config_x.once"} {
 		f.root.WriteFile(p, []byte("x"), 0o644, 0, 0)
 	}
 	if err := Clean(f.dir, false); err != nil {

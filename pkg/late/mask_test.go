@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
@@ -34,22 +35,30 @@ func TestMaskCloudInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	masked, err := MaskCloudInit(root, run)
+	masked, stoodIn, err := MaskCloudInit(root, run, paths.LateBinary)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"cloud-init-local.service", "cloud-init.service", "cloud-config.service", "cloud-final.service"}
+	want := []string{"cloud-init-local.service", "cloud-init.service", "cloud-config.service"}
 	if !slices.Equal(masked, want) {
 		t.Errorf("masked %v, want %v", masked, want)
 	}
 	for _, u := range want {
-		dir := SystemDir
-		if u == "cloud-final.service" { // defined in /etc, which outranks SystemDir
-			dir = ControlDir
-		}
-		if l, err := os.Readlink(filepath.Join(runDir, dir, u)); err != nil || l != "/dev/null" {
+		if l, err := os.Readlink(filepath.Join(runDir, SystemDir, u)); err != nil || l != "/dev/null" {
 			t.Errorf("%s: link %q, %v; want /dev/null", u, l, err)
 		}
+	}
+	// cloud-final.service, defined in /etc (which outranks SystemDir), is
+	// stood in for in ControlDir, with the drop-in that keeps the image's
+	// commands from running.
+	if !slices.Equal(stoodIn, []string{CloudFinal}) {
+		t.Errorf("stood in for %v, want %s", stoodIn, CloudFinal)
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, ControlDir, CloudFinal)); err != nil || string(b) != string(StandIn(paths.LateBinary)) {
+		t.Errorf("stand-in %q, %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, ControlDir, CloudFinal+".d", standInDropInName)); err != nil || string(b) != string(StandInDropIn(paths.LateBinary)) {
+		t.Errorf("stand-in's drop-in %q, %v", b, err)
 	}
 	for _, u := range []string{"cloud-init.target", "cloud-init-main.service"} {
 		if _, err := os.Lstat(filepath.Join(runDir, SystemDir, u)); !os.IsNotExist(err) {
@@ -65,7 +74,10 @@ func TestMaskCloudInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if masked, err := MaskCloudInit(none, run); err != nil || len(masked) != 0 {
-		t.Errorf("no cloud-init: masked %v, %v", masked, err)
+	if masked, stoodIn, err := MaskCloudInit(none, run, paths.LateBinary); err != nil || len(masked)+len(stoodIn) != 0 {
+		t.Errorf("no cloud-init: masked %v, stood in for %v, %v", masked, stoodIn, err)
+	}
+	if _, _, err := MaskCloudInit(root, run, "relative/earlyinit"); err == nil {
+		t.Error("relative binary accepted")
 	}
 }

@@ -55,7 +55,7 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 				return fmt.Errorf("systemd units: %w", err)
 			}
 			env.Log.Printf("late stages: systemd units earlyinit-boot.service and earlyinit-final.service (running %s)", bin)
-			maskCloudInit(env, run)
+			maskCloudInit(env, run, bin)
 			path, argv = init, args
 			return nil
 		}
@@ -71,15 +71,19 @@ func InstallRunner(env Env, init string, args []string) (string, []string) {
 }
 
 // maskCloudInit keeps an installed cloud-init from provisioning this boot a
-// second time (its units masked under /run only). A failure is logged: the
-// boot goes on, cloud-init may then run too.
-func maskCloudInit(env Env, run *rootfs.Root) {
+// second time (its units masked under /run only, cloud-final.service stood
+// in for by a unit ordered after earlyinit's final stage, running bin). A
+// failure is logged: the boot goes on, cloud-init may then run too.
+func maskCloudInit(env Env, run *rootfs.Root, bin string) {
 	root, err := rootfs.Open(env.Root)
 	if err == nil {
-		var masked []string
-		masked, err = late.MaskCloudInit(root, run)
+		var masked, stoodIn []string
+		masked, stoodIn, err = late.MaskCloudInit(root, run, bin)
 		if len(masked) > 0 {
 			env.Log.Printf("cloud-init is installed: masked for this boot (%s): %s", late.SystemDir, strings.Join(masked, " "))
+		}
+		if len(stoodIn) > 0 {
+			env.Log.Printf("cloud-init is installed: stood in for by units ordered after earlyinit's stages: %s", strings.Join(stoodIn, " "))
 		}
 	}
 	if err != nil {
