@@ -492,6 +492,14 @@ func TestClean(t *testing.T) {
 	if !reflect.DeepEqual(names, []string{"seed"}) || !f.root.Exists("/var/lib/earlyinit/seed/nocloud/meta-data") {
 		t.Errorf("left %q", names)
 	}
+	// cloud-init's record too, which earlyinit would read as its own.
+	names, _ = listDir(f.root, paths.CloudDir)
+	if !reflect.DeepEqual(names, []string{"seed"}) || !f.root.Exists("/var/lib/cloud/seed/nocloud/meta-data") {
+		t.Errorf("left in %s: %q", paths.CloudDir, names)
+	}
+	if id, err := cache.New(f.root).CachedID(); err != nil || id != "" {
+		t.Errorf("after clean: cached id %q, %v", id, err)
+	}
 	if !f.root.Exists(LogFile) {
 		t.Error("logs removed without logs")
 	}

@@ -238,9 +238,12 @@ func hasWord(s, w string) bool {
 
 // Clean is `earlyinit clean`, as cloud-init's remove_artifacts: everything
 // under /var/lib/earlyinit goes except seed/ (the cache, semaphores,
-// scripts, instance data), so the next boot is a first boot; with logs,
-// LogFile and OutputLogFile go too. /run/earlyinit is left alone, as
-// cloud-init leaves /run/cloud-init.
+// scripts, instance data), and so does everything under cloud-init's
+// /var/lib/cloud except its seed/ (earlyinit keeps cloud-init's record
+// and reads it as its own: left, it would name the instance still), so
+// the next boot is a first boot; with logs, LogFile and OutputLogFile go
+// too. /run/earlyinit and /run/cloud-init are left alone, as cloud-init
+// leaves /run/cloud-init.
 func Clean(root string, logs bool) error {
 	r, err := rootfs.Open(root)
 	if err != nil {
@@ -253,7 +256,17 @@ func Clean(root string, logs bool) error {
 			}
 		}
 	}
-	fi, err := r.Stat(paths.CacheDir)
+	for _, dir := range []string{paths.CacheDir, paths.CloudDir} {
+		if err := cleanDir(r, dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanDir removes everything in dir but seed/.
+func cleanDir(r *rootfs.Root, dir string) error {
+	fi, err := r.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -261,9 +274,9 @@ func Clean(root string, logs bool) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("clean: %s is not a directory", paths.CacheDir)
+		return fmt.Errorf("clean: %s is not a directory", dir)
 	}
-	names, err := listDir(r, paths.CacheDir)
+	names, err := listDir(r, dir)
 	if err != nil {
 		return err
 	}
@@ -271,7 +284,7 @@ func Clean(root string, logs bool) error {
 		if n == "seed" {
 			continue
 		}
-		if err := removeAll(r, paths.CacheDir+"/"+n); err != nil {
+		if err := removeAll(r, dir+"/"+n); err != nil {
 			return fmt.Errorf("clean: %w", err)
 		}
 	}
