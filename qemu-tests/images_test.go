@@ -448,3 +448,195 @@ func putMBREntry(e []byte, typ byte, start, size int64) {
 	binary.LittleEndian.PutUint32(e[8:], uint32(start))
 	binary.LittleEndian.PutUint32(e[12:], uint32(size))
 }
+
+// TestCloudInitMigration boots one Debian root with cloud-init installed
+// alternately with cloud-init (earlyinit=disabled: earlyinit only mounts
+// the root) and with earlyinit, on the same instance and then on a new
+// one, and checks that neither provisions again what the other did: the
+// SSH host keys, alice's password hash (chpasswd sets it with a new salt
+// each time it runs) and the users stay as the first provisioning left
+// them, runcmd's marker is written once per instance, and cloud-init's log
+// says the instance is not new. Its recorder is ordered after
+// cloud-final.service and wanted by cloud-init.target: on a boot earlyinit
+// provisions, the stand-in for cloud-final.service holds it until
+// earlyinit's final stage is over, where cloud-init's own `status` must
+// say done (without --wait), `status --long` name the datasource and
+// `query` answer.
+func TestCloudInitMigration(t *testing.T) {
+	t.Parallel()
+	const recorderUnit = `[Unit]
+Description=migration test: record what cloud-init's CLI says, then power off
+After=cloud-final.service
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh /usr/local/sbin/mig-record
+StandardOutput=journal+console
+
+[Install]
+WantedBy=cloud-init.target
+`
+	const recorderScript = `#!/bin/sh
+n=$(( $(cat /var/log/mig-boots 2>/dev/null || echo 0) + 1 ))
+echo $n > /var/log/mig-boots
+exec > /var/log/mig-record-$n.log 2>&1
+cloud-init status --long > /var/log/mig-status-$n.txt
+echo "status exit: $?"
+timeout 120 cloud-init status --wait > /var/log/mig-wait-$n.txt
+echo "status --wait exit: $?"
+cloud-init query instance_id > /var/log/mig-query-$n.txt
+echo "query instance_id exit: $?"
+cloud-init query ds > /dev/null && echo "query ds ok"
+cloud-init query v1 > /dev/null && echo "query v1 ok"
+cat /etc/ssh/ssh_host_*_key.pub | sha256sum > /var/log/mig-hostkeys-$n.txt
+getent shadow alice | cut -d: -f2 > /var/log/mig-hash-$n.txt
+getent passwd debian alice > /var/log/mig-passwd-$n.txt
+sync
+echo "MIG-RECORDED $n" > /dev/console
+systemctl poweroff --no-block
+`
+	userData := `#cloud-config
+users:
+  - default
+  - name: alice
+    shell: /bin/bash
+    lock_passwd: false
+chpasswd:
+  expire: false
+  users:
+    - {name: alice, password: "Mig-Pass-1", type: text}
+runcmd:
+  - echo "runcmd $(cat /var/log/mig-boots 2>/dev/null || echo 0)" >> /var/log/mig-runcmd.log
+`
+	dir := cloudInitRoot(t)
+	if err := vm.WriteTree(dir, map[string]string{
+		"etc/systemd/system/mig-record.service": recorderUnit,
+		"usr/local/sbin/mig-record":             recorderScript,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wants := filepath.Join(dir, "etc/systemd/system/cloud-init.target.wants")
+	if err := os.MkdirAll(wants, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../mig-record.service", filepath.Join(wants, "mig-record.service")); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "root.img")
+	if err := vm.Ext4(img, dir, "root", "", 1536); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		dumpLogs(t, img)
+		if t.Failed() {
+			s, err := vm.Cat(img, "/var/log/cloud-init.log")
+			t.Logf("/var/log/cloud-init.log (%v):\n%s", err, s)
+		}
+	}()
+	seeds := map[string]string{}
+	for _, iid := range []string{"iid-mig", "iid-mig-2"} {
+		seeds[iid] = seedISO(t, "cidata", map[string]string{
+			"meta-data": "instance-id: " + iid + "\nlocal-hostname: mig-host\n",
+			"user-data": userData,
+		})
+	}
+	type state struct{ keys, hash, passwd string }
+	var first state // what the instance's provisioning left
+	for i, b := range []struct {
+		iid       string
+		cloudInit bool // earlyinit=disabled: cloud-init boots it
+		newInst   bool // the first boot of the instance
+	}{
+		{"iid-mig", true, true},    // cloud-init provisions
+		{"iid-mig", false, false},  // earlyinit, first time: nothing again
+		{"iid-mig", true, false},   // back to cloud-init: nothing again
+		{"iid-mig-2", false, true}, // earlyinit provisions a new instance
+		{"iid-mig-2", true, false}, // cloud-init: nothing again
+	} {
+		n := i + 1
+		cfg := vm.Config{
+			Append:   "root=LABEL=root rw earlyinit.timeout=30",
+			Disks:    []vm.Disk{{Path: img}, {Path: seeds[b.iid], If: "ide-cd"}},
+			NICs:     []vm.NIC{{MAC: e2eMAC}},
+			RNG:      true,
+			MemoryMB: 1024,
+			Timeout:  6 * time.Minute,
+		}
+		if b.cloudInit {
+			cfg.Append += " earlyinit=disabled"
+		}
+		res := boot(t, cfg)
+		mustContain(t, fmt.Sprintf("boot %d's console", n), res.Console, fmt.Sprintf("MIG-RECORDED %d", n))
+		if got := strings.Contains(res.Console, "Cloud-init v. 22.4"); got != b.cloudInit {
+			t.Errorf("boot %d: cloud-init ran: %v, want %v", n, got, b.cloudInit)
+		}
+		if !b.cloudInit {
+			mustContain(t, fmt.Sprintf("boot %d's console", n), res.Console, "cloud-init is installed: masked for this boot",
+				"stood in for by units ordered after earlyinit's stages: cloud-final.service")
+			if !b.newInst {
+				mustContain(t, fmt.Sprintf("boot %d's console", n), res.Console, fmt.Sprintf("instance %q: same as last boot", b.iid))
+				mustContain(t, "earlyinit.log", catRoot(t, img, "/var/log/earlyinit.log"),
+					"module ssh: already ran (once-per-instance, by cloud-init)",
+					"module runcmd: already ran (once-per-instance, by cloud-init)")
+			}
+		}
+		// cloud-init's CLI, run once cloud-final.service (or its stand-in)
+		// was over.
+		rec := catRoot(t, img, fmt.Sprintf("/var/log/mig-record-%d.log", n))
+		mustContain(t, fmt.Sprintf("boot %d's recorder", n), rec, "status exit: 0\n", "status --wait exit: 0\n",
+			"query instance_id exit: 0\n", "query ds ok\n", "query v1 ok\n")
+		st := catRoot(t, img, fmt.Sprintf("/var/log/mig-status-%d.txt", n))
+		if !strings.HasPrefix(st, "status: done\n") || !strings.Contains(st, "boot_status_code: enabled-by-generator\n") || !strings.Contains(st, "detail:\nDataSourceNoCloud") {
+			t.Errorf("boot %d: cloud-init status --long, after cloud-final.service:\n%s", n, st)
+		}
+		wantFile(t, img, fmt.Sprintf("/var/log/mig-wait-%d.txt", n), "\nstatus: done\n")
+		wantFile(t, img, fmt.Sprintf("/var/log/mig-query-%d.txt", n), b.iid+"\n")
+
+		now := state{
+			keys:   catRoot(t, img, fmt.Sprintf("/var/log/mig-hostkeys-%d.txt", n)),
+			hash:   catRoot(t, img, fmt.Sprintf("/var/log/mig-hash-%d.txt", n)),
+			passwd: catRoot(t, img, fmt.Sprintf("/var/log/mig-passwd-%d.txt", n)),
+		}
+		if !strings.HasPrefix(now.hash, "$") || !strings.Contains(now.passwd, "\nalice:") && !strings.HasPrefix(now.passwd, "alice:") || !strings.Contains(now.passwd, "debian:") {
+			t.Errorf("boot %d: alice's hash %q, users:\n%s", n, now.hash, now.passwd)
+		}
+		if b.newInst {
+			if n > 1 && (now.keys == first.keys || now.hash == first.hash) {
+				t.Errorf("boot %d: a new instance kept the host keys (%v) or alice's hash (%v)", n, now.keys == first.keys, now.hash == first.hash)
+			}
+			first = now
+		} else {
+			for what, pair := range map[string][2]string{"host keys": {first.keys, now.keys}, "alice's password hash": {first.hash, now.hash}, "users": {first.passwd, now.passwd}} {
+				if pair[0] != pair[1] {
+					t.Errorf("boot %d: %s changed: provisioned again\n was %q\n now %q", n, what, pair[0], pair[1])
+				}
+			}
+		}
+		instances := 1
+		if n >= 4 {
+			instances = 2
+		}
+		if got := countLines(t, img, "/var/log/mig-runcmd.log", `^runcmd `); got != instances {
+			t.Errorf("boot %d: runcmd ran %d times for %d instance(s):\n%s", n, got, instances, catRoot(t, img, "/var/log/mig-runcmd.log"))
+		}
+		// cloud-init's own view, on the boots it ran: the instance is new
+		// only on the first boot cloud-init provisioned.
+		if b.cloudInit {
+			log := catRoot(t, img, "/var/log/cloud-init.log")
+			local := "[local] init will now be targeting instance id: " + b.iid + ". new="
+			if !strings.Contains(log, local+fmt.Sprint(b.newInst)) {
+				t.Errorf("boot %d: cloud-init.log lacks %q", n, local+fmt.Sprint(b.newInst))
+			}
+			wantNew := 0
+			if b.iid == "iid-mig" {
+				wantNew = 1 // boot 1
+			}
+			if got := strings.Count(log, local+"True"); got != wantNew {
+				t.Errorf("boot %d: cloud-init took %s for a new instance %d times, want %d", n, b.iid, got, wantNew)
+			}
+		}
+	}
+	// earlyinit's cache and cloud-init's name the last instance.
+	wantFile(t, img, "/var/lib/earlyinit/data/instance-id", "iid-mig-2\n")
+	wantFile(t, img, "/var/lib/cloud/data/instance-id", "iid-mig-2\n")
+}
