@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -35,18 +36,21 @@ def point(root, cmdline=""):
     status.get_cmdline = lambda: cmdline
 `
 
-// statusScript runs `cloud-init status ARGV...` (handle_status_args, as the
-// CLI does) for each argv of the input and prints the exit codes and
-// outputs.
+// statusScript runs `cloud-init status --long` and `cloud-init status
+// --format json` (handle_status_args, as the CLI does) on each root of
+// the input and prints the exit codes and outputs.
 const statusScript = ciPrelude + `
 inp = json.load(sys.stdin)
-point(inp["root"])
 out = []
-for argv in inp["argv"]:
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        rc = status.handle_status_args("status", status.get_parser().parse_args(argv))
-    out.append({"rc": rc, "out": buf.getvalue()})
+for root in inp["roots"]:
+    point(root)
+    res = []
+    for argv in (["--long"], ["--format", "json"]):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = status.handle_status_args("status", status.get_parser().parse_args(argv))
+        res.append({"rc": rc, "out": buf.getvalue()})
+    out.append(res)
 print(json.dumps(out))
 `
 
@@ -65,19 +69,47 @@ type ciStatusJSON struct {
 	BootStatusCode string   `json:"boot_status_code"`
 }
 
-// cloudInitStatus is cloud-init's `status --long` (text, exit code) and
-// `status --format json` of the fixture's root.
-func (f *fixture) cloudInitStatus() (long cliResult, js ciStatusJSON) {
+// ciAnswer is what cloud-init's status said of one root.
+type ciAnswer struct {
+	long cliResult
+	js   ciStatusJSON
+}
+
+// snapshot copies what cloud-init's status reads of the fixture's root
+// (its run directory, with the links, and data directory) into a new
+// root, so that one run of cloud-init's Python answers for every moment
+// of the test.
+func (f *fixture) snapshot() string {
 	f.t.Helper()
-	var out []cliResult
-	oracle.Run(f.t, statusScript, map[string]any{"root": f.dir, "argv": [][]string{{"--long"}, {"--format", "json"}}}, &out)
-	if err := json.Unmarshal([]byte(out[1].Out), &js); err != nil {
-		f.t.Fatalf("cloud-init status --format json: %v\n%s", err, out[1].Out)
+	dst := f.t.TempDir()
+	for _, d := range []string{paths.CloudRunDir, paths.CloudDataDir} {
+		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(d)), 0o755); err != nil {
+			f.t.Fatal(err)
+		}
+		if out, err := exec.Command("cp", "-a", f.root.Path(d), filepath.Join(dst, d)).CombinedOutput(); err != nil {
+			f.t.Fatalf("cp: %v: %s", err, out)
+		}
 	}
-	if out[0].RC != out[1].RC {
-		f.t.Errorf("exit codes differ: %d and %d", out[0].RC, out[1].RC)
+	return dst
+}
+
+// cloudInitStatus is cloud-init's `status --long` (text, exit code) and
+// `status --format json` of each root.
+func cloudInitStatus(t *testing.T, roots ...string) []ciAnswer {
+	t.Helper()
+	var out [][]cliResult
+	oracle.Run(t, statusScript, map[string]any{"roots": roots}, &out)
+	ans := make([]ciAnswer, len(out))
+	for i, o := range out {
+		ans[i].long = o[0]
+		if err := json.Unmarshal([]byte(o[1].Out), &ans[i].js); err != nil {
+			t.Fatalf("cloud-init status --format json: %v\n%s", err, o[1].Out)
+		}
+		if o[0].RC != o[1].RC {
+			t.Errorf("exit codes differ: %d and %d", o[0].RC, o[1].RC)
+		}
 	}
-	return out[0], js
+	return ans
 }
 
 // TestCloudInitStatus: cloud-init 22.4's own `cloud-init status` follows
@@ -96,55 +128,36 @@ func TestCloudInitStatus(t *testing.T) {
 	if err := f.root.WriteFile(paths.CloudRunDir+"/enabled", nil, 0o644, 0, 0); err != nil {
 		t.Fatal(err)
 	}
+	var roots []string
 	f.store("iid-1", "")
-	long, js := f.cloudInitStatus()
-	if long.Out != "status: not run\nboot_status_code: enabled-by-generator\ndetail:\nCloud-init enabled by systemd cloud-init-generator\n" || long.RC != 0 {
-		t.Errorf("before the boot stage: exit %d\n%s", long.RC, long.Out)
-	}
+	roots = append(roots, f.snapshot()) // 0: before the boot stage
 
-	var during cliResult
 	c := &counter{runs: map[string]int{}, fail: map[string]int{}}
 	probe := modules.Module{Name: "probe", Stage: modules.StageFinal, Frequency: modules.Always, Run: func(context.Context, *modules.Env) error {
-		during, _ = f.cloudInitStatus()
+		if len(roots) == 2 {
+			roots = append(roots, f.snapshot()) // 2: while the first final stage runs
+		}
 		return nil
 	}}
 	mods := []modules.Module{c.module("good", modules.StageBoot, modules.Always), probe}
 	f.run(modules.StageBoot, mods)
-	long, js = f.cloudInitStatus()
-	if !strings.HasPrefix(long.Out, "status: running\n") || !strings.HasSuffix(long.Out, "detail:\nDataSourceNoCloud [seed-dir (/x)]\n") || long.RC != 0 ||
-		js.Status != "running" || js.Datasource != "nocloud" {
-		t.Errorf("after the boot stage: exit %d\n%s%+v", long.RC, long.Out, js)
-	}
+	roots = append(roots, f.snapshot()) // 1: after the boot stage
 	if l, err := os.Readlink(f.root.Path(CloudStatusLink)); err != nil || l != "../../var/lib/cloud/data/status.json" {
 		t.Errorf("%s -> %q, %v; want cloud-init's relative link", CloudStatusLink, l, err)
 	}
-
 	f.run(modules.StageFinal, mods)
-	if !strings.HasPrefix(during.Out, "status: running\n") || !strings.HasSuffix(during.Out, "detail:\nRunning in stage: modules-final\n") {
-		t.Errorf("during the final stage:\n%s", during.Out)
-	}
-	long, js = f.cloudInitStatus()
-	if !regexp.MustCompile(`^status: done\nboot_status_code: enabled-by-generator\nlast_update: \w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000\ndetail:\nDataSourceNoCloud \[seed-dir \(/x\)\]\n$`).MatchString(long.Out) ||
-		long.RC != 0 || js.Status != "done" || js.Datasource != "nocloud" || len(js.Errors) != 0 {
-		t.Errorf("after the final stage: exit %d\n%s%+v", long.RC, long.Out, js)
-	}
+	roots = append(roots, f.snapshot()) // 3: done
 	if rep, _ := Status(f.dir); rep.Status != StatusDone {
-		t.Errorf("earlyinit status %q, cloud-init's done", rep.Status)
+		t.Errorf("earlyinit status %q, want done", rep.Status)
 	}
 
 	// The next boot: the previous result goes at its start.
 	c.fail["bad"] = 1
 	mods = append(mods, c.module("bad", modules.StageFinal, modules.Always))
 	f.run(modules.StageBoot, mods)
-	if long, _ = f.cloudInitStatus(); !strings.HasPrefix(long.Out, "status: running\n") {
-		t.Errorf("next boot, after the boot stage:\n%s", long.Out)
-	}
+	roots = append(roots, f.snapshot()) // 4: next boot, after the boot stage
 	f.run(modules.StageFinal, mods)
-	long, js = f.cloudInitStatus()
-	if !strings.HasPrefix(long.Out, "status: error\n") || !strings.HasSuffix(long.Out, "detail:\nmodule bad: bad broke\n") || long.RC != 1 ||
-		len(js.Errors) != 1 || js.Errors[0] != "module bad: bad broke" {
-		t.Errorf("a module failed: exit %d\n%s%+v", long.RC, long.Out, js)
-	}
+	roots = append(roots, f.snapshot()) // 5: error
 	var res struct {
 		V1 struct {
 			Datasource string   `json:"datasource"`
@@ -159,10 +172,7 @@ func TestCloudInitStatus(t *testing.T) {
 	f.store("iid-2", "#cloud-config\nno_such_key: 1\n")
 	f.run(modules.StageBoot, mods[:2])
 	f.run(modules.StageFinal, mods[:2])
-	long, _ = f.cloudInitStatus()
-	if !strings.HasPrefix(long.Out, "status: done\n") || long.RC != 0 {
-		t.Errorf("warnings only: exit %d\n%s", long.RC, long.Out)
-	}
+	roots = append(roots, f.snapshot()) // 6: warnings only
 	if rep, _ := Status(f.dir); rep.ExtendedStatus != "degraded done" || rep.ExitCode() != 2 {
 		t.Errorf("earlyinit status: %+v", rep)
 	}
@@ -180,6 +190,35 @@ func TestCloudInitStatus(t *testing.T) {
 	for _, s := range []string{"datasource", "init", "init-local", "modules-config", "modules-final", "modules-init", "stage"} {
 		if _, ok := st.V1[s]; !ok {
 			t.Errorf("status.json has no v1.%s", s)
+		}
+	}
+
+	ans := cloudInitStatus(t, roots...)
+	for i, tt := range []struct {
+		name string
+		rc   int
+		long *regexp.Regexp
+		js   ciStatusJSON
+	}{
+		{"before the boot stage", 0, regexp.MustCompile(`^status: not run\nboot_status_code: enabled-by-generator\ndetail:\nCloud-init enabled by systemd cloud-init-generator\n$`),
+			ciStatusJSON{Status: "not run", Datasource: ""}},
+		{"after the boot stage", 0, regexp.MustCompile(`^status: running\n(.*\n)*detail:\nDataSourceNoCloud \[seed-dir \(/x\)\]\n$`),
+			ciStatusJSON{Status: "running", Datasource: "nocloud"}},
+		{"during the final stage", 0, regexp.MustCompile(`^status: running\n(.*\n)*detail:\nRunning in stage: modules-final\n$`),
+			ciStatusJSON{Status: "running", Datasource: "nocloud"}},
+		{"after the final stage", 0, regexp.MustCompile(`^status: done\nboot_status_code: enabled-by-generator\nlast_update: \w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000\ndetail:\nDataSourceNoCloud \[seed-dir \(/x\)\]\n$`),
+			ciStatusJSON{Status: "done", Datasource: "nocloud"}},
+		{"next boot, after the boot stage", 0, regexp.MustCompile(`^status: running\n`),
+			ciStatusJSON{Status: "running", Datasource: "nocloud"}},
+		{"a module failed", 1, regexp.MustCompile(`^status: error\n(.*\n)*detail:\nmodule bad: bad broke\n$`),
+			ciStatusJSON{Status: "error", Datasource: "nocloud", Errors: []string{"module bad: bad broke"}}},
+		{"warnings only", 0, regexp.MustCompile(`^status: done\n`),
+			ciStatusJSON{Status: "done", Datasource: "nocloud"}},
+	} {
+		a := ans[i]
+		if a.long.RC != tt.rc || !tt.long.MatchString(a.long.Out) || a.js.Status != tt.js.Status || a.js.Datasource != tt.js.Datasource ||
+			strings.Join(a.js.Errors, "|") != strings.Join(tt.js.Errors, "|") || a.js.BootStatusCode != "enabled-by-generator" {
+			t.Errorf("%s: cloud-init status exit %d\n%s%+v", tt.name, a.long.RC, a.long.Out, a.js)
 		}
 	}
 }
