@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/earlyinit/earlyinit/pkg/boot"
 	"github.com/earlyinit/earlyinit/pkg/late"
@@ -16,26 +20,79 @@ import (
 )
 
 func init() {
-	verbs["analyze"] = verb{"show how long each initramfs step and each module took; `analyze plot > boot.svg` draws the boot's timeline", analyzeVerb}
+	verbs["analyze"] = &verbAnalyze
 }
 
-// analyzeVerb prints the boot record (/run/earlyinit/boot.json) and the
-// modules of status.json, like `cloud-init analyze show`.
+// verbAnalyze is the analyze verb.
+var verbAnalyze = verb{help: "how long each initramfs step and each module took: alone, earlyinit's summary; blame, show and dump as cloud-init analyze's; plot draws the boot's timeline as SVG (`analyze plot > boot.svg`)",
+	operands: "[blame|show|dump|plot]", words: func() []string { return analyzeSubverbs },
+	flags: func() *pflag.FlagSet { return new(analyzeOpts).flags() }, run: analyzeVerb}
+
+// analyzeSubverbs are analyze's operands: cloud-init's three, and plot.
+var analyzeSubverbs = []string{"blame", "show", "dump", "plot"}
+
+// analyzeOpts are cloud-init analyze's flags, and --root.
+type analyzeOpts struct {
+	root, infile, outfile, format string
+}
+
+func (o *analyzeOpts) flags() *pflag.FlagSet {
+	fs := newFlags("analyze")
+	rootFlag(fs, &o.root, "/", "the root whose state to read: "+paths.BootRecordFile+" and "+late.StatusFile)
+	fs.StringVarP(&o.infile, "infile", "i", "", "blame, show, dump: read the events from `FILE` (JSON, as dump prints them, cloud-init's too; - is stdin) instead of this boot's record")
+	fs.StringVarP(&o.outfile, "outfile", "o", "-", "write the output to `FILE`")
+	fs.StringVarP(&o.format, "format", "f", analyzeShowFormat, "show: each event's line, a `FORMAT`, with %d (its time), %D (description), %E (time since the boot's first event), %e (event type), %I (indent), %l (level), %n (name), %o (origin), %r (result), %t (timestamp)")
+	fileFlag(fs, "infile", "outfile")
+	return fs
+}
+
+// analyzeVerb is `earlyinit analyze [blame|show|dump|plot]`: alone, the
+// boot record (/run/earlyinit/boot.json) and the modules of status.json
+// in earlyinit's own words; blame, show and dump in cloud-init analyze's,
+// from the same data as events; plot as SVG.
 func analyzeVerb(args []string) int {
-	plot := len(args) > 0 && args[0] == "plot"
-	if plot {
-		args = args[1:]
+	var o analyzeOpts
+	fs := o.flags()
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
 	}
-	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
-	root := fs.String("root", "/", "the root whose state to read")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	sub := ""
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		sub = fs.Arg(0)
+		if !slices.Contains(analyzeSubverbs, sub) {
+			return usageError("analyze", "unknown subcommand %q: want one of %s", sub, strings.Join(analyzeSubverbs, ", "))
+		}
+	default:
+		return usageError("analyze", "one subcommand at most, got %q", fs.Args())
 	}
-	run := analyze
-	if plot {
-		run = analyzePlot
+	if fs.Changed("format") && sub != "show" {
+		return usageError("analyze", "--format goes with show")
 	}
-	if err := run(os.Stdout, *root); err != nil {
+	if o.infile != "" && (sub == "" || sub == "plot") {
+		return usageError("analyze", "--infile goes with blame, show and dump")
+	}
+	var buf bytes.Buffer
+	var err error
+	switch sub {
+	case "":
+		err = analyze(&buf, o.root)
+	case "plot":
+		err = analyzePlot(&buf, o.root)
+	default:
+		err = analyzeEvents(&buf, sub, o)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "analyze: %v\n", err)
+		return 1
+	}
+	if o.outfile == "-" {
+		_, err = os.Stdout.Write(buf.Bytes())
+	} else {
+		err = os.WriteFile(o.outfile, buf.Bytes(), 0o644)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "analyze: %v\n", err)
 		return 1
 	}

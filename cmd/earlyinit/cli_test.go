@@ -28,6 +28,34 @@ func capture(t *testing.T, args ...string) (int, string) {
 	return code, string(out)
 }
 
+// captureAll runs the CLI with args and returns its exit code, stdout and
+// stderr.
+func captureAll(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	or, ow, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	er, ew, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = ow, ew
+	var out, errOut []byte
+	done := make(chan struct{})
+	go func() { out, _ = io.ReadAll(or); close(done) }()
+	errDone := make(chan struct{})
+	go func() { errOut, _ = io.ReadAll(er); close(errDone) }()
+	code := run(args)
+	os.Stdout, os.Stderr = oldOut, oldErr
+	ow.Close()
+	ew.Close()
+	<-done
+	<-errDone
+	return code, string(out), string(errOut)
+}
+
 func TestNetConvert(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "nd.json")
 	os.WriteFile(in, []byte(`{"links": [{"id": "l0", "type": "phy", "ethernet_mac_address": "FA:16:3E:00:00:0A", "mtu": 1450}],
@@ -175,7 +203,7 @@ func TestStatusVerb(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "status: disabled") {
 		t.Errorf("disabled root: exit %d, %q", code, out)
 	}
-	if code, _ := capture(t, "status", "--root", root, "--format", "yaml"); code != 2 {
+	if code, _ := capture(t, "status", "--root", root, "--format", "xml"); code != 2 {
 		t.Errorf("bad --format: exit %d, want 2", code)
 	}
 }

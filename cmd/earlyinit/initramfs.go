@@ -4,19 +4,37 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/pflag"
+
 	"github.com/earlyinit/earlyinit/initramfs"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 )
 
 func init() {
-	verbs["initramfs"] = verb{"build earlyinit's own initramfs for a kernel from this binary and /lib/modules/KVER ([--kver KVER] [-o FILE] [--config FILE] [--root DIR])", initramfsVerb}
+	verbs["initramfs"] = &verbInitramfs
+}
+
+// verbInitramfs is the initramfs verb.
+var verbInitramfs = verb{help: "build earlyinit's own initramfs for a kernel from this binary and /lib/modules/KVER",
+	flags: func() *pflag.FlagSet { return new(initramfsOpts).flags() }, run: initramfsVerb}
+
+// initramfsOpts are initramfs's flags.
+type initramfsOpts struct{ kver, out, conf, root string }
+
+func (o *initramfsOpts) flags() *pflag.FlagSet {
+	fs := newFlags("initramfs")
+	fs.StringVar(&o.kver, "kver", "", "the kernel release `KVER` whose modules go in (default: the newest ROOT/boot/vmlinuz-*)")
+	fs.StringVarP(&o.out, "output", "o", "", "the output `FILE` (default: ROOT/boot/initrd.img-KVER on Debian/Ubuntu, initramfs-KVER.img on Fedora/RHEL/openEuler, initrd-KVER on SUSE)")
+	fs.StringVar(&o.conf, "config", "", "the settings `FILE` (default: ROOT"+initramfs.ConfFile+"; defaults when that is missing)")
+	fileFlag(fs, "output", "config")
+	rootFlag(fs, &o.root, "/", "the root whose boot/, lib/modules/ and etc/ are used")
+	return fs
 }
 
 func initramfsVerb(args []string) int {
@@ -39,17 +57,18 @@ func initrdBinary(initrd, self string) string {
 // file that kernel's bootloader entry already names. It prints one line
 // saying what it wrote.
 func runInitramfs(args []string, bin string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("initramfs", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	kver := fl.String("kver", "", "kernel release whose modules go in (default: the newest ROOT/boot/vmlinuz-*)")
-	out := fl.String("o", "", "output file (default: ROOT/boot/initrd.img-KVER on Debian/Ubuntu, initramfs-KVER.img on Fedora/RHEL/openEuler, initrd-KVER on SUSE)")
-	conf := fl.String("config", "", "settings file (default: ROOT"+initramfs.ConfFile+"; defaults when that is missing)")
-	root := fl.String("root", "/", "the root whose boot/, lib/modules/ and etc/ are used")
-	if err := fl.Parse(args); err != nil {
+	var o initramfsOpts
+	fl := o.flags()
+	if err := fl.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		writeVerbHelp(stdout, "initramfs", fl)
+		return 0
+	} else if err != nil {
+		fmt.Fprintf(stderr, "earlyinit initramfs: %v\nusage: %s\n", err, verbSynopsis("initramfs"))
 		return 2
 	}
+	kver, out, conf, root := &o.kver, &o.out, &o.conf, &o.root
 	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "earlyinit initramfs: unexpected arguments %q\nusage: earlyinit initramfs [--kver KVER] [-o FILE] [--config FILE] [--root DIR]\n", fl.Args())
+		fmt.Fprintf(stderr, "earlyinit initramfs: unexpected arguments %q\nusage: %s\n", fl.Args(), verbSynopsis("initramfs"))
 		return 2
 	}
 	line, err := buildInitramfs(*root, *kver, *out, *conf, bin, stderr)

@@ -12,16 +12,39 @@ import (
 
 // The initramfs build (tag initrd) leaves out the verbs that build images
 // and packages, and the package's (tags initrd,nolate) the late-stage
-// runner's too; asked for one, it names the binary that has it.
+// runner's too; asked for one, it names the binary that has it. The
+// stand-ins are a static table: registering them costs no allocation at
+// start-up (TestNoInitWork).
 func init() {
-	left := []string{"initramfs", "mkseed", "setup", "man"}
-	if !provision.LateRunner {
-		left = append(left, "late", "single", "schema")
+	for i := range leftOut {
+		if i < leftOutAlways || !provision.LateRunner {
+			verbs[leftOut[i].name] = &leftOut[i].v
+		}
 	}
-	for _, n := range left {
-		verbs[n] = verb{"not in the initramfs build: run " + paths.InstalledBinary + " " + n, func([]string) int {
-			fmt.Fprintf(os.Stderr, "earlyinit: %s is not in this build (the initramfs's): run %s %s\n", n, paths.InstalledBinary, n)
-			return 2
-		}}
-	}
+}
+
+// leftOutAlways is how many of leftOut every initramfs build leaves out;
+// the rest only the package's (no late-stage runner).
+const leftOutAlways = 5
+
+var leftOut = [...]struct {
+	name string
+	v    verb
+}{
+	{"initramfs", verb{help: notHere + "initramfs", run: func([]string) int { return notInThisBuild("initramfs") }}},
+	{"mkseed", verb{help: notHere + "mkseed", run: func([]string) int { return notInThisBuild("mkseed") }}},
+	{"setup", verb{help: notHere + "setup", run: func([]string) int { return notInThisBuild("setup") }}},
+	{"man", verb{help: notHere + "man", run: func([]string) int { return notInThisBuild("man") }}},
+	{"completion", verb{help: notHere + "completion", run: func([]string) int { return notInThisBuild("completion") }}},
+	{"late", verb{help: notHere + "late", run: func([]string) int { return notInThisBuild("late") }}},
+	{"single", verb{help: notHere + "single", run: func([]string) int { return notInThisBuild("single") }}},
+	{"schema", verb{help: notHere + "schema", run: func([]string) int { return notInThisBuild("schema") }}},
+}
+
+// notHere is a left-out verb's help, before its name.
+const notHere = "not in the initramfs build: run " + paths.InstalledBinary + " "
+
+func notInThisBuild(n string) int {
+	fmt.Fprintf(os.Stderr, "earlyinit: %s is not in this build (the initramfs's): run %s %s\n", n, paths.InstalledBinary, n)
+	return 2
 }

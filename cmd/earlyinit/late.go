@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,17 +20,33 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/selinux"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 )
 
 func init() {
-	verbs["status"] = verb{"show the late stages' status, as cloud-init status", statusVerb}
-	verbs["clean"] = verb{"remove the instance state, as cloud-init clean", cleanVerb}
+	verbs["status"] = &verbStatus
+	verbs["clean"] = &verbClean
 	if provision.LateRunner { // a constant: the package's initramfs build links no runner
-		verbs["late"] = verb{"run a late stage: --stage boot|final, or --exec INIT for roots without systemd", lateVerb}
-		verbs["single"] = verb{"run one module: --name MOD [--frequency always]", singleVerb}
+		verbs["late"] = &verbLate
+		verbs["single"] = &verbSingle
 	}
 }
+
+// verbStatus is the status verb.
+var verbStatus = verb{help: "show the late stages' status, as cloud-init status; exit 0 ok, 1 error, 2 degraded (recoverable errors)",
+	flags: func() *pflag.FlagSet { return new(statusOpts).flags() }, run: statusVerb}
+
+// verbClean is the clean verb.
+var verbClean = verb{help: "remove the instance state so the next boot is a first boot, as cloud-init clean",
+	flags: func() *pflag.FlagSet { return new(cleanOpts).flags() }, run: cleanVerb}
+
+// verbLate is the late verb.
+var verbLate = verb{help: "run a late stage: --stage boot|final, or --exec INIT for roots without systemd", operands: "[-- INIT-ARGS]",
+	flags: func() *pflag.FlagSet { return new(lateOpts).flags() }, run: lateVerb}
+
+// verbSingle is the single verb.
+var verbSingle = verb{help: "run one module, as cloud-init single", flags: func() *pflag.FlagSet { return new(singleOpts).flags() }, run: singleVerb}
 
 // defaultPath is systemd's default PATH, for stages started without one.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -54,15 +69,32 @@ func includeGetter() userdata.Getter {
 	}
 }
 
+// lateOpts are late's flags.
+type lateOpts struct {
+	stage, execInit, root string
+	whenWritable          bool
+}
+
+func (o *lateOpts) flags() *pflag.FlagSet {
+	fs := newFlags("late")
+	fs.StringVar(&o.stage, "stage", "", "the stage to run")
+	oneOf(fs, "stage", "boot", "final")
+	fs.StringVar(&o.execInit, "exec", "", "for roots without systemd: run the boot stage, start the final stage in the background, exec `INIT` with the arguments after --")
+	fileFlag(fs, "exec")
+	rootFlag(fs, &o.root, "/", "the real root")
+	fs.BoolVar(&o.whenWritable, "when-writable", false, "for roots without systemd booted ro: wait until the init system makes the root writable, then run both stages")
+	// INIT's own arguments follow "--"; the first operand ends the flags.
+	fs.SetInterspersed(false)
+	return fs
+}
+
 func lateVerb(args []string) int {
-	fs := flag.NewFlagSet("late", flag.ContinueOnError)
-	stage := fs.String("stage", "", "boot or final")
-	execInit := fs.String("exec", "", "for roots without systemd: run the boot stage, start the final stage in the background, exec this init")
-	root := fs.String("root", "/", "the real root")
-	whenWritable := fs.Bool("when-writable", false, "for roots without systemd booted ro: wait until the init system makes the root writable, then run both stages")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	var o lateOpts
+	fs := o.flags()
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
 	}
+	stage, execInit, root, whenWritable := &o.stage, &o.execInit, &o.root, &o.whenWritable
 	if os.Getenv("PATH") == "" {
 		// As PID 1 (late --exec) and its children, the kernel gave us no
 		// PATH: the modules' tools (hostname, groupadd, shutdown) must be
@@ -194,59 +226,183 @@ func lateBootAsInit(root string) {
 	}
 }
 
+// statusOpts are cloud-init status's flags, and --root.
+type statusOpts struct {
+	root, format string
+	wait, long   bool
+}
+
+func (o *statusOpts) flags() *pflag.FlagSet {
+	fs := newFlags("status")
+	rootFlag(fs, &o.root, "/", "the root whose state to read")
+	fs.BoolVarP(&o.wait, "wait", "w", false, "wait until the late stages are done (tabular: a dot per poll)")
+	fs.BoolVarP(&o.long, "long", "l", false, "more detail: boot status code, last update, detail (json and yaml: each stage)")
+	fs.StringVar(&o.format, "format", "tabular", "the output `FORMAT`")
+	oneOf(fs, "format", "json", "tabular", "yaml")
+	return fs
+}
+
+// statusPoll is how often --wait reads the status, as cloud-init.
+const statusPoll = 250 * time.Millisecond
+
 func statusVerb(args []string) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	root := fs.String("root", "/", "the root whose state to read")
-	wait := fs.Bool("wait", false, "wait until the late stages are done")
-	long := fs.Bool("long", false, "more detail")
-	format := fs.String("format", "tabular", "tabular or json")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	var o statusOpts
+	fs := o.flags()
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
 	}
-	rep, err := late.Status(*root)
-	for *wait && err == nil && (rep.Status == late.StatusNotRun || rep.Status == late.StatusRunning) {
-		time.Sleep(250 * time.Millisecond)
-		rep, err = late.Status(*root)
+	if fs.NArg() > 0 {
+		return usageError("status", "takes no operands, got %q", fs.Args())
+	}
+	switch o.format {
+	case "json", "yaml", "tabular":
+	default:
+		return usageError("status", "--format %q: want json, tabular or yaml", o.format)
+	}
+	rep, err := late.Status(o.root)
+	for o.wait && err == nil && (rep.Status == late.StatusNotRun || rep.Status == late.StatusRunning) {
+		if o.format == "tabular" {
+			fmt.Print(".")
+		}
+		time.Sleep(statusPoll)
+		rep, err = late.Status(o.root)
+	}
+	if o.wait && o.format == "tabular" {
+		fmt.Println()
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "status: %v\n", err)
 		return 1
 	}
-	switch *format {
+	if !o.long {
+		rep.Stages = nil
+	}
+	switch o.format {
 	case "json":
-		if !*long {
-			rep.Stages = nil
-		}
 		b, _ := json.MarshalIndent(rep, "", " ")
 		fmt.Println(string(b))
-	case "tabular", "":
+	case "yaml":
+		// cloud-init prints safeyaml.dumps(...) with print(): the
+		// document ends "...\n", and print adds a newline.
+		v, err := statusTree(rep)
+		if err == nil {
+			err = pyYAML(os.Stdout, v)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "status: %v\n", err)
+			return 1
+		}
+		fmt.Println()
+	default:
 		fmt.Printf("status: %s\n", rep.ExtendedStatus)
-		if *long {
+		if o.long {
 			fmt.Printf("boot_status_code: %s\nlast_update: %s\ndetail:\n%s\n", rep.BootStatusCode, rep.LastUpdate, rep.Detail)
 		}
 		for _, e := range rep.Errors {
 			fmt.Printf("error: %s\n", e)
 		}
-	default:
-		fmt.Fprintf(os.Stderr, "status: --format %q: want tabular or json\n", *format)
-		return 2
 	}
 	return rep.ExitCode()
 }
 
+// statusTree is the status report as the JSON output has it, as maps,
+// lists and scalars for pyYAML. Its numbers are all seconds, floats.
+func statusTree(rep late.StatusReport) (any, error) {
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	var floats func(any) (any, error)
+	floats = func(v any) (any, error) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				f, err := floats(e)
+				if err != nil {
+					return nil, err
+				}
+				x[k] = f
+			}
+		case []any:
+			for i, e := range x {
+				f, err := floats(e)
+				if err != nil {
+					return nil, err
+				}
+				x[i] = f
+			}
+		case json.Number:
+			return x.Float64()
+		}
+		return v, nil
+	}
+	return floats(v)
+}
+
+// cleanOpts are cloud-init clean's flags, and --root.
+type cleanOpts struct {
+	root                          string
+	logs, reboot, seed, machineID bool
+}
+
+func (o *cleanOpts) flags() *pflag.FlagSet {
+	fs := newFlags("clean")
+	rootFlag(fs, &o.root, "/", "the root whose state to remove")
+	fs.BoolVarP(&o.logs, "logs", "l", false, "remove the logs too ("+late.LogFile+", "+late.OutputLogFile+")")
+	fs.BoolVarP(&o.reboot, "reboot", "r", false, "reboot afterwards (shutdown -r now), when the cleaning succeeded")
+	fs.BoolVarP(&o.seed, "seed", "s", false, "remove the seed directory "+seedDir+" too")
+	fs.BoolVar(&o.machineID, "machine-id", false, "remove "+machineIDFile+" for golden image creation: the next boot makes a new machine id")
+	return fs
+}
+
+// seedDir is cloud-init's /var/lib/cloud/seed in earlyinit's cache: the
+// seed clean keeps unless --seed is given.
+const seedDir = paths.CacheDir + "/seed"
+
+// machineIDFile is what clean --machine-id removes, as cloud-init 22.4's
+// (later versions write "uninitialized" into it on systemd roots).
+const machineIDFile = "/etc/machine-id"
+
+// cleanVerb is cloud-init clean: the instance state (and with its flags
+// the logs, the seed, the machine id) removed, then a reboot if asked and
+// all went well. The machine id goes even when the rest failed, as in
+// cloud-init.
 func cleanVerb(args []string) int {
-	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
-	root := fs.String("root", "/", "the root whose state to remove")
-	logs := fs.Bool("logs", false, "remove the logs too")
-	reboot := fs.Bool("reboot", false, "reboot afterwards")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	var o cleanOpts
+	fs := o.flags()
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
 	}
-	if err := late.Clean(*root, *logs); err != nil {
+	if fs.NArg() > 0 {
+		return usageError("clean", "takes no operands, got %q", fs.Args())
+	}
+	code := 0
+	if err := late.Clean(o.root, o.logs); err != nil {
 		fmt.Fprintf(os.Stderr, "clean: %v\n", err)
-		return 1
+		code = 1
 	}
-	if *reboot {
+	if o.seed && code == 0 {
+		if err := removeTree(o.root, seedDir); err != nil {
+			fmt.Fprintf(os.Stderr, "clean: %v\n", err)
+			code = 1
+		}
+	}
+	if o.machineID {
+		if err := removeFile(o.root, machineIDFile); err != nil {
+			fmt.Fprintf(os.Stderr, "clean: %v\n", err)
+			code = 1
+		}
+	}
+	if code != 0 {
+		return code
+	}
+	if o.reboot {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownBound)
 		defer cancel()
 		var out bytes.Buffer
@@ -264,32 +420,47 @@ func cleanVerb(args []string) int {
 // for the reboot.
 const shutdownBound = 2 * time.Minute
 
+// singleOpts are cloud-init single's flags, and --root.
+type singleOpts struct {
+	root, name, freq string
+	report           bool
+}
+
+func (o *singleOpts) flags() *pflag.FlagSet {
+	fs := newFlags("single")
+	rootFlag(fs, &o.root, "/", "the real root")
+	fs.StringVarP(&o.name, "name", "n", "", "the `MODULE` to run (required)")
+	fs.StringVar(&o.freq, "frequency", "", "run it at this frequency instead of the module's own")
+	oneOf(fs, "frequency", "instance", "always", "once")
+	fs.BoolVar(&o.report, "report", false, "accepted for cloud-init's sake; no effect")
+	return fs
+}
+
 func singleVerb(args []string) int {
-	fs := flag.NewFlagSet("single", flag.ContinueOnError)
-	root := fs.String("root", "/", "the real root")
-	name := fs.String("name", "", "module to run")
-	freq := fs.String("frequency", "", "always, once-per-instance or once (default: the module's own)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	var o singleOpts
+	fs := o.flags()
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
 	}
-	if *name == "" {
-		fmt.Fprintln(os.Stderr, "single: --name is required")
-		return 2
+	if fs.NArg() > 0 {
+		return usageError("single", "module arguments are not supported: %q", fs.Args())
+	}
+	if o.name == "" {
+		return usageError("single", "--name is required")
 	}
 	var f modules.Frequency
-	if *freq != "" {
+	if o.freq != "" {
 		var err error
-		if f, err = modules.ParseFrequency(*freq); err != nil {
-			fmt.Fprintf(os.Stderr, "single: %v\n", err)
-			return 2
+		if f, err = modules.ParseFrequency(o.freq); err != nil {
+			return usageError("single", "--frequency: %v", err)
 		}
 	}
-	opts, err := lateOptions(*root)
+	opts, err := lateOptions(o.root)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "single: %v\n", err)
 		return 1
 	}
-	res, err := late.RunSingle(context.Background(), *name, f, opts)
+	res, err := late.RunSingle(context.Background(), o.name, f, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "single: %v\n", err)
 		return 1

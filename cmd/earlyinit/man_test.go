@@ -5,6 +5,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestRoffEscape(t *testing.T) {
@@ -34,7 +36,7 @@ func TestRoffEscape(t *testing.T) {
 // way a future verb's help line might.
 func manPage(t *testing.T) string {
 	t.Helper()
-	verbs["zz-test"] = verb{`.starts with a dot, has a \ and --flags`, nil}
+	verbs["zz-test"] = &verb{help: `.starts with a dot, has a \ and --flags`}
 	t.Cleanup(func() { delete(verbs, "zz-test") })
 	var b strings.Builder
 	if err := writeMan(&b, "1.2-3"); err != nil {
@@ -51,16 +53,40 @@ func TestManVerbs(t *testing.T) {
 	}
 	section, _, _ = strings.Cut(section, "\n.SH ")
 	section += "\n"
-	for _, n := range verbNames() {
-		want := ".TP\n.B " + roffText(n) + "\n" + roffLine(verbs[n].help) + "\n"
-		if !strings.Contains(section, want) {
-			t.Errorf("verb %q: VERBS lacks %q:\n%s", n, want, section)
-		}
+	// Each verb's subsection: its synopsis, its help, then every flag
+	// its flag set defines, by its letter and its long name.
+	subs := map[string]string{}
+	for _, sub := range strings.Split(section, "\n.SS ")[1:] {
+		head, _, _ := strings.Cut(sub, "\n")
+		subs[head] = sub + "\n"
 	}
-	if !strings.Contains(section, ".B zz\\-test\n\\&.starts with a dot, has a \\e and \\-\\-flags\n") {
+	for _, n := range verbNames() {
+		sub, ok := subs[roffText(verbSynopsis(n))]
+		if !ok {
+			t.Errorf("verb %q: no subsection .SS %s", n, roffText(verbSynopsis(n)))
+			continue
+		}
+		if want := "\n" + roffLine(verbs[n].help) + "\n"; !strings.Contains(sub, want) {
+			t.Errorf("verb %q: its subsection lacks its help %q:\n%s", n, want, sub)
+		}
+		if verbs[n].flags == nil {
+			continue
+		}
+		verbs[n].flags().VisitAll(func(f *pflag.Flag) {
+			spec := ".TP\n.B "
+			if f.Shorthand != "" {
+				spec += `\-` + f.Shorthand + ", "
+			}
+			spec += `\-\-` + roffText(f.Name)
+			if !strings.Contains(sub, spec) {
+				t.Errorf("verb %q: flag --%s is not in its subsection (%q):\n%s", n, f.Name, spec, sub)
+			}
+		})
+	}
+	if !strings.Contains(section, ".SS earlyinit zz\\-test\n\\&.starts with a dot, has a \\e and \\-\\-flags\n") {
 		t.Errorf("the test verb's help is not escaped:\n%s", section)
 	}
-	for _, want := range []string{"\n.B man\n", "\n.B version\n", `.TH EARLYINIT 8 "" "earlyinit 1.2\-3"`, ".SH NAME\nearlyinit \\- ", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH FILES\n", "\n.I /etc/earlyinit/setup\n", ".SH SEE ALSO\n.BR cloud\\-init (1),\n"} {
+	for _, want := range []string{"\n.SS earlyinit man\n", "\n.SS earlyinit version\n", ".SH OPTIONS\n", ".SH KERNEL COMMAND LINE\n", ".SH EXIT STATUS\n", `.TH EARLYINIT 8 "" "earlyinit 1.2\-3"`, ".SH NAME\nearlyinit \\- ", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH FILES\n", "\n.I /etc/earlyinit/setup\n", ".SH SEE ALSO\n.BR cloud\\-init (1),\n"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
@@ -71,7 +97,7 @@ func TestManVerbs(t *testing.T) {
 // means to write, and every hyphen is escaped.
 func TestManLines(t *testing.T) {
 	page := manPage(t)
-	requests := map[string]bool{`.\"`: true, ".TH": true, ".SH": true, ".TP": true, ".B": true, ".I": true, ".RI": true, ".BR": true}
+	requests := map[string]bool{`.\"`: true, ".TH": true, ".SH": true, ".SS": true, ".TP": true, ".B": true, ".I": true, ".RI": true, ".BR": true}
 	for i, l := range strings.Split(strings.TrimSuffix(page, "\n"), "\n") {
 		if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "'") {
 			if req, _, _ := strings.Cut(l, " "); !requests[req] {

@@ -3,35 +3,44 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing/fstest"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/spf13/pflag"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
+	"github.com/earlyinit/earlyinit/pkg/proc"
 	"github.com/earlyinit/earlyinit/pkg/seed"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 )
 
 func init() {
-	verbs["mkseed"] = verb{"build a NoCloud (cidata) or --config-2 seed image, ISO 9660 or vfat, as cloud-localds: [-f iso|vfat] [-N network-config] [-V vendor-data] [-H hostname] [-i instance-id] [--config-2] OUTPUT USER-DATA [META-DATA]", mkseedVerb}
+	verbs["mkseed"] = &verbMkseed
 }
 
+// verbMkseed is the mkseed verb.
+var verbMkseed = verb{help: "build a NoCloud (cidata) or --config-2 seed image, ISO 9660 or vfat (or a tar, or any qemu-img format), with cloud-localds's flags and meaning; USER-DATA - is stdin, OUTPUT - is stdout",
+	operands: "OUTPUT USER-DATA [META-DATA]", files: true,
+	flags: func() *pflag.FlagSet { return new(mkseedOpts).flags() }, run: mkseedVerb}
+
 // mkseedDefaultIID is the instance id of a seed made without META-DATA, as
-// in cloud-init's documentation examples.
+// cloud-localds's (and cloud-init's documentation examples).
 const mkseedDefaultIID = "iid-local01"
 
 // mkseedConfig2FATSize is the size of a vfat config-2 drive: 64 MB, as
@@ -40,9 +49,31 @@ const mkseedConfig2FATSize = 64 << 20
 
 // mkseedOpts are mkseed's flags and arguments.
 type mkseedOpts struct {
-	format, network, vendor, hostname, iid string
-	config2                                bool
-	output, user, meta                     string
+	diskFormat, filesystem, network, vendor, hostname, interfaces, dsmode, iid string
+	config2                                                                    bool
+	verbose                                                                    int
+	output, user, meta                                                         string
+}
+
+// flags are cloud-localds's, with its letters and meaning, and earlyinit's
+// own two, long only: --instance-id and --config-2.
+func (o *mkseedOpts) flags() *pflag.FlagSet {
+	fs := newFlags("mkseed")
+	fs.StringVarP(&o.diskFormat, "disk-format", "d", "raw", "the image's disk `FORMAT`: raw, tar, tar-seed-local, tar-seed-net (a tar of the files, or of var/lib/cloud/seed/nocloud or nocloud-net holding them), or any format qemu-img converts to (qcow2, vmdk...)")
+	oneOf(fs, "disk-format", "raw", "qcow2", "vmdk", "vdi", "vhdx", "tar", "tar-seed-local", "tar-seed-net")
+	fs.StringVarP(&o.filesystem, "filesystem", "f", "", "the filesystem `FS`: iso9660 (or iso), vfat; a tar disk format is its own (default iso9660)")
+	oneOf(fs, "filesystem", "iso9660", "iso", "vfat")
+	fs.StringVarP(&o.hostname, "hostname", "H", "", "local-hostname `NAME` in the generated meta-data (not with META-DATA)")
+	fs.StringVarP(&o.interfaces, "interfaces", "i", "", "an interfaces(5) `FILE` for the generated meta-data (not with META-DATA): its key interfaces as cloud-localds writes it, and network-interfaces, which NoCloud reads")
+	fs.StringVarP(&o.network, "network-config", "N", "", "the network config `FILE` (NoCloud network-config; with --config-2, network_data.json)")
+	fs.StringVarP(&o.dsmode, "dsmode", "m", "", "dsmode `MODE` in the generated meta-data (not with META-DATA): local or net (cloud-init's default), pass or disabled")
+	oneOf(fs, "dsmode", "local", "net", "pass", "disabled")
+	fs.StringVarP(&o.vendor, "vendor-data", "V", "", "the vendor-data `FILE` (with --config-2, vendor_data.json, or a payload to put in its \"cloud-init\" key)")
+	fs.CountVarP(&o.verbose, "verbose", "v", "say what was written, on stderr")
+	fs.StringVar(&o.iid, "instance-id", "", "instance-id `ID` in the generated meta-data (not with META-DATA; default "+mkseedDefaultIID+")")
+	fs.BoolVar(&o.config2, "config-2", false, "OpenStack config drive layout (openstack/latest/...), labelled config-2; a vfat one is 64 MB")
+	fileFlag(fs, "interfaces", "network-config", "vendor-data")
+	return fs
 }
 
 // mkseedVerb is `earlyinit mkseed`: cloud-localds's arguments (flags may
@@ -51,58 +82,20 @@ type mkseedOpts struct {
 // own reader), the image written to a temporary file renamed to OUTPUT.
 func mkseedVerb(args []string) int {
 	var o mkseedOpts
-	fs := flag.NewFlagSet("mkseed", flag.ContinueOnError)
-	for _, n := range []string{"f", "filesystem"} {
-		fs.StringVar(&o.format, n, "iso", "filesystem: iso (iso9660) or vfat")
+	fs := o.flags()
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
 	}
-	for _, n := range []string{"N", "network-config"} {
-		fs.StringVar(&o.network, n, "", "network config file (NoCloud network-config; with --config-2, network_data.json)")
-	}
-	for _, n := range []string{"V", "vendor-data"} {
-		fs.StringVar(&o.vendor, n, "", "vendor-data file (with --config-2, vendor_data.json, or a payload to put in its \"cloud-init\" key)")
-	}
-	for _, n := range []string{"H", "hostname"} {
-		fs.StringVar(&o.hostname, n, "", "host name for the generated meta-data (not with META-DATA)")
-	}
-	for _, n := range []string{"i", "instance-id"} {
-		fs.StringVar(&o.iid, n, "", "instance id for the generated meta-data (not with META-DATA; default "+mkseedDefaultIID+")")
-	}
-	fs.BoolVar(&o.config2, "config-2", false, "OpenStack config drive layout (openstack/latest/...), labelled config-2; a vfat one is 64 MB")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: earlyinit mkseed [flags] OUTPUT USER-DATA [META-DATA]  (\"-\" reads USER-DATA from stdin)")
-		fs.PrintDefaults()
-	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos, args = append(pos, args[0]), args[1:]
-	}
+	pos := fs.Args()
 	if len(pos) < 2 || len(pos) > 3 {
-		fmt.Fprintln(os.Stderr, "mkseed: want OUTPUT USER-DATA [META-DATA]")
-		fs.Usage()
-		return 2
+		return usageError("mkseed", "want OUTPUT USER-DATA [META-DATA], got %q", pos)
 	}
 	o.output, o.user = pos[0], pos[1]
 	if len(pos) == 3 {
 		o.meta = pos[2]
 	}
-	switch o.format {
-	case "iso", "iso9660":
-		o.format = "iso"
-	case "vfat":
-	default:
-		fmt.Fprintf(os.Stderr, "mkseed: -f %q: want iso or vfat\n", o.format)
-		return 2
-	}
-	if o.meta != "" && (o.hostname != "" || o.iid != "") {
-		fmt.Fprintf(os.Stderr, "mkseed: -H and -i make the meta-data: they cannot go with META-DATA %s (put the keys in it)\n", o.meta)
-		return 2
+	if err := o.check(); err != nil {
+		return usageError("mkseed", "%v", err)
 	}
 	files, errs := mkseedFiles(o)
 	if len(errs) > 0 {
@@ -116,7 +109,55 @@ func mkseedVerb(args []string) int {
 		fmt.Fprintf(os.Stderr, "mkseed: %v\n", err)
 		return 1
 	}
+	if o.verbose > 0 {
+		fmt.Fprintf(os.Stderr, "wrote %s with filesystem=%s and diskformat=%s\n", o.output, o.filesystem, o.diskFormat)
+	}
 	return 0
+}
+
+// check settles the filesystem and disk format as cloud-localds does (a
+// tar disk format is the filesystem; iso is iso9660) and refuses the
+// combinations it refuses, and earlyinit's own: the meta-data flags with
+// META-DATA, the NoCloud ones with --config-2.
+func (o *mkseedOpts) check() error {
+	if strings.HasPrefix(o.diskFormat, "tar") {
+		switch o.diskFormat {
+		case "tar", "tar-seed-local", "tar-seed-net":
+		default:
+			return fmt.Errorf("-d %q: the tar formats are tar, tar-seed-local, tar-seed-net", o.diskFormat)
+		}
+		if o.filesystem != "" && o.filesystem != "tar" {
+			return fmt.Errorf("-d %s is incompatible with -f %s", o.diskFormat, o.filesystem)
+		}
+		o.filesystem = o.diskFormat
+	}
+	switch o.filesystem {
+	case "", "iso", "iso9660":
+		o.filesystem = "iso9660"
+	case "vfat", "tar", "tar-seed-local", "tar-seed-net":
+	default:
+		return fmt.Errorf("-f %q: want iso9660 (or iso) or vfat", o.filesystem)
+	}
+	if o.diskFormat == "" || strings.ContainsAny(o.diskFormat, "/ ") || strings.HasPrefix(o.diskFormat, "-") {
+		return fmt.Errorf("-d %q: not a disk format", o.diskFormat)
+	}
+	switch o.dsmode {
+	case "", "local", "net", "pass", "disabled":
+	default:
+		return fmt.Errorf("-m %q: want local, net, pass or disabled (cloud-init's dsmodes)", o.dsmode)
+	}
+	if o.meta != "" && (o.hostname != "" || o.iid != "" || o.interfaces != "" || o.dsmode != "") {
+		return fmt.Errorf("-H, -i, -m and --instance-id make the meta-data: they cannot go with META-DATA %s (put the keys in it)", o.meta)
+	}
+	if o.config2 {
+		if o.interfaces != "" || o.dsmode != "" {
+			return errors.New("-i and -m are NoCloud's: a --config-2 drive has network_data.json (-N) and no dsmode")
+		}
+		if strings.HasPrefix(o.filesystem, "tar") {
+			return errors.New("the tar formats are NoCloud's: not with --config-2")
+		}
+	}
+	return nil
 }
 
 // mkseedFiles reads and checks the inputs and lays them out as the seed's
@@ -135,7 +176,7 @@ func mkseedFiles(o mkseedOpts) ([]seed.File, []error) {
 		}
 		return b
 	}
-	user, meta, net, vendor := read(o.user), read(o.meta), read(o.network), read(o.vendor)
+	user, meta, net, vendor, ifaces := read(o.user), read(o.meta), read(o.network), read(o.vendor), read(o.interfaces)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -150,9 +191,14 @@ func mkseedFiles(o mkseedOpts) ([]seed.File, []error) {
 		files = append(files, seed.File{Name: name, Data: data, Mode: 0o644})
 	}
 	if !o.config2 {
+		if o.interfaces != "" {
+			if _, err := netcfg.Parse(string(instance.NetworkENI), ifaces, nil); err != nil {
+				fail(fmt.Errorf("%s: %w", o.interfaces, err))
+			}
+		}
 		if meta == nil {
 			var err error
-			if meta, err = mkseedMetaData(o); err != nil {
+			if meta, err = mkseedMetaData(o, ifaces); err != nil {
 				fail(err)
 			}
 		}
@@ -238,7 +284,7 @@ func mkseedCheckNetwork(name string, format instance.NetworkFormat, data []byte)
 // datasource's reader, which names the file in the seed: the other inputs
 // are checked before, so the meta-data is what is left for it to refuse.
 func mkseedReaderError(o mkseedOpts, err error) error {
-	from := "made from -i and -H"
+	from := "made from the flags"
 	if o.meta != "" {
 		from = "from " + o.meta
 	}
@@ -306,27 +352,36 @@ func mkseedCheckUserData(name string, data []byte) []error {
 	return errs
 }
 
-// mkseedMetaData is the NoCloud meta-data made from -i and -H, as
-// cloud-localds makes it; the values are checked, then quoted by the YAML
-// encoder.
-func mkseedMetaData(o mkseedOpts) ([]byte, error) {
+// mkseedMetaData is the NoCloud meta-data made from the flags as
+// cloud-localds makes it: JSON (which YAML reads), one key a line in its
+// order, instance-id, local-hostname, interfaces (the file less its last
+// newline), dsmode, empty ones left out; and network-interfaces after
+// interfaces, the key NoCloud reads. The values are checked, and escaped
+// as JSON strings (cloud-localds pastes them in as they are).
+func mkseedMetaData(o mkseedOpts, ifaces []byte) ([]byte, error) {
 	iid, host, err := mkseedIdentity(o)
 	if err != nil {
 		return nil, err
 	}
-	doc := yaml.Node{Kind: yaml.MappingNode}
-	add := func(k, v string) {
-		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k},
-			&yaml.Node{Kind: yaml.ScalarNode, Value: v, Style: yaml.DoubleQuotedStyle})
+	eni := strings.TrimSuffix(string(ifaces), "\n")
+	var lines []string
+	for _, kv := range [][2]string{{"instance-id", iid}, {"local-hostname", host}, {"interfaces", eni}, {"network-interfaces", eni}, {"dsmode", o.dsmode}} {
+		if kv[1] == "" {
+			continue
+		}
+		var b strings.Builder
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(kv[1]); err != nil {
+			return nil, err
+		}
+		lines = append(lines, fmt.Sprintf("%q: %s", kv[0], strings.TrimSuffix(b.String(), "\n")))
 	}
-	add("instance-id", iid)
-	if host != "" {
-		add("local-hostname", host)
-	}
-	return yaml.Marshal(&doc)
+	return []byte("{\n" + strings.Join(lines, ",\n") + "\n}\n"), nil
 }
 
-// mkseedMetaDataJSON is config-2's meta_data.json made from -i and -H.
+// mkseedMetaDataJSON is config-2's meta_data.json made from --instance-id
+// and -H.
 func mkseedMetaDataJSON(o mkseedOpts) ([]byte, error) {
 	iid, host, err := mkseedIdentity(o)
 	if err != nil {
@@ -340,14 +395,14 @@ func mkseedMetaDataJSON(o mkseedOpts) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// mkseedIdentity checks -i and -H.
+// mkseedIdentity checks --instance-id and -H.
 func mkseedIdentity(o mkseedOpts) (iid, host string, err error) {
 	iid = o.iid
 	if iid == "" {
 		iid = mkseedDefaultIID
 	}
 	if strings.TrimSpace(iid) == "" || len(iid) > 255 || strings.ContainsFunc(iid, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '/' }) {
-		return "", "", fmt.Errorf("-i %s: an instance id is 1 to 255 characters, no control characters or \"/\" (it names a directory under /var/lib/cloud/instances)", strconv.Quote(iid))
+		return "", "", fmt.Errorf("--instance-id %s: an instance id is 1 to 255 characters, no control characters or \"/\" (it names a directory under /var/lib/cloud/instances)", strconv.Quote(iid))
 	}
 	if o.hostname != "" {
 		if _, _, err := instance.Hostnames(o.hostname); err != nil {
@@ -359,9 +414,15 @@ func mkseedIdentity(o mkseedOpts) (iid, host string, err error) {
 
 // mkseedWrite writes the image to a temporary file next to OUTPUT and
 // renames it over OUTPUT, so that OUTPUT is never half written. OUTPUT, if
-// it exists, must be a regular file: writing to a disk is dd's job.
+// it exists, must be a regular file: writing to a disk is dd's job. "-" is
+// stdout, as for cloud-localds. A disk format other than raw and the tars
+// is qemu-img's conversion of the raw image, as cloud-localds does it.
 func mkseedWrite(o mkseedOpts, files []seed.File) error {
-	if fi, err := os.Lstat(o.output); err == nil && !fi.Mode().IsRegular() {
+	toStdout := o.output == "-"
+	dir, base := filepath.Dir(o.output), filepath.Base(o.output)
+	if toStdout {
+		dir, base = "", "mkseed"
+	} else if fi, err := os.Lstat(o.output); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: exists and is not a regular file (%v): write the image to a file, then copy it", o.output, fi.Mode().Type())
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -379,20 +440,29 @@ func mkseedWrite(o mkseedOpts, files []seed.File) error {
 		}
 		when = time.Unix(sec, 0)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(o.output), "."+filepath.Base(o.output)+".*")
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.output, err)
-	}
-	done := false
+	var temps []string
 	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
+		for _, t := range temps {
+			os.Remove(t)
 		}
 	}()
-	if o.format == "iso" {
+	newTemp := func() (*os.File, error) {
+		f, err := os.CreateTemp(dir, "."+base+".*")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.output, err)
+		}
+		temps = append(temps, f.Name())
+		return f, nil
+	}
+	tmp, err := newTemp()
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	switch o.filesystem {
+	case "iso9660":
 		err = seed.ISO(tmp, label, when, files)
-	} else {
+	case "vfat":
 		size := int64(mkseedConfig2FATSize)
 		if !o.config2 {
 			if size, err = seed.FATSize(files); err != nil {
@@ -402,24 +472,104 @@ func mkseedWrite(o mkseedOpts, files []seed.File) error {
 		if err = tmp.Truncate(size); err == nil {
 			err = seed.FAT(tmp, size, fatLabel, when, files)
 		}
+	default:
+		err = mkseedTar(tmp, o.filesystem, when, files)
+	}
+	if err == nil {
+		err = tmp.Close()
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.output, err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	img := tmp.Name()
+	if o.diskFormat != "raw" && !strings.HasPrefix(o.diskFormat, "tar") {
+		conv, err := newTemp()
+		if err != nil {
+			return err
+		}
+		conv.Close()
+		if err := qemuImgConvert(img, conv.Name(), o.diskFormat); err != nil {
+			return fmt.Errorf("%s: %w", o.output, err)
+		}
+		img = conv.Name()
+	}
+	if toStdout {
+		f, err := os.Open(img)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := io.Copy(os.Stdout, f); err != nil {
+			return fmt.Errorf("writing the image to stdout: %w", err)
+		}
+		return nil
+	}
+	if err := os.Chmod(img, 0o644); err != nil {
 		return fmt.Errorf("%s: %w", o.output, err)
 	}
-	if err := tmp.Sync(); err != nil {
+	if f, err := os.Open(img); err == nil {
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.output, err)
+		}
+	}
+	if err := os.Rename(img, o.output); err != nil {
 		return fmt.Errorf("%s: %w", o.output, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", o.output, err)
+	return nil
+}
+
+// mkseedTar writes the seed's files as cloud-localds's tar formats: the
+// files at the top ("tar"), or under var/lib/cloud/seed/nocloud
+// ("tar-seed-local") or nocloud-net ("tar-seed-net"), owned by root.
+func mkseedTar(w io.Writer, format string, when time.Time, files []seed.File) error {
+	tw := tar.NewWriter(w)
+	prefix := ""
+	switch format {
+	case "tar-seed-local":
+		prefix = "var/lib/cloud/seed/nocloud"
+	case "tar-seed-net":
+		prefix = "var/lib/cloud/seed/nocloud-net"
 	}
-	if err := os.Rename(tmp.Name(), o.output); err != nil {
-		os.Remove(tmp.Name())
-		done = true
-		return fmt.Errorf("%s: %w", o.output, err)
+	hdr := func(name string, mode int64, size int64, typ byte) *tar.Header {
+		return &tar.Header{Name: name, Mode: mode, Size: size, Typeflag: typ, ModTime: when, Uname: "root", Gname: "root", Format: tar.FormatGNU}
 	}
-	done = true
+	if prefix != "" {
+		for i := range strings.Count(prefix, "/") + 1 {
+			d := strings.Join(strings.Split(prefix, "/")[:i+1], "/") + "/"
+			if err := tw.WriteHeader(hdr(d, 0o755, 0, tar.TypeDir)); err != nil {
+				return err
+			}
+		}
+		prefix += "/"
+	}
+	for _, f := range files {
+		if err := tw.WriteHeader(hdr(prefix+f.Name, int64(f.Mode.Perm()), int64(len(f.Data)), tar.TypeReg)); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// qemuImgBound bounds qemu-img's conversion of a seed of a few MB.
+const qemuImgBound = 2 * time.Minute
+
+// qemuImgConvert is cloud-localds's `qemu-img convert -f raw -O FORMAT`.
+func qemuImgConvert(raw, out, format string) error {
+	if _, err := exec.LookPath("qemu-img"); err != nil {
+		return fmt.Errorf("-d %s needs qemu-img (Debian: qemu-utils), which is not installed", format)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), qemuImgBound)
+	defer cancel()
+	var msg bytes.Buffer
+	cmd := exec.CommandContext(ctx, "qemu-img", "convert", "-f", "raw", "-O", format, "--", raw, out)
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	if err := proc.Run(cmd); err != nil {
+		return fmt.Errorf("qemu-img convert -O %s: %v: %s", format, err, strings.TrimSpace(msg.String()))
+	}
 	return nil
 }

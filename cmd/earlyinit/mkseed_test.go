@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,34 +17,6 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
-
-// captureAll runs the CLI with args and returns its exit code, stdout and
-// stderr.
-func captureAll(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	or, ow, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	er, ew, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = ow, ew
-	var out, errOut []byte
-	done := make(chan struct{})
-	go func() { out, _ = io.ReadAll(or); close(done) }()
-	errDone := make(chan struct{})
-	go func() { errOut, _ = io.ReadAll(er); close(errDone) }()
-	code := run(args)
-	os.Stdout, os.Stderr = oldOut, oldErr
-	ow.Close()
-	ew.Close()
-	<-done
-	<-errDone
-	return code, string(out), string(errOut)
-}
 
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
@@ -198,15 +169,15 @@ func TestMkseed(t *testing.T) {
 	}{
 		{
 			name: "iso defaults", iso: true, after: []string{p("ud")},
-			files: map[string]string{"user-data": mkseedUser, "meta-data": "instance-id: \"iid-local01\"\n"},
+			files: map[string]string{"user-data": mkseedUser, "meta-data": "{\n\"instance-id\": \"iid-local01\"\n}\n"},
 			iid:   "iid-local01",
 		},
 		{
 			name: "iso all flags", iso: true,
-			args:  []string{"-N", p("nc"), "-V", p("vd"), "-H", "web-1.example.com", "-i", "i-0abc"},
+			args:  []string{"-N", p("nc"), "-V", p("vd"), "-H", "web-1.example.com", "--instance-id", "i-0abc"},
 			after: []string{p("ud")},
 			files: map[string]string{"user-data": mkseedUser, "vendor-data": mkseedVendor, "network-config": mkseedNet,
-				"meta-data": "instance-id: \"i-0abc\"\nlocal-hostname: \"web-1.example.com\"\n"},
+				"meta-data": "{\n\"instance-id\": \"i-0abc\",\n\"local-hostname\": \"web-1.example.com\"\n}\n"},
 			iid: "i-0abc", host: "web-1.example.com", network: true,
 		},
 		{
@@ -228,7 +199,7 @@ func TestMkseed(t *testing.T) {
 		},
 		{
 			name: "config-2 vfat 64 MB", config2: true,
-			args: []string{"--config-2", "-f", "vfat", "-H", "cas-vm", "-i", "5f0a1c52", "-V", p("vd.json")}, after: []string{p("ud")},
+			args: []string{"--config-2", "-f", "vfat", "-H", "cas-vm", "--instance-id", "5f0a1c52", "-V", p("vd.json")}, after: []string{p("ud")},
 			files: map[string]string{
 				"openstack/latest/user_data":        mkseedUser,
 				"openstack/latest/meta_data.json":   "{\n  \"hostname\": \"cas-vm\",\n  \"name\": \"cas-vm\",\n  \"uuid\": \"5f0a1c52\"\n}\n",
@@ -335,7 +306,7 @@ func TestMkseedRefuses(t *testing.T) {
 	}{
 		{"no operands", nil, 2, []string{"want OUTPUT USER-DATA [META-DATA]"}},
 		{"too many", []string{p("ud"), p("ud"), p("ud")}, 2, []string{"want OUTPUT USER-DATA [META-DATA]"}},
-		{"bad format", []string{"-f", "ext4", p("ud")}, 2, []string{`-f "ext4": want iso or vfat`}},
+		{"bad format", []string{"-f", "ext4", p("ud")}, 2, []string{`-f "ext4": want iso9660 (or iso) or vfat`}},
 		{"-H with META-DATA", []string{"-H", "h", p("ud"), p("md-noiid")}, 2, []string{"cannot go with META-DATA " + p("md-noiid")}},
 		{"missing file", []string{p("nope")}, 1, []string{"nope: no such file"}},
 		{"schema errors", []string{p("badud")}, 1, []string{
@@ -351,8 +322,8 @@ func TestMkseedRefuses(t *testing.T) {
 		{"nocloud refuses network_data.json", []string{"-N", p("nd.json"), p("ud")}, 1, []string{p("nd.json") + ": "}},
 		{"bad vendor_data.json", []string{"--config-2", "-V", p("vd-bad"), p("ud")}, 1, []string{p("vd-bad") + `: "cloud-init": want a string`}},
 		{"bad hostname", []string{"-H", "a;reboot", p("ud")}, 1, []string{`-H: local-hostname "a;reboot": invalid character ';'`}},
-		{"bad instance-id", []string{"-i", "../../etc", p("ud")}, 1, []string{`-i "../../etc": an instance id`}},
-		{"control in instance-id", []string{"-i", "a\nb: c", p("ud")}, 1, []string{`-i "a\nb: c"`}},
+		{"bad instance-id", []string{"--instance-id", "../../etc", p("ud")}, 1, []string{`--instance-id "../../etc": an instance id`}},
+		{"control in instance-id", []string{"--instance-id", "a\nb: c", p("ud")}, 1, []string{`--instance-id "a\nb: c"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "seed.iso")

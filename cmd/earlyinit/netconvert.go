@@ -1,23 +1,31 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 	"github.com/earlyinit/earlyinit/pkg/network"
 )
 
 func init() {
-	verbs["net-convert"] = verb{"convert network config, as cloud-init devel net-convert", netConvert}
+	verbs["net-convert"] = &verbNetConvert
 }
+
+// verbNetConvert is the net-convert verb.
+var verbNetConvert = verb{help: "convert network config, as cloud-init devel net-convert",
+	flags: func() *pflag.FlagSet { return new(netConvertOpts).flags() }, run: netConvert}
 
 // macFlags collects repeated -m name,mac flags into MAC -> name.
 type macFlags map[string]string
 
 func (m macFlags) String() string { return fmt.Sprint(map[string]string(m)) }
+
+func (m macFlags) Type() string { return "name,mac" }
 
 func (m macFlags) Set(v string) error {
 	name, mac, ok := strings.Cut(v, ",")
@@ -28,33 +36,41 @@ func (m macFlags) Set(v string) error {
 	return nil
 }
 
+// netConvertOpts are cloud-init devel net-convert's flags.
+type netConvertOpts struct {
+	in, kind, dir, distro, out string
+	macs                       macFlags
+	debug                      bool
+}
+
+func (o *netConvertOpts) flags() *pflag.FlagSet {
+	o.macs = macFlags{}
+	fs := newFlags("net-convert")
+	fs.StringVarP(&o.in, "network-data", "p", "", "the network configuration `FILE` to read")
+	fileFlag(fs, "network-data")
+	fs.StringVarP(&o.kind, "kind", "k", "", "its format")
+	oneOf(fs, "kind", "eni", "network_data.json", "yaml")
+	fs.StringVarP(&o.dir, "directory", "d", "", "the `DIR` to place the output in")
+	dirFlag(fs, "directory")
+	fs.StringVarP(&o.distro, "distro", "D", "", "accepted for compatibility (a `DISTRO`); the output does not depend on it")
+	fs.StringVarP(&o.out, "output-kind", "O", "", "the renderer")
+	oneOf(fs, "output-kind", render.Names()...)
+	fs.VarP(o.macs, "mac", "m", "interface name to MAC mapping, `name,mac` (repeatable)")
+	fs.BoolVar(&o.debug, "debug", false, "accepted for compatibility")
+	return fs
+}
+
 // netConvert has the flags and meaning of `cloud-init devel net-convert`.
 func netConvert(args []string) int {
-	fs := flag.NewFlagSet("net-convert", flag.ContinueOnError)
-	var in, kind, dir, distro, out string
-	macs := macFlags{}
-	for _, n := range []string{"p", "network-data"} {
-		fs.StringVar(&in, n, "", "the network configuration to read")
+	var o netConvertOpts
+	fs := o.flags()
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
 	}
-	for _, n := range []string{"k", "kind"} {
-		fs.StringVar(&kind, n, "", "its format: eni, network_data.json, yaml")
+	if fs.NArg() > 0 {
+		return usageError("net-convert", "takes no operands, got %q", fs.Args())
 	}
-	for _, n := range []string{"d", "directory"} {
-		fs.StringVar(&dir, n, "", "directory to place output in")
-	}
-	for _, n := range []string{"D", "distro"} {
-		fs.StringVar(&distro, n, "", "accepted for compatibility; the output does not depend on it")
-	}
-	for _, n := range []string{"O", "output-kind"} {
-		fs.StringVar(&out, n, "", "renderer: eni, netplan, networkd, sysconfig, network-manager")
-	}
-	for _, n := range []string{"m", "mac"} {
-		fs.Var(macs, n, "interface name to MAC mapping, name,mac (repeatable)")
-	}
-	fs.Bool("debug", false, "accepted for compatibility")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
+	in, kind, dir, out, macs := o.in, o.kind, o.dir, o.out, o.macs
 	var missing []string
 	for flagName, v := range map[string]string{"-p": in, "-k": kind, "-d": dir, "-O": out} {
 		if v == "" {
@@ -62,8 +78,8 @@ func netConvert(args []string) int {
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(os.Stderr, "net-convert: missing required flags: %s\n", strings.Join(missing, " "))
-		return 2
+		sort.Strings(missing)
+		return usageError("net-convert", "missing required flags: %s", strings.Join(missing, " "))
 	}
 	data, err := os.ReadFile(in)
 	if err != nil {

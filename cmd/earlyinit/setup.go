@@ -4,17 +4,37 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/pflag"
+
 	"github.com/earlyinit/earlyinit/pkg/setup"
 )
 
 func init() {
-	verbs["setup"] = verb{"print or switch how earlyinit boots: own (its own initramfs), distro (inside the distribution's), off; regenerates every kernel's initramfs (--no-regenerate: only record the mode; --install: the package's postinst; --root DIR)", setupVerb}
+	verbs["setup"] = &verbSetup
+}
+
+// verbSetup is the setup verb.
+var verbSetup = verb{help: "print or switch how earlyinit boots: own (its own initramfs), distro (inside the distribution's), off; regenerates every kernel's initramfs (--no-regenerate: only record the mode; --install: the package's postinst)",
+	operands: "[own|distro|off]", words: func() []string { return []string{"own", "distro", "off"} },
+	flags: func() *pflag.FlagSet { return new(setupOpts).flags() }, run: setupVerb}
+
+// setupOpts are setup's flags.
+type setupOpts struct {
+	root             string
+	noRegen, install bool
+}
+
+func (o *setupOpts) flags() *pflag.FlagSet {
+	fs := newFlags("setup")
+	rootFlag(fs, &o.root, "/", "the system's root: / or a system image's directory")
+	fs.BoolVar(&o.noRegen, "no-regenerate", false, "only record the mode")
+	fs.BoolVar(&o.install, "install", false, "keep the recorded mode, else distro, and regenerate (the package's postinst)")
+	return fs
 }
 
 // defaultSelf is where the package installs earlyinit, for when the running
@@ -56,24 +76,19 @@ const setupUsage = "usage: earlyinit setup [--root DIR]                        p
 // installing the package in a container or a half-built image does not
 // fail.
 func setupRun(args []string, env setupEnv) int {
-	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() { fmt.Fprintln(env.stderr, setupUsage) }
-	root := fs.String("root", "/", "the system's root: / or a system image's directory")
-	noRegen := fs.Bool("no-regenerate", false, "only record the mode")
-	install := fs.Bool("install", false, "keep the recorded mode, else distro, and regenerate (the package's postinst)")
+	var o setupOpts
+	fs := o.flags()
 	// Flags may come before or after the mode word.
-	var words []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		words = append(words, fs.Arg(0))
-		args = fs.Args()[1:]
+	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		writeVerbHelp(env.stdout, "setup", fs)
+		fmt.Fprintf(env.stdout, "\n%s\n", setupUsage)
+		return 0
+	} else if err != nil {
+		fmt.Fprintf(env.stderr, "earlyinit setup: %v\n%s\n", err, setupUsage)
+		return 2
 	}
+	words := fs.Args()
+	root, noRegen, install := &o.root, &o.noRegen, &o.install
 	if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
 		fmt.Fprintf(env.stderr, "earlyinit setup: --root %s: not a directory\n", *root)
 		return 2
