@@ -23,11 +23,12 @@ import (
 // A distribution's initramfs may mount /run noexec: there the installed
 // binary is the only one that runs. With systemd as the real init, units
 // in /run/systemd/system run the boot and final stages, and an installed
-// cloud-init's units are masked there for this boot; any other init is
-// entered through `earlyinit late --exec INIT`, which runs the boot stage,
-// starts the final stage in the background and execs INIT as PID 1. It
-// returns what to exec at switch_root; on any failure, the real init
-// itself.
+// cloud-init's units are masked there for this boot (cloud-final.service
+// stood in for by a unit ordered after earlyinit's final stage: see
+// late.MaskCloudInit); any other init is entered through `earlyinit late
+// --exec INIT`, which runs the boot stage, starts the final stage in the
+// background and execs INIT as PID 1. It returns what to exec at
+// switch_root; on any failure, the real init itself.
 func InstallRunner(env Env, init string, args []string) (string, []string) {
 	var path string
 	var argv []string
