@@ -126,13 +126,13 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 		return nil, fmt.Errorf("sysconfig: %w", err)
 	}
 	rel := relate(c)
-	hasDefault := hasDefaultRoute(c)
+	hasDefault4 := hasDefaultRoute4(c)
 	var files []File
 	useIPv6 := false
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
 		cfg := sysconfigIfcfg(ifc, rel)
-		routes, err := sysconfigSubnets(c, ifc, cfg, hasDefault)
+		routes, err := sysconfigSubnets(c, ifc, cfg, hasDefault4)
 		if err != nil {
 			return nil, fmt.Errorf("sysconfig: %w", err)
 		}
@@ -332,18 +332,38 @@ func sysconfigHostFiles(c *netcfg.Config, useIPv6 bool) []File {
 
 // sysconfigSubnets is cloud-init's _render_subnets and _render_subnet_routes
 // for the rhel flavour. It returns the routes for route-<name>/route6-<name>.
-func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefault bool) (sysRoutes, error) {
+func sysconfigSubnets(c *netcfg.Config, ifc *netcfg.Interface, cfg kv, hasDefault4 bool) (sysRoutes, error) {
 	for _, s := range ifc.Subnets {
 		sysconfigSubnetKeys(ifc, s, cfg)
 	}
-	sysconfigAddresses(ifc, cfg, hasDefault)
+	sysconfigAddresses(ifc, cfg)
 	if _, ok := cfg["DNS1"]; !ok {
 		sysconfigNameservers(cfg, ifc.DNS.Nameservers)
 	}
 	if _, ok := cfg["DOMAIN"]; !ok && len(ifc.DNS.Search) > 0 {
 		cfg["DOMAIN"] = strings.Join(ifc.DNS.Search, " ")
 	}
-	return sysconfigRoutes(c, ifc, cfg)
+	routes, err := sysconfigRoutes(c, ifc, cfg)
+	// A DHCPv4 lease's router is not the default route when the config
+	// gives an IPv4 one elsewhere: cloud-init's
+	// DHCLIENT_SET_DEFAULT_ROUTE=no is SUSE's key, which neither RHEL
+	// reader knows; dhclient-script and NetworkManager (never-default)
+	// read DEFROUTE=no, which is IPv4's only (a DEFROUTE=yes an IPv6
+	// gateway set means nothing to either).
+	if hasDefault4 && cfg["GATEWAY"] == "" && hasSubnet(ifc, netcfg.DHCP4) {
+		cfg["DEFROUTE"] = "no"
+	}
+	return routes, err
+}
+
+// hasSubnet tells whether ifc has a subnet of type t.
+func hasSubnet(ifc *netcfg.Interface, t netcfg.SubnetType) bool {
+	for _, s := range ifc.Subnets {
+		if s.Type == t {
+			return true
+		}
+	}
+	return false
 }
 
 // sysconfigSubnetKeys sets the keys that subnet s's type and metric imply:
@@ -413,19 +433,11 @@ func sysconfigDHCP4Overrides(o *netcfg.DHCPOverrides, cfg kv) {
 }
 
 // sysconfigAddresses sets the static subnets' addresses (IPADDR<n>,
-// NETMASK<n>, IPV6ADDR and its secondaries), gateways and DNS, and keeps a
-// DHCPv4 lease from setting the default route when another one is given.
-func sysconfigAddresses(ifc *netcfg.Interface, cfg kv, hasDefault bool) {
+// NETMASK<n>, IPV6ADDR and its secondaries), gateways and DNS.
+func sysconfigAddresses(ifc *netcfg.Interface, cfg kv) {
 	var v4, v6 []string
 	for _, s := range ifc.Subnets {
-		switch s.Type {
-		case netcfg.DHCP4:
-			if hasDefault && cfg["BOOTPROTO"] != "none" {
-				cfg["DHCLIENT_SET_DEFAULT_ROUTE"] = "no"
-			}
-			continue
-		case netcfg.Static:
-		default:
+		if s.Type != netcfg.Static {
 			continue
 		}
 		if s.IPv6() {
@@ -486,9 +498,6 @@ func sysconfigRoutes(c *netcfg.Config, ifc *netcfg.Interface, cfg kv) (sysRoutes
 				return fmt.Errorf("interface %q: duplicate default route", ifc.Name)
 			}
 			cfg["DEFROUTE"] = "yes"
-			if cfg["BOOTPROTO"] == "dhcp" {
-				cfg["DHCLIENT_SET_DEFAULT_ROUTE"] = "yes"
-			}
 			if r.Via.IsValid() {
 				if v6 {
 					cfg["IPV6_DEFAULTGW"] = r.Via.String()
@@ -526,21 +535,24 @@ func sysconfigRoutes(c *netcfg.Config, ifc *netcfg.Interface, cfg kv) (sysRoutes
 	return out, nil
 }
 
-// hasDefaultRoute is network_state.has_default_route: any default route or
-// subnet gateway anywhere.
-func hasDefaultRoute(c *netcfg.Config) bool {
+// hasDefaultRoute4 is network_state.has_default_route for IPv4: any IPv4
+// default route or subnet gateway anywhere. (cloud-init's counts IPv6's
+// too, which would keep an IPv4 lease from the default route when only
+// IPv6 has one.)
+func hasDefaultRoute4(c *netcfg.Config) bool {
+	def4 := func(r netcfg.Route) bool { return isDefault(r) && r.To.Addr().Is4() }
 	for _, r := range c.Routes {
-		if isDefault(r) {
+		if def4(r) {
 			return true
 		}
 	}
 	for _, ifc := range c.Interfaces {
 		for _, s := range ifc.Subnets {
-			if s.Gateway.IsValid() {
+			if s.Gateway.Is4() {
 				return true
 			}
 			for _, r := range s.Routes {
-				if isDefault(r) {
+				if def4(r) {
 					return true
 				}
 			}

@@ -1,0 +1,65 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
+)
+
+// What the sysconfig consumer test (sysconfig_consumer_test.go) found the
+// RHEL readers, network-scripts and NetworkManager's ifcfg-rh, do not
+// read, each pinned on a small input.
+
+// sysconfigRender renders a v2 or v1 YAML input with the sysconfig
+// renderer and returns the files by base name.
+func sysconfigRender(t *testing.T, yaml string) map[string]string {
+	t.Helper()
+	c, err := netcfg.Parse("yaml", []byte(yaml), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Sysconfig().Render(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		out[f.Path[strings.LastIndex(f.Path, "/")+1:]] = string(f.Data)
+	}
+	return out
+}
+
+func wantLine(t *testing.T, files map[string]string, file, line string, want bool) {
+	t.Helper()
+	got := strings.Contains("\n"+files[file], "\n"+line+"\n")
+	if got != want {
+		t.Errorf("%s: line %q present %v, want %v:\n%s", file, line, got, want, files[file])
+	}
+}
+
+// TestSysconfigDHCPNotDefaultRoute: a DHCPv4 interface, when another
+// gives the IPv4 default route, has DEFROUTE=no, which dhclient-script and
+// ifcfg-rh (never-default) read; not cloud-init's
+// DHCLIENT_SET_DEFAULT_ROUTE, SUSE's key, which neither does. An IPv6
+// default route elsewhere leaves the lease's alone.
+func TestSysconfigDHCPNotDefaultRoute(t *testing.T) {
+	files := sysconfigRender(t, `version: 2
+ethernets:
+  eth0: {match: {macaddress: "52:54:00:00:00:01"}, set-name: eth0, addresses: [192.0.2.10/24], gateway4: 192.0.2.1}
+  eth1: {match: {macaddress: "52:54:00:00:00:02"}, set-name: eth1, dhcp4: true}
+`)
+	wantLine(t, files, "ifcfg-eth1", "DEFROUTE=no", true)
+	wantLine(t, files, "ifcfg-eth0", "DEFROUTE=yes", true)
+	for name, data := range files {
+		if strings.Contains(data, "DHCLIENT_SET_DEFAULT_ROUTE") {
+			t.Errorf("%s has DHCLIENT_SET_DEFAULT_ROUTE:\n%s", name, data)
+		}
+	}
+	files = sysconfigRender(t, `version: 2
+ethernets:
+  eth0: {match: {macaddress: "52:54:00:00:00:01"}, set-name: eth0, addresses: ["2001:db8::10/64"], gateway6: "2001:db8::1"}
+  eth1: {match: {macaddress: "52:54:00:00:00:02"}, set-name: eth1, dhcp4: true}
+`)
+	wantLine(t, files, "ifcfg-eth1", "DEFROUTE=no", false)
+}
