@@ -507,8 +507,11 @@ func sysconfigFacts(files map[string]string) (facts, error) {
 			if m["BRIDGE"] != "" {
 				fs.add(name, fBridgePort, m["BRIDGE"])
 			}
-		case strings.HasPrefix(base, "route6-"):
-			name := strings.TrimPrefix(base, "route6-")
+		case strings.HasPrefix(base, "route6-"), strings.HasPrefix(base, "route-") && !strings.Contains(data, "\nADDRESS0="):
+			// ip-route(8) argument lines: route6- always, route- when
+			// a route has a metric or attributes the ADDRESS<n> form
+			// lacks.
+			_, name, _ := strings.Cut(base, "-")
 			for _, l := range strings.Split(data, "\n") {
 				f := strings.Fields(l)
 				if len(f) == 0 || strings.HasPrefix(f[0], "#") {

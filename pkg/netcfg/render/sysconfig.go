@@ -254,11 +254,14 @@ func sysconfigRouteFiles(name string, routes sysRoutes) []File {
 	var files []File
 	ipForm := false
 	for _, r := range routes.v4 {
-		ipForm = ipForm || routeAttrs(r) != ""
+		ipForm = ipForm || routeAttrs(r) != "" || r.Metric != 0
 	}
 	if len(routes.v4) > 0 && ipForm {
-		// The ADDRESS<n> form has no table, scope or MTU: the whole file
-		// is then ip-route(8) argument lines, which initscripts also read.
+		// The ADDRESS<n> form has no table, scope or MTU, and
+		// network-scripts' ifup-routes reads only its ADDRESS<n>,
+		// NETMASK<n> and GATEWAY<n> (cloud-init's METRIC<n> is read by
+		// NetworkManager alone): the whole file is then ip-route(8)
+		// argument lines, which both read.
 		files = append(files, sysconfigIPRoutes("route-", name, routes.v4))
 	} else if len(routes.v4) > 0 {
 		var b strings.Builder
@@ -269,9 +272,6 @@ func sysconfigRouteFiles(name string, routes sysRoutes) []File {
 				fmt.Fprintf(&b, "GATEWAY%d=%s\n", j, r.Via)
 			}
 			fmt.Fprintf(&b, "NETMASK%d=%s\n", j, prefixMask(r.To.Bits()))
-			if r.Metric != 0 {
-				fmt.Fprintf(&b, "METRIC%d=%d\n", j, r.Metric)
-			}
 		}
 		files = append(files, File{Path: SysconfigDir + "/route-" + name, Data: []byte(b.String()), Mode: 0o644})
 	}

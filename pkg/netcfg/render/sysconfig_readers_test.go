@@ -63,3 +63,28 @@ ethernets:
 `)
 	wantLine(t, files, "ifcfg-eth1", "DEFROUTE=no", false)
 }
+
+// TestSysconfigRouteMetricIPForm: a route with a metric is written as an
+// ip-route line, which network-scripts and ifcfg-rh both read; in the
+// ADDRESSn form network-scripts' ifup-routes ignores METRICn. A route
+// without one keeps the ADDRESSn form.
+func TestSysconfigRouteMetricIPForm(t *testing.T) {
+	files := sysconfigRender(t, `version: 2
+ethernets:
+  eth0:
+    match: {macaddress: "52:54:00:00:00:01"}
+    set-name: eth0
+    addresses: [192.0.2.10/24]
+    routes: [{to: 198.51.100.0/24, via: 192.0.2.254, metric: 100}]
+  eth1:
+    match: {macaddress: "52:54:00:00:00:02"}
+    set-name: eth1
+    addresses: [203.0.113.10/24]
+    routes: [{to: 198.51.101.0/24, via: 203.0.113.254}]
+`)
+	wantLine(t, files, "route-eth0", "198.51.100.0/24 via 192.0.2.254 metric 100 dev eth0", true)
+	if strings.Contains(files["route-eth0"], "METRIC") {
+		t.Errorf("route-eth0 has METRICn:\n%s", files["route-eth0"])
+	}
+	wantLine(t, files, "route-eth1", "ADDRESS0=198.51.101.0", true)
+}
