@@ -60,8 +60,11 @@ func versionVerb(args []string) int {
 // helpVerb is `earlyinit help [VERB]`: the help on stdout, exit 0.
 func helpVerb(args []string) int {
 	switch {
-	case len(args) == 0 || (len(args) == 1 && (args[0] == "-h" || args[0] == "--help")):
+	case len(args) == 0:
 		usage(os.Stdout)
+		return 0
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		writeVerbHelp(os.Stdout, "help", nil)
 		return 0
 	case len(args) > 1:
 		return usageError("help", "one VERB at most, got %q", args)

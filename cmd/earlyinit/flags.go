@@ -170,9 +170,13 @@ func flagArg(f *pflag.Flag) string {
 }
 
 // flagUsage is a flag's help, without the backquotes that name its value,
-// and with its default when it has one worth saying.
+// with the values it takes when its value's name does not list them, and
+// its default when it has one worth saying.
 func flagUsage(f *pflag.Flag) string {
 	_, u := pflag.UnquoteUsage(f)
+	if vs := f.Annotations[annValues]; len(vs) > 0 && flagArg(f) != strings.Join(vs, "|") {
+		u += ": " + strings.Join(vs, ", ")
+	}
 	switch f.Value.Type() {
 	case "bool", "count", "stringArray":
 	default:

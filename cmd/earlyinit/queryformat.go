@@ -38,8 +38,8 @@ var queryKeyPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 // parseQueryFormat splits a template into text and {{ KEY }} parts, or
 // says which construct it refuses.
 func parseQueryFormat(t string) ([]queryPart, error) {
-	// Jinja drops one trailing newline (keep_trailing_newline is off).
-	t = strings.TrimSuffix(t, "\n")
+	// Jinja drops a trailing newline, and cloud-init's templater puts it
+	// back: the text is as it is.
 	var parts []queryPart
 	for t != "" {
 		i := strings.IndexByte(t, '{')
