@@ -91,7 +91,7 @@ bonds:
 			"networkd":        {"ens4.network|Bond=bond0", "ens3.network|Bond=bond0"},
 			"netplan":         {"|        ens4: {}", "|            - ens4"},
 			"eni":             {"|iface ens4 inet manual"},
-			"sysconfig":       {"ifcfg-ens4|MASTER=bond0", "ifcfg-bond0|BONDING_SLAVE1=ens4"},
+			"sysconfig":       {"ifcfg-ens4|MASTER=bond0", "ifcfg-ens4|SLAVE=yes"},
 			"network-manager": {"ens4.nmconnection|slave-type=bond"},
 		}, warn: map[string][]string{"*": {`interface "ens4" is used as a member or link but not defined`}}},
 
@@ -198,7 +198,7 @@ bonds:
 				"networkd":        {"ports.network|Name=en*", "ports.network|Bond=bond0"},
 				"netplan":         {"|            interfaces:\n                - ports\n"},
 				"eni":             {"|iface ens3 inet manual\n    bond-master bond0", "|iface ens4 inet manual\n    bond-master bond0"},
-				"sysconfig":       {"ifcfg-ens3|MASTER=bond0", "ifcfg-ens4|MASTER=bond0", "ifcfg-bond0|BONDING_SLAVE0=ens3", "ifcfg-bond0|BONDING_SLAVE1=ens4"},
+				"sysconfig":       {"ifcfg-ens3|MASTER=bond0", "ifcfg-ens4|MASTER=bond0", "ifcfg-ens3|SLAVE=yes", "ifcfg-ens4|SLAVE=yes"},
 				"network-manager": {"ens3.nmconnection|slave-type=bond", "ens4.nmconnection|slave-type=bond"},
 			}},
 

@@ -202,7 +202,9 @@ func sysconfigIfcfg(ifc *netcfg.Interface, rel relations) kv {
 }
 
 // sysconfigBond sets a bond's keys: BONDING_OPTS in cloud-init's order,
-// its slaves sorted, its MAC.
+// its MAC. Its members name it (MASTER=, SLAVE=yes), which is how
+// network-scripts and NetworkManager's ifcfg-rh enslave them: cloud-init's
+// BONDING_SLAVE<n> keys are SUSE's, read by neither.
 func sysconfigBond(ifc *netcfg.Interface, cfg kv) {
 	cfg["TYPE"] = "Bond"
 	cfg["BONDING_MASTER"] = "yes"
@@ -218,9 +220,6 @@ func sysconfigBond(ifc *netcfg.Interface, cfg kv) {
 	}
 	if len(opts) > 0 {
 		cfg["BONDING_OPTS"] = strings.Join(opts, " ")
-	}
-	for j, m := range sortedCopy(ifc.Bond.Members) {
-		cfg[fmt.Sprintf("BONDING_SLAVE%d", j)] = m
 	}
 	if ifc.MAC != "" {
 		cfg["MACADDR"] = ifc.MAC
@@ -305,7 +304,10 @@ func sysconfigIPRoutes(prefix, name string, routes []netcfg.Route) File {
 func sysconfigHostFiles(c *netcfg.Config, useIPv6 bool) []File {
 	network := sysconfigHeader + "NETWORKING=yes\n"
 	if useIPv6 {
-		network += "NETWORKING_IPV6=yes\nIPV6_AUTOCONF=no\n"
+		// cloud-init also writes NETWORKING_IPV6=yes, which initscripts
+		// stopped reading (and documenting) long before CentOS 7 and
+		// NetworkManager never read.
+		network += "IPV6_AUTOCONF=no\n"
 	}
 	files := []File{{Path: "/etc/sysconfig/network", Data: []byte(network), Mode: 0o644}}
 	gns, gsearch := globalDNS(c)

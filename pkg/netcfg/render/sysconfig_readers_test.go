@@ -88,3 +88,25 @@ ethernets:
 	}
 	wantLine(t, files, "route-eth1", "ADDRESS0=198.51.101.0", true)
 }
+
+// TestSysconfigNoDeadKeys: no BONDING_SLAVEn on a bond (SUSE's; the
+// members' MASTER= and SLAVE=yes enslave them) and no NETWORKING_IPV6 in
+// /etc/sysconfig/network (read by nothing since initscripts dropped it).
+func TestSysconfigNoDeadKeys(t *testing.T) {
+	files := sysconfigRender(t, `version: 2
+ethernets:
+  ens3: {match: {macaddress: "52:54:00:00:00:03"}, set-name: ens3}
+  ens4: {match: {macaddress: "52:54:00:00:00:04"}, set-name: ens4}
+bonds:
+  bond0: {interfaces: [ens3, ens4], parameters: {mode: active-backup}, addresses: ["2001:db8::10/64"]}
+`)
+	if strings.Contains(files["ifcfg-bond0"], "BONDING_SLAVE") {
+		t.Errorf("ifcfg-bond0 has BONDING_SLAVEn:\n%s", files["ifcfg-bond0"])
+	}
+	for _, m := range []string{"ifcfg-ens3", "ifcfg-ens4"} {
+		wantLine(t, files, m, "MASTER=bond0", true)
+		wantLine(t, files, m, "SLAVE=yes", true)
+	}
+	wantLine(t, files, "network", "NETWORKING_IPV6=yes", false)
+	wantLine(t, files, "network", "IPV6_AUTOCONF=no", true)
+}
