@@ -16,7 +16,7 @@ import (
 // there. (make unit runs this package with -tags initrd and with -tags
 // initrd,nolate.)
 func TestInitrdVerbs(t *testing.T) {
-	left, kept := []string{"initramfs", "mkseed", "setup", "man"}, []string{"status", "clean", "query", "net-convert", "analyze", "provision", "version"}
+	left, kept := []string{"initramfs", "mkseed", "setup", "man", "completion"}, []string{"status", "clean", "query", "net-convert", "analyze", "provision", "version"}
 	if provision.LateRunner {
 		kept = append(kept, "late", "single", "schema")
 	} else { // the package's build, tags initrd,nolate

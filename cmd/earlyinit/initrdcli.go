@@ -15,6 +15,9 @@ import (
 // build; asked for one of these, the initramfs build names the binary
 // that has it.
 
+// cliFormats tells that this build has the cloud-init output formats.
+const cliFormats = false
+
 // analyzeShowFormat is cloud-init analyze show's default --format.
 const analyzeShowFormat = "%I%D @%Es +%ds"
 

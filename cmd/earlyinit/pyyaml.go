@@ -12,6 +12,10 @@ import (
 	"unicode/utf8"
 )
 
+// cliFormats tells that this build has the cloud-init output formats
+// (initrdcli.go: the initramfs builds leave them out).
+const cliFormats = true
+
 // pyYAML writes v as cloud-init's safeyaml.dumps does, which is PyYAML's
 // yaml.dump(v, indent=4, explicit_start=True, explicit_end=True,
 // default_flow_style=False) with the safe dumper: `earlyinit status
