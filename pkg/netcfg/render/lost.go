@@ -51,7 +51,7 @@ func Lost(name string, c *netcfg.Config) []string {
 			// .link would override the NIC's own naming.
 			add("wakeonlan", n+": not renamed, so no .link file carries it")
 		}
-		if _, member := rel.bondOf[n]; hasAddressing(ifc) && (member && (name == "networkd" || name == "netplan") || enslaved(rel, ifc) && name == "network-manager") {
+		if _, member := rel.bondOf[n]; hasAddressing(ifc) && (member && (name == "networkd" || name == "netplan") || enslaved(rel, ifc) && (name == "network-manager" || name == "sysconfig")) {
 			add("addressing", n+": a bond member or bridge port has no addresses, DHCP, router advertisements, routing rules or DNS of its own")
 		}
 		if name == "network-manager" && !enslaved(rel, ifc) && nmDNSWithoutFamily(ifc) {

@@ -131,6 +131,13 @@ func (sysconfig) Render(c *netcfg.Config) ([]File, error) {
 	useIPv6 := false
 	for i := range c.Interfaces {
 		ifc := &c.Interfaces[i]
+		if enslaved(rel, ifc) {
+			// network-scripts' ifup-eth enslaves a bond member or
+			// bridge port and exits (no addresses, DHCP, route files,
+			// DNS), and NetworkManager gives a port connection no IP
+			// settings: Lost names what goes.
+			ifc = asBondMember(ifc)
+		}
 		cfg := sysconfigIfcfg(ifc, rel)
 		routes, err := sysconfigSubnets(c, ifc, cfg, hasDefault4)
 		if err != nil {
@@ -528,6 +535,12 @@ func sysconfigRoutes(c *netcfg.Config, ifc *netcfg.Interface, cfg kv) (sysRoutes
 				return out, err
 			}
 		}
+	}
+	if len(ifc.Subnets) == 0 {
+		// Only a bond member or bridge port stripped of its subnets
+		// (asBondMember) owns top-level routes without any: the routes
+		// via its subnets go with them, named by Lost's "addressing".
+		return out, nil
 	}
 	for _, r := range globalRoutesFor(c, ifc) {
 		if err := place(r, false); err != nil {

@@ -110,3 +110,37 @@ bonds:
 	wantLine(t, files, "network", "NETWORKING_IPV6=yes", false)
 	wantLine(t, files, "network", "IPV6_AUTOCONF=no", true)
 }
+
+// TestSysconfigPortNoAddressing: a bridge port's (or bond member's) own
+// addresses, gateway, DNS and routes are not written: network-scripts'
+// ifup-eth enslaves it and exits, NetworkManager gives a port connection
+// no IP settings. Lost names them.
+func TestSysconfigPortNoAddressing(t *testing.T) {
+	const in = `version: 1
+config:
+  - type: physical
+    name: eth0
+    mac_address: "52:54:00:00:00:01"
+    subnets:
+      - {type: static, address: 192.0.2.10/24, gateway: 192.0.2.1, dns_nameservers: [192.0.2.53]}
+  - {type: bridge, name: br0, bridge_interfaces: [eth0], subnets: [{type: dhcp4}]}
+  - {type: route, destination: 198.51.100.0/24, gateway: 192.0.2.254}
+`
+	files := sysconfigRender(t, in)
+	for _, k := range []string{"IPADDR", "GATEWAY", "DNS1", "DEFROUTE"} {
+		if strings.Contains(files["ifcfg-eth0"], "\n"+k+"=") {
+			t.Errorf("ifcfg-eth0 has %s:\n%s", k, files["ifcfg-eth0"])
+		}
+	}
+	wantLine(t, files, "ifcfg-eth0", "BRIDGE=br0", true)
+	if _, ok := files["route-eth0"]; ok {
+		t.Errorf("route-eth0 written for a bridge port:\n%s", files["route-eth0"])
+	}
+	c, err := netcfg.Parse("yaml", []byte(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := Warning("sysconfig", c); !strings.Contains(w, "addressing (eth0:") {
+		t.Errorf("warning %q does not name eth0's addressing", w)
+	}
+}
