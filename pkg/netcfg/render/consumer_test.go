@@ -35,9 +35,11 @@ import (
 //	network-manager  libnm's keyfile reader, normalisation and
 //	                 verification (gir1.2-nm-1.0; testdata/nmkeyfile.py):
 //	                 NetworkManager has no offline checker of its own
-//	sysconfig        none: Debian has no initscripts or ifcfg-rh reader,
-//	                 so its golden files and outputs are checked only by
-//	                 the fact parsers and FuzzEndToEnd's syntax checks
+//	sysconfig        Debian has no initscripts or ifcfg-rh reader:
+//	                 bash sources the files, NetworkManager's ifcfg-rh
+//	                 rules (ported in ifcfgrh_test.go) read them, and ip
+//	                 runs what network-scripts would, in a network
+//	                 namespace (sysconfig_consumer_test.go)
 //
 // The outputs checked are every golden file (testdata/golden), every
 // corpus case of the differential test (testdata/corpus), every fidelity
