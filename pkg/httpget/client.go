@@ -24,6 +24,11 @@ type target struct {
 	host     string // the Host header: no zone (RFC 9110, 7.2; RFC 6874, 4)
 	uri      string // the request-target: path and query
 	tls      bool   // https
+	// absolute is set for a plain http request through a proxy: the
+	// request-target is the absolute URI (RFC 9112, 3.2.2), and
+	// proxyAuth, if set, the Proxy-Authorization value.
+	absolute  bool
+	proxyAuth string
 }
 
 // parseURL checks that raw is an absolute http or https URL and splits it for
@@ -82,7 +87,7 @@ func parseURL(raw string) (target, error) {
 // reserved tells whether a header field is one the client writes itself.
 func reserved(name string) bool {
 	switch strings.ToLower(name) {
-	case "host", "connection", "content-length", "transfer-encoding":
+	case "host", "connection", "content-length", "transfer-encoding", "proxy-authorization":
 		return true
 	}
 	return false
@@ -94,7 +99,14 @@ func buildRequest(r Request, t target) ([]byte, error) {
 		return nil, fmt.Errorf("bad method %q", r.Method)
 	}
 	var b strings.Builder
-	b.WriteString(r.Method + " " + t.uri + " HTTP/1.1\r\nHost: " + t.host + "\r\n")
+	uri := t.uri
+	if t.absolute {
+		uri = "http://" + t.host + t.uri
+	}
+	b.WriteString(r.Method + " " + uri + " HTTP/1.1\r\nHost: " + t.host + "\r\n")
+	if t.proxyAuth != "" {
+		b.WriteString("Proxy-Authorization: " + t.proxyAuth + "\r\n")
+	}
 	if _, ok := headerValue(r.Header, "User-Agent"); !ok {
 		b.WriteString("User-Agent: " + userAgent + "\r\n")
 	}
@@ -211,9 +223,14 @@ func (g *Getter) dialTCP(ctx context.Context, d *net.Dialer, raddr netip.AddrPor
 // roundTrip sends msg to t on a new connection and reads the answer. ctx
 // bounds it all: its deadline is the connection's, and its end, whenever
 // it comes, interrupts a blocked read or write.
-// An https target's connection is TLS, verified against cas.
-func (g *Getter) roundTrip(ctx context.Context, t target, msg []byte, method string, limit int64, cas *CAPool) (*response, error) {
-	tcp, err := g.dial(ctx, t)
+// An https target's connection is TLS, verified against cas. With via,
+// the connection is to the proxy, and for https a tunnel through it.
+func (g *Getter) roundTrip(ctx context.Context, t target, via *proxyHop, msg []byte, method string, limit int64, cas *CAPool) (*response, error) {
+	to := t
+	if proxySupport && via != nil {
+		to = via.target
+	}
+	tcp, err := g.dial(ctx, to)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +241,11 @@ func (g *Getter) roundTrip(ctx context.Context, t target, msg []byte, method str
 	stop := context.AfterFunc(ctx, func() { tcp.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	conn := tcp
+	if proxySupport && via != nil && t.tls {
+		if err := via.connect(tcp, t); err != nil {
+			return nil, err
+		}
+	}
 	if t.tls {
 		if cas == nil {
 			return nil, errors.New("https: no CA certificates to verify the server with")

@@ -12,10 +12,17 @@
 // against a root's CA bundle (LoadCABundle: the real root's, mounted or
 // "/"), by name or IP address; there is no way to skip the check. The
 // initramfs build (build tag initrd) leaves TLS out: there every https
-// request fails with ErrNoTLS before it is made. No
-// proxies, no keep-alive ("Connection: close"), no compression, and
-// redirects are not followed (a 3xx answer is a *StatusError naming the
-// Location).
+// request fails with ErrNoTLS before it is made. No keep-alive
+// ("Connection: close"), no compression.
+//
+// By default there is no proxy and redirects are not followed (a 3xx
+// answer is a *StatusError naming the Location): the metadata clients ask
+// link-local services. The late stages' fetches use System's Getter,
+// which, as Python's requests does for cloud-init, takes the proxy from
+// the environment (Getter.Proxy, ProxyFromEnvironment; an http:// proxy,
+// with a CONNECT tunnel for https, in the full build only) and follows
+// redirects (Getter.Redirects: bounded, never from https to http, no
+// Authorization to another server).
 package httpget
 
 import (
@@ -71,6 +78,18 @@ type Getter struct {
 	CARoot string
 	// CAs, if set, verifies https servers instead of CARoot's bundle.
 	CAs *CAPool
+	// Redirects is how many redirects Get follows (redirect.go): 0, as
+	// the metadata clients have it, follows none, and a 3xx answer is a
+	// *StatusError naming its Location. System's Getter has MaxRedirects.
+	Redirects int
+	// Proxy, if set, says which proxy a request for a URL goes through,
+	// as http.Transport's Proxy does: nil for none (straight to the
+	// server). Only http:// proxies are spoken: a request forwarded in
+	// absolute form for http, a CONNECT tunnel for https, with Basic
+	// credentials from the proxy URL's user information (proxy.go).
+	// ProxyFromEnvironment reads it from the environment. The initramfs
+	// build (tag initrd) never uses a proxy: there Proxy is not consulted.
+	Proxy func(u *url.URL) (*url.URL, error)
 }
 
 // Request is one fetch.
@@ -90,6 +109,18 @@ type Request struct {
 	// NoRetryOnTimeout makes a try that timed out final, for probes whose
 	// silence is an answer (the IMDSv2 token PUT).
 	NoRetryOnTimeout bool
+
+	// shown, if set, stands for URL in messages: a redirect's, which
+	// names the URL asked for and where it led (redirect.go).
+	shown string
+}
+
+// name is what messages call r's URL.
+func (r *Request) name() string {
+	if r.shown != "" {
+		return r.shown
+	}
+	return r.URL
 }
 
 // StatusError is an answer other than 2xx (after any retries for 5xx).
@@ -159,8 +190,10 @@ func Status(err error) int {
 func NotFound(err error) bool { return Status(err) == 404 }
 
 // Get fetches r.URL and returns its body. ctx bounds the whole fetch,
-// retries included: once it is done, Get returns an error wrapping
-// ctx.Err() that names the URL. 4xx answers are never retried.
+// retries and redirects included: once it is done, Get returns an error
+// wrapping ctx.Err() that names the URL. 4xx answers are never retried.
+// With g.Redirects, a redirect is followed as Python's requests follows it
+// (redirect.go), each URL it leads to with tries of its own.
 func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 	if r.Method == "" {
 		r.Method = "GET"
@@ -168,6 +201,22 @@ func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 	if r.Limit <= 0 {
 		return nil, fmt.Errorf("%s %s: no body limit", r.Method, r.URL)
 	}
+	r.shown = ""
+	first := r
+	for n := 0; ; n++ {
+		b, err := g.get(ctx, r)
+		se, ok := err.(*StatusError)
+		if g.Redirects <= 0 || !ok || !redirectCode(se.Code) || se.Location == "" {
+			return b, err
+		}
+		if r, err = g.redirect(first, r, n, se); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// get fetches r.URL, with retries: Get without the redirects.
+func (g *Getter) get(ctx context.Context, r Request) ([]byte, error) {
 	retries := g.Retries
 	switch {
 	case retries == 0:
@@ -182,7 +231,7 @@ func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 	var cas *CAPool
 	if u, err := url.Parse(r.URL); err == nil && strings.EqualFold(u.Scheme, "https") {
 		if cas, err = g.caPool(); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
+			return nil, fmt.Errorf("%s %s: %w", r.Method, r.name(), err)
 		}
 	}
 	for try := 1; ; try++ {
@@ -225,6 +274,7 @@ func (g *Getter) try(ctx context.Context, r Request, try int, cas *CAPool) (body
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	name := r.name()
 	// failed classifies a transport or body read error.
 	failed := func(err error) ([]byte, bool, error) {
 		if dl, ok := tctx.Deadline(); ok && !time.Now().Before(dl) {
@@ -233,38 +283,62 @@ func (g *Getter) try(ctx context.Context, r Request, try int, cas *CAPool) (body
 			<-tctx.Done()
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, cerr)
+			return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, cerr)
 		}
 		if tctx.Err() != nil || isTimeout(err) {
-			return nil, !r.NoRetryOnTimeout, &TimeoutError{Method: r.Method, URL: r.URL, After: timeout, Tries: try}
+			return nil, !r.NoRetryOnTimeout, &TimeoutError{Method: r.Method, URL: name, After: timeout, Tries: try}
 		}
-		return nil, true, fmt.Errorf("%s %s: %w%s", r.Method, r.URL, err, tries(try))
+		return nil, true, fmt.Errorf("%s %s: %w%s", r.Method, name, err, tries(try))
 	}
 
 	t, err := parseURL(r.URL)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
+		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)
 	}
-	if _, err := netip.ParseAddr(t.hostname); err != nil && g.Resolve == nil {
-		return nil, false, fmt.Errorf("%s %s: host %q is not an IP address, and the Getter has no resolver", r.Method, r.URL, t.hostname)
+	// via is the proxy the request goes through, nil for none. The
+	// initramfs build has no proxy support (proxySupport is false there,
+	// and the proxy code is left out of it).
+	var via *proxyHop
+	if proxySupport && g.Proxy != nil {
+		if via, err = g.proxyFor(r.URL); err != nil {
+			return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)
+		}
+	}
+	// Through a proxy, the proxy resolves the server's name, and
+	// messages name the proxy too (a 502 may be its own).
+	dialed := t.hostname
+	if via != nil {
+		dialed = via.target.hostname
+		name += " (through proxy " + via.shown + ")"
+		if !t.tls {
+			t.proxyAuth, t.absolute = via.auth, true
+		}
+	}
+	if _, err := netip.ParseAddr(dialed); err != nil && g.Resolve == nil {
+		return nil, false, fmt.Errorf("%s %s: host %q is not an IP address, and the Getter has no resolver", r.Method, name, dialed)
 	}
 	msg, err := buildRequest(r, t)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
+		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)
 	}
-	resp, err := g.roundTrip(tctx, t, msg, r.Method, r.Limit, cas)
+	resp, err := g.roundTrip(tctx, t, via, msg, r.Method, r.Limit, cas)
 	if errors.Is(err, errTooBig) {
-		return nil, false, &TooBigError{Method: r.Method, URL: r.URL, Limit: r.Limit}
+		return nil, false, &TooBigError{Method: r.Method, URL: name, Limit: r.Limit}
 	}
 	if ce := (*CertError)(nil); errors.As(err, &ce) {
 		// Another try gets the same certificate.
-		return nil, false, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
+		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)
+	}
+	if pe := (*ProxyError)(nil); errors.As(err, &pe) && pe.Code < 500 {
+		// The proxy refused the tunnel (407 credentials, 403 the host):
+		// another try gets the same answer.
+		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)
 	}
 	if err != nil {
 		return failed(err)
 	}
 	if resp.code < 200 || resp.code > 299 {
-		se := &StatusError{Method: r.Method, URL: r.URL, Code: resp.code, Tries: try}
+		se := &StatusError{Method: r.Method, URL: name, Code: resp.code, Tries: try}
 		if resp.code >= 300 && resp.code <= 399 {
 			se.Location = resp.header.Get("Location")
 		}

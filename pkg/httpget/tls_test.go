@@ -158,7 +158,8 @@ func TestHTTPSPost(t *testing.T) {
 }
 
 // TestHTTPSRedirect: an https server's redirect, to http or https, is not
-// followed (no redirect is): the error names the target.
+// followed by a Getter without Redirects (the metadata clients'): the
+// error names the target. TestRedirectHTTPS is System's.
 func TestHTTPSRedirect(t *testing.T) {
 	var plain atomic.Int32
 	httpSrv := newRawServer(t, listen(t, "127.0.0.1:0"), func(c net.Conn, _ *http.Request) {

@@ -1,7 +1,8 @@
 // Package httpgettest makes test certificate authorities and HTTPS servers
 // for the tests of httpget and its users: a CA whose certificate goes into
 // a root's CA bundle, and servers whose certificates it signs (valid,
-// expired, for another name). It is for tests only.
+// expired, for another name); and a forward proxy (Proxy) for http and,
+// with CONNECT, https. It is for tests only.
 package httpgettest
 
 import (
