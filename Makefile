@@ -56,9 +56,10 @@ $(BUILD)/initramfs.img: FORCE
 # changelog they ship; older versions' packages are removed first, so build/
 # holds one of each.
 package: build
-	rm -f $(BUILD)/earlyinit_*.deb $(BUILD)/earlyinit-*.rpm $(BUILD)/earlyinit.8 $(BUILD)/earlyinit.8.gz
+	rm -f $(BUILD)/earlyinit_*.deb $(BUILD)/earlyinit-*.rpm $(BUILD)/earlyinit.8 $(BUILD)/earlyinit.8.gz $(BUILD)/earlyinit.bash
 	$(BUILD)/earlyinit man > $(BUILD)/earlyinit.8
 	gzip -9n $(BUILD)/earlyinit.8
+	$(BUILD)/earlyinit completion bash > $(BUILD)/earlyinit.bash
 	./packaging/changelog.sh $(VERSION) | gzip -9n > $(BUILD)/changelog.gz; exit $${PIPESTATUS[0]}
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager deb --target $(PKG_DEB)
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) EARLYINIT_VERSION=$(VERSION) $(NFPM) package --config $(NFPM_CONFIG) --packager rpm --target $(PKG_RPM)

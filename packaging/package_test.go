@@ -50,6 +50,7 @@ var installed = []struct {
 	{path: "/usr/lib/dracut/modules.d/90earlyinit/module-setup.sh", mode: 0o755},
 	{path: "/usr/lib/dracut/modules.d/90earlyinit/earlyinit-provision.sh", mode: 0o755},
 	{path: "/usr/share/man/man8/earlyinit.8.gz", mode: 0o644},
+	{path: "/usr/share/bash-completion/completions/earlyinit", mode: 0o644},
 	{path: "/usr/share/doc/earlyinit/README.md", mode: 0o644},
 	{path: "/usr/share/doc/earlyinit/copyright", mode: 0o644},
 	{path: "/usr/share/doc/earlyinit/changelog.gz", mode: 0o644},
@@ -279,6 +280,9 @@ func TestDebFiles(t *testing.T) {
 	}
 	if got, want := string(gunzip(t, "earlyinit.8.gz", files["/usr/share/man/man8/earlyinit.8.gz"])), output(t, bin, "man"); got != want {
 		t.Errorf("%s: earlyinit.8.gz is not what earlyinit man prints", deb)
+	}
+	if got, want := string(files["/usr/share/bash-completion/completions/earlyinit"]), output(t, bin, "completion", "bash"); got != want {
+		t.Errorf("%s: the bash completion is not what earlyinit completion bash prints", deb)
 	}
 	changelog := string(gunzip(t, "changelog.gz", files["/usr/share/doc/earlyinit/changelog.gz"]))
 	if want := "earlyinit (" + version + ") unstable; urgency=medium\n"; !strings.HasPrefix(changelog, want) {
