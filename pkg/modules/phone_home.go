@@ -3,12 +3,11 @@ package modules
 import (
 	"context"
 	"fmt"
-	"github.com/earlyinit/earlyinit/pkg/httpget"
-	"net"
-	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/httpget"
 )
 
 // phoneHomeKeys is cloud-init's POST_LIST_ALL, in its order.
@@ -72,10 +71,11 @@ func phoneHome(ctx context.Context, e *Env) error {
 	u = strings.ReplaceAll(strings.ReplaceAll(u, "${INSTANCE_ID}", e.InstanceID), "$INSTANCE_ID", e.InstanceID)
 	client := e.HTTP
 	if client == nil {
-		client = &httpget.Getter{RequestTimeout: phoneHomeTimeout, Retries: -1, CARoot: e.Root.Dir(),
-			Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
-				return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-			}}
+		// The late stages' Getter: the environment's proxy, redirects
+		// followed (a 301/302/303 turns the POST into a GET, as with
+		// cloud-init's requests), the root's CA bundle.
+		client = httpget.System(e.Root.Dir())
+		client.RequestTimeout, client.Retries = phoneHomeTimeout, -1
 	}
 	body := form.Encode()
 	var last error

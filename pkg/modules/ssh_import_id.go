@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -191,16 +189,17 @@ func (e *Env) importSSHIDs(ctx context.Context, user string, ids []string) error
 	return errors.Join(errs...)
 }
 
-// sshImportGetter is Env.HTTP, else a Getter that trusts the root's CA
-// bundle and resolves names with the system's resolver.
+// sshImportGetter is Env.HTTP, else the late stages' Getter
+// (httpget.System: the root's CA bundle, the system's resolver, the
+// environment's proxy, as ssh-import-id's requests takes it, and
+// redirects followed).
 func (e *Env) sshImportGetter() *httpget.Getter {
 	if e.HTTP != nil {
 		return e.HTTP
 	}
-	return &httpget.Getter{RequestTimeout: sshImportTimeout, CARoot: e.Root.Dir(), Logf: e.Log,
-		Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}}
+	g := httpget.System(e.Root.Dir())
+	g.RequestTimeout, g.Logf = sshImportTimeout, e.Log
+	return g
 }
 
 // fetchImportID fetches one ID's keys and returns them as authorized_keys
