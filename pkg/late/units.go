@@ -36,7 +36,14 @@ type Link struct {
 //     network-online.target, as cloud-final.service. It is not ordered
 //     before multi-user.target, so a slow or failing final stage never
 //     holds the boot; KillMode=process lets a power_state shutdown it
-//     started outlive it.
+//     started outlive it. It reads /etc/environment if there is one
+//     (EnvironmentFile=-), for the proxy variables (http_proxy,
+//     https_proxy, no_proxy: httpget.ProxyFromEnvironment) of its fetches,
+//     #include, phone_home and ssh_import_id, and of the commands it runs;
+//     read when the unit starts, so a file written by the boot stage
+//     (write_files) counts. cloud-init's units read no such file: under
+//     systemd a service has no proxy variables unless something sets
+//     them.
 //
 // On a root with cloud-init, they take the place of its units in the
 // order: the boot stage is before cloud-config.target and the final stage
@@ -77,6 +84,7 @@ Before=cloud-init.target
 ` + cond + `
 [Service]
 Type=oneshot
+EnvironmentFile=-/etc/environment
 ExecStart=` + binary + ` late --stage final
 RemainAfterExit=yes
 TimeoutSec=0
