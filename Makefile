@@ -19,7 +19,7 @@ NFPM_CONFIG ?= packaging/nfpm.yaml
 PKG_DEB := $(BUILD)/earlyinit_$(VERSION)_amd64.deb
 PKG_RPM := $(BUILD)/earlyinit-$(VERSION)-1.x86_64.rpm
 
-.PHONY: all build initramfs package package-test deps test unit qemu-test demo bench vet fuzz clean FORCE
+.PHONY: all build initramfs package package-test deps deps-demo test unit qemu-test demo bench vet fuzz clean FORCE
 
 all: build initramfs
 
@@ -70,6 +70,9 @@ package-test: package
 
 deps:
 	./scripts/deps.sh
+
+deps-demo:
+	./scripts/deps.sh demo
 
 # Plain, and again with the tags that select the QEMU tests, the package
 # tests and the fault-injecting test build, so every file is vetted.
@@ -122,7 +125,9 @@ fuzz:
 
 test: deps vet build unit package-test qemu-test
 
-demo: deps build initramfs
+# The demo installs only its own few packages (deps.sh demo), not the
+# test suite's.
+demo: deps-demo build initramfs
 	$(GO) run ./qemu-tests/demo -kernel /boot/vmlinuz-$(KVER) -initrd $(BUILD)/initramfs.img
 
 bench-late: ; ./bench/late-vs-cloudinit.sh $(BENCH_RUNS)

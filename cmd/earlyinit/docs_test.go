@@ -102,19 +102,19 @@ func TestCompletion(t *testing.T) {
 }
 
 // TestManCoversCmdline: the manual page's KERNEL COMMAND LINE lists every
-// option of the README's table and every earlyinit.* key pkg/settings
+// option of docs/reference.md's table and every earlyinit.* key pkg/settings
 // knows.
 func TestManCoversCmdline(t *testing.T) {
 	page := manPage(t)
 	_, section, _ := strings.Cut(page, ".SH KERNEL COMMAND LINE\n")
 	section, _, _ = strings.Cut(section, "\n.SH ")
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(readme), "\n## Kernel command line\n")
 	if !ok {
-		t.Fatal("README.md has no Kernel command line section")
+		t.Fatal("docs/reference.md has no Kernel command line section")
 	}
 	table, _, _ = strings.Cut(table, "\n## ")
 	var opts []string

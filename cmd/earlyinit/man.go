@@ -64,7 +64,7 @@ var manFiles = []struct{ path, what string }{
 }
 
 // manCmdline is the KERNEL COMMAND LINE section: the options earlyinit
-// reads (pkg/settings, the README's table), each with what it does.
+// reads (pkg/settings, docs/reference.md's table), each with what it does.
 var manCmdline = []struct{ opt, what string }{
 	{"root=", "the root device: a path, LABEL=, UUID=, PARTUUID= or PARTLABEL=."},
 	{"rootfstype=", "the filesystem type(s) to try, comma separated; default: what the probe finds."},

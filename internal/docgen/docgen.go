@@ -1,4 +1,4 @@
-// Package docgen keeps the lists in the README and docs/ that restate a
+// Package docgen keeps the lists in docs/reference.md and docs/ that restate a
 // registry in step with it: the datasources (pkg/discover.Sources: names,
 // classes, seed directories, drive labels) and the modules
 // (pkg/modules.All: stage, order, frequency). Generated text sits between
@@ -56,7 +56,7 @@ func code(list []string) string {
 	return strings.Join(q, ", ")
 }
 
-// seedTable is the README's table of the sources read from seed
+// seedTable is docs/reference.md's table of the sources read from seed
 // directories or drives.
 func seedTable(srcs []datasource.Source) string {
 	var b strings.Builder

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the generated regions of the do
 // docs are the files with generated regions, and the regions each must
 // have.
 var docs = map[string][]string{
-	"README.md": {"ds-names", "ds-default", "ds-seed-table", "ds-classes"},
+	"docs/reference.md": {"ds-names", "ds-default", "ds-seed-table", "ds-classes"},
 }
 
 // TestDocs: every generated region is what the registries give now (run
@@ -72,23 +72,23 @@ func TestModuleTables(t *testing.T) {
 	}
 }
 
-// TestPlatformTableNamesEverySource: the README's platform table has a row
+// TestPlatformTableNamesEverySource: the reference's platform table has a row
 // for every source of the registry, by its name.
 func TestPlatformTableNamesEverySource(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "reference.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
 	i := strings.Index(text, "| platform (source) |")
 	if i < 0 {
-		t.Fatal("README.md has no platform table")
+		t.Fatal("docs/reference.md has no platform table")
 	}
 	table := text[i:]
 	table = table[:strings.Index(table, "\n\n")]
 	for _, s := range discover.Sources {
 		if !strings.Contains(table, "`"+s.Name+"`") {
-			t.Errorf("the README's platform table has no row for %s", s.Name)
+			t.Errorf("docs/reference.md's platform table has no row for %s", s.Name)
 		}
 	}
 }

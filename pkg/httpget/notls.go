@@ -9,7 +9,7 @@ import (
 
 // TLS says whether this build of earlyinit speaks https: false in the
 // initramfs build (build tag initrd), which leaves crypto/tls and
-// crypto/x509 out to keep the initramfs within its size goal (README,
+// crypto/x509 out to keep the initramfs within its size goal (docs/reference.md,
 // "HTTPS"). The late stages run the root's installed /usr/bin/earlyinit,
 // which has them, when the image has the package.
 const TLS = false

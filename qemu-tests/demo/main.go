@@ -104,12 +104,20 @@ func summary(console string) string {
 	if m := kernRE.FindStringSubmatch(console); m != nil {
 		fmt.Fprintf(&b, "kernel started /init at      %ss (uptime)\n", m[1])
 	}
+	// The console shows earlyinit's log twice (live, and again where the
+	// late stage replays the initramfs log): each line once.
+	seen := map[string]bool{}
 	for _, m := range stepRE.FindAllStringSubmatch(console, -1) {
+		if seen[m[2]] {
+			continue
+		}
+		seen[m[2]] = true
 		fmt.Fprintf(&b, "earlyinit step %-12s %s %s (finished %ss after earlyinit started)\n", m[2], m[3], m[4], m[1])
 	}
 	for _, l := range strings.Split(console, "\n") {
-		if strings.Contains(l, "switch_root to") {
-			fmt.Fprintf(&b, "%s\n", strings.TrimSpace(l[strings.Index(l, "switch_root"):]))
+		if i := strings.Index(l, "switch_root to"); i >= 0 && !seen["switch_root"] {
+			seen["switch_root"] = true
+			fmt.Fprintf(&b, "%s\n", strings.TrimSpace(l[i:]))
 		}
 	}
 	if m := initRE.FindStringSubmatch(console); m != nil {
