@@ -20,9 +20,11 @@
 // link-local services. The late stages' fetches use System's Getter,
 // which, as Python's requests does for cloud-init, takes the proxy from
 // the environment (Getter.Proxy, ProxyFromEnvironment; an http:// proxy,
-// with a CONNECT tunnel for https, in the full build only) and follows
-// redirects (Getter.Redirects: bounded, never from https to http, no
-// Authorization to another server).
+// with a CONNECT tunnel for https) and follows redirects (Getter.Redirects:
+// bounded, never from https to http, no Authorization to another server).
+// Both are in the full build only: the initramfs build (tag initrd), whose
+// late stages run only on roots without the package, keeps the small
+// client that goes straight and follows nothing.
 package httpget
 
 import (
@@ -81,6 +83,7 @@ type Getter struct {
 	// Redirects is how many redirects Get follows (redirect.go): 0, as
 	// the metadata clients have it, follows none, and a 3xx answer is a
 	// *StatusError naming its Location. System's Getter has MaxRedirects.
+	// The initramfs build follows none whatever this says.
 	Redirects int
 	// Proxy, if set, says which proxy a request for a URL goes through,
 	// as http.Transport's Proxy does: nil for none (straight to the
@@ -193,7 +196,8 @@ func NotFound(err error) bool { return Status(err) == 404 }
 // retries and redirects included: once it is done, Get returns an error
 // wrapping ctx.Err() that names the URL. 4xx answers are never retried.
 // With g.Redirects, a redirect is followed as Python's requests follows it
-// (redirect.go), each URL it leads to with tries of its own.
+// (redirect.go), each URL it leads to with tries of its own; not in the
+// initramfs build.
 func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 	if r.Method == "" {
 		r.Method = "GET"
@@ -206,7 +210,7 @@ func (g *Getter) Get(ctx context.Context, r Request) ([]byte, error) {
 	for n := 0; ; n++ {
 		b, err := g.get(ctx, r)
 		se, ok := err.(*StatusError)
-		if g.Redirects <= 0 || !ok || !redirectCode(se.Code) || se.Location == "" {
+		if !redirectSupport || g.Redirects <= 0 || !ok || !redirectCode(se.Code) || se.Location == "" {
 			return b, err
 		}
 		if r, err = g.redirect(first, r, n, se); err != nil {
@@ -329,7 +333,7 @@ func (g *Getter) try(ctx context.Context, r Request, try int, cas *CAPool) (body
 		// Another try gets the same certificate.
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)
 	}
-	if pe := (*ProxyError)(nil); errors.As(err, &pe) && pe.Code < 500 {
+	if pe := (*ProxyError)(nil); proxySupport && errors.As(err, &pe) && pe.Code < 500 {
 		// The proxy refused the tunnel (407 credentials, 403 the host):
 		// another try gets the same answer.
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)

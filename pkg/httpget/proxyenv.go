@@ -11,9 +11,14 @@ import (
 	"strings"
 )
 
-// proxySupport says whether this build speaks through proxies: true here,
-// false in the initramfs build (proxyenv_initrd.go).
-const proxySupport = true
+// proxySupport and redirectSupport say whether this build speaks through
+// proxies and follows redirects (Getter.Proxy, Getter.Redirects): true
+// here, false in the initramfs build (proxyenv_initrd.go), which leaves
+// the code of both out.
+const (
+	proxySupport    = true
+	redirectSupport = true
+)
 
 // ProxyFromEnvironment reads the proxy settings of the process's
 // environment, now, as Python's requests reads them (and so cloud-init's

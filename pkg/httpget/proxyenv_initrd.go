@@ -4,6 +4,13 @@ package httpget
 
 import "net/url"
 
+// redirectSupport says whether this build follows redirects: not the
+// initramfs build, which stays the small client it was (some 20 KB less):
+// its metadata clients follow none, and its late stages run only on roots
+// without the package, where https, the usual target of a redirect, fails
+// anyway. A 3xx answer is an error naming its Location.
+const redirectSupport = false
+
 // proxySupport says whether this build speaks through proxies: false in
 // the initramfs build, whose Getters never use one: PID 1 has no proxy
 // settings to read, and the metadata services it asks are link-local

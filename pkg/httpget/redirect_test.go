@@ -1,3 +1,5 @@
+//go:build !initrd
+
 package httpget
 
 import (
