@@ -5,7 +5,7 @@ package httpget
 import "net/url"
 
 // redirectSupport says whether this build follows redirects: not the
-// initramfs build, which stays the small client it was (some 20 KB less):
+// initramfs build, which stays the small client it was (some 12 KB less):
 // its metadata clients follow none, and its late stages run only on roots
 // without the package, where https, the usual target of a redirect, fails
 // anyway. A 3xx answer is an error naming its Location.
