@@ -31,6 +31,9 @@ type RPCTool struct {
 	// image's own open-vm-tools are run there, chrooted, since earlyinit's
 	// initramfs has none. Path is then inside Root.
 	Root string
+	// ToolboxPath is vmware-toolbox-cmd, "" to look for it as Path's
+	// tools are looked for.
+	ToolboxPath string
 }
 
 // toolDirs are where a root's open-vm-tools are looked for.
@@ -72,7 +75,13 @@ func (t RPCTool) find() (string, error) {
 	if t.Path != "" {
 		return t.Path, nil
 	}
-	for _, name := range Tools {
+	return t.lookup(Tools)
+}
+
+// lookup is the first of names found in PATH, or in Root's toolDirs when
+// Root is set (as the path to give exec, inside Root).
+func (t RPCTool) lookup(names []string) (string, error) {
+	for _, name := range names {
 		if t.Root == "" {
 			if p, err := exec.LookPath(name); err == nil {
 				return p, nil
@@ -90,7 +99,43 @@ func (t RPCTool) find() (string, error) {
 	if t.Root != "" {
 		where = t.Root + " (" + strings.Join(toolDirs, ", ") + ")"
 	}
-	return "", fmt.Errorf("none of %s found in %s: reading guestinfo needs open-vm-tools", strings.Join(Tools, ", "), where)
+	return "", fmt.Errorf("none of %s found in %s: %w", strings.Join(names, ", "), where, errNoTool)
+}
+
+// errNoTool is what lookup's error wraps.
+var errNoTool = errors.New("reading guestinfo needs open-vm-tools")
+
+// ToolboxCmd is open-vm-tools' program that reads VMware Tools'
+// configuration (tools.conf).
+const ToolboxCmd = "vmware-toolbox-cmd"
+
+// ToolsConfig is cloud-init's get_tools_config: `vmware-toolbox-cmd config
+// get SECTION KEY`, run as the tools are (chrooted in Root when it is set;
+// ToolboxPath, if set, is the program). Its answer "[SECTION] KEY = VALUE"
+// gives VALUE; ok is false when the program is not there, exits 69
+// (unavailable) or prints no "=" (the key is not set). Another failure is
+// an error.
+func (t RPCTool) ToolsConfig(ctx context.Context, section, key string) (string, bool, error) {
+	path := t.ToolboxPath
+	if path == "" {
+		var err error
+		if path, err = t.lookup([]string{ToolboxCmd}); err != nil {
+			return "", false, nil
+		}
+	}
+	out, _, err := RunInRoot(ctx, t.Root, "config get", path, "config", "get", section, key)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 69 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	_, v, ok := strings.Cut(strings.SplitN(out, "\n", 2)[0], "=")
+	if !ok {
+		return "", false, nil
+	}
+	return strings.TrimSpace(v), true, nil
 }
 
 // Get runs "info-get guestinfo.<key>".
@@ -130,11 +175,30 @@ func (t RPCTool) run(ctx context.Context, rpc string) (stdout, stderr string, er
 		args = []string{"--cmd", rpc}
 	}
 	what := strings.Join(strings.Fields(rpc)[:min(2, len(strings.Fields(rpc)))], " ")
+	return RunInRoot(ctx, t.Root, what, path, args...)
+}
+
+// Send runs one RPC command, as cloud-init's send_rpc
+// ("deployPkg.update.state 5 0 ...", "info-set guestinfo.gc.status ..."),
+// and returns its answer without the final line break. Errors name the
+// command's first two words only.
+func (t RPCTool) Send(ctx context.Context, rpc string) (string, error) {
+	out, _, err := t.run(ctx, rpc)
+	return strings.TrimRight(out, "\r\n"), err
+}
+
+// RunInRoot runs the program path with args and returns what it printed:
+// chrooted in root when root is set (path is then inside it; the
+// environment a bare PATH and LC_ALL=C), through proc.Run (its own group,
+// killed with it when ctx ends). Output is capped; errors name path and
+// what (never an argument, which may be a value), with the start of
+// stderr.
+func RunInRoot(ctx context.Context, root, what, path string, args ...string) (stdout, stderr string, err error) {
 	o, e := &cappedBuffer{max: maxToolOutput}, &cappedBuffer{max: 4096}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout, cmd.Stderr = o, e
-	if t.Root != "" {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: t.Root}
+	if root != "" {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
 		cmd.Dir = "/"
 		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	}

@@ -63,3 +63,41 @@ esac
 		t.Errorf("the hanging tool's background child %d outlived the deadline", pid)
 	}
 }
+
+// TestRPCToolSendAndToolsConfig: Send gives the tool's answer without its
+// line break; ToolsConfig reads vmware-toolbox-cmd's "[section] key =
+// value", and an unset key (no "="), exit 69 and a missing tool are
+// "not set", as cloud-init's get_tools_config has them.
+func TestRPCToolSendAndToolsConfig(t *testing.T) {
+	dir := t.TempDir()
+	rpc := filepath.Join(dir, "vmware-rpctool")
+	if err := os.WriteFile(rpc, []byte("#!/bin/sh\necho \"got: $1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := RPCTool{Path: rpc}.Send(context.Background(), "deployPkg.update.state 5 0 /run/earlyinit/initramfs.log")
+	if err != nil || out != "got: deployPkg.update.state 5 0 /run/earlyinit/initramfs.log" {
+		t.Errorf("Send = %q, %v", out, err)
+	}
+	box := filepath.Join(dir, "vmware-toolbox-cmd")
+	for _, tc := range []struct {
+		script, want string
+		ok, err      bool
+	}{
+		{`echo "[$3] $4 = true"`, "true", true, false},
+		{`echo "[$3] $4 UNSET"`, "", false, false},
+		{`exit 69`, "", false, false},
+		{`echo broken >&2; exit 3`, "", false, true},
+	} {
+		if err := os.WriteFile(box, []byte("#!/bin/sh\n[ \"$1 $2\" = \"config get\" ] || exit 9\n"+tc.script+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		v, ok, err := RPCTool{ToolboxPath: box}.ToolsConfig(context.Background(), "deployPkg", "enable-custom-scripts")
+		if v != tc.want || ok != tc.ok || (err != nil) != tc.err {
+			t.Errorf("%s: ToolsConfig = %q, %v, %v", tc.script, v, ok, err)
+		}
+	}
+	// No vmware-toolbox-cmd in the root: the default applies.
+	if v, ok, err := (RPCTool{Root: t.TempDir()}).ToolsConfig(context.Background(), "deployPkg", "enable-custom-scripts"); ok || err != nil || v != "" {
+		t.Errorf("no tool: %q, %v, %v", v, ok, err)
+	}
+}
