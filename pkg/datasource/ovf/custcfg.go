@@ -1,0 +1,262 @@
+package ovf
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// CustConfig is a VMware customization specification (cust.cfg) as
+// cloud-init's ConfigFile holds it: every option as "SECTION|option" ->
+// value, the DEFAULT section's options in every section, values
+// interpolated and trimmed.
+//
+// The file is read as cloud-init reads it, with Python's configparser
+// (strict, "=" or ":" between option and value, "#" and ";" starting a
+// comment line, indented lines continuing a value, option names kept as
+// written, BasicInterpolation's "%%" and "%(name)s"): a duplicate section
+// or option, an option before any section, a line that is no option, a
+// bad "%" or a file that is not UTF-8 is an error naming the line, as it
+// is an exception in cloud-init. Values are never in an error: the
+// PASSWORD section holds the admin password.
+type CustConfig map[string]string
+
+// Keys are the keys in sorted order.
+func (c CustConfig) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// countPrefix is ConfigFile.get_count_with_prefix: how many keys start
+// with prefix.
+func (c CustConfig) countPrefix(prefix string) int {
+	n := 0
+	for k := range c {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// get is ConfigFile.get(key, None): the value and whether it is set.
+func (c CustConfig) get(key string) (string, bool) {
+	v, ok := c[key]
+	return v, ok
+}
+
+// cfgSection is one section as read: its options in file order, each
+// value as its lines.
+type cfgSection struct {
+	names  []string
+	values map[string][]string
+}
+
+func newSection() *cfgSection { return &cfgSection{values: map[string][]string{}} }
+
+func (s *cfgSection) set(name string, v []string) {
+	if _, ok := s.values[name]; !ok {
+		s.names = append(s.names, name)
+	}
+	s.values[name] = v
+}
+
+// optionRE is configparser's OPTCRE with its default delimiters.
+var optionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(.*?)\s*([=:])\s*(.*)$`)
+})
+
+// maxInterpolationDepth is configparser's MAX_INTERPOLATION_DEPTH.
+const maxInterpolationDepth = 10
+
+// ParseCustConfig reads a cust.cfg; name is the file's name for errors.
+func ParseCustConfig(name string, b []byte) (CustConfig, error) {
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%s: not UTF-8", name)
+	}
+	// Python reads text with universal newlines.
+	text := strings.ReplaceAll(string(b), "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	lines := strings.SplitAfter(text, "\n")
+	defaults := newSection()
+	sections := map[string]*cfgSection{}
+	var order []string
+	added := map[string]bool{}
+	var cur *cfgSection
+	sectName, optName := "", ""
+	indent := 0
+	var bad []int
+	for i, line := range lines {
+		lineno := i + 1
+		if line == "" {
+			continue
+		}
+		line = strings.TrimSuffix(line, "\n")
+		comment := false
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") || strings.HasPrefix(t, ";") {
+			comment = true
+		}
+		value := strings.TrimSpace(line)
+		if comment {
+			value = ""
+		}
+		if value == "" {
+			// An empty line inside a value is part of it (configparser's
+			// empty_lines_in_values); a comment line is not.
+			if !comment && cur != nil && optName != "" {
+				cur.values[optName] = append(cur.values[optName], "")
+			}
+			continue
+		}
+		level := len(line) - len(strings.TrimLeft(line, " \t\v\f"))
+		if cur != nil && optName != "" && level > indent {
+			cur.values[optName] = append(cur.values[optName], value)
+			continue
+		}
+		indent = level
+		if h, ok := sectionHeader(value); ok {
+			sectName = h
+			switch {
+			case sections[h] != nil:
+				if added[h] {
+					return nil, fmt.Errorf("%s: line %d: section [%s] given twice", name, lineno, h)
+				}
+				cur = sections[h]
+			case h == "DEFAULT":
+				cur = defaults
+			default:
+				cur = newSection()
+				sections[h] = cur
+				order = append(order, h)
+			}
+			added[h] = true
+			optName = ""
+			continue
+		}
+		if cur == nil {
+			return nil, fmt.Errorf("%s: line %d: an option before any [section]", name, lineno)
+		}
+		m := optionRE().FindStringSubmatch(value)
+		if m == nil {
+			bad = append(bad, lineno)
+			continue
+		}
+		if m[1] == "" {
+			bad = append(bad, lineno)
+		}
+		optName = strings.TrimRight(m[1], " \t\n\r\v\f")
+		key := sectName + "\x00" + optName
+		if added[key] {
+			return nil, fmt.Errorf("%s: line %d: option %q of [%s] given twice", name, lineno, optName, sectName)
+		}
+		added[key] = true
+		cur.set(optName, []string{strings.TrimSpace(m[3])})
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%s: line %s: not an option (name = value) nor a [section]", name, joinInts(bad))
+	}
+	join := func(s *cfgSection) map[string]string {
+		out := map[string]string{}
+		for n, v := range s.values {
+			out[n] = strings.TrimRight(strings.Join(v, "\n"), " \t\n\r\v\f")
+		}
+		return out
+	}
+	def := join(defaults)
+	cfg := CustConfig{}
+	for _, sect := range order {
+		s := sections[sect]
+		vars := map[string]string{}
+		for k, v := range def {
+			vars[k] = v
+		}
+		for k, v := range join(s) {
+			vars[k] = v
+		}
+		for opt, raw := range vars {
+			v, err := interpolate(raw, vars, 1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: [%s] %s: %w", name, sect, opt, err)
+			}
+			cfg[strings.TrimSpace(sect+"|"+opt)] = strings.TrimSpace(v)
+		}
+	}
+	return cfg, nil
+}
+
+// sectionHeader is configparser's SECTCRE match: "[" then at least one
+// character up to the last "]" (text after it is ignored).
+func sectionHeader(v string) (string, bool) {
+	if !strings.HasPrefix(v, "[") {
+		return "", false
+	}
+	end := strings.LastIndex(v, "]")
+	if end < 2 {
+		return "", false
+	}
+	return v[1:end], true
+}
+
+// keyRE is BasicInterpolation's _KEYCRE.
+var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^%\(([^)]+)\)s`) })
+
+// interpolate is BasicInterpolation.before_get: "%%" is "%", "%(name)s"
+// the (interpolated) value of option name of the section or DEFAULT; any
+// other "%" is an error.
+func interpolate(v string, vars map[string]string, depth int) (string, error) {
+	if depth > maxInterpolationDepth {
+		return "", fmt.Errorf("interpolation deeper than %d levels", maxInterpolationDepth)
+	}
+	var out strings.Builder
+	rest := v
+	for rest != "" {
+		p := strings.IndexByte(rest, '%')
+		if p < 0 {
+			out.WriteString(rest)
+			break
+		}
+		out.WriteString(rest[:p])
+		rest = rest[p:]
+		switch {
+		case strings.HasPrefix(rest, "%%"):
+			out.WriteByte('%')
+			rest = rest[2:]
+		case strings.HasPrefix(rest, "%("):
+			m := keyRE().FindStringSubmatch(rest)
+			if m == nil {
+				return "", fmt.Errorf("bad interpolation reference (want %%(name)s)")
+			}
+			rest = rest[len(m[0]):]
+			sub, ok := vars[m[1]]
+			if !ok {
+				return "", fmt.Errorf("interpolation of %q, which is not set", m[1])
+			}
+			if strings.Contains(sub, "%") {
+				s, err := interpolate(sub, vars, depth+1)
+				if err != nil {
+					return "", err
+				}
+				sub = s
+			}
+			out.WriteString(sub)
+		default:
+			return "", fmt.Errorf("%q must be followed by %q or %q", "%", "%", "(")
+		}
+	}
+	return out.String(), nil
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
