@@ -822,6 +822,42 @@ func platformCases() []platformCase {
 			netNote:  "yaml config with 2 interfaces",
 			userData: str("#cloud-config\nruncmd:\n  - [touch, /root/one]\n"),
 		},
+		{
+			// The OVF environment on its ISO (vSphere's "ISO image"
+			// transport, or any hypervisor deploying an OVF): read by its
+			// label on any platform, here a plain QEMU one.
+			name: "ovf",
+			drive: func(t *testing.T) vm.Disk {
+				dir := t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "ovf-env.xml"), []byte(fixture(t, "ovf", "ovfenv/vsphere-guestinfo.xml")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return isoOf(t, dir, "OVF ENV")
+			},
+			macs: []string{"00:50:56:aa:bb:01"},
+			iid:  "id-ovf-1042", host: "ovfguest",
+			keys:     []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOVF ovf@key"},
+			network:  [][]string{{"Name=ens192", "MACAddress=00:50:56:aa:bb:01", "Address=192.0.2.44/24", "Gateway=192.0.2.1", "DNS=192.0.2.53"}},
+			netNote:  "yaml config with 1 interfaces",
+			userData: str("#cloud-config\nruncmd:\n  - [touch, /root/ovf-ran]\n"),
+			console:  []string{"config-disk (/dev/sr0)"},
+			check: func(t *testing.T, root, console string) {
+				ovfPasswordKept(t, root, console, "id-ovf-1042", "Pa55word!", "password: Pa55word!")
+			},
+		},
+	}
+}
+
+// ovfPasswordKept: the password an OVF environment or a customization
+// gives is in the instance's vendor-data (0600), for the late stage, and
+// nowhere readable: not on the console, not in instance-data.json.
+func ovfPasswordKept(t *testing.T, root, console, iid, pw, vendorLine string) {
+	t.Helper()
+	vd := "/var/lib/earlyinit/instances/" + iid + "/vendor-data.txt"
+	mustContain(t, vd, catRoot(t, root, vd), "#cloud-config\n", vendorLine)
+	wantMode(t, root, vd, "0600")
+	if strings.Contains(console, pw) || strings.Contains(catRoot(t, root, "/seen/run-earlyinit/instance-data.json"), pw) {
+		t.Errorf("the password is on the console or in instance-data.json")
 	}
 }
 
@@ -1277,4 +1313,213 @@ esac
 	// redact: the user-data key was cleared through the tool.
 	wantFile(t, root, "/guestinfo/userdata", "---")
 	checkUnits(t, networkdUnits(t, root), [][]string{{"MACAddress=00:50:56:aa:bb:01", "Address=192.0.2.77/24"}})
+}
+
+// vmwareStandIn is the image's open-vm-tools as the VMware boots play them
+// (QEMU carries no guestinfo): vmware-rpctool answers guestinfo keys from
+// /guestinfo, stores what is set there, answers VMware Tools' NIC
+// connection queries as a host that connects them, and records every
+// command in /guestinfo/rpc.log; vmware-toolbox-cmd answers tools.conf's
+// deployPkg enable-custom-scripts from /guestinfo/enable-custom-scripts
+// (exit 69, unavailable, without it).
+var vmwareStandIn = map[string]string{
+	"opt/vmware/bin/vmware-rpctool": `#!/bin/sh
+echo "$1" >> /guestinfo/rpc.log
+case "$1" in
+"info-get guestinfo."*)
+	f="/guestinfo/${1#info-get guestinfo.}"
+	if [ -f "$f" ]; then cat "$f"; else echo "No value found" >&2; exit 1; fi ;;
+"info-set guestinfo."*)
+	kv="${1#info-set guestinfo.}"
+	printf '%s' "${kv#* }" > "/guestinfo/${kv%% *}" ;;
+"deployPkg.update.state 4 103 "*) echo queryNicsSupported ;;
+"deployPkg.update.state 4 104 "*) echo connected ;;
+"deployPkg.update.state "*) ;;
+*) echo "Unknown command" >&2; exit 1 ;;
+esac
+`,
+	"usr/bin/vmware-toolbox-cmd": `#!/bin/sh
+echo "vmware-toolbox-cmd $*" >> /guestinfo/rpc.log
+if [ "$1 $2" = "config get" ] && [ -f "/guestinfo/$4" ]; then echo "[$3] $4 = $(cat "/guestinfo/$4")"; exit 0; fi
+exit 69
+`,
+	"guestinfo/rpc.log": "",
+}
+
+// vmwareRoot is a root image with systemd's markers, the stand-in
+// open-vm-tools (vmware-rpctool reached through a link, as packages
+// install it) and files.
+func vmwareRoot(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "root")
+	if err := vm.BusyboxRoot(dir); err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]string{}
+	for _, m := range []map[string]string{systemdMarkers, vmwareStandIn, files} {
+		for k, v := range m {
+			all[k] = v
+		}
+	}
+	if err := vm.WriteTree(dir, all); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []string{"opt/vmware/bin/vmware-rpctool", "usr/bin/vmware-toolbox-cmd"} {
+		if err := os.Chmod(filepath.Join(dir, x), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/opt/vmware/bin/vmware-rpctool", filepath.Join(dir, "usr/bin/vmware-rpctool")); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "root.img")
+	if err := vm.Ext4(img, dir, "root", "", 32); err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+const vmwareDMI = "type=1,manufacturer=VMware,, Inc.,product=VMware7,,1,uuid=4226d1a4-7c3d-3f9e-8e0a-0123456789ab"
+
+// TestPlatformsVMwareOVFEnv: a VMware VM deployed from an OVF with
+// vCenter's "VMware Tools" transport: the OVF environment is in
+// guestinfo.ovfEnv, read with the image's vmware-rpctool run chrooted
+// (the stand-in), without the network; the vmware source, which finds no
+// guestinfo.metadata, is asked first. Nothing is reported to vCenter: an
+// OVF environment has no status.
+func TestPlatformsVMwareOVFEnv(t *testing.T) {
+	t.Parallel()
+	root := vmwareRoot(t, map[string]string{"guestinfo/ovfEnv": fixture(t, "ovf", "ovfenv/vsphere-guestinfo.xml")})
+	res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20", Disks: []vm.Disk{{Path: root}}, RNG: true,
+		NICs: []vm.NIC{{MAC: "00:50:56:aa:bb:01"}}, SMBIOS: []string{vmwareDMI}})
+	con := res.Console
+	mustContain(t, "console", con, "TESTINIT: /sbin/init pid=1", `datasource ovf: instance "id-ovf-1042", hostname "ovfguest" (ovf (com.vmware.guestInfo))`)
+	if line := decisionLine(t, con); !strings.Contains(line, "platform vmware, ovf") {
+		t.Errorf("decision line: %s", line)
+	}
+	if strings.Contains(con, "metadata: ") {
+		t.Errorf("the temporary network was raised for guestinfo.ovfEnv")
+	}
+	platformIdentity(t, root, "id-ovf-1042", "ovfguest", "")
+	checkKeys(t, root, []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOVF ovf@key"})
+	wantFile(t, root, "/var/lib/earlyinit/instances/id-ovf-1042/user-data.txt", "#cloud-config\nruncmd:\n  - [touch, /root/ovf-ran]\n")
+	checkUnits(t, networkdUnits(t, root), [][]string{{"Name=ens192", "MACAddress=00:50:56:aa:bb:01", "Address=192.0.2.44/24", "Gateway=192.0.2.1"}})
+	ovfPasswordKept(t, root, con, "id-ovf-1042", "Pa55word!", "password: Pa55word!")
+	rpc := catRoot(t, root, "/guestinfo/rpc.log")
+	mustContain(t, "the stand-in's record", rpc, "info-get guestinfo.metadata\n", "info-get guestinfo.ovfEnv\n")
+	if strings.Contains(rpc, "deployPkg") || strings.Contains(rpc, "gc.status") {
+		t.Errorf("a status was reported for an OVF environment:\n%s", rpc)
+	}
+}
+
+// TestPlatformsVMwareCustomization: a vSphere guest customization (IMC).
+// What stands in for VMware Tools' deployPkg plugin is the package staged
+// on the root's disk in /run/vmware-imc (cust.cfg, the custom script,
+// post-customize-guest.sh, nics.txt), as the plugin leaves it, with the
+// plugin's library present and the image allowing the customization
+// (disable_vmware_customization: false); VMware Tools' configuration
+// allows custom scripts. Checked: the host name, the static NIC by MAC,
+// the pre-customization script run chrooted at boot, the post-
+// customization script and marker set up for the final stage, root's
+// password in vendor-data only, the package removed, and what vCenter was
+// told, in cloud-init's order.
+func TestPlatformsVMwareCustomization(t *testing.T) {
+	t.Parallel()
+	const marker = "5f1e7c2a-0b3d-4e8f-9a6b-7c5d4e3f2a1b"
+	cust := `[NETWORK]
+NETWORKING = yes
+BOOTPROTO = dhcp
+HOSTNAME = imc-host
+DOMAINNAME = example.com
+
+[NIC-CONFIG]
+NICS = NIC1
+
+[NIC1]
+MACADDR = 00:50:56:AA:BB:07
+PRIMARY = yes
+ONBOOT = yes
+IPv4_MODE = BACKWARDS_COMPATIBLE
+BOOTPROTO = static
+IPADDR = 192.0.2.60
+NETMASK = 255.255.255.0
+GATEWAY = 192.0.2.1
+
+[DNS]
+DNSFROMDHCP=no
+SUFFIX|1 = example.com
+NAMESERVER|1 = 192.0.2.53
+
+[PASSWORD]
+-PASS = ` + base64.StdEncoding.EncodeToString([]byte("Imc-Secr3t")) + `
+RESET = no
+
+[DATETIME]
+TIMEZONE = Europe/Paris
+UTC = yes
+
+[CUSTOM-SCRIPT]
+SCRIPT-NAME = customize.sh
+
+[MISC]
+MARKER-ID = ` + marker + `
+POST-GC-STATUS = yes
+`
+	root := vmwareRoot(t, map[string]string{
+		"etc/cloud/cloud.cfg.d/99-vmware.cfg":                              "disable_vmware_customization: false\n",
+		"usr/lib/open-vm-tools/plugins/vmsvc/libdeployPkgPlugin.so":        "stand-in",
+		"guestinfo/enable-custom-scripts":                                  "true",
+		"run/vmware-imc/cust.cfg":                                          cust,
+		"run/vmware-imc/customize.sh":                                      "#!/bin/sh\r\necho \"customize $1\" >> /var/lib/customize.log\r\n",
+		"run/vmware-imc/post-customize-guest.sh":                           "#!/bin/sh\n/root/.customization/customize.sh postcustomization\nrm -f /.guest-customization-post-reboot-pending\n",
+		"run/vmware-imc/nics.txt":                                          "ethernet0\n",
+		"var/lib/cloud/data/.markerfile-from-an-earlier-customization.txt": "",
+	})
+	res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20", Disks: []vm.Disk{{Path: root}}, RNG: true,
+		NICs: []vm.NIC{{MAC: "00:50:56:aa:bb:07"}}, SMBIOS: []string{vmwareDMI}})
+	con := res.Console
+	mustContain(t, "console", con, "TESTINIT: /sbin/init pid=1", `datasource ovf: instance "iid-vmware-imc", hostname "imc-host.example.com" (ovf (vmware-tools))`)
+	if strings.Contains(con, "metadata: ") {
+		t.Errorf("the temporary network was raised for the customization")
+	}
+	platformIdentity(t, root, "iid-vmware-imc", "imc-host.example.com", "")
+	checkUnits(t, networkdUnits(t, root), [][]string{{"MACAddress=00:50:56:aa:bb:07", "Address=192.0.2.60/24", "Gateway=192.0.2.1"}})
+	// The pre-customization script ran at boot, chrooted, from its copy.
+	wantFile(t, root, "/var/lib/customize.log", "customize precustomization\n")
+	wantMode(t, root, "/root/.customization/customize.sh", "0544")
+	if s := catRoot(t, root, "/root/.customization/customize.sh"); strings.Contains(s, "\r") {
+		t.Errorf("the script copy kept its CRs: %q", s)
+	}
+	// The post-customization half, for the final stage.
+	wantFile(t, root, "/var/lib/earlyinit/scripts/per-instance/post-customize-guest.sh", "#!/bin/sh\n/root/.customization/customize.sh postcustomization\nrm -f /.guest-customization-post-reboot-pending\n")
+	wantMode(t, root, "/var/lib/earlyinit/scripts/per-instance/post-customize-guest.sh", "0700")
+	wantFile(t, root, "/.guest-customization-post-reboot-pending", "")
+	wantFile(t, root, "/var/lib/cloud/data/.markerfile-"+marker+".txt", "")
+	for _, gone := range []string{"/var/lib/cloud/data/.markerfile-from-an-earlier-customization.txt", "/run/vmware-imc"} {
+		if _, err := vm.Stat(root, gone); err == nil {
+			t.Errorf("%s is still there", gone)
+		}
+	}
+	ovfPasswordKept(t, root, con, "iid-vmware-imc", "Imc-Secr3t", "password: Imc-Secr3t")
+	mustContain(t, "vendor-data", catRoot(t, root, "/var/lib/earlyinit/instances/iid-vmware-imc/vendor-data.txt"), "timezone: Europe/Paris", "name: root", "expire: false")
+	const log = "/run/earlyinit/initramfs.log"
+	rpc := catRoot(t, root, "/guestinfo/rpc.log")
+	var reports []string
+	for _, l := range strings.Split(rpc, "\n") {
+		if strings.HasPrefix(l, "deployPkg.") || strings.HasPrefix(l, "info-set guestinfo.gc.status") || strings.HasPrefix(l, "vmware-toolbox-cmd") {
+			reports = append(reports, l)
+		}
+	}
+	want := []string{
+		"info-set guestinfo.gc.status Started",
+		"vmware-toolbox-cmd config get deployPkg enable-custom-scripts",
+		"deployPkg.update.state 4 103 " + log + "@ethernet0",
+		"deployPkg.update.state 4 104 " + log + "@ethernet0",
+		"deployPkg.update.state 5 0 " + log,
+		"info-set guestinfo.gc.status Successful",
+	}
+	if strings.Join(reports, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reported to vCenter:\n%s\nwant:\n%s", strings.Join(reports, "\n"), strings.Join(want, "\n"))
+	}
+	wantFile(t, root, "/guestinfo/gc.status", "Successful")
 }

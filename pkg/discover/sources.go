@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/openstack"
 	"github.com/earlyinit/earlyinit/pkg/datasource/oracle"
 	"github.com/earlyinit/earlyinit/pkg/datasource/outscale"
+	"github.com/earlyinit/earlyinit/pkg/datasource/ovf"
 	"github.com/earlyinit/earlyinit/pkg/datasource/scaleway"
 	"github.com/earlyinit/earlyinit/pkg/datasource/upcloud"
 	"github.com/earlyinit/earlyinit/pkg/datasource/vmware"
@@ -52,4 +53,5 @@ var Sources = []datasource.Source{
 	cloudstack.Source,
 	exoscale.Source,
 	vmware.Source,
+	ovf.Source, // after vmware: see ovf's package comment
 }
