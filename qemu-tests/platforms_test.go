@@ -845,6 +845,48 @@ func platformCases() []platformCase {
 				ovfPasswordKept(t, root, console, "id-ovf-1042", "Pa55word!", "password: Pa55word!")
 			},
 		},
+		{
+			// CloudStack's config drive with its cloudstack/ tree alone,
+			// on vfat: configdrive (first, same label) refuses it,
+			// cloudstack reads it.
+			name: "cloudstack-configdrive", source: "cloudstack",
+			drive: func(t *testing.T) vm.Disk {
+				dir := t.TempDir()
+				if err := os.CopyFS(filepath.Join(dir, "cloudstack"), os.DirFS(filepath.Join(cloudStackDrive, "cloudstack"))); err != nil {
+					t.Fatal(err)
+				}
+				img := filepath.Join(t.TempDir(), "cs.img")
+				if err := vm.VFAT(img, dir, "CONFIG-2", 16); err != nil {
+					t.Fatal(err)
+				}
+				return vm.Disk{Path: img}
+			},
+			iid: "8b0d6b1a-4d8c-4f33-a1d2-3c6e5f7a9b01", host: "web-01",
+			keys:     []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICsDrive cs@key"},
+			userData: str("#cloud-config\nruncmd:\n  - [touch, /root/cs-drive]\n"),
+			console:  []string{"config-disk (/dev/vdb)"},
+			check: func(t *testing.T, root, console string) {
+				csDrivePassword(t, root, console, true)
+			},
+		},
+	}
+}
+
+// cloudStackDrive is the cloudstack source's recorded config drive: the
+// cloudstack/ and openstack/ trees CloudStack's ConfigDriveBuilder writes.
+var cloudStackDrive = filepath.Join(dsTestdata, "cloudstack", "testdata", "configdrive")
+
+// csDrivePassword: the drive's vm_password.txt is the instance's admin
+// password in the sensitive instance data only (read), or nowhere (not
+// read: configdrive does not read it).
+func csDrivePassword(t *testing.T, root, console string, read bool) {
+	t.Helper()
+	const pw = "Xk9mPq2w"
+	if strings.Contains(console, pw) || strings.Contains(catRoot(t, root, "/seen/run-earlyinit/instance-data.json"), pw) {
+		t.Errorf("the password is on the console or in instance-data.json")
+	}
+	if got := strings.Contains(catRoot(t, root, "/seen/run-earlyinit/instance-data-sensitive.json"), pw); got != read {
+		t.Errorf("the password in instance-data-sensitive.json: %v, want %v", got, read)
 	}
 }
 
@@ -1522,4 +1564,41 @@ POST-GC-STATUS = yes
 		t.Errorf("reported to vCenter:\n%s\nwant:\n%s", strings.Join(reports, "\n"), strings.Join(want, "\n"))
 	}
 	wantFile(t, root, "/guestinfo/gc.status", "Successful")
+}
+
+// TestPlatformsCloudStackConfigDrive: the config drive CloudStack writes
+// (cloudstack/ and openstack/ trees, ISO labelled config-2) on a CloudStack
+// KVM VM. By default configdrive, first in the registry, reads its
+// openstack/ tree as cloud-init 22.4 does: the same instance, host name,
+// key and NIC, no password. With earlyinit.ds=cloudstack the cloudstack
+// source reads its cloudstack/ tree: the password too (sensitive data
+// only), and network_data.json's static NIC.
+func TestPlatformsCloudStackConfigDrive(t *testing.T) {
+	for _, tc := range []struct {
+		name, append, source string
+		password             bool
+	}{
+		{"default", "", "configdrive", false},
+		{"asked", " earlyinit.ds=cloudstack", "cloudstack", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const iid, mac = "8b0d6b1a-4d8c-4f33-a1d2-3c6e5f7a9b01", "02:00:4c:4f:00:17"
+			root := rootWith(t, systemdMarkers)
+			res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20" + tc.append, RNG: true,
+				Disks:  []vm.Disk{{Path: root}, isoOf(t, cloudStackDrive, "config-2")},
+				NICs:   []vm.NIC{{MAC: mac}},
+				SMBIOS: []string{"type=1,manufacturer=Apache Software Foundation,product=CloudStack KVM Hypervisor"}})
+			con := res.Console
+			mustContain(t, "console", con, "TESTINIT: /sbin/init pid=1", fmt.Sprintf("datasource %s: instance %q, hostname %q (config-disk (/dev/sr0))", tc.source, iid, "web-01"))
+			if strings.Contains(con, "DHCP lease") {
+				t.Errorf("the temporary network was raised: the drive was there")
+			}
+			platformIdentity(t, root, iid, "web-01", "")
+			checkKeys(t, root, []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICsDrive cs@key"})
+			wantFile(t, root, "/var/lib/earlyinit/instances/"+iid+"/user-data.txt", "#cloud-config\nruncmd:\n  - [touch, /root/cs-drive]\n")
+			checkUnits(t, networkdUnits(t, root), [][]string{{"MACAddress=" + mac, "Address=10.1.1.23/24", "Gateway=10.1.1.1", "DNS=10.1.1.1"}})
+			csDrivePassword(t, root, con, tc.password)
+		})
+	}
 }
