@@ -460,3 +460,50 @@ func TestCustomizationNetworkParses(t *testing.T) {
 		}
 	}
 }
+
+// quietTools answer nothing to the NIC connection query (an old host),
+// or say they cannot be asked.
+type quietTools struct {
+	fakeTools
+	answer string
+}
+
+func (q *quietTools) RPC(ctx context.Context, cmd string) (string, error) {
+	q.rpcs = append(q.rpcs, cmd)
+	if strings.HasPrefix(cmd, "deployPkg.update.state 4 103 ") {
+		return q.answer, nil
+	}
+	return "", nil
+}
+
+// TestCustomizationEnableNICs: VMware Tools that do not answer the NICs'
+// connection are asked 5 times, 5 s apart (cloud-init's schedule, within
+// the context); an answer other than queryNicsSupported ends it at once.
+// Either way the customization succeeds.
+func TestCustomizationEnableNICs(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		asks   int
+		slept  time.Duration
+	}{{"", 5, 25 * time.Second}, {"unsupported", 1, 0}} {
+		root := imcRoot(t, "cust-dhcp-2nic.cfg", map[string]string{"run/vmware-imc/nics.txt": testNICs})
+		tools := &quietTools{answer: tc.answer}
+		c := customization(t, root, &tools.fakeTools)
+		c.Tools = tools
+		c.MACs = nil
+		var slept time.Duration
+		c.Sleep = func(_ context.Context, d time.Duration) error { slept += d; return nil }
+		if _, err := c.Read(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		asks := 0
+		for _, r := range tools.rpcs {
+			if strings.HasPrefix(r, "deployPkg.update.state 4 103 ") {
+				asks++
+			}
+		}
+		if asks != tc.asks || slept != tc.slept || tools.rpcs[len(tools.rpcs)-1] != "deployPkg.update.state 5 0 "+StatusLog {
+			t.Errorf("answer %q: %d asks, slept %s, last %q", tc.answer, asks, slept, tools.rpcs[len(tools.rpcs)-1])
+		}
+	}
+}

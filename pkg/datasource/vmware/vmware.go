@@ -13,9 +13,13 @@
 // port (-machine vmport=on) but not its RPCI channel, so guestinfo cannot
 // be read under QEMU; the decoding is unit-tested instead.
 //
+// VMware's guest customization (IMC) and the OVF environment in
+// guestinfo.ovfEnv are cloud-init's OVF source's, and earlyinit's ovf
+// source's (pkg/datasource/ovf), which uses RPCTool too.
+//
 // Differences from cloud-init: only the guestinfo transport (not the
-// VMX_GUESTINFO environment variables cloud-init reads in containers, nor
-// VMware's guest customization, IMC); the local IP addresses are not
+// VMX_GUESTINFO environment variables cloud-init reads in containers); the
+// local IP addresses are not
 // advertised back into guestinfo (cloud-init's setup does that once the
 // network is up, after the initramfs). Metadata that is neither JSON nor
 // a YAML mapping is an error.
