@@ -1,0 +1,1313 @@
+package jinja
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The filters and tests earlyinit's Jinja has, each with Jinja2 3.1's
+// parameters and meaning (jinja2/filters.py, jinja2/tests.py).
+const (
+	filterNames = "abs capitalize count d default dictsort e escape first float indent int items join last length list lower max min replace reverse round safe sort string sum title tojson trim unique upper"
+	testNames   = "boolean defined divisibleby eq equalto even false float ge greaterthan gt in integer iterable le lessthan lower lt mapping ne none number odd sequence string true undefined upper"
+	// Jinja's own that earlyinit leaves out.
+	otherFilters = "attr batch center filesizeformat forceescape format groupby map pprint random reject rejectattr select selectattr slice striptags truncate urlencode urlize wordcount wordwrap xmlattr"
+	otherTests   = "callable escaped filter sameas test"
+)
+
+// FilterNames and TestNames list the filters and tests supported.
+func FilterNames() []string { return strings.Fields(filterNames) }
+func TestNames() []string   { return strings.Fields(testNames) }
+
+func inList(list, name string) bool { return slices.Contains(strings.Fields(list), name) }
+
+// checkFilter refuses a filter of Jinja's earlyinit leaves out, and
+// tells one Jinja does not have either (unknown: see checkUnknown).
+func checkFilter(name string, line int) (unknown bool, err error) {
+	switch {
+	case inList(filterNames, name):
+		return false, nil
+	case inList(otherFilters, name):
+		return false, errorf(line, "the filter '%s' is not supported by earlyinit's Jinja", name)
+	}
+	return true, nil
+}
+
+func checkTest(name string, line int) (unknown bool, err error) {
+	switch {
+	case inList(testNames, name):
+		return false, nil
+	case inList(otherTests, name):
+		return false, errorf(line, "the test '%s' is not supported by earlyinit's Jinja", name)
+	}
+	return true, nil
+}
+
+// callArgs are a call's evaluated arguments.
+type callArgs struct {
+	r    *renderer
+	line int
+	what string
+	pos  []any
+	kw   []kwVal
+}
+
+type kwVal struct {
+	name string
+	v    any
+}
+
+func (r *renderer) args(e *expr, f *frame) (*callArgs, error) {
+	a := &callArgs{r: r, line: e.line}
+	for _, x := range e.list {
+		v, err := r.eval(x, f)
+		if err != nil {
+			return nil, err
+		}
+		a.pos = append(a.pos, v)
+	}
+	for _, k := range e.kw {
+		v, err := r.eval(k.e, f)
+		if err != nil {
+			return nil, err
+		}
+		a.kw = append(a.kw, kwVal{k.name, v})
+	}
+	return a, nil
+}
+
+// bind matches the arguments with the parameters names (defaults defs),
+// as Python does.
+func (a *callArgs) bind(names []string, defs ...any) ([]any, error) {
+	if len(a.pos) > len(names) {
+		return nil, errorf(a.line, "%s takes at most %d arguments (%d given)", a.what, len(names), len(a.pos))
+	}
+	out := make([]any, len(names))
+	copy(out, defs)
+	copy(out, a.pos)
+	for _, k := range a.kw {
+		i := slices.Index(names, k.name)
+		switch {
+		case i < 0:
+			return nil, errorf(a.line, "%s got an unexpected keyword argument '%s'", a.what, k.name)
+		case i < len(a.pos):
+			return nil, errorf(a.line, "%s got multiple values for argument '%s'", a.what, k.name)
+		}
+		out[i] = k.v
+	}
+	return out, nil
+}
+
+// none is bind for a call without parameters.
+func (a *callArgs) none() error {
+	_, err := a.bind(nil)
+	return err
+}
+
+func (a *callArgs) intArg(v any, name string) (int64, error) {
+	if i, ok := index(v); ok {
+		return i, nil
+	}
+	if u, ok := v.(undefined); ok {
+		return 0, errorf(a.line, "%s", u.message())
+	}
+	return 0, errorf(a.line, "%s: '%s' must be an integer, not %s", a.what, name, typeName(v))
+}
+
+func (a *callArgs) strArg(v any, name string) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	return "", errorf(a.line, "%s: '%s' must be a string, not %s", a.what, name, typeName(v))
+}
+
+func (a *callArgs) rangeCall() (any, error) {
+	a.what = "range()"
+	if len(a.kw) > 0 {
+		return nil, errorf(a.line, "range() takes no keyword arguments")
+	}
+	var n [3]int64
+	for i, v := range a.pos {
+		if i >= 3 {
+			return nil, errorf(a.line, "range expected at most 3 arguments, got %d", len(a.pos))
+		}
+		x, ok := index(v)
+		if !ok {
+			return nil, errorf(a.line, "'%s' object cannot be interpreted as an integer", typeName(v))
+		}
+		n[i] = x
+	}
+	switch len(a.pos) {
+	case 0:
+		return nil, errorf(a.line, "range expected at least 1 argument, got 0")
+	case 1:
+		return rangeV{0, n[0], 1}, nil
+	case 2:
+		return rangeV{n[0], n[1], 1}, nil
+	}
+	if n[2] == 0 {
+		return nil, errorf(a.line, "range() arg 3 must not be zero")
+	}
+	return rangeV{n[0], n[1], n[2]}, nil
+}
+
+// callMethod calls one of the supported methods of a dict or a string.
+func (r *renderer) callMethod(a *callArgs, m method) (any, error) {
+	a.what = typeName(m.recv) + "." + m.name + "()"
+	if d, ok := m.recv.(*Dict); ok {
+		if m.name == "get" {
+			if len(a.kw) > 0 {
+				return nil, errorf(a.line, "get() takes no keyword arguments")
+			}
+			p, err := a.bind([]string{"key", "default"}, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			if len(a.pos) == 0 {
+				return nil, errorf(a.line, "get expected at least 1 argument, got 0")
+			}
+			if _, ok := hashKey(p[0]); !ok {
+				return nil, errorf(a.line, "unhashable type: '%s'", typeName(p[0]))
+			}
+			if v, ok := d.Get(p[0]); ok {
+				return v, nil
+			}
+			return p[1], nil
+		}
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		return view{kind: m.name[0], d: d}, nil
+	}
+	s := m.recv.(string)
+	switch m.name {
+	case "lower", "upper":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		if m.name == "lower" {
+			return pyLower(s), r.charge(a.line, len(s))
+		}
+		return pyUpper(s), r.charge(a.line, 3*len(s))
+	case "strip", "lstrip", "rstrip":
+		if len(a.kw) > 0 {
+			return nil, errorf(a.line, "%s takes no keyword arguments", a.what)
+		}
+		p, err := a.bind([]string{"chars"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return pyStripChars(s, m.name, p[0], a)
+	case "split":
+		p, err := a.bind([]string{"sep", "maxsplit"}, nil, int64(-1))
+		if err != nil {
+			return nil, err
+		}
+		n, err := a.intArg(p[1], "maxsplit")
+		if err != nil {
+			return nil, err
+		}
+		if err := r.charge(a.line, 2*len(s)); err != nil {
+			return nil, err
+		}
+		if p[0] == nil {
+			return pySplitSpace(s, n), nil
+		}
+		sep, err := a.strArg(p[0], "sep")
+		if err != nil {
+			return nil, err
+		}
+		if sep == "" {
+			return nil, errorf(a.line, "empty separator")
+		}
+		var parts []string
+		if n < 0 {
+			parts = strings.Split(s, sep)
+		} else {
+			parts = strings.SplitN(s, sep, int(min(n, int64(len(s))))+1)
+		}
+		return strList(parts), nil
+	case "startswith", "endswith":
+		if len(a.kw) > 0 {
+			return nil, errorf(a.line, "%s takes no keyword arguments", a.what)
+		}
+		p, err := a.bind([]string{"prefix"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		has := strings.HasPrefix
+		if m.name == "endswith" {
+			has = strings.HasSuffix
+		}
+		cands := []any{p[0]}
+		if t, ok := p[0].(tuple); ok {
+			cands = t
+		}
+		for _, c := range cands {
+			x, ok := c.(string)
+			if !ok {
+				return nil, errorf(a.line, "%s arg must be str or a tuple of str, not %s", m.name, typeName(c))
+			}
+			if has(s, x) {
+				return true, nil
+			}
+		}
+		return false, nil
+	case "replace":
+		if len(a.kw) > 0 {
+			return nil, errorf(a.line, "%s takes no keyword arguments", a.what)
+		}
+		p, err := a.bind([]string{"old", "new", "count"}, nil, nil, int64(-1))
+		if err != nil {
+			return nil, err
+		}
+		return pyReplace(a, s, p[0], p[1], p[2], false)
+	}
+	return nil, errorf(a.line, "%s is not supported by earlyinit's Jinja", a.what)
+}
+
+func strList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// pySplitSpace is Python's str.split() with maxsplit n.
+func pySplitSpace(s string, n int64) []any {
+	out := []any{}
+	for {
+		s = strings.TrimLeftFunc(s, pyIsSpace)
+		if s == "" {
+			return out
+		}
+		if n == 0 {
+			return append(out, pyRstrip(s))
+		}
+		i := strings.IndexFunc(s, pyIsSpace)
+		if i < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+		n--
+	}
+}
+
+func pyStripChars(s, how string, chars any, a *callArgs) (any, error) {
+	if chars == nil {
+		switch how {
+		case "lstrip":
+			return strings.TrimLeftFunc(s, pyIsSpace), nil
+		case "rstrip":
+			return pyRstrip(s), nil
+		}
+		return pyStrip(s), nil
+	}
+	cs, err := a.strArg(chars, "chars")
+	if err != nil {
+		return nil, err
+	}
+	switch how {
+	case "lstrip":
+		return strings.TrimLeft(s, cs), nil
+	case "rstrip":
+		return strings.TrimRight(s, cs), nil
+	}
+	return strings.Trim(s, cs), nil
+}
+
+// pyReplace is str(s).replace(str(old), str(new), count); strict asks
+// for strings (the method), else they are made strings (the filter).
+func pyReplace(a *callArgs, s string, old, nw, count any, toStr bool) (any, error) {
+	var o, n string
+	var err error
+	if toStr {
+		if o, err = a.r.str(a.line, old); err == nil {
+			n, err = a.r.str(a.line, nw)
+		}
+	} else if o, err = a.strArg(old, "old"); err == nil {
+		n, err = a.strArg(nw, "new")
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := int64(-1)
+	if count != nil {
+		if c, err = a.intArg(count, "count"); err != nil {
+			return nil, err
+		}
+	}
+	k := strings.Count(s, o)
+	if o == "" {
+		k = utf8.RuneCountInString(s) + 1
+	}
+	if c >= 0 && int64(k) > c {
+		k = int(c)
+	}
+	if size := len(s) + k*(len(n)-len(o)); size > 0 {
+		if err := a.r.charge(a.line, size); err != nil {
+			return nil, err
+		}
+	}
+	if c < 0 || c > int64(len(s))+1 {
+		c = -1
+	}
+	return strings.Replace(s, o, n, int(c)), nil
+}
+
+// attrGetter is Jinja's make_attrgetter: the item's item (or attribute)
+// along a dotted path ("a.0.b"), lower-cased when fold and a string.
+func (r *renderer) attrGetter(line int, attr any, fold bool) func(any) (any, error) {
+	var parts []any
+	switch x := attr.(type) {
+	case nil:
+	case string:
+		for _, p := range strings.Split(x, ".") {
+			if p != "" && strings.Trim(p, "0123456789") == "" {
+				n, err := strconv.ParseInt(p, 10, 64)
+				if err == nil {
+					parts = append(parts, n)
+					continue
+				}
+			}
+			parts = append(parts, p)
+		}
+	default:
+		parts = []any{attr}
+	}
+	return func(item any) (any, error) {
+		for _, p := range parts {
+			var err error
+			if item, err = r.getitem(line, item, p); err != nil {
+				return nil, err
+			}
+		}
+		if s, ok := item.(string); ok && fold {
+			return strings.ToLower(s), nil
+		}
+		return item, nil
+	}
+}
+
+// sortItems sorts items by key (stable, as Python's sorted). listKey: the
+// key is compared as Jinja's make_multi_attrgetter's one-item list, whose
+// == comes before its <.
+func (r *renderer) sortItems(line int, items []any, key func(any) (any, error), reverse, listKey bool) ([]any, error) {
+	keys := make([]any, len(items))
+	for i, it := range items {
+		k, err := key(it)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = k
+	}
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	if err := r.step(line, len(items)*bitsLen(len(items))); err != nil {
+		return nil, err
+	}
+	var err error
+	sort.SliceStable(idx, func(i, j int) bool {
+		a, b := keys[idx[i]], keys[idx[j]]
+		if reverse {
+			a, b = b, a
+		}
+		if listKey && equal(a, b) {
+			return false
+		}
+		lt, e := less(a, b)
+		if e != nil && err == nil {
+			err = errorf(line, "%v", e)
+		}
+		return lt
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(items))
+	for i, j := range idx {
+		out[i] = items[j]
+	}
+	return out, nil
+}
+
+func bitsLen(n int) int {
+	b := 1
+	for n > 1 {
+		n >>= 1
+		b++
+	}
+	return b
+}
+
+// reversible tells whether Python's reversed() takes v, and its items
+// in reverse.
+func (r *renderer) reversed(line int, v any) ([]any, bool, error) {
+	switch v.(type) {
+	case []any, tuple, string, *Dict, view, rangeV, undefined:
+		items, err := r.iterate(line, v)
+		if err != nil {
+			return nil, false, err
+		}
+		out := make([]any, len(items))
+		for i, it := range items {
+			out[len(items)-1-i] = it
+		}
+		return out, true, nil
+	}
+	return nil, false, nil
+}
+
+// length is Python's len(v).
+func (r *renderer) length(line int, v any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return int64(utf8.RuneCountInString(x)), nil
+	case []any:
+		return int64(len(x)), nil
+	case tuple:
+		return int64(len(x)), nil
+	case *Dict:
+		return int64(x.Len()), nil
+	case view:
+		return int64(x.d.Len()), nil
+	case rangeV:
+		return x.len(), nil
+	case undefined:
+		return int64(0), nil
+	}
+	return nil, errorf(line, "object of type '%s' has no len()", typeName(v))
+}
+
+func (r *renderer) filter(e *expr, f *frame) (any, error) {
+	v, err := r.eval(e.a, f)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.args(e, f)
+	if err != nil {
+		return nil, err
+	}
+	a.what = "filter '" + e.name + "'"
+	line := e.line
+	strOf := func(v any) (string, error) { return r.str(line, v) }
+	switch e.name {
+	case "default", "d":
+		p, err := a.bind([]string{"default_value", "boolean"}, "", false)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := v.(undefined); ok || truth(p[1]) && !truth(v) {
+			return p[0], nil
+		}
+		return v, nil
+	case "lower", "upper", "capitalize", "title", "string", "safe", "e", "escape":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		s, err := strOf(v)
+		if err != nil {
+			return nil, err
+		}
+		switch e.name {
+		case "lower":
+			return pyLower(s), nil
+		case "upper":
+			return pyUpper(s), nil
+		case "capitalize":
+			return pyCapitalize(s), nil
+		case "title":
+			return pyTitle(s), nil
+		case "e", "escape":
+			out := strings.NewReplacer("&", "&amp;", ">", "&gt;", "<", "&lt;", "'", "&#39;", `"`, "&#34;").Replace(s)
+			return out, r.charge(line, len(out))
+		}
+		return s, nil
+	case "trim":
+		p, err := a.bind([]string{"chars"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		s, err := strOf(v)
+		if err != nil {
+			return nil, err
+		}
+		return pyStripChars(s, "strip", p[0], a)
+	case "replace":
+		p, err := a.bind([]string{"old", "new", "count"}, nil, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(a.pos)+len(a.kw) < 2 {
+			return nil, errorf(line, "filter 'replace' wants the old and the new string")
+		}
+		s, err := strOf(v)
+		if err != nil {
+			return nil, err
+		}
+		return pyReplace(a, s, p[0], p[1], p[2], true)
+	case "join":
+		p, err := a.bind([]string{"d", "attribute"}, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		items, err := r.iterate(line, v)
+		if err != nil {
+			return nil, err
+		}
+		sep, err := strOf(p[0])
+		if err != nil {
+			return nil, err
+		}
+		get := r.attrGetter(line, p[1], false)
+		var b strings.Builder
+		for i, it := range items {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if it, err = get(it); err != nil {
+				return nil, err
+			}
+			s, err := strOf(it)
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(s)
+			if b.Len() > r.lim.Output {
+				return nil, limitf(line, "a value longer than %d bytes", r.lim.Output)
+			}
+		}
+		return b.String(), r.charge(line, b.Len())
+	case "length", "count":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		return r.length(line, v)
+	case "first":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		if it, ok := v.(*iterV); ok {
+			if it.pos < len(it.items) {
+				it.pos++
+				return it.items[it.pos-1], nil
+			}
+		} else {
+			items, err := r.iterate(line, v)
+			if err != nil {
+				return nil, err
+			}
+			if len(items) > 0 {
+				return items[0], nil
+			}
+		}
+		return undefined{name: "None", hint: "No first item, sequence was empty."}, nil
+	case "last":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		items, ok, err := r.reversed(line, v)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errorf(line, "'%s' object is not reversible", typeName(v))
+		}
+		if len(items) > 0 {
+			return items[0], nil
+		}
+		return undefined{name: "None", hint: "No last item, sequence was empty."}, nil
+	case "int":
+		p, err := a.bind([]string{"default", "base"}, int64(0), int64(10))
+		if err != nil {
+			return nil, err
+		}
+		return a.toInt(v, p[0], p[1])
+	case "float":
+		p, err := a.bind([]string{"default"}, 0.0)
+		if err != nil {
+			return nil, err
+		}
+		if u, ok := v.(undefined); ok {
+			return nil, errorf(line, "%s", u.message())
+		}
+		if f, _, _, ok := number(v); ok {
+			return f, nil
+		}
+		if s, ok := v.(string); ok {
+			if f, ok := pyParseFloat(s); ok {
+				return f, nil
+			}
+		}
+		return p[0], nil
+	case "list":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		items, err := r.iterate(line, v)
+		if err != nil {
+			return nil, err
+		}
+		return append([]any{}, items...), r.charge(line, 16*len(items))
+	case "sort":
+		p, err := a.bind([]string{"reverse", "case_sensitive", "attribute"}, false, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		items, err := r.iterate(line, v)
+		if err != nil {
+			return nil, err
+		}
+		var getters []func(any) (any, error)
+		if s, ok := p[2].(string); ok {
+			for _, part := range strings.Split(s, ",") {
+				getters = append(getters, r.attrGetter(line, part, !truth(p[1])))
+			}
+		} else {
+			getters = append(getters, r.attrGetter(line, p[2], !truth(p[1])))
+		}
+		key := func(it any) (any, error) {
+			if len(getters) == 1 {
+				return getters[0](it)
+			}
+			ks := make([]any, len(getters))
+			for i, g := range getters {
+				k, err := g(it)
+				if err != nil {
+					return nil, err
+				}
+				ks[i] = k
+			}
+			return ks, nil
+		}
+		return r.sortItems(line, items, key, truth(p[0]), true)
+	case "unique":
+		p, err := a.bind([]string{"case_sensitive", "attribute"}, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		items, err := r.iterate(line, v)
+		if err != nil {
+			return nil, err
+		}
+		get := r.attrGetter(line, p[1], !truth(p[0]))
+		seen := map[any]bool{}
+		var out []any
+		for _, it := range items {
+			k, err := get(it)
+			if err != nil {
+				return nil, err
+			}
+			h, ok := hashKey(k)
+			if !ok {
+				return nil, errorf(line, "unhashable type: '%s'", typeName(k))
+			}
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, it)
+			}
+		}
+		return &iterV{items: out, what: "generator"}, nil
+	case "reverse":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		if s, ok := v.(string); ok {
+			rs := []rune(s)
+			slices.Reverse(rs)
+			return string(rs), nil
+		}
+		items, ok, err := r.reversed(line, v)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &iterV{items: items, what: reverseIterName(v)}, nil
+		}
+		if items, err = r.iterate(line, v); err != nil {
+			return nil, errorf(line, "argument must be iterable")
+		}
+		out := append([]any{}, items...)
+		slices.Reverse(out)
+		return out, nil
+	case "tojson":
+		p, err := a.bind([]string{"indent"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		w := &jsonWriter{sortKeys: true, itemSep: ", ", r: r, line: line}
+		ind := false
+		switch x := p[0].(type) {
+		case nil:
+		case string:
+			w.indent, ind, w.itemSep = x, true, ","
+		default:
+			n, err := a.intArg(x, "indent")
+			if err != nil {
+				return nil, err
+			}
+			w.indent, ind, w.itemSep = strings.Repeat(" ", int(max(0, min(n, 64)))), true, ","
+		}
+		if err := w.value(v, 0, ind); err != nil {
+			if je, ok := err.(*Error); ok {
+				return nil, je
+			}
+			return nil, errorf(line, "%v", err)
+		}
+		out := strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "'", `\u0027`).Replace(w.b.String())
+		return out, r.charge(line, len(out))
+	case "indent":
+		p, err := a.bind([]string{"width", "first", "blank"}, int64(4), false, false)
+		if err != nil {
+			return nil, err
+		}
+		s, ok := v.(string)
+		if !ok {
+			if u, ok := v.(undefined); ok {
+				return nil, errorf(line, "%s", u.message())
+			}
+			return nil, errorf(line, "filter 'indent' wants a string, not %s", typeName(v))
+		}
+		ind, ok := p[0].(string)
+		if !ok {
+			n, err := a.intArg(p[0], "width")
+			if err != nil {
+				return nil, err
+			}
+			ind = strings.Repeat(" ", int(max(0, min(n, int64(r.lim.Output)))))
+		}
+		lines := pySplitlines(s + "\n")
+		if err := r.charge(line, len(s)+len(lines)*(len(ind)+1)); err != nil {
+			return nil, err
+		}
+		var out string
+		if truth(p[2]) {
+			out = strings.Join(lines, "\n"+ind)
+		} else {
+			var b strings.Builder
+			b.WriteString(lines[0])
+			for _, l := range lines[1:] {
+				b.WriteString("\n")
+				if l != "" {
+					b.WriteString(ind)
+				}
+				b.WriteString(l)
+			}
+			out = b.String()
+		}
+		if truth(p[1]) {
+			out = ind + out
+		}
+		return out, nil
+	case "items":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		switch x := v.(type) {
+		case undefined:
+			return &iterV{what: "generator"}, nil
+		case *Dict:
+			return &iterV{items: view{kind: 'i', d: x}.items(), what: "generator"}, nil
+		}
+		return nil, errorf(line, "Can only get item pairs from a mapping.")
+	case "dictsort":
+		p, err := a.bind([]string{"case_sensitive", "by", "reverse"}, false, "key", false)
+		if err != nil {
+			return nil, err
+		}
+		d, ok := v.(*Dict)
+		if !ok {
+			if u, ok := v.(undefined); ok {
+				return nil, errorf(line, "%s", u.message())
+			}
+			return nil, errorf(line, "filter 'dictsort' wants a dict, not %s", typeName(v))
+		}
+		pos := 0
+		switch p[1] {
+		case "key":
+		case "value":
+			pos = 1
+		default:
+			return nil, errorf(line, `You can only sort by either "key" or "value"`)
+		}
+		fold := !truth(p[0])
+		return r.sortItems(line, view{kind: 'i', d: d}.items(), func(it any) (any, error) {
+			k := it.(tuple)[pos]
+			if s, ok := k.(string); ok && fold {
+				return strings.ToLower(s), nil
+			}
+			return k, nil
+		}, truth(p[2]), false)
+	case "abs":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		f, i, isInt, ok := number(v)
+		switch {
+		case !ok:
+			return nil, errorf(line, "bad operand type for abs(): '%s'", typeName(v))
+		case isInt && i == math.MinInt64:
+			return nil, errOverflow(line)
+		case isInt && i < 0:
+			return -i, nil
+		case isInt:
+			return i, nil
+		}
+		return math.Abs(f), nil
+	case "round":
+		p, err := a.bind([]string{"precision", "method"}, int64(0), "common")
+		if err != nil {
+			return nil, err
+		}
+		return a.round(v, p[0], p[1])
+	case "min", "max":
+		p, err := a.bind([]string{"case_sensitive", "attribute"}, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		items, err := r.iterate(line, v)
+		if err != nil {
+			return nil, err
+		}
+		if len(items) == 0 {
+			return undefined{name: "None", hint: "No aggregated item, sequence was empty."}, nil
+		}
+		get := r.attrGetter(line, p[1], !truth(p[0]))
+		best, bk := items[0], any(nil)
+		if bk, err = get(best); err != nil {
+			return nil, err
+		}
+		for _, it := range items[1:] {
+			k, err := get(it)
+			if err != nil {
+				return nil, err
+			}
+			x, y := k, bk
+			if e.name == "max" {
+				x, y = bk, k
+			}
+			lt, err := less(x, y)
+			if err != nil {
+				return nil, errorf(line, "%v", err)
+			}
+			if lt {
+				best, bk = it, k
+			}
+		}
+		return best, nil
+	case "sum":
+		p, err := a.bind([]string{"attribute", "start"}, nil, int64(0))
+		if err != nil {
+			return nil, err
+		}
+		items, err := r.iterate(line, v)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := p[1].(string); ok {
+			return nil, errorf(line, "sum() can't sum strings [use ''.join(seq) instead]")
+		}
+		get := r.attrGetter(line, p[0], false)
+		total := p[1]
+		for _, it := range items {
+			if it, err = get(it); err != nil {
+				return nil, err
+			}
+			if total, err = r.binop(line, "+", total, it); err != nil {
+				return nil, err
+			}
+		}
+		return total, nil
+	}
+	return nil, errorf(line, "no filter named '%s'", e.name)
+}
+
+func reverseIterName(v any) string {
+	switch v.(type) {
+	case []any:
+		return "list_reverseiterator"
+	case *Dict, view:
+		return "dict_reversekeyiterator"
+	case rangeV:
+		return "range_iterator"
+	}
+	return "reversed"
+}
+
+// toInt is Jinja's do_int.
+func (a *callArgs) toInt(v, def, baseArg any) (any, error) {
+	base, err := a.intArg(baseArg, "base")
+	if err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case undefined:
+		return nil, errorf(a.line, "%s", x.message())
+	case bool, int64:
+		i, _ := index(x)
+		return i, nil
+	case float64:
+		return floatToInt(a.line, x, def)
+	case string:
+		if i, ok := pyParseInt(x, base); ok {
+			return i, nil
+		}
+		if f, ok := pyParseFloat(x); ok {
+			return floatToInt(a.line, f, def)
+		}
+	}
+	return def, nil
+}
+
+func floatToInt(line int, f float64, def any) (any, error) {
+	switch {
+	case math.IsNaN(f):
+		return def, nil
+	case math.IsInf(f, 0):
+		return nil, errorf(line, "cannot convert float infinity to integer")
+	case f >= 1<<63 || f < -(1<<63):
+		return nil, errOverflow(line)
+	}
+	return int64(f), nil
+}
+
+// pyParseInt is Python's int(s, base) for bases 2 to 36 and 0.
+func pyParseInt(s string, base int64) (int64, bool) {
+	s = pyStrip(s)
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if len(s) > 1 && s[0] == '0' {
+		p := int64(0)
+		switch s[1] | 0x20 {
+		case 'x':
+			p = 16
+		case 'o':
+			p = 8
+		case 'b':
+			p = 2
+		}
+		if p != 0 && (base == 0 || base == p) {
+			base, s = p, strings.TrimPrefix(s[2:], "_")
+		}
+	}
+	if base == 0 {
+		base = 10
+		if strings.Trim(s, "0_") == "" && s != "" && s[0] == '0' {
+			s = "0"
+		} else if s != "" && s[0] == '0' {
+			return 0, false
+		}
+	}
+	if base < 2 || base > 36 || s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
+		return 0, false
+	}
+	u, err := strconv.ParseUint(strings.ReplaceAll(s, "_", ""), int(base), 64)
+	if err != nil || u > 1<<63 || !neg && u == 1<<63 {
+		return 0, false
+	}
+	if neg {
+		return -int64(u), true
+	}
+	return int64(u), true
+}
+
+// pyParseFloat is Python's float(s) of a string.
+func pyParseFloat(s string) (float64, bool) {
+	s = pyStrip(s)
+	t := strings.TrimLeft(s, "+-")
+	if len(s)-len(t) > 1 {
+		return 0, false
+	}
+	switch strings.ToLower(t) {
+	case "inf", "infinity", "nan":
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	// digits, one dot, an exponent; underscores only between digits.
+	seenDigit, seenDot, seenExp := false, false, false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case isDigit(c):
+			seenDigit = true
+		case c == '_':
+			if i == 0 || i+1 >= len(t) || !isDigit(t[i-1]) || !isDigit(t[i+1]) {
+				return 0, false
+			}
+		case c == '.' && !seenDot && !seenExp:
+			seenDot = true
+		case (c == 'e' || c == 'E') && seenDigit && !seenExp:
+			seenExp = true
+			if i+1 < len(t) && (t[i+1] == '+' || t[i+1] == '-') {
+				i++
+			}
+			if i+1 >= len(t) || !isDigit(t[i+1]) {
+				return 0, false
+			}
+		default:
+			return 0, false
+		}
+	}
+	if !seenDigit {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+	if err != nil && !math.IsInf(f, 0) && f != 0 {
+		return 0, false
+	}
+	return f, true
+}
+
+// round is Jinja's do_round.
+func (a *callArgs) round(v, precArg, methodArg any) (any, error) {
+	m, _ := methodArg.(string)
+	if m != "common" && m != "ceil" && m != "floor" {
+		return nil, errorf(a.line, "method must be common, ceil or floor")
+	}
+	prec, err := a.intArg(precArg, "precision")
+	if err != nil {
+		return nil, err
+	}
+	if u, ok := v.(undefined); ok {
+		return nil, errorf(a.line, "%s", u.message())
+	}
+	f, i, isInt, ok := number(v)
+	if !ok {
+		return nil, errorf(a.line, "type %s doesn't define __round__ method", typeName(v))
+	}
+	if prec < -18 || prec > 300 || m != "common" && prec > 18 {
+		return nil, errorf(a.line, "filter 'round': a precision of %d is not supported by earlyinit's Jinja", prec)
+	}
+	if m == "common" {
+		if isInt {
+			if prec >= 0 {
+				return i, nil
+			}
+			p := int64(math.Pow10(int(-prec)))
+			q, r := i/p, i%p
+			if r < 0 {
+				q, r = q-1, r+p
+			}
+			if 2*r > p || 2*r == p && q%2 != 0 {
+				q++
+			}
+			return q * p, nil
+		}
+		if prec < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			if prec < 0 {
+				return nil, errorf(a.line, "filter 'round': a negative precision on a float is not supported by earlyinit's Jinja")
+			}
+			return f, nil
+		}
+		out, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'f', int(prec), 64), 64)
+		return out, nil
+	}
+	p := math.Pow10(int(prec))
+	x := f * p
+	if m == "ceil" {
+		x = math.Ceil(x)
+	} else {
+		x = math.Floor(x)
+	}
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil, errorf(a.line, "cannot convert float infinity or NaN to integer")
+	}
+	return x / p, nil
+}
+
+// pyCapitalize is Python's str.capitalize.
+func pyCapitalize(s string) string {
+	r, w := utf8.DecodeRuneInString(s)
+	if w == 0 {
+		return s
+	}
+	t := string(unicode.ToTitle(r))
+	switch r {
+	case 'ß':
+		t = "Ss"
+	case 'ﬀ', 'ﬁ', 'ﬂ', 'ﬃ', 'ﬄ', 'ﬅ', 'ﬆ', 'ŉ':
+		u := []rune(pyUpper(string(r)))
+		t = string(u[0]) + strings.ToLower(string(u[1:]))
+	}
+	return t + pyLower(s[w:])
+}
+
+// pyUpper is Python's str.upper: Unicode's full upper-casing, its
+// special cases (ß is SS) included.
+func pyUpper(s string) string {
+	if !strings.ContainsAny(s, "ßﬀﬁﬂﬃﬄﬅﬆŉ") {
+		return strings.ToUpper(s)
+	}
+	return strings.ToUpper(strings.NewReplacer("ß", "SS", "ﬀ", "FF", "ﬁ", "FI", "ﬂ", "FL", "ﬃ", "FFI", "ﬄ", "FFL", "ﬅ", "ST", "ﬆ", "ST", "ŉ", "ʼN").Replace(s))
+}
+
+// pyLower is Python's str.lower: İ is i and a combining dot above.
+func pyLower(s string) string {
+	return strings.ToLower(strings.ReplaceAll(s, "İ", "i\u0307"))
+}
+
+// pyTitle is Jinja's do_title: each word (after -, white space, (, {, [
+// or <) upper-cased first, lower-cased after.
+func pyTitle(s string) string {
+	var b strings.Builder
+	sep := func(r rune) bool { return r == '-' || pyIsSpace(r) || r == '(' || r == '{' || r == '[' || r == '<' }
+	start := true
+	for _, r := range s {
+		switch {
+		case sep(r):
+			b.WriteRune(r)
+			start = true
+		case start:
+			b.WriteString(pyUpper(string(r)))
+			start = false
+		default:
+			b.WriteString(pyLower(string(r)))
+		}
+	}
+	return b.String()
+}
+
+// pySplitlines is Python's str.splitlines().
+func pySplitlines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case '\n', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
+			out = append(out, s[start:i])
+			start = i + w
+		case '\r':
+			out = append(out, s[start:i])
+			if i+1 < len(s) && s[i+1] == '\n' {
+				w++
+			}
+			start = i + w
+		}
+		i += w
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+func (r *renderer) test(e *expr, f *frame) (any, error) {
+	v, err := r.eval(e.a, f)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.args(e, f)
+	if err != nil {
+		return nil, err
+	}
+	a.what = "test '" + e.name + "'"
+	line := e.line
+	one := func() (any, error) {
+		p, err := a.bind([]string{"other"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(a.pos)+len(a.kw) == 0 {
+			return nil, errorf(line, "%s wants one argument", a.what)
+		}
+		return p[0], nil
+	}
+	switch e.name {
+	case "defined", "undefined", "none", "boolean", "false", "true", "integer", "float", "number", "string", "mapping", "iterable", "sequence", "lower", "upper", "even", "odd":
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+	}
+	switch e.name {
+	case "defined", "undefined":
+		_, u := v.(undefined)
+		return u == (e.name == "undefined"), nil
+	case "none":
+		return v == nil, nil
+	case "boolean":
+		_, ok := v.(bool)
+		return ok, nil
+	case "false", "true":
+		b, ok := v.(bool)
+		return ok && b == (e.name == "true"), nil
+	case "integer":
+		_, ok := v.(int64)
+		return ok, nil
+	case "float":
+		_, ok := v.(float64)
+		return ok, nil
+	case "number":
+		_, _, _, ok := number(v)
+		return ok, nil
+	case "string":
+		_, ok := v.(string)
+		return ok, nil
+	case "mapping":
+		_, ok := v.(*Dict)
+		return ok, nil
+	case "iterable":
+		switch v.(type) {
+		case []any, tuple, string, *Dict, view, rangeV, *iterV, undefined:
+			return true, nil
+		}
+		return false, nil
+	case "sequence":
+		switch v.(type) {
+		case []any, tuple, string, *Dict, rangeV, undefined:
+			return true, nil
+		}
+		return false, nil
+	case "lower", "upper":
+		s, err := r.str(line, v)
+		if err != nil {
+			return nil, err
+		}
+		lower, upper, title := false, false, false
+		for _, c := range s {
+			lower = lower || unicode.IsLower(c)
+			upper = upper || unicode.IsUpper(c)
+			title = title || unicode.IsTitle(c)
+		}
+		if e.name == "lower" {
+			return lower && !upper && !title, nil
+		}
+		return upper && !lower && !title, nil
+	case "even", "odd", "divisibleby":
+		d := any(int64(2))
+		if e.name == "divisibleby" {
+			if d, err = one(); err != nil {
+				return nil, err
+			}
+		}
+		m, err := r.binop(line, "%", v, d)
+		if err != nil {
+			return nil, err
+		}
+		if e.name == "odd" {
+			return equal(m, int64(1)), nil
+		}
+		return equal(m, int64(0)), nil
+	case "eq", "equalto", "ne", "lt", "lessthan", "le", "gt", "greaterthan", "ge", "in":
+		o, err := one()
+		if err != nil {
+			return nil, err
+		}
+		op := map[string]string{"eq": "==", "equalto": "==", "ne": "!=", "lt": "<", "lessthan": "<", "le": "<=",
+			"gt": ">", "greaterthan": ">", "ge": ">=", "in": "in"}[e.name]
+		return r.compare(line, op, v, o)
+	}
+	return nil, errorf(line, "no test named '%s'", e.name)
+}

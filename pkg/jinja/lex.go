@@ -1,0 +1,561 @@
+package jinja
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+type tokKind uint8
+
+const (
+	tData tokKind = iota
+	tVarBegin
+	tVarEnd
+	tBlockBegin
+	tBlockEnd
+	tName
+	tString
+	tInt
+	tFloat
+	tOp
+	tEOF
+)
+
+// token is one lexeme: text between tags, a tag's delimiter, or a token
+// inside a tag.
+type token struct {
+	kind tokKind
+	s    string // the text, name, operator or string's value
+	i    int64
+	f    float64
+	line int
+}
+
+// describe names a token for an error, without its value when it may
+// hold data (text, string literals).
+func (t token) describe() string {
+	switch t.kind {
+	case tData:
+		return "template text"
+	case tVarBegin:
+		return "'{{'"
+	case tVarEnd:
+		return "end of print statement"
+	case tBlockBegin:
+		return "'{%'"
+	case tBlockEnd:
+		return "end of statement block"
+	case tName:
+		return "'" + t.s + "'"
+	case tString:
+		return "a string"
+	case tInt:
+		return "an integer"
+	case tFloat:
+		return "a float"
+	case tOp:
+		return "'" + t.s + "'"
+	}
+	return "end of template"
+}
+
+type lexer struct {
+	src  string
+	pos  int
+	toks []token
+	lim  Limits
+	// lineAt's cursor: line is the line of linePos.
+	line, linePos int
+}
+
+// lineAt is the line of byte offset p; offsets are asked in order.
+func (l *lexer) lineAt(p int) int {
+	if p < l.linePos {
+		l.line, l.linePos = 1, 0
+	}
+	l.line += strings.Count(l.src[l.linePos:p], "\n")
+	l.linePos = p
+	return l.line
+}
+
+func (l *lexer) emit(t token) error {
+	if len(l.toks) >= l.lim.Nodes {
+		return limitf(t.line, "more than %d tokens", l.lim.Nodes)
+	}
+	l.toks = append(l.toks, t)
+	return nil
+}
+
+// lex splits src into tokens as Jinja2's lexer does with cloud-init's
+// settings: newlines normalised to \n, one trailing newline dropped,
+// trim_blocks (a newline right after %} or #} is dropped), and the - and
+// + whitespace control of each tag.
+func lex(src string, lim Limits) ([]token, error) {
+	if !utf8.ValidString(src) {
+		return nil, errorf(0, "the template is not valid UTF-8")
+	}
+	if strings.IndexByte(src, '\r') >= 0 {
+		src = strings.ReplaceAll(src, "\r\n", "\n")
+		src = strings.ReplaceAll(src, "\r", "\n")
+	}
+	src = strings.TrimSuffix(src, "\n")
+	l := &lexer{src: src, lim: lim, line: 1}
+	for l.pos < len(l.src) {
+		i := nextTag(l.src, l.pos)
+		if i < 0 {
+			if err := l.emit(token{kind: tData, s: l.src[l.pos:], line: l.lineAt(l.pos)}); err != nil {
+				return nil, err
+			}
+			break
+		}
+		text, start := l.src[l.pos:i], l.pos
+		open := i + 2
+		sign := byte(0)
+		if open < len(l.src) && (l.src[open] == '-' || l.src[open] == '+') {
+			sign = l.src[open]
+			open++
+		}
+		if sign == '-' {
+			text = pyRstrip(text)
+		}
+		if text != "" {
+			if err := l.emit(token{kind: tData, s: text, line: l.lineAt(start)}); err != nil {
+				return nil, err
+			}
+		}
+		line := l.lineAt(i)
+		var err error
+		switch l.src[i+1] {
+		case '#':
+			err = l.comment(open, line)
+		case '%':
+			if end, ok := rawBegin(l.src, open); ok {
+				err = l.raw(end, line)
+				break
+			}
+			if err = l.emit(token{kind: tBlockBegin, line: line}); err == nil {
+				err = l.tag(open, tBlockEnd)
+			}
+		default:
+			if err = l.emit(token{kind: tVarBegin, line: line}); err == nil {
+				err = l.tag(open, tVarEnd)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := l.emit(token{kind: tEOF, line: l.lineAt(len(l.src))}); err != nil {
+		return nil, err
+	}
+	return l.toks, nil
+}
+
+// nextTag is the offset of the next {{, {% or {# at or after p, or -1.
+func nextTag(s string, p int) int {
+	for {
+		i := strings.IndexByte(s[p:], '{')
+		if i < 0 || p+i+1 >= len(s) {
+			return -1
+		}
+		switch s[p+i+1] {
+		case '{', '%', '#':
+			return p + i
+		}
+		p += i + 1
+	}
+}
+
+// comment skips a comment whose text starts at p: to the first #}, with
+// the whitespace control of a - or + before it.
+func (l *lexer) comment(p, line int) error {
+	j := strings.Index(l.src[p:], "#}")
+	if j < 0 {
+		return errorf(line, "missing end of comment tag")
+	}
+	j += p
+	end := j + 2
+	switch {
+	case j > p && l.src[j-1] == '-':
+		end = skipSpace(l.src, end)
+	case j > p && l.src[j-1] == '+':
+	default:
+		if end < len(l.src) && l.src[end] == '\n' {
+			end++
+		}
+	}
+	l.pos = end
+	return nil
+}
+
+// rawBegin tells whether {% raw %} (or {%- raw -%}) is at p, just after
+// {% and its sign, and where it ends.
+func rawBegin(s string, p int) (int, bool) {
+	q := skipSpace(s, p)
+	if !strings.HasPrefix(s[q:], "raw") {
+		return 0, false
+	}
+	q = skipSpace(s, q+3)
+	switch {
+	case strings.HasPrefix(s[q:], "-%}"):
+		return skipSpace(s, q+3), true
+	case strings.HasPrefix(s[q:], "%}"):
+		return q + 2, true
+	}
+	return 0, false
+}
+
+// raw emits the text of a raw block starting at p, up to its
+// {% endraw %}.
+func (l *lexer) raw(p, line int) error {
+	for q := p; ; {
+		i := strings.Index(l.src[q:], "{%")
+		if i < 0 {
+			return errorf(line, "missing end of raw directive")
+		}
+		i += q
+		r := i + 2
+		sign := byte(0)
+		if r < len(l.src) && (l.src[r] == '-' || l.src[r] == '+') {
+			sign = l.src[r]
+			r++
+		}
+		r = skipSpace(l.src, r)
+		if !strings.HasPrefix(l.src[r:], "endraw") {
+			q = i + 2
+			continue
+		}
+		r = skipSpace(l.src, r+6)
+		end := -1
+		switch {
+		case strings.HasPrefix(l.src[r:], "+%}"):
+			end = r + 3
+		case strings.HasPrefix(l.src[r:], "-%}"):
+			end = skipSpace(l.src, r+3)
+		case strings.HasPrefix(l.src[r:], "%}"):
+			end = r + 2
+			if end < len(l.src) && l.src[end] == '\n' {
+				end++
+			}
+		}
+		if end < 0 {
+			q = i + 2
+			continue
+		}
+		text := l.src[p:i]
+		if sign == '-' {
+			text = pyRstrip(text)
+		}
+		if text != "" {
+			if err := l.emit(token{kind: tData, s: text, line: l.lineAt(p)}); err != nil {
+				return err
+			}
+		}
+		l.pos = end
+		return nil
+	}
+}
+
+// tag lexes the inside of a {% %} or {{ }} tag from p to its end, which
+// counts only where every bracket is closed.
+func (l *lexer) tag(p int, end tokKind) error {
+	var balance []byte
+	s := l.src
+	for {
+		p = skipSpace(s, p)
+		if p >= len(s) {
+			return errorf(l.lineAt(len(s)), "unexpected end of template, expected %s", token{kind: end}.describe())
+		}
+		line := l.lineAt(p)
+		if len(balance) == 0 {
+			q := -1
+			if end == tBlockEnd {
+				switch {
+				case strings.HasPrefix(s[p:], "+%}"):
+					q = p + 3
+				case strings.HasPrefix(s[p:], "-%}"):
+					q = skipSpace(s, p+3)
+				case strings.HasPrefix(s[p:], "%}"):
+					q = p + 2
+					if q < len(s) && s[q] == '\n' {
+						q++
+					}
+				}
+			} else {
+				switch {
+				case strings.HasPrefix(s[p:], "-}}"):
+					q = skipSpace(s, p+3)
+				case strings.HasPrefix(s[p:], "}}"):
+					q = p + 2
+				}
+			}
+			if q >= 0 {
+				l.pos = q
+				return l.emit(token{kind: end, line: line})
+			}
+		}
+		c := s[p]
+		var t token
+		var n int
+		var err error
+		switch {
+		case c >= '0' && c <= '9':
+			t, n, err = lexNumber(s, p)
+		case c == '\'' || c == '"':
+			t, n, err = lexString(s, p)
+		case c == '_' || c < utf8.RuneSelf && unicode.IsLetter(rune(c)) || c >= utf8.RuneSelf && isLetterAt(s, p):
+			n = p
+			for n < len(s) {
+				r, w := utf8.DecodeRuneInString(s[n:])
+				if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					break
+				}
+				n += w
+			}
+			t = token{kind: tName, s: s[p:n]}
+		default:
+			op := ""
+			for _, o := range [...]string{"//", "**", "==", "!=", ">=", "<="} {
+				if strings.HasPrefix(s[p:], o) {
+					op = o
+					break
+				}
+			}
+			if op == "" && strings.IndexByte("+-/*%~[](){}><=.:|,;", c) >= 0 {
+				op = s[p : p+1]
+			}
+			if op == "" {
+				r, _ := utf8.DecodeRuneInString(s[p:])
+				return errorf(line, "unexpected character %q", r)
+			}
+			switch op {
+			case "(":
+				balance = append(balance, ')')
+			case "[":
+				balance = append(balance, ']')
+			case "{":
+				balance = append(balance, '}')
+			case ")", "]", "}":
+				if len(balance) == 0 {
+					return errorf(line, "unexpected '%s'", op)
+				}
+				if want := balance[len(balance)-1]; want != op[0] {
+					return errorf(line, "unexpected '%s', expected '%c'", op, want)
+				}
+				balance = balance[:len(balance)-1]
+			}
+			if len(balance) > l.lim.Depth {
+				return limitf(line, "brackets nested deeper than %d", l.lim.Depth)
+			}
+			t, n = token{kind: tOp, s: op}, p+len(op)
+		}
+		if err != nil {
+			return errorf(line, "%v", err)
+		}
+		t.line = line
+		if err := l.emit(t); err != nil {
+			return err
+		}
+		p = n
+	}
+}
+
+func isLetterAt(s string, p int) bool {
+	r, _ := utf8.DecodeRuneInString(s[p:])
+	return unicode.IsLetter(r)
+}
+
+// digits is the end of Jinja's (\d+_)*\d+ at p, or p when none.
+func digits(s string, p int, ok func(byte) bool) int {
+	q := p
+	for q < len(s) && ok(s[q]) {
+		q++
+		if q+1 < len(s) && s[q] == '_' && ok(s[q+1]) {
+			q++
+		}
+	}
+	return q
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// expEnd is the end of Jinja's e[+-]?D at p, or -1.
+func expEnd(s string, p int) int {
+	if p >= len(s) || s[p]|0x20 != 'e' {
+		return -1
+	}
+	p++
+	if p < len(s) && (s[p] == '+' || s[p] == '-') {
+		p++
+	}
+	if p >= len(s) || !isDigit(s[p]) {
+		return -1
+	}
+	return digits(s, p, isDigit)
+}
+
+// lexNumber is Jinja's float_re, else its integer_re, at p.
+func lexNumber(s string, p int) (token, int, error) {
+	// float: D ((\.D)? e[+-]?D | \.D), unless right after a dot (a.0.1).
+	if p == 0 || s[p-1] != '.' {
+		d := digits(s, p, isDigit)
+		q := d
+		if q+1 < len(s) && s[q] == '.' && isDigit(s[q+1]) {
+			q = digits(s, q+1, isDigit)
+		}
+		end := expEnd(s, q)
+		if end < 0 && d+1 < len(s) && s[d] == '.' && isDigit(s[d+1]) {
+			end = digits(s, d+1, isDigit)
+		}
+		if end > 0 {
+			// Out of range is inf or 0, as Python's float() has it.
+			f, _ := strconv.ParseFloat(strings.ReplaceAll(s[p:end], "_", ""), 64)
+			return token{kind: tFloat, f: f}, end, nil
+		}
+	}
+	base, q := 10, p
+	if s[p] == '0' && p+2 < len(s) {
+		var ok func(byte) bool
+		switch s[p+1] | 0x20 {
+		case 'b':
+			base, ok = 2, func(c byte) bool { return c == '0' || c == '1' }
+		case 'o':
+			base, ok = 8, func(c byte) bool { return c >= '0' && c <= '7' }
+		case 'x':
+			base, ok = 16, func(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
+		}
+		if ok != nil {
+			e := p + 2
+			if s[e] == '_' && e+1 < len(s) && ok(s[e+1]) {
+				e++
+			}
+			if ok(s[e]) {
+				q = digits(s, e, ok)
+			} else {
+				base = 10
+			}
+		}
+	}
+	lit := s[p:q]
+	if base == 10 {
+		if s[p] == '0' {
+			q = digits(s, p, func(c byte) bool { return c == '0' })
+		} else {
+			q = digits(s, p, isDigit)
+		}
+		lit = s[p:q]
+	} else {
+		lit = lit[2:]
+	}
+	i, err := strconv.ParseInt(strings.ReplaceAll(lit, "_", ""), base, 64)
+	if err != nil {
+		return token{}, 0, errInt
+	}
+	return token{kind: tInt, i: i}, q, nil
+}
+
+// errInt is an integer literal past int64, which earlyinit's Jinja does
+// not have (Python's integers have no bound).
+var errInt = &Error{Msg: "integer literal out of the 64-bit range"}
+
+// lexString is Jinja's string_re at p, its value unescaped as Python's
+// unicode-escape codec does.
+func lexString(s string, p int) (token, int, error) {
+	q := s[p]
+	var b strings.Builder
+	for i := p + 1; i < len(s); {
+		c := s[i]
+		switch {
+		case c == q:
+			return token{kind: tString, s: b.String()}, i + 1, nil
+		case c != '\\':
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			break
+		}
+		e := s[i+1]
+		i += 2
+		switch e {
+		case '\n':
+		case '\\', '\'', '"':
+			b.WriteByte(e)
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i - 1
+			for j < len(s) && j < i+2 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i-1:j], 8, 32)
+			b.WriteRune(rune(n))
+			i = j
+		case 'x', 'u', 'U':
+			n := 2
+			switch e {
+			case 'u':
+				n = 4
+			case 'U':
+				n = 8
+			}
+			if i+n > len(s) {
+				return token{}, 0, errEscape
+			}
+			v, err := strconv.ParseUint(s[i:i+n], 16, 32)
+			if err != nil || v > unicode.MaxRune {
+				return token{}, 0, errEscape
+			}
+			b.WriteRune(rune(v))
+			i += n
+		case 'N':
+			return token{}, 0, &Error{Msg: `\N{...} escapes are not supported`}
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+	return token{}, 0, &Error{Msg: "unterminated string"}
+}
+
+var errEscape = &Error{Msg: `truncated \x, \u or \U escape in a string`}
+
+// pyIsSpace is Python's str.isspace for one character.
+func pyIsSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0x1c, 0x1d, 0x1e, 0x1f, 0x85:
+		return true
+	}
+	return r > 0x7f && unicode.IsSpace(r) || r >= 0x2000 && r <= 0x200a || r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000 || r == 0x1680 || r == 0xa0
+}
+
+// skipSpace is the end of the white space (Python's \s) at p.
+func skipSpace(s string, p int) int {
+	for p < len(s) {
+		r, w := utf8.DecodeRuneInString(s[p:])
+		if !pyIsSpace(r) {
+			break
+		}
+		p += w
+	}
+	return p
+}
+
+func pyRstrip(s string) string { return strings.TrimRightFunc(s, pyIsSpace) }
+
+func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
