@@ -191,7 +191,7 @@ func (s *session) load(ctx context.Context, get userdata.Getter) (problems []str
 	}
 	s.img = img
 	if perr := s.guard("user-data decoding", func() error {
-		s.proc = processUserData(ctx, d, includeOnce(s.opts.Root, d.InstanceID, get, s.logf), img.Raw, s.logf)
+		s.proc = processUserData(ctx, d, includeOnce(s.opts.Root, d.InstanceID, get, s.logf), sensitiveInstanceData(s.opts.Root), img.Raw, s.logf)
 		return nil
 	}); perr != nil {
 		// Nothing of user-data is trusted after a panic: the modules run

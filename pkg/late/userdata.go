@@ -145,11 +145,13 @@ type processed struct {
 }
 
 // processUserData decodes user-data and vendor-data, fetches #include
-// URLs (final stage only, with get; without it they are dropped), merges
-// the cloud-config (vendor under user, then the image's configuration,
-// image, then modules.BaseConfig under both: baseConfig) and validates
-// each cloud-config part. Every problem is a warning.
-func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter, image map[string]any, logf func(string, ...any)) *processed {
+// URLs (final stage only, with get; without it they are dropped), renders
+// `## template: jinja` parts with the instance data instanceData reads
+// (and image as merged_cfg), merges the cloud-config (vendor under user,
+// then the image's configuration, image, then modules.BaseConfig under
+// both: baseConfig) and validates each cloud-config part. Every problem is
+// a warning.
+func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter, instanceData func() ([]byte, error), image map[string]any, logf func(string, ...any)) *processed {
 	p := &processed{}
 	warn := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -183,6 +185,11 @@ func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter,
 					p.includeWarnings = append(p.includeWarnings, fmt.Sprintf("%s: %s", what, w))
 				}
 			}
+		}
+		var jws []userdata.Warning
+		parts, jws = userdata.RenderJinja(parts, instanceData, image)
+		for _, w := range jws {
+			warn("%s: %s", what, w)
 		}
 		for _, part := range parts {
 			if part.Type != userdata.TypeCloudConfig {
@@ -221,6 +228,25 @@ func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter,
 	}
 	p.cfg = cfg
 	return p
+}
+
+// sensitiveInstanceData reads the instance data Jinja templates render
+// with: instance-data-sensitive.json, which cloud-init's stages (root)
+// read too; once, the first time a template asks.
+func sensitiveInstanceData(r *rootfs.Root) func() ([]byte, error) {
+	var b []byte
+	var err error
+	done := false
+	return func() ([]byte, error) {
+		if !done {
+			done = true
+			name := paths.RunDir + "/" + instance.InstanceDataSensitiveFile
+			if b, err = readCapped(r, name, maxInstanceData); err == nil && b == nil {
+				err = fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+			}
+		}
+		return b, err
+	}
 }
 
 func hasInclude(parts []userdata.Part) bool {

@@ -135,7 +135,7 @@ func TestDecode(t *testing.T) {
 		{name: "corrupt gzip used as is", raw: []byte{0x1f, 0x8b, 'x'}, warns: []string{"does not inflate", "unhandled non-multipart"}},
 		{name: "unknown text", raw: []byte("hello world\n"), warns: []string{`unhandled non-multipart user-data (12 bytes, no known #type line)`}},
 		{name: "part-handler", raw: []byte("#part-handler\ndef list_types(): pass\n"), warns: []string{"part-handlers"}},
-		{name: "jinja", raw: []byte("## template: jinja\n#cloud-config\n"), warns: []string{"jinja"}},
+		{name: "jinja", raw: []byte("## template: jinja\n#cloud-config\n"), want: []got{{TypeJinja, "part-001", "## template: jinja\n#cloud-config\n", ""}}},
 		{name: "jsonp", raw: []byte("#cloud-config-jsonp\n[]"), warns: []string{"jsonp"}},
 		{name: "hand-written MIME", raw: []byte(handMIME), want: []got{
 			{TypeCloudConfig, "config.yaml", "#cloud-config\nruncmd:\n  - echo hi\n", ""},

@@ -88,9 +88,10 @@ type Warning string
 //   - #include and #include-once become one TypeInclude part, fetched later
 //     by FetchIncludes.
 //
-// Empty (or all-blank) user-data has no parts. Content earlyinit cannot
-// handle (unknown types, part-handlers, jinja templates, JSON patches) is
-// dropped with a warning. The error is only for user-data past MaxSize.
+// Empty (or all-blank) user-data has no parts. A `## template: jinja`
+// part is kept as TypeJinja, for RenderJinja. Content earlyinit cannot
+// handle (unknown types, part-handlers, JSON patches) is dropped with a
+// warning. The error is only for user-data past MaxSize.
 func Decode(raw []byte) ([]Part, []Warning, error) {
 	return decode(raw, MaxSize)
 }
@@ -272,12 +273,10 @@ func (d *decoder) attach(ctype, filename, mergeType string, payload []byte) {
 	}
 	switch ctype {
 	case TypeCloudConfig, TypeShellScript, TypeShellScriptPerBoot, TypeShellScriptPerInst,
-		TypeShellScriptPerOnce, TypeBoothook:
+		TypeShellScriptPerOnce, TypeBoothook, TypeJinja:
 		d.parts = append(d.parts, p)
 	case typePartHandler:
 		d.warnf("part %s: part-handlers (Python code) are not supported by earlyinit: skipped", p.Filename)
-	case typeJinja:
-		d.warnf("part %s: jinja templates are not supported by earlyinit: skipped", p.Filename)
 	case typeJSONPatch:
 		d.warnf("part %s: #cloud-config-jsonp is not supported by earlyinit: skipped", p.Filename)
 	default:
