@@ -1,7 +1,6 @@
 package selinux
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -31,9 +30,23 @@ func kindField(f string) (kind, bool) {
 	if len(f) != 2 || f[0] != '-' {
 		return 0, false
 	}
-	k, ok := map[byte]kind{'-': kindReg, 'd': kindDir, 'l': kindLink, 'c': kindChar,
-		'b': kindBlock, 'p': kindFIFO, 's': kindSock}[f[1]]
-	return k, ok
+	switch f[1] {
+	case '-':
+		return kindReg, true
+	case 'd':
+		return kindDir, true
+	case 'l':
+		return kindLink, true
+	case 'c':
+		return kindChar, true
+	case 'b':
+		return kindBlock, true
+	case 'p':
+		return kindFIFO, true
+	case 's':
+		return kindSock, true
+	}
+	return 0, false
 }
 
 // kindOf is the kind of an object of mode's type (0: a regular file).
@@ -75,18 +88,35 @@ type spec struct {
 	expr string
 	once sync.Once
 	re   *regexp.Regexp
+	// next is the entry before it for the same exact path.
+	next *spec
+
 	// prefix is the literal text every match starts with: most keys are
-	// told apart by it without running the expression.
+	// told apart by it without running the expression. Load's: the
+	// parsed expression's (literalPrefix); OpenRoot's: read from the
+	// text (fixedPrefix), the same or shorter.
 	prefix string
+	// raw is the file_contexts expression of an entry whose check is
+	// deferred (OpenRoot's policy), until a lookup whose path starts
+	// with prefix checks it (Policy.check): then expr is set, or the
+	// entry is skipped (re stays nil).
+	raw string
 }
 
-// match tells whether the regular expression entry s matches key.
-func (s *spec) match(key string) bool {
+// match tells whether the regular expression entry s matches key,
+// checking it first if its check was deferred.
+func (p *Policy) match(s *spec, key string) bool {
 	if !strings.HasPrefix(key, s.prefix) {
 		return false
 	}
 	s.once.Do(func() {
-		s.re, _ = regexp.Compile(s.expr) // checkRegex parsed it: no error
+		expr := s.expr
+		if expr == "" {
+			expr = p.check(s)
+		}
+		if expr != "" {
+			s.re, _ = regexp.Compile(expr) // checkRegex parsed it: no error
+		}
 	})
 	return s.re != nil && s.re.MatchString(key)
 }
@@ -118,83 +148,134 @@ func isCompiled(data []byte) bool {
 // parseContexts adds the entries of one file_contexts file (input is its
 // number: later files win) to p. A malformed line fails the whole file, as
 // in libselinux; an entry whose regular expression RE2 cannot compile is
-// skipped and counted.
+// skipped and counted (by Load; by the lookup that first needs it, when
+// p defers the checks). The entries' fields are slices of one copy of
+// data, and the entries one allocation.
 func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 	if isCompiled(data) {
 		return fmt.Errorf("%s: compiled (file_contexts.bin format); earlyinit reads only the text form", file)
 	}
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		fields := strings.Fields(string(line))
-		if len(fields) == 0 || fields[0][0] == '#' {
+	for uint64(len(p.files)) <= input {
+		p.files = append(p.files, "")
+	}
+	p.files[input] = file
+	text := string(data)
+	lines := strings.Count(text, "\n") + 1
+	specs := make([]spec, 0, lines)
+	if len(p.literals) == 0 {
+		p.literals = make(map[string]*spec, lines/2) // Debian's: 58% exact paths
+	}
+	ascii := true // then no field needs its characters checked
+	for _, c := range data {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	var fields [3]string
+	for n := 0; text != ""; n++ {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		nf := 0
+		for line != "" && nf < len(fields) { // libselinux ignores fields after the third
+			i := 0
+			for i < len(line) && isSpace(line[i]) {
+				i++
+			}
+			j := i
+			for j < len(line) && !isSpace(line[j]) {
+				j++
+			}
+			if i == j {
+				break
+			}
+			fields[nf], line = line[i:j], line[j:]
+			nf++
+		}
+		for i := nf; i < len(fields); i++ {
+			fields[i] = "" // none left from the line before
+		}
+		if nf == 0 || fields[0][0] == '#' {
 			continue
 		}
-		if len(fields) > 3 {
-			fields = fields[:3] // libselinux ignores the rest
-		}
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s line %d: %s", file, n+1, fmt.Sprintf(format, args...))
-		}
-		for _, f := range fields {
-			if len(f) >= maxLineField {
-				return bad("entry too long")
-			}
-			for i := 0; i < len(f); i++ {
-				if f[i] >= 0x80 {
-					return bad("non-ASCII characters")
+		if !ascii || len(fields[0]) >= maxLineField || len(fields[1]) >= maxLineField || len(fields[2]) >= maxLineField {
+			for _, f := range fields[:nf] {
+				if len(f) >= maxLineField {
+					return badLine(file, n, "entry too long")
+				}
+				for i := 0; i < len(f); i++ {
+					if f[i] >= 0x80 {
+						return badLine(file, n, "non-ASCII characters")
+					}
 				}
 			}
 		}
-		if len(fields) < 2 {
-			return bad("missing fields: want path regex, optional file type, context")
+		if nf < 2 {
+			return badLine(file, n, "missing fields: want path regex, optional file type, context")
 		}
-		s := &spec{context: fields[len(fields)-1], order: input<<32 | uint64(n+1)}
-		if len(fields) == 3 {
+		specs = specs[:len(specs)+1] // within the capacity: the pointers stay valid
+		s := &specs[len(specs)-1]
+		s.context, s.order = fields[nf-1], input<<32|uint64(n+1)
+		if nf == 3 {
 			k, ok := kindField(fields[1])
 			if !ok {
-				return bad("file type %q: want --, -d, -l, -c, -b, -p or -s", fields[1])
+				return badLine(file, n, "file type %q: want --, -d, -l, -c, -b, -p or -s", fields[1])
 			}
 			s.kind = k
 		}
 		if s.context == none {
 			s.context = ""
 		}
-		p.insert(fields[0], s, fmt.Sprintf("%s line %d", file, n+1))
+		p.insert(fields[0], s)
 	}
 	return nil
 }
 
-// insert adds entry re (at where, for the skip warning) to p: a literal
-// path to the literal table, a regular expression compiled to its node.
-func (p *Policy) insert(re string, s *spec, where string) {
-	if !hasMeta(re) {
-		lit, _ := simplify(re)
-		p.literals[lit] = append(p.literals[lit], s)
+// badLine is the error for line n (from 0) of file.
+func badLine(file string, n int, format string, args ...any) error {
+	return fmt.Errorf("%s line %d: %s", file, n+1, fmt.Sprintf(format, args...))
+}
+
+// isSpace is the C locale's isspace, what strings.Fields splits ASCII at.
+func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+
+// where names the entry of order for a warning: its file and line.
+func (p *Policy) where(order uint64) string {
+	file := "file_contexts"
+	if i := order >> 32; i < uint64(len(p.files)) {
+		file = p.files[i]
+	}
+	return fmt.Sprintf("%s line %d", file, order&(1<<32-1))
+}
+
+// insert adds entry re to p: a literal path to the literal table, a
+// regular expression to its node, checked (admit) and, if it is skipped,
+// left out; or, when p defers the checks, with its fixed prefix, to be
+// checked by the first lookup that needs it.
+func (p *Policy) insert(re string, s *spec) {
+	if lit, ok := simplify(re); ok {
+		s.next = p.literals[lit]
+		p.literals[lit] = s
 		p.Entries++
 		return
 	}
-	expr, err := toRE2(re)
-	var prefix string
-	var insts int
-	switch {
-	case err != nil:
-	case p.parsed+len(expr) > maxPolicyParse:
-		err = fmt.Errorf("%w: %d bytes to parse, over the %d left of the policy's %d", errTooBig, len(expr), maxPolicyParse-p.parsed, maxPolicyParse)
-	default:
-		p.parsed += len(expr)
-		prefix, insts, err = parseRE2(expr)
-		if err == nil && p.insts+insts > maxPolicyInsts {
-			err = fmt.Errorf("%w: compiled program of %d instructions, over the %d left of the policy's %d", errTooBig, insts, maxPolicyInsts-p.insts, maxPolicyInsts)
+	if p.deferred {
+		s.raw, s.prefix = re, fixedPrefix(re)
+	} else {
+		expr, prefix, err := p.admit(re)
+		if err != nil {
+			p.Skipped++
+			if p.firstSkip == "" {
+				p.firstSkip = p.skipNote(s.order, re, err)
+			}
+			return
 		}
+		s.expr, s.prefix = expr, prefix
 	}
-	if err != nil {
-		p.Skipped++
-		if p.firstSkip == "" {
-			p.firstSkip = fmt.Sprintf("%s %s: %s", where, quoteShort(re), shorten(err.Error()))
-		}
-		return
-	}
-	p.insts += insts
-	s.expr, s.prefix = expr, prefix
 	n := &p.root
 	rest := re
 	for depth := 0; depth < maxDepth; {
@@ -219,6 +300,64 @@ func (p *Policy) insert(re string, s *spec, where string) {
 	}
 	n.regexes = append(n.regexes, s)
 	p.Entries++
+}
+
+// admit checks the regular expression entry re against RE2 and the
+// limits: its RE2 expression and literal prefix, or why it is skipped.
+// The policy's budgets (maxPolicyParse, maxPolicyInsts) are spent in the
+// order entries are admitted: file order at Load; with deferred checks,
+// the order lookups first need them (the caller holds p.mu).
+func (p *Policy) admit(re string) (expr, prefix string, err error) {
+	expr, err = toRE2(re)
+	if err != nil {
+		return "", "", err
+	}
+	if p.parsed+len(expr) > maxPolicyParse {
+		p.overBudget = true
+		return "", "", fmt.Errorf("%w: %d bytes to parse, over the %d left of the policy's %d", errTooBig, len(expr), maxPolicyParse-p.parsed, maxPolicyParse)
+	}
+	p.parsed += len(expr)
+	prefix, insts, err := parseRE2(expr)
+	if err == nil && p.insts+insts > maxPolicyInsts {
+		p.overBudget = true
+		err = fmt.Errorf("%w: compiled program of %d instructions, over the %d left of the policy's %d", errTooBig, insts, maxPolicyInsts-p.insts, maxPolicyInsts)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	p.insts += insts
+	return expr, prefix, nil
+}
+
+// skipNote is the warning's account of one skipped entry.
+func (p *Policy) skipNote(order uint64, re string, err error) string {
+	return fmt.Sprintf("%s %s: %s", p.where(order), quoteShort(re), shorten(err.Error()))
+}
+
+// check is a deferred entry's check (admit), the first time a lookup's
+// path starts with its fixed prefix: its RE2 expression, or "" when it
+// is skipped, which is counted (Warning) and logged to the log of the
+// latest OpenRoot that returned p.
+func (p *Policy) check(s *spec) string {
+	p.mu.Lock()
+	expr, _, err := p.admit(s.raw)
+	p.checked++
+	var note string
+	if err != nil {
+		note = p.skipNote(s.order, s.raw, err)
+		p.lateSkipped++
+		if p.firstLateSkip == "" {
+			p.firstLateSkip = note
+		}
+	}
+	p.mu.Unlock()
+	if err != nil {
+		if l := p.log.Load(); l != nil {
+			(*l).Errorf("selinux: %s: entry skipped", note)
+		}
+		return ""
+	}
+	return expr
 }
 
 // maxQuoted is how much of an expression a warning shows.

@@ -52,7 +52,7 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("%d bytes of text took %v", len(data), d)
 			}
 		}()
-		p := &Policy{literals: map[string][]*spec{}}
+		p := &Policy{literals: map[string]*spec{}}
 		if err := p.parseContexts("file_contexts", data, 0); err != nil {
 			return
 		}
@@ -64,7 +64,7 @@ func FuzzLoad(f *testing.F) {
 		var walk func(*node)
 		walk = func(n *node) {
 			for _, s := range n.regexes {
-				s.match(s.prefix) // compiles it
+				p.match(s, s.prefix) // compiles it
 				kept = append(kept, s)
 			}
 			for _, c := range n.children {
@@ -102,6 +102,21 @@ func FuzzLoad(f *testing.F) {
 		limit := 1<<20 + 4<<10*uint64(len(data)) + 2<<10*uint64(total)
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > limit {
 			t.Fatalf("%d bytes of text, %d instructions: %d bytes allocated, over %d", len(data), total, alloc, limit)
+		}
+
+		// The same text with the checks deferred (OpenRoot's) gives the
+		// same labels, unless Load ran out of a policy-wide budget.
+		d := &Policy{literals: map[string]*spec{}, deferred: true}
+		if err := d.parseContexts("file_contexts", data, 0); err != nil {
+			t.Fatalf("deferred checks: %v; Load: none", err)
+		}
+		for _, path := range paths {
+			for _, mode := range []fs.FileMode{0, fs.ModeDir} {
+				c, ok := p.Lookup(path, mode)
+				if dc, dok := d.Lookup(path, mode); !p.overBudget && (dc != c || dok != ok) {
+					t.Fatalf("Lookup(%q, %v): %q, %v; with the checks deferred %q, %v", path, mode, c, ok, dc, dok)
+				}
+			}
 		}
 	})
 }

@@ -108,17 +108,32 @@ func TestOpenRoot(t *testing.T) {
 		t.Errorf("/etc/hosts through the second Root: %q", got)
 	}
 
-	// A changed file_contexts.local is loaded again.
+	// A changed file_contexts.local is loaded again. Its expression
+	// RE2 cannot run is skipped, and logged, when the first path that
+	// could match it is written.
 	local := filepath.Join(root, ContextsDir("default"), "file_contexts.local")
 	os.WriteFile(local, []byte("/etc/hosts -- system_u:object_r:local_t:s0\n/etc/(x)\\1 u:r:x_t:s0\n"), 0o644)
 	log3 := &recLog{}
 	r3, _ := OpenRoot(root, log3)
-	if len(log3.lines) != 2 || log3.lines[0] != "selinux: labels from policy default (5622 entries)" ||
-		!strings.HasPrefix(log3.lines[1], "ERROR selinux: 1 file_contexts entries skipped") {
+	if !slices.Equal(log3.lines, []string{"selinux: labels from policy default (5623 entries)"}) {
 		t.Errorf("after a change, log %q", log3.lines)
 	}
-	if c, _ := r3.Labeler().(*Policy).Lookup("/etc/hosts", 0); c != "system_u:object_r:local_t:s0" {
+	p3 := r3.Labeler().(*Policy)
+	if c, _ := p3.Lookup("/etc/hosts", 0); c != "system_u:object_r:local_t:s0" {
 		t.Errorf("after a change, /etc/hosts is %q", c)
+	}
+	if err := r3.WriteFile("/etc/xx", nil, 0o644, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := labelOf(t, r3.Path("/etc/xx")); got != "system_u:object_r:etc_t:s0\x00" {
+		t.Errorf("/etc/xx: label %q, want /etc/.*'s", got)
+	}
+	const skipped = `ERROR selinux: /etc/selinux/default/contexts/files/file_contexts.local line 2 "/etc/(x)\\1": backreference \1: not supported by RE2: entry skipped`
+	if !slices.Equal(log3.lines[1:], []string{skipped}) {
+		t.Errorf("writing /etc/xx logged %q, want %q", log3.lines[1:], skipped)
+	}
+	if w := p3.Warning(); !strings.HasPrefix(w, "1 file_contexts entries skipped") {
+		t.Errorf("warning %q", w)
 	}
 }
 

@@ -22,43 +22,50 @@ const metaChars = ".^$?*+|[({])}"
 // escape makes it a regular expression.
 const literalEscapes = metaChars + "-_,"
 
+// isMeta and isLiteralEscape are metaChars and literalEscapes as tables:
+// Load looks at every character of every entry.
+var isMeta, isLiteralEscape = byteSet(metaChars), byteSet(literalEscapes)
+
+func byteSet(s string) (t [256]bool) {
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return t
+}
+
 // hasMeta tells whether a file_contexts path is a regular expression, as
 // libselinux decides it.
 func hasMeta(re string) bool {
-	for i := 0; i < len(re); i++ {
-		switch c := re[i]; {
-		case strings.IndexByte(metaChars, c) >= 0:
-			return true
-		case c == '\\':
-			i++
-			if i >= len(re) || strings.IndexByte(literalEscapes, re[i]) < 0 {
-				return true
-			}
-		}
-	}
-	return false
+	_, ok := simplify(re)
+	return !ok
 }
 
 // simplify returns a literal path with its escapes removed ("/etc/ld\.so"
 // is "/etc/ld.so"); ok is false if s is not a literal (hasMeta).
 func simplify(s string) (lit string, ok bool) {
-	var b strings.Builder
+	var b []byte // nil while s[:i] is the literal as it stands: most have no escape
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case strings.IndexByte(metaChars, c) >= 0:
+		case isMeta[c]:
 			return "", false
 		case c == '\\':
-			i++
-			if i >= len(s) || strings.IndexByte(literalEscapes, s[i]) < 0 {
+			if i+1 >= len(s) || !isLiteralEscape[s[i+1]] {
 				return "", false
 			}
-			b.WriteByte(s[i])
-		default:
-			b.WriteByte(c)
+			if b == nil {
+				b = append(make([]byte, 0, len(s)), s[:i]...)
+			}
+			i++
+			b = append(b, s[i])
+		case b != nil:
+			b = append(b, c)
 		}
 	}
-	return b.String(), true
+	if b == nil {
+		return s, true
+	}
+	return string(b), true
 }
 
 // endAnchor is PCRE's "$" without multiline: the end of the subject or
@@ -419,7 +426,7 @@ func groupOK(s string) bool {
 }
 
 // class copies the bracket expression at the start of s ("[...]") to b and
-// returns its length. A "]" first (or after "^") is a literal, as in both
+// returns its length (b nil: only the length). A "]" first (or after "^") is a literal, as in both
 // syntaxes; "[:name:]" is a POSIX class; "\v", "\Q" and "\p" are refused.
 func class(s string, b *strings.Builder) (int, error) {
 	i := 1
@@ -432,7 +439,9 @@ func class(s string, b *strings.Builder) (int, error) {
 	for i < len(s) {
 		switch s[i] {
 		case ']':
-			b.WriteString(s[:i+1])
+			if b != nil {
+				b.WriteString(s[:i+1])
+			}
 			return i + 1, nil
 		case '\\':
 			if i+1 < len(s) {
@@ -456,4 +465,96 @@ func class(s string, b *strings.Builder) (int, error) {
 		i++
 	}
 	return 0, errors.New("missing closing ]")
+}
+
+// fixedPrefix is the text every path matching the file_contexts
+// expression re starts with, read from re's characters without parsing
+// it (a hundredth of the cost): its literal ASCII characters, escaped
+// punctuation included, up to the first operator, less the last one
+// when a quantifier follows it ("/etc/ab?" is "/etc/a"); "" when re has
+// an alternation outside any group and bracket expression ("^a|b$"
+// need not start with a), or anything this reading does not follow. It
+// is never longer than literalPrefix of the parsed expression, which
+// every match starts with (FuzzFixedPrefix), so a path that does not
+// start with it cannot match re: libselinux's "stem" idea, made a
+// filter on the whole fixed prefix. OpenRoot's policy checks and
+// compiles an expression only when a lookup's path starts with it.
+func fixedPrefix(re string) string {
+	if topAlternation(re) {
+		return ""
+	}
+	var b []byte // nil while re[:i] is the prefix as it stands
+	i := 0
+	for ; i < len(re); i++ {
+		c := re[i]
+		if c == '\\' {
+			if i+1 >= len(re) || !isPunct(re[i+1]) {
+				break // \d, \Q, \1, a trailing backslash...
+			}
+			if b == nil {
+				b = append(make([]byte, 0, len(re)), re[:i]...)
+			}
+			i++
+			b = append(b, re[i])
+			continue
+		}
+		if isMeta[c] || c >= 0x80 { // a quantifier would take a whole UTF-8 character: Load refuses them anyway
+			break
+		}
+		if b != nil {
+			b = append(b, c)
+		}
+	}
+	prefix := re[:i]
+	if b != nil {
+		prefix = string(b)
+	}
+	if i < len(re) && strings.IndexByte("?*+{", re[i]) >= 0 && prefix != "" {
+		prefix = prefix[:len(prefix)-1] // the quantified character may be absent
+	}
+	return prefix
+}
+
+// isPunct tells whether c is ASCII punctuation: escaped, it stands for
+// itself in PCRE and RE2 alike.
+func isPunct(c byte) bool {
+	return c > ' ' && c < 0x7f && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+}
+
+// topAlternation tells whether re has a "|" outside every group, bracket
+// expression and \Q...\E quote, or cannot be followed (an unbalanced
+// ")", an unterminated bracket expression): fixedPrefix then has none.
+func topAlternation(re string) bool {
+	depth := 0
+	for i := 0; i < len(re); i++ {
+		switch re[i] {
+		case '\\':
+			if strings.HasPrefix(re[i:], `\Q`) {
+				end := strings.Index(re[i+2:], `\E`)
+				if end < 0 {
+					return false // quoted to the end
+				}
+				i += 2 + end + 1
+				continue
+			}
+			i++
+		case '[':
+			n, err := class(re[i:], nil)
+			if err != nil {
+				return true
+			}
+			i += n - 1
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth < 0 {
+				return true
+			}
+		case '|':
+			if depth == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

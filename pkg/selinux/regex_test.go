@@ -3,6 +3,7 @@ package selinux
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"regexp/syntax"
 	"runtime"
 	"strings"
@@ -147,6 +148,71 @@ func TestLiteralPrefix(t *testing.T) {
 			t.Errorf("checkRegex(%q) prefix %q, %v; want %q", re, got, err, want)
 		}
 	}
+}
+
+// TestFixedPrefix: the prefix read from the text, without parsing; never
+// longer than the parsed expression's (literalPrefix), and "" wherever an
+// alternation outside the groups could start a match elsewhere.
+func TestFixedPrefix(t *testing.T) {
+	for re, want := range map[string]string{
+		`/var/lib(/.*)?`:             "/var/lib",
+		`/etc/ld\.so\.conf.*`:        "/etc/ld.so.conf",
+		`/usr/lib/x?`:                "/usr/lib/",
+		`/etc/ab?c`:                  "/etc/a",
+		`/etc/a\.?`:                  "/etc/a",
+		`/etc/a\\+`:                  "/etc/a",
+		`/a*`:                        "/",
+		`/a+`:                        "/",
+		`/a{2}`:                      "/",
+		`/a|/b`:                      "",
+		`/a(b|c)`:                    "/a",
+		`/a(b)|c`:                    "",
+		`/a[|]b`:                     "/a",
+		`/a[]|]b|c`:                  "",
+		`/a[b`:                       "",
+		`/a)|(b`:                     "",
+		`/a\Q|\E`:                    "/a",
+		`/a\Q(\E|/b`:                 "",
+		`/a\Q(|`:                     "/a",
+		`/home/[^/]+/x`:              "/home/",
+		`/a\d`:                       "/a",
+		`/a\1`:                       "/a",
+		`(/.*)?`:                     "",
+		`/(?i)abc`:                   "/",
+		`/usr/lib/x\`:                "/usr/lib/x",
+		`/run/.*`:                    "/run/",
+		`/dev/[shmxv]d[^/]*`:         "/dev/",
+		`/etc/systemd/network(/.*)?`: "/etc/systemd/network",
+	} {
+		if got := fixedPrefix(re); got != want {
+			t.Errorf("fixedPrefix(%q) = %q; want %q", re, got, want)
+		}
+		if _, parsed, _, err := checkRegex(re); err == nil && !strings.HasPrefix(parsed, fixedPrefix(re)) {
+			t.Errorf("fixedPrefix(%q) = %q, not a prefix of the parsed expression's %q", re, fixedPrefix(re), parsed)
+		}
+	}
+}
+
+// FuzzFixedPrefix: for every expression RE2 takes, the prefix read from
+// its text starts the parsed expression's literal prefix, which every
+// match starts with; and a path the expression matches starts with it.
+func FuzzFixedPrefix(f *testing.F) {
+	for _, s := range []string{`/var/lib(/.*)?`, `/a\Q(\E|/b`, `/a[]|]b|c`, `/etc/a\.?`, `/a(?i)b`, `/x{0,3}y`, `/a\Q.*$\E|/b$\Z`} {
+		f.Add(s, "/var/lib/x")
+	}
+	f.Fuzz(func(t *testing.T, re, key string) {
+		expr, parsed, _, err := checkRegex(re)
+		if err != nil {
+			return
+		}
+		fixed := fixedPrefix(re)
+		if !strings.HasPrefix(parsed, fixed) {
+			t.Fatalf("fixedPrefix(%q) = %q, not a prefix of the parsed expression's %q", re, fixed, parsed)
+		}
+		if rx, err := regexp.Compile(expr); err == nil && rx.MatchString(key) && !strings.HasPrefix(key, fixed) {
+			t.Fatalf("%q matches %q, which does not start with fixedPrefix %q", re, key, fixed)
+		}
+	})
 }
 
 // TestProgSize holds progSize to the program regexp.Compile makes.

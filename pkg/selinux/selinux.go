@@ -38,6 +38,19 @@
 // time a lookup needs them, and grouped by their literal leading path
 // components as libselinux does, so a lookup runs only those that can
 // match.
+//
+// OpenRoot, what a boot uses, defers the checks too: its load reads the
+// entries and each expression's fixed prefix from the text (fixedPrefix,
+// libselinux's "stem" made a filter), and an expression is checked and
+// compiled only when a lookup's path starts with that prefix, so a boot
+// parses the few dozen expressions its paths can match, not Debian's
+// 2,685 (parsing them is most of Load's 35 ms). The labels are Load's
+// for every path: an expression a path does not start the prefix of
+// cannot match it, and each check decides as Load's does. The one
+// difference is on a policy over the policy-wide budgets (maxPolicyParse,
+// maxPolicyInsts, ten times Debian's): they are spent in the order
+// lookups need the expressions, not in file order, so other entries may
+// be the ones skipped.
 package selinux
 
 import (
@@ -47,6 +60,7 @@ import (
 	"io/fs"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
@@ -64,22 +78,35 @@ type Policy struct {
 	// Mode is SELINUX: Enforcing or Permissive.
 	Mode string
 	// Entries is the number of file_contexts entries in use, all files
-	// together.
+	// together. With deferred checks (OpenRoot), every well-formed entry:
+	// a lookup may yet skip one it is the first to need (Warning).
 	Entries int
 	// Skipped is the number of entries left out because RE2 cannot
 	// compile their regular expression, or its compiled program would be
 	// over the limit for one (maxRegexInsts) or for all together
 	// (maxPolicyInsts), or the expressions before it took all there is
-	// to parse (maxPolicyParse).
+	// to parse (maxPolicyParse). With deferred checks, those skipped at
+	// load: none; Warning counts the lookups' too.
 	Skipped int
 
 	firstSkip string
-	insts     int // the compiled size of the expressions in use (progSize)
-	parsed    int // the bytes of RE2 expressions parsed, kept or not
-	literals  map[string][]*spec
+	literals  map[string]*spec // exact paths: the last entry of each, linked to those before
 	root      node
-	subs      []sub // file_contexts.subs, tried first
-	distSubs  []sub // file_contexts.subs_dist
+	subs      []sub    // file_contexts.subs, tried first
+	distSubs  []sub    // file_contexts.subs_dist
+	files     []string // the files read, by input number, for warnings
+
+	// deferred: expressions are checked by the first lookup that needs
+	// them (OpenRoot), not at load. mu guards what those checks change.
+	deferred      bool
+	mu            sync.Mutex
+	insts         int    // the compiled size of the expressions in use (progSize)
+	parsed        int    // the bytes of RE2 expressions parsed, kept or not
+	checked       int    // deferred checks done
+	overBudget    bool   // an entry was skipped for a policy-wide budget
+	lateSkipped   int    // entries the deferred checks skipped
+	firstLateSkip string // the first of them
+	log           atomic.Pointer[Log]
 }
 
 // ContextsDir is where a policy's file contexts are, in the root.
@@ -101,7 +128,7 @@ func Load(dir string) (*Policy, error) {
 	if err != nil || c == nil {
 		return nil, err
 	}
-	return load(r, *c)
+	return load(r, *c, false)
 }
 
 // readConfig reads the root's /etc/selinux/config: nil when it has none
@@ -134,8 +161,10 @@ const (
 	binFile      = "file_contexts.bin"
 )
 
-func load(r *rootfs.Root, c config) (*Policy, error) {
-	p := &Policy{Type: c.policy, Mode: c.mode, literals: map[string][]*spec{}}
+// load reads the policy; deferred leaves the expressions' checks to the
+// lookups that need them.
+func load(r *rootfs.Root, c config, deferred bool) (*Policy, error) {
+	p := &Policy{Type: c.policy, Mode: c.mode, literals: map[string]*spec{}, deferred: deferred}
 	dir := ContextsDir(c.policy)
 	for i, name := range []string{baseFile, homedirsFile, localFile} {
 		file := path.Join(dir, name)
@@ -189,11 +218,18 @@ func readFile(r *rootfs.Root, name string) ([]byte, error) {
 }
 
 // Warning describes the entries Load skipped, or is "" if none was.
+// With deferred checks, it counts those the lookups so far skipped.
 func (p *Policy) Warning() string {
-	if p.Skipped == 0 {
+	p.mu.Lock()
+	n, first := p.Skipped+p.lateSkipped, p.firstSkip
+	if first == "" {
+		first = p.firstLateSkip
+	}
+	p.mu.Unlock()
+	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d file_contexts entries skipped, their regular expressions beyond RE2 or too big (first: %s)", p.Skipped, p.firstSkip)
+	return fmt.Sprintf("%d file_contexts entries skipped, their regular expressions beyond RE2 or too big (first: %s)", n, first)
 }
 
 // Lookup returns the context the policy gives the object at path (a path
@@ -229,7 +265,7 @@ func fits(want, k kind) bool {
 // literal is the latest exact-path entry for key that fits k.
 func (p *Policy) literal(key string, k kind) *spec {
 	var best *spec
-	for _, s := range p.literals[key] {
+	for s := p.literals[key]; s != nil; s = s.next {
 		if fits(s.kind, k) && (best == nil || s.order > best.order) {
 			best = s
 		}
@@ -267,7 +303,7 @@ func (p *Policy) regex(key string, k kind) *spec {
 			if best != nil && s.order < best.order {
 				break
 			}
-			if fits(s.kind, k) && s.match(key) {
+			if fits(s.kind, k) && p.match(s, key) {
 				best = s
 				break
 			}
@@ -302,11 +338,13 @@ func (l writerLog) Errorf(format string, args ...any) { fmt.Fprintf(l.w, format+
 // OpenRoot opens the root at dir for writing (rootfs.Open) and, when its
 // SELinux is enabled, attaches its policy, so that everything written
 // through the Root is labelled. The policy is loaded once per process for
-// a root whose SELinux files are unchanged; the load is logged, once: the
-// policy and its number of entries, skipped entries, or the error that
-// left the Root without labels. A policy that cannot be loaded does not
-// fail OpenRoot: the files are written unlabelled, as they would be
-// without this package. log may be nil.
+// a root whose SELinux files are unchanged, its expressions checked by
+// the lookups that need them (the package's comment); the load is
+// logged, once: the policy and its number of entries, or the error that
+// left the Root without labels; and so is each entry a lookup's check
+// skips, to the log of the latest OpenRoot given one. A policy that
+// cannot be loaded does not fail OpenRoot: the files are written
+// unlabelled, as they would be without this package. log may be nil.
 func OpenRoot(dir string, log Log) (*rootfs.Root, error) {
 	r, err := rootfs.Open(dir)
 	if err != nil {
@@ -324,6 +362,9 @@ func OpenRoot(dir string, log Log) (*rootfs.Root, error) {
 		}
 	}
 	if p != nil {
+		if log != nil {
+			p.log.Store(&log)
+		}
 		r.SetLabeler(p)
 	}
 	return r, nil
@@ -359,7 +400,7 @@ func cached(r *rootfs.Root) (p *Policy, fresh bool, err error) {
 	if cache.key == key {
 		return cache.policy, false, cache.err
 	}
-	p, err = load(r, *c)
+	p, err = load(r, *c, true)
 	cache.key, cache.policy, cache.err = key, p, err
 	return p, true, err
 }
