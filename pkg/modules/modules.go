@@ -139,6 +139,7 @@ func All() []Module {
 		{"package_update_upgrade_install", StageFinal, PerInstance, []string{"apt_update", "package_update", "apt_upgrade", "package_upgrade", "packages"}, packageUpdateUpgradeInstall},
 		{"write_files_deferred", StageFinal, PerInstance, []string{"write_files"}, writeFilesDeferred},
 		{"puppet", StageFinal, PerInstance, []string{"puppet"}, puppet},
+		{"chef", StageFinal, Always, []string{"chef"}, chef},
 		{"salt_minion", StageFinal, PerInstance, []string{"salt_minion"}, saltMinion},
 		{"scripts_per_once", StageFinal, Once, nil, scriptsPerOnce},
 		{"scripts_per_boot", StageFinal, Always, nil, scriptsPerBoot},
