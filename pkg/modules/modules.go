@@ -140,6 +140,7 @@ func All() []Module {
 		{"write_files_deferred", StageFinal, PerInstance, []string{"write_files"}, writeFilesDeferred},
 		{"puppet", StageFinal, PerInstance, []string{"puppet"}, puppet},
 		{"chef", StageFinal, Always, []string{"chef"}, chef},
+		{"ansible", StageFinal, PerInstance, []string{"ansible"}, ansible},
 		{"salt_minion", StageFinal, PerInstance, []string{"salt_minion"}, saltMinion},
 		{"scripts_per_once", StageFinal, Once, nil, scriptsPerOnce},
 		{"scripts_per_boot", StageFinal, Always, nil, scriptsPerBoot},
