@@ -130,6 +130,7 @@ func All() []Module {
 		// first), then the package module first of cloud_final_modules.
 		{"wireguard", StageFinal, PerInstance, []string{"wireguard"}, wireguard},
 		{"ssh_import_id", StageFinal, PerInstance, []string{"ssh_import_id", "users", "user"}, sshImportID},
+		{"rh_subscription", StageFinal, PerInstance, []string{"rh_subscription"}, rhSubscription},
 		{"yum_add_repo", StageFinal, PerInstance, []string{"yum_repos"}, yumAddRepo},
 		{"apt_configure", StageFinal, PerInstance, aptConfigKeys, aptConfigure},
 		{"zypper_add_repo", StageFinal, Always, []string{"zypper"}, zypperAddRepo},
