@@ -47,8 +47,10 @@ type Options struct {
 // Result describes what was built.
 type Result struct {
 	Modules int
-	// Compression is the method used ("auto" resolved).
-	Compression string
+	// Compression is the method used ("auto" resolved), Compressor what
+	// did it: the tool's command line, or a Go encoder (zstd's when the
+	// tool is missing).
+	Compression, Compressor string
 	// CPIOSize is the uncompressed archive, Size the file written.
 	CPIOSize, Size int64
 }
@@ -201,8 +203,11 @@ func Build(o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("write %s: %w", raw, err)
 	}
-	if res.CPIOSize, res.Size, err = compressFile(raw, o.Output, res.Compression); err != nil {
+	if res.CPIOSize, res.Size, res.Compressor, err = compressFileBy(raw, o.Output, res.Compression); err != nil {
 		return res, err
+	}
+	if res.Compressor != "" {
+		logf("initramfs: %s: %s", res.Compression, res.Compressor)
 	}
 	return res, nil
 }

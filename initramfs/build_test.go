@@ -345,7 +345,7 @@ func TestAutoCompression(t *testing.T) {
 		{"nozstd", os.Getenv("PATH"), "gzip"},
 		{"fedora", os.Getenv("PATH"), "gzip"}, // lib/modules/<kver>/config read
 		{"zstd", os.Getenv("PATH"), "zstd"},
-		{"zstd", t.TempDir(), "gzip"}, // no zstd tool
+		{"zstd", t.TempDir(), "zstd"}, // no zstd tool: Go's encoder
 		{"unknown", os.Getenv("PATH"), "zstd"},
 	} {
 		t.Run(tc.kver, func(t *testing.T) {

@@ -2,12 +2,15 @@ package initramfs
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 func TestCompressFile(t *testing.T) {
@@ -68,6 +71,63 @@ func TestCompressFile(t *testing.T) {
 	}
 }
 
+// TestCompressZstdWithoutTool: without the zstd tool, zstd is written by
+// Go's encoder, which says so, and the reference decoder reads it back;
+// the frame's window is zstd -19's (what the kernel allocates to unpack
+// it), and the output is reproducible.
+func TestCompressZstdWithoutTool(t *testing.T) {
+	ref, err := exec.LookPath("zstd")
+	if err != nil {
+		t.Fatal("no zstd tool to check the Go encoder's output with: run make deps")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.cpio")
+	var data []byte
+	for i := range 20000 {
+		data = fmt.Appendf(data, "070701%08x earlyinit cpio bytes, entry %d\n", i*7919, i)
+	}
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withTool := filepath.Join(dir, "tool.zst")
+	if _, _, by, err := compressFileBy(src, withTool, "zstd"); err != nil || by != "zstd -19 -T0 -q -c" {
+		t.Fatalf("with the tool: %q, %v", by, err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if err := checkCompression(dir, "6.1.0-none", "zstd"); err != nil {
+		t.Errorf("checkCompression without the tool: %v", err)
+	}
+	var outs [][]byte
+	for i := range 2 {
+		dst := filepath.Join(dir, fmt.Sprintf("go%d.zst", i))
+		raw, size, by, err := compressFileBy(src, dst, "zstd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if by != "Go's zstd encoder (klauspost/compress, best level), no zstd tool" {
+			t.Errorf("compressed by %q", by)
+		}
+		got, _ := os.ReadFile(dst)
+		if raw != int64(len(data)) || size != int64(len(got)) || !bytes.HasPrefix(got, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+			t.Errorf("sizes %d, %d of %d; starts % x", raw, size, len(got), got[:4])
+		}
+		outs = append(outs, got)
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Error("two runs differ")
+	}
+	out, err := exec.Command(ref, "-dcq", filepath.Join(dir, "go0.zst")).Output()
+	if err != nil || !bytes.Equal(out, data) {
+		t.Fatalf("zstd -d of the Go encoder's output: %v, equal %v", err, bytes.Equal(out, data))
+	}
+	var h zstd.Header
+	if err := h.Decode(outs[0]); err != nil || h.WindowSize > goZstdWindow {
+		t.Errorf("frame header %+v, %v: window over %d", h, err, goZstdWindow)
+	}
+	toolOut, _ := os.ReadFile(withTool)
+	t.Logf("%d bytes: zstd -19 %d, Go's encoder %d", len(data), len(toolOut), len(outs[0]))
+}
+
 func TestCheckCompression(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "boot"), 0o755); err != nil {
@@ -87,6 +147,7 @@ func TestCheckCompression(t *testing.T) {
 		{"6.1.0-test", "", "has no CONFIG_RD_ZSTD=y"}, // the default is zstd
 		{"6.1.0-other", "zstd", ""},                   // no config file: nothing to check
 		{"6.1.0-test", "brotli", "want one of"},
+		{"6.1.0-other", "lz4", ""},
 	} {
 		err := checkCompression(root, tc.kver, tc.method)
 		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
