@@ -104,7 +104,7 @@ $(BUILD)/initramfs-faultinject.img: FORCE
 qemu-test: initramfs $(BUILD)/initramfs-faultinject.img package
 	EARLYINIT_INITRAMFS=$(CURDIR)/$(BUILD)/initramfs.img EARLYINIT_KVER=$(KVER) \
 	EARLYINIT_INITRAMFS_FAULTINJECT=$(CURDIR)/$(BUILD)/initramfs-faultinject.img \
-		$(GO) test -tags qemu -count=1 -timeout 40m -v ./qemu-tests/ 2>&1 | tee $(BUILD)/qemu-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|qemu-tests:)|_test.go'; \
+		$(GO) test -tags qemu -count=1 -timeout 75m -v ./qemu-tests/ 2>&1 | tee $(BUILD)/qemu-test.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|qemu-tests:)|_test.go'; \
 		exit $${PIPESTATUS[0]}
 
 

@@ -190,8 +190,11 @@ func DebianRootOf(cacheDir string, pkgs []string) (string, error) {
 	if err := customise(target, systemdInit(pkgs)); err != nil {
 		return "", fmt.Errorf("debian root: customise %s: %w", target, err)
 	}
+	// --one-file-system: a /proc that debootstrap could not unmount
+	// (something on this machine walking the tree keeps it busy) is not
+	// archived.
 	part := filepath.Join(tmp, "root.tar")
-	if err := run("tar", "--numeric-owner", "-C", target, "-cf", part, "."); err != nil {
+	if err := run("tar", "--numeric-owner", "--one-file-system", "-C", target, "-cf", part, "."); err != nil {
 		return "", fmt.Errorf("debian root: %w", err)
 	}
 	if err := os.Rename(part, out); err != nil {

@@ -94,7 +94,7 @@ func DebianDracutRoot(cacheDir string) (string, error) {
 		return "", err
 	}
 	part := filepath.Join(tmp, "root.tar")
-	if err := run("tar", "--numeric-owner", "-C", root, "-cf", part, "."); err != nil {
+	if err := run("tar", "--numeric-owner", "--one-file-system", "-C", root, "-cf", part, "."); err != nil {
 		return "", fmt.Errorf("dracut root: %w", err)
 	}
 	if err := os.Rename(part, out); err != nil {
