@@ -680,3 +680,201 @@ func keysOf(m map[string]ocFile) []string {
 	sort.Strings(out)
 	return out
 }
+
+// schemaScript gives cloud-init 22.4's examples of the modules named in
+// "examples" (their meta) and its own schema's verdict on each document of
+// "docs" (validate_cloudconfig_schema, strict): null for valid, else the
+// message.
+const schemaScript = `
+import importlib, yaml
+from cloudinit.config.schema import validate_cloudconfig_schema, SchemaValidationError, get_schema
+inp = json.load(sys.stdin)
+out = {"examples": {}, "verdicts": []}
+for m in inp.get("examples") or []:
+    out["examples"][m] = importlib.import_module("cloudinit.config." + m).meta["examples"]
+schema = get_schema()
+for doc in inp.get("docs") or []:
+    try:
+        validate_cloudconfig_schema(yaml.safe_load(doc), schema, strict=True, log_details=False)
+        out["verdicts"].append(None)
+    except SchemaValidationError as e:
+        out["verdicts"].append(str(e))
+print(json.dumps(out))
+`
+
+type schemaAnswer struct {
+	Examples map[string][]string `json:"examples"`
+	Verdicts []*string           `json:"verdicts"`
+}
+
+// schemaErrors are userdata.Validate's errors (not its warnings) on doc.
+func schemaErrors(doc string) []string {
+	var out []string
+	for _, e := range userdata.Validate("test.yaml", []byte("#cloud-config\n"+doc)) {
+		if !e.Warning {
+			out = append(out, e.Error())
+		}
+	}
+	return out
+}
+
+var cfgMgmtModules = []string{"cc_ansible", "cc_puppet", "cc_chef", "cc_salt_minion", "cc_rh_subscription"}
+
+// TestCfgMgmtSchemaExamples: `earlyinit schema` accepts every example of
+// cloud-init 22.4's ansible, puppet, chef, salt_minion and rh_subscription
+// (their meta, taken from cloud-init itself), which cloud-init's own
+// schema accepts too; the examples the module tests run are those.
+func TestCfgMgmtSchemaExamples(t *testing.T) {
+	var ans schemaAnswer
+	oracle.Run(t, schemaScript, map[string]any{"examples": cfgMgmtModules}, &ans)
+	var docs []string
+	for _, m := range cfgMgmtModules {
+		if len(ans.Examples[m]) == 0 {
+			t.Errorf("%s: cloud-init has no examples", m)
+		}
+		docs = append(docs, ans.Examples[m]...)
+	}
+	var verdicts schemaAnswer
+	oracle.Run(t, schemaScript, map[string]any{"docs": docs}, &verdicts)
+	for i, d := range docs {
+		if v := verdicts.Verdicts[i]; v != nil {
+			t.Errorf("cloud-init's own schema refuses its example:\n%s\n%s", d, *v)
+		}
+		if errs := schemaErrors(d); len(errs) > 0 {
+			t.Errorf("earlyinit schema refuses cloud-init's example:\n%s\n%s", d, strings.Join(errs, "\n"))
+		}
+	}
+	ours := map[string][]string{
+		"cc_ansible":         {ansibleExample1, ansibleExample2},
+		"cc_salt_minion":     {saltExample},
+		"cc_rh_subscription": rhExamples,
+		"cc_chef":            {chefExample},
+	}
+	for m, exs := range ours {
+		for _, ex := range exs {
+			found := false
+			for _, theirs := range ans.Examples[m] {
+				found = found || strings.TrimSpace(theirs) == strings.TrimSpace(ex)
+			}
+			if !found {
+				t.Errorf("%s: the test's example is not cloud-init's:\n%s", m, ex)
+			}
+		}
+	}
+}
+
+// TestCfgMgmtSchemaVerdicts: `earlyinit schema` accepts and refuses what
+// cloud-init 22.4's JSON schema accepts and refuses for these modules'
+// keys (unknown keys, wrong types, enums, required keys, minimums), but
+// for the differences it names.
+func TestCfgMgmtSchemaVerdicts(t *testing.T) {
+	type doc struct {
+		yaml string
+		// differs: earlyinit accepts what 22.4's schema refuses, and why.
+		differs string
+	}
+	docs := []doc{
+		{yaml: "ansible: {}"},
+		{yaml: "ansible: null"},
+		{yaml: "ansible: []"},
+		{yaml: "ansible: {install_method: apt}"},
+		{yaml: "ansible: {install_method: pip, package_name: ansible-core, run_user: u, ansible_config: /x, galaxy: {actions: [[ansible-galaxy, install, x]]}}"},
+		{yaml: "ansible: {setup_controller: {repositories: [{path: /a, source: s}], run_ansible: [{playbook_name: p, playbook_dir: d, forks: 5, timeout: 1.5, anything: else}]}}"},
+		{yaml: "ansible: {setup_controller: {run_ansible: [{forks: -1}]}}"},
+		{yaml: "ansible: {setup_controller: {run_ansible: [{forks: '5'}]}}"},
+		{yaml: "ansible: {setup_controller: {run_ansible: [{check: 'yes'}]}}"},
+		{yaml: "ansible: {setup_controller: {repositories: [{path: /a}]}}"},
+		{yaml: "ansible: {setup_controller: {other: 1}}"},
+		{yaml: "ansible: {pull: {url: u}}"},
+		{yaml: "ansible: {pull: {url: u, playbook_name: p, accept_host_key: 'yes'}}"},
+		{yaml: "ansible: {pull: {url: u, playbook_name: p, timeout: 30}}"},
+		{yaml: "ansible: {pull: {url: u, playbook_name: p, extra_vars: x}}"},
+		{yaml: "ansible: {galaxy: {}}"},
+		{yaml: "ansible: {galaxy: {actions: [ansible-galaxy]}}"},
+		{yaml: "ansible: {galaxy: {actions: [[\"a\\nb\"]]}}"},
+		{yaml: "ansible: {unknown: 1}"},
+		{yaml: "puppet: {}"},
+		{yaml: "puppet: null"},
+		{yaml: "puppet: {install_type: snap}"},
+		{yaml: "puppet: {install: 'yes'}"},
+		{yaml: "puppet: {version: 7}"},
+		{yaml: "puppet: {exec_args: --test}"},
+		{yaml: "puppet: {exec_args: [--test, --noop]}"},
+		{yaml: "puppet: {conf: {main: {a: 1}, server: {}, agent: {}, user: {}, ca_cert: x}}"},
+		{yaml: "puppet: {conf: {foo: {}}}"},
+		{yaml: "puppet: {conf: {agent: x}}"},
+		{yaml: "puppet: {csr_attributes: {custom_attributes: {}, extension_requests: {}}}"},
+		{yaml: "puppet: {csr_attributes: {other: {}}}"},
+		{yaml: "puppet: {package: puppet}"},
+		{yaml: "chef: {}"},
+		{yaml: "chef: {server_url: s}"},
+		{yaml: "chef: {directories: []}"},
+		{yaml: "chef: {directories: [/a, /a]}"},
+		{yaml: "chef: {exec_arguments: [x], server_url: s}"},
+		{yaml: "chef: {delete_validation_post_exec: true}"},
+		{yaml: "chef: {omnibus_url_retries: '5'}"},
+		{yaml: "chef: {install_type: rpm}"},
+		{yaml: "chef: {run_list: 'recipe[a]'}"},
+		{yaml: "chef: {initial_attributes: {a: 1}, show_time: false, force_install: true, chef_license: accept}"},
+		{yaml: "salt_minion: {}"},
+		{yaml: "salt_minion: {conf: 'master: x'}"},
+		{yaml: "salt_minion: {pki: x}"},
+		{yaml: "salt_minion: {public_key: 1}"},
+		{yaml: "salt_minion: {grains: {a: [1]}, pkg_name: salt, service_name: salt, config_dir: /etc/salt, pki_dir: /x}"},
+		{yaml: "rh_subscription: {}"},
+		{yaml: "rh_subscription: {pools: []}"},
+		{yaml: "rh_subscription: {auto-attach: 'yes'}"},
+		{yaml: "rh_subscription: {add-pool: x}"},
+		{yaml: "rh_subscription: {org: true}"},
+		{yaml: "rh_subscription: {activation-key: k, org: Default_Organization}",
+			differs: "an organization's key as text: 22.4's schema wants an integer, its module and later schemas take text (a warning here)"},
+	}
+	var texts []string
+	for _, d := range docs {
+		texts = append(texts, d.yaml)
+	}
+	var ans schemaAnswer
+	oracle.Run(t, schemaScript, map[string]any{"docs": texts}, &ans)
+	for i, d := range docs {
+		theirs := ans.Verdicts[i] == nil
+		errs := schemaErrors(d.yaml + "\n")
+		ours := len(errs) == 0
+		switch {
+		case d.differs != "":
+			if theirs || !ours {
+				t.Errorf("%s: cloud-init valid %v, earlyinit valid %v; the documented difference (%s) is gone", d.yaml, theirs, ours, d.differs)
+			}
+		case theirs != ours:
+			t.Errorf("%s: cloud-init valid %v (%s), earlyinit valid %v (%q)", d.yaml, theirs, deref(ans.Verdicts[i]), ours, errs)
+		}
+	}
+}
+
+// TestCfgMgmtSchemaHidesSecrets: the schema's findings on these modules'
+// secrets (a validator's key, an activation key, a password, salt's
+// private key, a challengePassword, ansible's key file and variables)
+// name the key, never the value.
+func TestCfgMgmtSchemaHidesSecrets(t *testing.T) {
+	for _, doc := range []string{
+		"chef: {validation_cert: 12345678, server_url: s}",
+		"chef: {validation_key: 12345678}",
+		"rh_subscription: {activation-key: 12345678}",
+		"rh_subscription: {password: 12345678}",
+		"salt_minion: {private_key: 12345678}",
+		"puppet: {csr_attributes: {custom_attributes: 12345678}}",
+		"puppet: {csr_attributes: {extension_requests: 12345678}}",
+		"ansible: {pull: {url: u, playbook_name: p, private_key: 12345678}}",
+		"ansible: {pull: {url: u, playbook_name: p, vault_password_file: 12345678}}",
+		"ansible: {setup_controller: {run_ansible: [{extra_vars: 12345678}]}}",
+	} {
+		errs := schemaErrors(doc + "\n")
+		if len(errs) == 0 {
+			t.Errorf("%s: no finding", doc)
+		}
+		for _, e := range errs {
+			if strings.Contains(e, "12345678") {
+				t.Errorf("%s: the value is shown: %s", doc, e)
+			}
+		}
+	}
+}

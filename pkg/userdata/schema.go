@@ -193,6 +193,13 @@ func SensitivePath(path string) bool {
 	if strings.HasPrefix(path, "wireguard.") && strings.HasSuffix(path, ".content") {
 		return true // a WireGuard configuration, its private key in it
 	}
+	switch {
+	case path == "puppet.csr_attributes" || strings.HasPrefix(path, "puppet.csr_attributes."),
+		path == "chef.validation_cert" || path == "chef.validation_key",
+		path == "rh_subscription.activation-key",
+		strings.HasPrefix(path, "ansible.") && strings.HasSuffix(path, ".extra_vars"):
+		return true // a challengePassword, a validator's key, an activation key, variables
+	}
 	for _, k := range strings.Split(path, ".") {
 		if instance.IsSensitiveKey(k) || strings.HasSuffix(strings.ToLower(k), "_private") {
 			return true
@@ -653,10 +660,10 @@ func mergeHow(v *validator, n *yaml.Node, path string) {
 // cloudInitOnly are top-level keys cloud-init 22.4 knows (its schema and its
 // base configuration) that earlyinit does not act on.
 var cloudInitOnly = []string{
-	"autoinstall", "ansible",
-	"apt_pipelining", "byobu_by_default", "chef", "fan",
+	"autoinstall",
+	"apt_pipelining", "byobu_by_default", "fan",
 	"grub-dpkg", "grub_dpkg", "updates", "landscape", "lxd", "mcollective",
-	"migrate", "puppet", "rh_subscription", "salt_minion",
+	"migrate",
 	"snap", "spacewalk",
 	"ubuntu_advantage", "drivers", "reporting",
 	"datasource", "datasource_list", "def_log_file", "log_cfgs", "output", "syslog_fix_perms",
@@ -940,6 +947,9 @@ func newTopSchema() schema {
 	} {
 		top.props[k] = c
 	}
+	for k, c := range cfgMgmtSchemas() {
+		top.props[k] = c
+	}
 	for _, k := range cloudInitOnly {
 		if _, ok := top.props[k]; !ok {
 			top.props[k] = unsupported(nil)
@@ -960,4 +970,130 @@ func topLevel(v *validator, n *yaml.Node, path string) {
 		return
 	}
 	topSchema().top.check(v, n, path)
+}
+
+// cfgMgmtSchemas are the keys of the config-management modules
+// (pkg/modules: ansible.go, puppet.go, chef.go, salt_minion.go,
+// rh_subscription.go) as cloud-init 22.4's JSON schema has them: maps
+// without other keys, typed values. Keys the modules read that the schema
+// does not list (chef's exec_arguments...) are errors there too.
+func cfgMgmtSchemas() map[string]check {
+	anyKey := regexp.MustCompile(`^.+$`)
+	// number, minimum 0
+	nonNegative := func(v *validator, n *yaml.Node, path string) {
+		k, val, ok := v.kind(n, path)
+		if !ok {
+			return
+		}
+		if k != "integer" && k != "number" {
+			v.typeError(n, path, []string{"number"}, k, val)
+			return
+		}
+		if f, ok := val.(float64); ok && f < 0 {
+			v.errorf(n, path, "must be at least 0")
+		}
+		if i, ok := val.(int); ok && i < 0 {
+			v.errorf(n, path, "must be at least 0")
+		}
+	}
+	// codeOnly is a key the module's code reads that 22.4's schema lacks.
+	codeOnly := func(v *validator, n *yaml.Node, path string) {
+		v.errorf(n, path, "unknown key (cloud-init 22.4's schema lacks it, though its module reads it)")
+	}
+	strList := listOf(str, 0, 0)
+	runAnsible := obj{keys: anyKey, props: map[string]check{
+		"playbook_name": str, "playbook_dir": str, "become_password_file": str,
+		"connection_password_file": str, "list_hosts": boolean, "syntax_check": boolean,
+		"timeout": nonNegative, "vault_id": str, "vault_password_file": str,
+		"background": nonNegative, "check": boolean, "diff": boolean, "module_path": str,
+		"poll": nonNegative, "args": str, "extra_vars": str, "forks": nonNegative,
+		"inventory": str, "scp_extra_args": str, "sftp_extra_args": str, "private_key": str,
+		"connection": str, "module_name": str, "sleep": str, "tags": str, "skip_tags": str,
+	}}
+	pull := obj{required: []string{"url", "playbook_name"}, props: map[string]check{
+		"accept_host_key": boolean, "clean": boolean, "full": boolean, "diff": boolean,
+		"ssh_common_args": str, "scp_extra_args": str, "sftp_extra_args": str,
+		"private_key": str, "checkout": str, "module_path": str, "timeout": str,
+		"url": str, "connection": str, "vault_id": str, "vault_password_file": str,
+		"module_name": str, "sleep": str, "tags": str, "skip_tags": str, "playbook_name": str,
+	}}
+	chefProps := map[string]check{
+		"directories": func(v *validator, n *yaml.Node, path string) {
+			listOf(str, 1, 0)(v, n, path)
+			seen := map[string]bool{}
+			if d := v.deref(n); d.Kind == yaml.SequenceNode {
+				for i, c := range d.Content {
+					if c = v.deref(c); c.Kind == yaml.ScalarNode && seen[c.Value] {
+						v.errorf(c, fmt.Sprintf("%s.%d", path, i), "duplicate item: the items must be unique")
+					} else if c.Kind == yaml.ScalarNode {
+						seen[c.Value] = true
+					}
+				}
+			}
+		},
+		"validation_cert": str, "validation_key": str, "firstboot_path": str, "exec": boolean,
+		"client_key": str, "encrypted_data_bag_secret": str, "environment": str,
+		"file_backup_path": str, "file_cache_path": str, "json_attribs": str, "log_level": str,
+		"log_location": str, "node_name": str, "omnibus_url": str, "omnibus_url_retries": integer,
+		"omnibus_version": str, "pid_file": str, "server_url": str, "show_time": boolean,
+		"ssl_verify_mode": str, "validation_name": str, "force_install": boolean,
+		"initial_attributes": anyMap, "install_type": enum("packages", "gems", "omnibus"),
+		"run_list": strList, "chef_license": str,
+		"exec_arguments": codeOnly, "ruby_version": codeOnly, "version": codeOnly,
+		"delete_validation_post_exec": codeOnly,
+	}
+	return map[string]check{
+		"ansible": obj{props: map[string]check{
+			"install_method": enum("distro", "pip"),
+			"run_user":       str,
+			"ansible_config": str,
+			"setup_controller": obj{props: map[string]check{
+				"repositories": listOf(obj{required: []string{"path", "source"}, props: map[string]check{
+					"path": str, "source": str,
+				}}.check, 0, 0),
+				"run_ansible": listOf(runAnsible.check, 0, 0),
+			}}.check,
+			"galaxy": obj{required: []string{"actions"}, props: map[string]check{
+				"actions": listOf(listOf(pattern(`^.*\n?$`, "a single line"), 0, 0), 0, 0),
+			}}.check,
+			"package_name": str,
+			"pull":         pull.check,
+		}}.check,
+		"puppet": obj{props: map[string]check{
+			"install": boolean, "version": str, "install_type": enum("packages", "aio"),
+			"collection": str, "aio_install_url": str, "cleanup": boolean, "conf_file": str,
+			"ssl_dir": str, "csr_attributes_path": str, "package_name": str, "exec": boolean,
+			"exec_args": strList, "start_service": boolean,
+			"conf": obj{props: map[string]check{
+				"main": anyMap, "server": anyMap, "agent": anyMap, "user": anyMap, "ca_cert": str,
+			}}.check,
+			"csr_attributes": obj{props: map[string]check{
+				"custom_attributes": anyMap, "extension_requests": anyMap,
+			}}.check,
+		}}.check,
+		"chef": func(v *validator, n *yaml.Node, path string) {
+			obj{props: chefProps}.check(v, n, path)
+			if d := v.deref(n); d.Kind == yaml.MappingNode && len(d.Content) == 0 {
+				v.errorf(n, path, "needs at least one key")
+			}
+		},
+		"salt_minion": obj{props: map[string]check{
+			"pkg_name": str, "service_name": str, "config_dir": str, "conf": anyMap,
+			"grains": anyMap, "public_key": str, "private_key": str, "pki_dir": str,
+		}}.check,
+		"rh_subscription": obj{props: map[string]check{
+			"username": str, "password": str, "activation-key": str,
+			"org": oneOf(map[string]check{
+				"integer": nil,
+				// 22.4's schema wants an integer; its module, and later
+				// schemas, take an organization's name or number as text.
+				"string": func(v *validator, n *yaml.Node, path string) {
+					v.warnf(n, path, "cloud-init 22.4's schema wants an integer (later versions take a string, as subscription-manager does)")
+				},
+			}),
+			"auto-attach": boolean, "service-level": str,
+			"add-pool": strList, "enable-repo": strList, "disable-repo": strList,
+			"rhsm-baseurl": str, "server-hostname": str,
+		}}.check,
+	}
 }
