@@ -408,6 +408,9 @@ func (e *Env) runInstaller(ctx context.Context, key, rawURL string, retries int,
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%s %s: want an http or https URL", key, redactURL(rawURL))
 	}
+	if u.User != nil {
+		return fmt.Errorf("%s %s: credentials in the URL are not supported", key, redactURL(rawURL))
+	}
 	g := e.HTTP
 	if g == nil {
 		g = httpget.System(e.Root.Dir())

@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,6 +121,15 @@ puppet:
     main: {logdir: /var/log/puppet}
     server: {autosign: "true"}
 `},
+		// Known difference: YAML booleans are true/false here (puppet's
+		// boolean settings refuse Python's True/False).
+		{name: "conf booleans", setup: s, cfg: "puppet:\n  install: false\n  start_service: false\n  conf: {agent: {usecacheonfailure: false, splay: true}}\n",
+			known: func(evs []ocEvent, files map[string]ocFile) []ocEvent {
+				f := files["/etc/puppet/puppet.conf"]
+				f.content = strings.NewReplacer(" = True\n", " = true\n", " = False\n", " = false\n").Replace(f.content)
+				files["/etc/puppet/puppet.conf"] = f
+				return keepOld(old)(evs, files)
+			}},
 		{name: "ca_cert", setup: s, known: keepOld(old), cfg: "puppet:\n  install: false\n  start_service: false\n  conf:\n    ca_cert: |\n" + indentLines(puppetPEM, "      ")},
 		{name: "csr_attributes", setup: s, modes: csr, cfg: `puppet:
   install: false
@@ -236,5 +247,57 @@ func TestPyINI(t *testing.T) {
 	p.set("new", "Key", "v")
 	if got, want := p.String(), "[DEFAULT]\nx = 1\ny = 2\n\n[a]b]\nk = v = w\n\n[new]\nkey = v\n\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestRunInstaller: the aio script is fetched, run from a 0700 file in a
+// 0700 directory only root can write, and removed; a URL with credentials
+// (which the late stages' HTTP client does not send) is refused without
+// showing them.
+func TestRunInstaller(t *testing.T) {
+	srv, getter := installerServer(t, "#!/bin/sh\necho hi\n")
+	u := strings.Replace(srv.URL, "http://", "http://user:S3CRET@", 1) + "/install.sh"
+	te := newEnv(t, "puppet:\n  install_type: aio\n  start_service: false\n  aio_install_url: '"+u+"'\n")
+	te.HTTP = getter
+	err := te.runModule("puppet")
+	if err == nil {
+		t.Fatal("a URL with credentials: no error")
+	}
+	for _, s := range []string{te.log.String(), err.Error()} {
+		if strings.Contains(s, "S3CRET") || strings.Contains(s, "user:") {
+			t.Errorf("the URL's credentials are shown: %q", s)
+		}
+	}
+
+	te = newEnv(t, "puppet:\n  install_type: aio\n  start_service: false\n  aio_install_url: '"+srv.URL+"/install.sh'\n")
+	te.HTTP = getter
+	var seen bool
+	te.exec.handlers["puppet-install"] = func(c Cmd) ([]byte, error) {
+		seen = true
+		fi, err := os.Stat(c.Name)
+		if err != nil {
+			return nil, err
+		}
+		di, _ := os.Stat(filepath.Dir(c.Name))
+		if fi.Mode().Perm() != 0o700 || di.Mode().Perm() != 0o700 {
+			t.Errorf("script %v in %v", fi.Mode(), di.Mode())
+		}
+		if b, _ := os.ReadFile(c.Name); string(b) != "#!/bin/sh\necho hi\n" {
+			t.Errorf("script %q", b)
+		}
+		if strings.Join(c.Args, " ") != "--cleanup" {
+			t.Errorf("args %q", c.Args)
+		}
+		return nil, nil
+	}
+	te.exec.handlers["puppet"] = func(c Cmd) ([]byte, error) { return []byte("/etc/puppetlabs/x\n"), nil }
+	if err := te.runModule("puppet"); err != nil {
+		t.Fatal(err)
+	}
+	if !seen {
+		t.Fatalf("the installer did not run: %q", te.calls())
+	}
+	if te.Root.Exists(te.instanceDir() + "/puppet-install.d") {
+		t.Error("the installer is left behind")
 	}
 }

@@ -74,3 +74,37 @@ func TestSaltMinionOracle(t *testing.T) {
 `, modes: map[string]fs.FileMode{"/etc/salt/minion": 0o600}},
 	})
 }
+
+// TestSaltMinionKeyNotShown: the private key is in minion.pem (0600, in a
+// 0700 directory) and nowhere else; a failed install writes nothing.
+func TestSaltMinionKeyNotShown(t *testing.T) {
+	te := newEnv(t, "salt_minion:\n  public_key: PUBKEY\n  private_key: PRIVATEKEYDATA\n")
+	te.write("/usr/bin/apt-get", "", 0o755)
+	if err := te.runModule("salt_minion"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/salt/pki/minion.pem", "PRIVATEKEYDATA", 0o600, 0, 0)
+	te.wantFile("/etc/salt/pki/minion.pub", "PUBKEY", 0o644, 0, 0)
+	te.wantMode("/etc/salt/pki", 0o700, 0, 0)
+	for _, s := range []string{te.log.String(), te.out.String(), strings.Join(te.calls(), "\n")} {
+		if strings.Contains(s, "PRIVATEKEYDATA") {
+			t.Errorf("the private key is shown: %q", s)
+		}
+	}
+
+	te = newEnv(t, "salt_minion:\n  conf: {master: m}\n  public_key: P\n  private_key: K\n")
+	te.write("/usr/bin/apt-get", "", 0o755)
+	te.exec.handlers["apt-get"] = func(c Cmd) ([]byte, error) {
+		if slicesContains(c.Args, "install") {
+			c.Output.Write([]byte("E: Unable to locate package salt-minion\n"))
+			return nil, exitErr(100)
+		}
+		return nil, nil
+	}
+	if err := te.runModule("salt_minion"); err == nil || !strings.Contains(err.Error(), "Unable to locate package") {
+		t.Errorf("error %v", err)
+	}
+	if te.Root.Exists("/etc/salt") {
+		t.Error("files written after the install failed")
+	}
+}
