@@ -26,7 +26,7 @@ func init() {
 
 // leftOutAlways is how many of leftOut every initramfs build leaves out;
 // the rest only the package's (no late-stage runner).
-const leftOutAlways = 6
+const leftOutAlways = 7
 
 var leftOut = [...]struct {
 	name string
@@ -38,6 +38,7 @@ var leftOut = [...]struct {
 	{"man", verb{help: notHere + "man", run: func([]string) int { return notInThisBuild("man") }}},
 	{"completion", verb{help: notHere + "completion", run: func([]string) int { return notInThisBuild("completion") }}},
 	{"render", verb{help: notHere + "render", run: func([]string) int { return notInThisBuild("render") }}},
+	{"cloud-id", verb{help: notHere + "cloud-id", run: func([]string) int { return notInThisBuild("cloud-id") }}},
 	{"late", verb{help: notHere + "late", run: func([]string) int { return notInThisBuild("late") }}},
 	{"single", verb{help: notHere + "single", run: func([]string) int { return notInThisBuild("single") }}},
 	{"schema", verb{help: notHere + "schema", run: func([]string) int { return notInThisBuild("schema") }}},
