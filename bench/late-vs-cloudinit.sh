@@ -12,7 +12,13 @@
 #   key and sshd on :22 all hold, checked inside the guest; the tools' units
 #   as systemd timed them; each tool's own account (cloud-init analyze
 #   show/blame run in the guest, earlyinit analyze) and the ratio; B's
-#   timeline in build/bench-late/earlyinit-plot.svg.
+#   timeline in build/bench-late/earlyinit-plot.svg. Also "bare" (-bare=false
+#   leaves it out): Debian's image with the user, key and host keys baked
+#   in and no datasource tool at all, booted in turn with the others; each
+#   tool's overhead over it and the ratio of the two overheads, from the
+#   medians (3 runs by default), with the host's load average before and
+#   after; the last line says them all:
+#   provisioned: bare S s, earlyinit S s, cloud-init S s; overhead earlyinit S s, cloud-init S s
 # Both check on the disk afterwards that the user-data was applied and
 # the host keys made anew. A run during which another QEMU ran on the host,
 # or other processes took over a tenth of a CPU, is shown but left out of
@@ -21,16 +27,18 @@
 # usable KVM) every figure is many times what it is on KVM.
 #
 #   bench/late-vs-cloudinit.sh [runs] [-j 1|2] [-until poweroff|provisioned]
-#       [-smp N] [-initrd [LABEL=]PATH]... [-cloudinit=false] [-idle DURATION]
+#       [-smp N] [-initrd [LABEL=]PATH]... [-cloudinit=false] [-bare=false]
+#       [-idle DURATION]
+# runs: 2, or 3 with -until provisioned.
 #
 # Needs root (debootstrap, chroot) and what `make deps` installs. The root
 # with cloud-init is cached next to the e2e's in qemu-tests/testdata/cache;
 # images and consoles are left in build/bench-late.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=2
+runs=()
 if [[ $# -gt 0 && $1 =~ ^[0-9]+$ ]]; then
-	runs=$1
+	runs=(-runs "$1")
 	shift
 fi
 kver=${KVER:-$(ls /boot/vmlinuz-* | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)}
@@ -45,4 +53,4 @@ fi
 # may predate the verb).
 mkdir -p build/bench-late
 CGO_ENABLED=0 go build -o build/bench-late/earlyinit ./cmd/earlyinit
-exec go run ./bench/latevscloudinit -kver "$kver" -runs "$runs" -earlyinit build/bench-late/earlyinit "$@"
+exec go run ./bench/latevscloudinit -kver "$kver" "${runs[@]}" -earlyinit build/bench-late/earlyinit "$@"

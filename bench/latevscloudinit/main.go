@@ -5,7 +5,12 @@
 //	A) Debian's way: Debian's initramfs-tools image, cloud-init enabled;
 //	B) earlyinit: build/initramfs.img, /etc/cloud/cloud-init.disabled
 //	   (-initrd again for C, D...: other earlyinit images, e.g. before
-//	   and after a change).
+//	   and after a change);
+//	bare (-until provisioned): Debian's image, nothing to provision and
+//	   no datasource tool at all: user alice, her key and sudo, and the
+//	   host keys baked into the image, cloud-init disabled and its
+//	   generator masked; what the same machine takes to boot to sshd
+//	   without any tool, so each tool's overhead is its time less bare's.
 //
 // -until poweroff (the default) times the whole user-data, power_state
 // included, to the VM's power-off. -until provisioned times, inside the
@@ -29,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,9 +128,16 @@ type variant struct {
 	name     string
 	initrd   string
 	append   string
-	disabled bool // /etc/cloud/cloud-init.disabled: earlyinit's
+	disabled bool // /etc/cloud/cloud-init.disabled: earlyinit's and bare's
+	bare     bool // no tool: the user and keys baked in (bakeBare)
 	img      string
 }
+
+// earlyinit tells whether v is an earlyinit variant (B, C...).
+func (v *variant) earlyinit() bool { return v.disabled && !v.bare }
+
+// bareName is the bare variant's name.
+const bareName = "bare"
 
 type result struct {
 	v         *variant
@@ -192,7 +205,8 @@ func run() error {
 	bin := flag.String("earlyinit", "build/earlyinit", "earlyinit binary with the analyze verb")
 	cache := flag.String("cache", "qemu-tests/testdata/cache", "Debian root cache")
 	out := flag.String("out", "build/bench-late", "work directory (images, consoles)")
-	runs := flag.Int("runs", 2, "boots of each")
+	runs := flag.Int("runs", 0, "boots of each (default 2; 3 with -until provisioned, whose figures are medians)")
+	withBare := flag.Bool("bare", true, "with -until provisioned, boot the bare variant too (nothing to provision, no tool)")
 	jobs := flag.Int("j", 2, "VMs at once (1 or 2); with 2, A and B of one round boot side by side")
 	timeout := flag.Duration("timeout", 20*time.Minute, "bound on one boot")
 	idle := flag.Duration("idle", 0, "before each boot, wait up to this long (polling every 30 s) until no other QEMU runs on the host (with -j 1)")
@@ -207,6 +221,12 @@ func run() error {
 		return fmt.Errorf("-until %q: poweroff or provisioned", *until)
 	}
 	provMode := *until == "provisioned"
+	if *runs <= 0 {
+		*runs = 2
+		if provMode {
+			*runs = 3
+		}
+	}
 	if len(initrds) == 0 {
 		initrds = initrdList{"build/initramfs.img"}
 	}
@@ -257,6 +277,9 @@ func run() error {
 		variants = append(variants, &variant{name: "A cloud-init", initrd: debInitrd, append: appendCommon})
 	}
 	variants = append(variants, eVariants...)
+	if provMode && *withBare {
+		variants = append(variants, &variant{name: bareName, initrd: debInitrd, append: appendCommon, disabled: true, bare: true})
+	}
 	extra := map[string]string{}
 	var wants []string
 	if provMode {
@@ -280,6 +303,7 @@ func run() error {
 	}
 	fmt.Fprintf(os.Stderr, "images ready after %s; accel %s\n", time.Since(t0).Round(time.Second), vm.Accel(kernel))
 
+	loadBefore := loadavg()
 	var results []*result
 	for i := 1; i <= *runs; i++ {
 		for _, v := range variants {
@@ -302,14 +326,24 @@ func run() error {
 		}(r)
 	}
 	wg.Wait()
-	setup := fmt.Sprintf("kernel %s, QEMU %s, %d vCPU(s), 1024 MB, %d VM(s) at once", *kver, vm.Accel(kernel), *smp, *jobs)
+	loads := fmt.Sprintf("load average before the first boot %s, after the last %s (%d CPUs)", loadBefore, loadavg(), runtime.NumCPU())
+	setup := fmt.Sprintf("kernel %s, QEMU %s, %d vCPU(s), 1024 MB, %d VM(s) at once; %s", *kver, vm.Accel(kernel), *smp, *jobs, loads)
 	if provMode {
-		reportProvisioned(os.Stdout, results, variants, setup)
 		plots(os.Stderr, results, variants, *out, *bin)
+		reportProvisioned(os.Stdout, results, variants, setup)
 		return nil
 	}
 	report(os.Stdout, results, variants, setup)
 	return nil
+}
+
+// loadavg is the host's /proc/loadavg: the 1, 5 and 15 minute averages.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 func newestKernel() (string, error) {
@@ -328,7 +362,8 @@ func newestKernel() (string, error) {
 // Debian root with cloud-init, the host kernel's modules, the save unit
 // and the extra files (paths in the root), the units among them named
 // in wants enabled for multi-user.target; earlyinit's also have
-// /etc/cloud/cloud-init.disabled.
+// /etc/cloud/cloud-init.disabled; bare's, made last, that too and what
+// bakeBare adds.
 func images(tarball, kver, out string, variants []*variant, extra map[string]string, wants []string) error {
 	dir := filepath.Join(out, "root")
 	if err := os.RemoveAll(dir); err != nil {
@@ -363,14 +398,30 @@ func images(tarball, kver, out string, variants []*variant, extra map[string]str
 		}
 	}
 	disabled := filepath.Join(dir, "etc/cloud/cloud-init.disabled")
+	var ordered []*variant // bare last: bakeBare changes the tree
 	for _, v := range variants {
+		if !v.bare {
+			ordered = append(ordered, v)
+		}
+	}
+	for _, v := range variants {
+		if v.bare {
+			ordered = append(ordered, v)
+		}
+	}
+	for _, v := range ordered {
+		if v.bare {
+			if err := bakeBare(dir); err != nil {
+				return fmt.Errorf("bare image: %w", err)
+			}
+		}
 		os.Remove(disabled)
 		if v.disabled {
 			if err := os.WriteFile(disabled, nil, 0o644); err != nil {
 				return err
 			}
 		}
-		v.img = filepath.Join(out, fmt.Sprintf("template-%c.img", v.name[0]))
+		v.img = filepath.Join(out, fmt.Sprintf("template-%s.img", v.tag()))
 		if err := vm.Ext4(v.img, dir, "root", "", 3072); err != nil {
 			return err
 		}
@@ -389,7 +440,7 @@ func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, sm
 	if provMode {
 		prefix = "provisioned"
 	}
-	img := filepath.Join(out, fmt.Sprintf("%s-%c%d.img", prefix, r.v.name[0], r.n))
+	img := filepath.Join(out, fmt.Sprintf("%s-%s%d.img", prefix, r.v.tag(), r.n))
 	r.img = img
 	if b, err := exec.Command("cp", "--sparse=always", r.v.img, img).CombinedOutput(); err != nil {
 		r.err = fmt.Errorf("copy image: %v: %s", err, b)
@@ -421,12 +472,16 @@ func bootOne(r *result, kernel, seed, out, bin string, timeout time.Duration, sm
 			r.runcmd, _ = strconv.ParseFloat(m[1], 64)
 		}
 	}
-	r.missing = check(img, r.v.img)
-	if r.v.disabled {
+	if r.v.bare {
+		r.missing = checkBare(img)
+	} else {
+		r.missing = check(img, r.v.img)
+	}
+	if r.v.earlyinit() {
 		r.analyze = earlyinitAnalyze(img, bin)
 	}
 	if provMode {
-		r.prov = readProvisioned(img, res.Console)
+		r.prov = readProvisioned(img, res.Console, r.v.earlyinit())
 	}
 }
 
@@ -746,7 +801,7 @@ func report(w io.Writer, results []*result, variants []*variant, setup string) {
 func printAnalyze(w io.Writer, results []*result, variants []*variant) {
 	for _, v := range variants {
 		for _, r := range results {
-			if r.v == v && v.disabled && r.analyze != "" {
+			if r.v == v && v.earlyinit() && r.analyze != "" {
 				fmt.Fprintf(w, "\nearlyinit analyze (%s, run %d):\n%s", r.v.name, r.n, r.analyze)
 				break
 			}

@@ -233,8 +233,9 @@ type provisioned struct {
 var provRe = regexp.MustCompile(`(?m)BENCH-PROVISIONED (\d+\.\d+)\s*$`)
 
 // readProvisioned reads what bench-provisioned and bench-analyze kept on
-// img (the console is the fallback for the uptime).
-func readProvisioned(img, console string) *provisioned {
+// img (the console is the fallback for the uptime), and earlyinit's
+// record when the variant is earlyinit's.
+func readProvisioned(img, console string, earlyinit bool) *provisioned {
 	p := &provisioned{}
 	cat := func(f string) string { s, _ := vm.Cat(img, benchLog+"/"+f); return s }
 	switch at := strings.TrimSpace(cat("provisioned")); {
@@ -259,6 +260,9 @@ func readProvisioned(img, console string) *provisioned {
 				p.sshModule += secs
 			}
 		}
+		return p
+	}
+	if !earlyinit {
 		return p
 	}
 	rec, bootStage, finalStage, err := earlyinitRecord(img)
@@ -297,6 +301,14 @@ func toolUnits(cloudInit bool) (before, after []string) {
 	return []string{"earlyinit-boot.service"}, []string{"earlyinit-final.service"}
 }
 
+// sharesOf is shares for v's tool: none for bare.
+func (p *provisioned) sharesOf(v *variant) (toProv, all float64) {
+	if v.bare {
+		return 0, 0
+	}
+	return p.shares(!v.disabled)
+}
+
 // shares are the tool's time before the machine could be provisioned (its
 // units sshd waits for, and earlyinit's initramfs run) and in all (its
 // other units too), from systemd's timestamps.
@@ -324,7 +336,7 @@ func means(results []*result, v *variant) provMeans {
 		if r.v != v || !r.counted() || r.prov == nil || r.prov.at == 0 {
 			continue
 		}
-		toProv, all := r.prov.shares(!v.disabled)
+		toProv, all := r.prov.sharesOf(v)
 		m.n++
 		m.at += r.prov.at
 		m.handover += r.handover
@@ -371,7 +383,7 @@ func reportProvisioned(w io.Writer, results []*result, variants []*variant, setu
 				continue
 			}
 			p := r.prov
-			toProv, all := p.shares(!v.disabled)
+			toProv, all := p.sharesOf(v)
 			at := secs(p.at)
 			if p.timedOut {
 				at = "timeout"
@@ -391,7 +403,7 @@ func reportProvisioned(w io.Writer, results []*result, variants []*variant, setu
 		fmt.Fprintln(w)
 		for _, v := range variants {
 			b := byVariant[v]
-			if v == ci || b.n == 0 {
+			if v == ci || v.bare || b.n == 0 {
 				continue
 			}
 			fmt.Fprintf(w, "ratio %s / %s: provisioned %s, tool before sshd %s, ssh module %s\n", ci.name, v.name, ratio(a.at, b.at), ratio(a.toProv, b.toProv), ratio(a.sshMod, b.sshMod))
@@ -428,6 +440,97 @@ func reportProvisioned(w io.Writer, results []*result, variants []*variant, setu
 		}
 	}
 	printAnalyze(w, results, variants)
+	reportOverheads(w, results, variants)
+}
+
+// reportOverheads prints, when the bare variant ran, each variant's median
+// time to provisioned, each tool's overhead over bare's (the difference of
+// the medians) and the ratio of cloud-init's to the first earlyinit
+// variant's; last, the summary line. The medians are of the runs that
+// provisioned and applied the user-data (bare: that found what was baked
+// in), a busy host's included: the load averages say how busy.
+func reportOverheads(w io.Writer, results []*result, variants []*variant) {
+	var bare, ci, ei *variant
+	for _, v := range variants {
+		switch {
+		case v.bare:
+			bare = v
+		case !v.disabled:
+			ci = v
+		case ei == nil:
+			ei = v
+		}
+	}
+	if bare == nil {
+		return
+	}
+	med := map[*variant]float64{}
+	fmt.Fprintf(w, "\nMedians of the time to provisioned (runs that provisioned and applied; those on a busy host included):\n")
+	for _, v := range variants {
+		var ats []float64
+		busy := 0
+		for _, r := range results {
+			if r.v == v && r.applied() && r.prov != nil && r.prov.at > 0 {
+				ats = append(ats, r.prov.at)
+				if r.busy {
+					busy++
+				}
+			}
+		}
+		if len(ats) == 0 {
+			fmt.Fprintf(w, "  %-22s -        (no run provisioned)\n", v.name)
+			continue
+		}
+		note := ""
+		if len(ats) < 3 {
+			note = "; fewer than 3: not a median to go by"
+		}
+		med[v] = median(ats)
+		fmt.Fprintf(w, "  %-22s %7.1f s  (median of %d, %d on a busy host%s)\n", v.name, med[v], len(ats), busy, note)
+	}
+	over := func(v *variant) (float64, bool) {
+		if v == nil {
+			return 0, false
+		}
+		m, ok := med[v]
+		b, okb := med[bare]
+		return m - b, ok && okb
+	}
+	for _, v := range variants {
+		if o, ok := over(v); ok && !v.bare {
+			fmt.Fprintf(w, "  overhead of %-10s %7.1f s over bare\n", v.name, o)
+		}
+	}
+	oe, okE := over(ei)
+	oc, okC := over(ci)
+	if okE && okC {
+		fmt.Fprintf(w, "  ratio of the overheads, %s / %s: %s\n", ci.name, ei.name, ratio(oc, oe))
+	}
+	num := func(v *variant) string {
+		if m, ok := med[v]; ok && v != nil {
+			return fmt.Sprintf("%.1f", m)
+		}
+		return "-"
+	}
+	diff := func(o float64, ok bool) string {
+		if ok {
+			return fmt.Sprintf("%.1f", o)
+		}
+		return "-"
+	}
+	fmt.Fprintf(w, "provisioned: bare %s s, earlyinit %s s, cloud-init %s s; overhead earlyinit %s s, cloud-init %s s\n",
+		num(bare), num(ei), num(ci), diff(oe, okE), diff(oc, okC))
+}
+
+// median is the median of xs (not empty).
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func head(s string, n int) string {
@@ -451,7 +554,7 @@ func ratio(a, b float64) string {
 func plots(log io.Writer, results []*result, variants []*variant, out, bin string) {
 	first := true
 	for _, v := range variants {
-		if !v.disabled {
+		if !v.earlyinit() {
 			continue
 		}
 		name := "earlyinit-plot.svg"
