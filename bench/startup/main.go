@@ -1,8 +1,11 @@
 // Command startup times process start-up, side by side in one run: a
 // static Go hello-world against `earlyinit version` (and, with -net, a
-// two-NIC `earlyinit net-convert` against `cloud-init devel net-convert`).
-// Runs alternate (A, B, A, B...) so that a busy host skews both alike; each
-// figure is the median wall time from fork to exit of N runs.
+// two-NIC `earlyinit net-convert` against `cloud-init devel net-convert`,
+// on the same input, for each renderer of -renderers). Runs alternate (A,
+// B, A, B...) so that a busy host skews both alike; each figure is the
+// median wall time from fork to exit of N runs. The host's load average
+// is printed before and after: under load every figure grows, the
+// hello-world's too.
 //
 // The hello-world is built here with the flags the Makefile builds
 // earlyinit with (CGO_ENABLED=0, -trimpath, -gcflags=all=-l, -s -w), so
@@ -11,7 +14,8 @@
 // main (GODEBUG=inittrace=1), heaviest first. -before BINARY adds an older
 // earlyinit (make bench: the tree before issue 18) to every comparison.
 //
-// Figures, not assertions: bench/startup.sh and `make bench` run it.
+// Figures, not assertions: `make bench` (bench/before-after.sh) and
+// bench/net-convert.sh (-startup=false) run it.
 package main
 
 import (
@@ -47,15 +51,28 @@ func main() {
 	runs := flag.Int("runs", 200, "runs of each command")
 	net := flag.Bool("net", false, "also time net-convert against cloud-init's")
 	netRuns := flag.Int("net-runs", 10, "runs of each net-convert (cloud-init's takes about half a second)")
+	renderers := flag.String("renderers", "networkd", "net-convert's renderers, comma-separated (networkd, netplan, sysconfig, eni, network-manager)")
+	startup := flag.Bool("startup", true, "time the start-up (false: net-convert alone)")
 	trace := flag.Int("inittrace", 10, "print earlyinit's N costliest package initialisations (0: none)")
 	flag.Parse()
-	if err := run(*earlyinit, *before, *runs, *net, *netRuns, *trace); err != nil {
+	fmt.Printf("load average before: %s\n", loadavg())
+	if err := run(*earlyinit, *before, *runs, *startup, *net, *netRuns, strings.Split(*renderers, ","), *trace); err != nil {
 		fmt.Fprintf(os.Stderr, "startup: %v\n", err)
 		os.Exit(1)
 	}
+	fmt.Printf("load average after:  %s (%d CPUs)\n", loadavg(), runtime.NumCPU())
 }
 
-func run(earlyinit, before string, runs int, net bool, netRuns, trace int) error {
+// loadavg is /proc/loadavg's 1, 5 and 15 minute averages.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
+func run(earlyinit, before string, runs int, startup, net bool, netRuns int, renderers []string, trace int) error {
 	for _, bin := range []string{earlyinit, before} {
 		if bin == "" {
 			continue
@@ -69,6 +86,9 @@ func run(earlyinit, before string, runs int, net bool, netRuns, trace int) error
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if !startup {
+		return netConvert(earlyinit, before, tmp, netRuns, renderers)
+	}
 	hello, err := buildHello(tmp)
 	if err != nil {
 		return err
@@ -98,7 +118,7 @@ func run(earlyinit, before string, runs int, net bool, netRuns, trace int) error
 		}
 	}
 	if net {
-		if err := netConvert(earlyinit, before, tmp, netRuns); err != nil {
+		if err := netConvert(earlyinit, before, tmp, netRuns, renderers); err != nil {
 			return err
 		}
 	}
@@ -209,9 +229,10 @@ func printInitTrace(earlyinit, label string, n int) error {
 }
 
 // netConvert times earlyinit's net-convert against cloud-init's on the
-// two-NIC corpus case, alternating, for the networkd renderer (and the
-// older earlyinit's, when before is set).
-func netConvert(earlyinit, before, tmp string, runs int) error {
+// two-NIC corpus case, alternating, for each renderer (and the older
+// earlyinit's, when before is set). The distribution is debian, but for
+// sysconfig: rhel (cloud-init has no sysconfig templates for debian).
+func netConvert(earlyinit, before, tmp string, runs int, renderers []string) error {
 	if _, err := exec.LookPath("cloud-init"); err != nil {
 		return errors.New("cloud-init is not installed: run make deps")
 	}
@@ -219,26 +240,32 @@ func netConvert(earlyinit, before, tmp string, runs int) error {
 	if _, err := os.Stat(input); err != nil {
 		return fmt.Errorf("%s: %w (run from the repository's top)", input, err)
 	}
-	args := func(out string) []string {
-		return []string{"net-convert", "-p", input, "-k", "network_data.json", "-d", out, "-D", "debian", "-O", "networkd",
-			"-m", "eth0,fa:16:3e:00:00:0a", "-m", "eth1,fa:16:3e:00:00:0b"}
-	}
-	ours := append([]string{earlyinit}, args(filepath.Join(tmp, "ours"))...)
-	theirs := append([]string{"cloud-init", "devel"}, args(filepath.Join(tmp, "theirs"))...)
-	cmds := [][]string{ours, theirs}
-	if before != "" {
-		cmds = append(cmds, append([]string{before}, args(filepath.Join(tmp, "before"))...))
-	}
-	res, err := sideBySide(runs, cmds...)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("net-convert, two-NIC network_data.json to networkd, median of %d runs each, alternating:\n", runs)
-	fmt.Printf("  %-34s %8.2f ms\n", "earlyinit net-convert", ms(res[0]))
-	fmt.Printf("  %-34s %8.2f ms\n", "cloud-init devel net-convert", ms(res[1]))
-	fmt.Printf("  %-34s %8.1fx   (goal >= 50x)\n", "ratio", float64(res[1])/float64(res[0]))
-	if before != "" {
-		fmt.Printf("  %-34s %8.2f ms   ratio %.1fx\n", "earlyinit net-convert, before", ms(res[2]), float64(res[1])/float64(res[2]))
+	for _, renderer := range renderers {
+		distro := "debian"
+		if renderer == "sysconfig" {
+			distro = "rhel"
+		}
+		args := func(out string) []string {
+			return []string{"net-convert", "-p", input, "-k", "network_data.json", "-d", filepath.Join(tmp, out, renderer), "-D", distro, "-O", renderer,
+				"-m", "eth0,fa:16:3e:00:00:0a", "-m", "eth1,fa:16:3e:00:00:0b"}
+		}
+		ours := append([]string{earlyinit}, args("ours")...)
+		theirs := append([]string{"cloud-init", "devel"}, args("theirs")...)
+		cmds := [][]string{ours, theirs}
+		if before != "" {
+			cmds = append(cmds, append([]string{before}, args("before")...))
+		}
+		res, err := sideBySide(runs, cmds...)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("net-convert, two-NIC network_data.json to %s (-D %s), median of %d runs each, alternating:\n", renderer, distro, runs)
+		fmt.Printf("  %-34s %8.2f ms\n", "earlyinit net-convert", ms(res[0]))
+		fmt.Printf("  %-34s %8.2f ms\n", "cloud-init devel net-convert", ms(res[1]))
+		fmt.Printf("  %-34s %8.1fx   (goal >= 50x)\n", "ratio", float64(res[1])/float64(res[0]))
+		if before != "" {
+			fmt.Printf("  %-34s %8.2f ms   ratio %.1fx\n", "earlyinit net-convert, before", ms(res[2]), float64(res[1])/float64(res[2]))
+		}
 	}
 	return nil
 }
