@@ -26,7 +26,7 @@ func init() {
 
 // leftOutAlways is how many of leftOut every initramfs build leaves out;
 // the rest only the package's (no late-stage runner).
-const leftOutAlways = 8
+const leftOutAlways = 9
 
 var leftOut = [...]struct {
 	name string
@@ -40,6 +40,7 @@ var leftOut = [...]struct {
 	{"render", verb{help: notHere + "render", run: func([]string) int { return notInThisBuild("render") }}},
 	{"cloud-id", verb{help: notHere + "cloud-id", run: func([]string) int { return notInThisBuild("cloud-id") }}},
 	{"make-mime", verb{help: notHere + "make-mime", run: func([]string) int { return notInThisBuild("make-mime") }}},
+	{"collect-logs", verb{help: notHere + "collect-logs", run: func([]string) int { return notInThisBuild("collect-logs") }}},
 	{"late", verb{help: notHere + "late", run: func([]string) int { return notInThisBuild("late") }}},
 	{"single", verb{help: notHere + "single", run: func([]string) int { return notInThisBuild("single") }}},
 	{"schema", verb{help: notHere + "schema", run: func([]string) int { return notInThisBuild("schema") }}},
