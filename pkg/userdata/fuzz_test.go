@@ -41,7 +41,7 @@ func FuzzDecode(f *testing.F) {
 			total += len(p.Content)
 			switch p.Type {
 			case TypeCloudConfig, TypeShellScript, TypeShellScriptPerBoot, TypeShellScriptPerInst,
-				TypeShellScriptPerOnce, TypeBoothook:
+				TypeShellScriptPerOnce, TypeBoothook, TypeJinja:
 				if p.Filename == "" {
 					t.Errorf("part of type %s without a filename", p.Type)
 				}
