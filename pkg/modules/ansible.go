@@ -3,6 +3,7 @@ package modules
 import (
 	"context"
 	"fmt"
+	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 	"os"
 	"strconv"
 	"strings"
@@ -369,7 +370,7 @@ func ansibleOpts(key string, m map[string]any, skip []string, flags bool) ([]str
 		case int:
 			val = strconv.Itoa(t)
 		case float64:
-			val = pyFloatRepr(t)
+			val = pyyaml.FloatRepr(t)
 		default:
 			return nil, fmt.Errorf("%s.%s: want a string, number or boolean, got %s", key, k, kind(m[k]))
 		}

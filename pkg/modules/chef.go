@@ -3,6 +3,7 @@ package modules
 import (
 	"context"
 	"fmt"
+	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 	"path"
 	"sort"
 	"strconv"
@@ -474,7 +475,7 @@ func pyJSON(v any) string {
 		case int:
 			b.WriteString(strconv.Itoa(t))
 		case float64:
-			s := pyFloatRepr(t)
+			s := pyyaml.FloatRepr(t)
 			switch s {
 			case "inf":
 				s = "Infinity"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 	"io/fs"
 	"net/url"
 	"strings"
@@ -137,7 +138,7 @@ func puppet(ctx context.Context, e *Env) error {
 			return fmt.Errorf("puppet.csr_attributes: want a map, got %s", kind(c))
 		}
 		// Secrets (challengePassword, pre-shared keys): root only.
-		if err := e.Root.WriteFile(paths["csr_attributes_path"], []byte(pyYAMLDump(c, 2, false)), 0o600, 0, 0); err != nil {
+		if err := e.Root.WriteFile(paths["csr_attributes_path"], []byte(pyyaml.Dump(c, 2, false)), 0o600, 0, 0); err != nil {
 			return fmt.Errorf("puppet.csr_attributes: %w", err)
 		}
 		e.logf("puppet: %s written (0600; its values are not shown)", paths["csr_attributes_path"])
@@ -616,7 +617,7 @@ func iniValue(key string, v any) (string, error) {
 	case int:
 		s = fmt.Sprint(t)
 	case float64:
-		s = pyFloatRepr(t)
+		s = pyyaml.FloatRepr(t)
 	default:
 		return "", fmt.Errorf("%s: want a string, number or boolean, got %s", key, kind(v))
 	}
