@@ -155,7 +155,7 @@ func FuzzRender(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tmpl string) {
 		start := time.Now()
 		defer func() {
-			if d := time.Since(start); d > time.Second {
+			if d := time.Since(start); d > 10*time.Second { // a hang, not a slow machine
 				t.Fatalf("%q took %v", tmpl, d)
 			}
 		}()
