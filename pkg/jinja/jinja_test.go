@@ -50,7 +50,9 @@ func TestLimits(t *testing.T) {
 		} else if !je.Limit && !strings.Contains(c.want, "overflow") {
 			t.Errorf("%s: %v is not marked as a limit", c.name, err)
 		}
-		if d := time.Since(start); d > 2*time.Second {
+		// Each takes well under a second; the bound leaves room for a
+		// loaded machine and still fails a loop that runs unbounded.
+		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%s: took %v", c.name, d)
 		}
 	}
