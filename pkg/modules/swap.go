@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
 // swapConfig is cloud-config's swap: {filename, size, maxsize}, as
@@ -239,13 +241,35 @@ func (e *Env) setupSwap(ctx context.Context, sc *swapConfig) (string, error) {
 	}
 	zeros := st.Type == unix.BTRFS_SUPER_MAGIC || st.Type == unix.XFS_SUPER_MAGIC && kernelOlder(unameRelease(), 4, 18)
 	e.logf("mounts: creating swap file %s of %d MiB", name, mib)
+	label := swapLabel(e.Root.Labeler())
 	err := e.Root.WriteFileFrom(name, func(f *os.File) error {
+		if label != "" {
+			if err := unix.Fsetxattr(int(f.Fd()), rootfs.XattrSELinux, append([]byte(label), 0), 0); err != nil {
+				return fmt.Errorf("label %s: %w", label, err)
+			}
+		}
 		return fillSwap(ctx, f, mib<<20, page, zeros, st.Type == unix.BTRFS_SUPER_MAGIC)
 	}, 0o600, 0, 0)
 	if err != nil {
 		return "", fmt.Errorf("swap file %s: %w", name, err)
 	}
 	return name, nil
+}
+
+// swapLabel is the SELinux label of a swap file under the root's policy:
+// the one the policy gives its own swap file, /var/swap (swapfile_t in the
+// reference policy and Fedora's), "" without a policy or without that
+// type. Whatever the path, swapon (fsadm_t) may only use a swapfile_t
+// file: a swap file labelled by its path (default_t for /swapfile) is
+// refused in enforcing mode, as it is with cloud-init, which leaves it so.
+func swapLabel(l rootfs.Labeler) string {
+	if l == nil {
+		return ""
+	}
+	if ctx, ok := l.Lookup("/var/swap", 0); ok && strings.Contains(ctx, ":swapfile_t:") {
+		return ctx
+	}
+	return ""
 }
 
 // fsNoCOW is linux/fs.h's FS_NOCOW_FL (chattr +C).

@@ -2,12 +2,15 @@ package modules
 
 import (
 	"encoding/binary"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/earlyinit/earlyinit/internal/roottest"
 )
 
 // TestHuman2BytesMatchesCloudInit: sizes read as cloud-init's
@@ -184,5 +187,46 @@ func TestSwapNothing(t *testing.T) {
 		if te.Root.Exists("/swapfile") || len(te.calls()) != 0 {
 			t.Errorf("%s: made a swap file or ran %q", cfg, te.calls())
 		}
+	}
+}
+
+// fakeLabeler labels by exact path, as a policy's literal entries do.
+type fakeLabeler map[string]string
+
+func (f fakeLabeler) Lookup(path string, _ fs.FileMode) (string, bool) {
+	c, ok := f[path]
+	if !ok {
+		c, ok = f["*"]
+	}
+	return c, ok
+}
+
+// TestSwapFileLabel: on an SELinux root the swap file gets the label the
+// policy gives its own swap file (swapfile_t), whatever its path: swapon
+// may only use such a file in enforcing mode. Without that type, the
+// file's label is its path's.
+func TestSwapFileLabel(t *testing.T) {
+	roottest.Require(t)
+	for _, tc := range []struct {
+		name string
+		l    fakeLabeler
+		want string
+	}{
+		{"refpolicy", fakeLabeler{"/var/swap": "system_u:object_r:swapfile_t:s0", "*": "system_u:object_r:default_t:s0"}, "system_u:object_r:swapfile_t:s0"},
+		{"no swapfile_t", fakeLabeler{"*": "system_u:object_r:default_t:s0"}, "system_u:object_r:default_t:s0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			te := newEnv(t, "swap: {filename: /swapfile, size: 16M}\n")
+			te.write("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n", 0o444)
+			te.Root.SetLabeler(tc.l)
+			if err := te.runModule("mounts"); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 256)
+			n, err := unix.Getxattr(te.Root.Path("/swapfile"), "security.selinux", buf)
+			if err != nil || string(buf[:n]) != tc.want+"\x00" {
+				t.Errorf("/swapfile's label %q (%v), want %q", buf[:max(n, 0)], err, tc.want)
+			}
+		})
 	}
 }
