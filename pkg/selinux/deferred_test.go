@@ -161,10 +161,10 @@ func TestDeferredDebianWrites(t *testing.T) {
 	}
 }
 
-// TestDeferredDebianAll: the deferred checks give Load's label for every
-// kind of object at every exact path of Debian's policy, and at paths
-// made from every expression's fixed prefix, so that every expression
-// is checked and run against paths it may match.
+// TestDeferredDebianAll: the deferred checks and builds give Load's label
+// for every kind of object at every exact path of Debian's policy, and at
+// paths made from every expression's literal prefix, so that every
+// expression is checked and run against paths it may match.
 func TestDeferredDebianAll(t *testing.T) {
 	full, err := Load(debianRoot(t))
 	if err != nil {
@@ -188,7 +188,7 @@ func TestDeferredDebianAll(t *testing.T) {
 			walk(c)
 		}
 	}
-	walk(&p.root)
+	walk(&full.root)
 	for _, x := range append(bootWrites, lateWrites...) {
 		keys[x.path] = true
 	}
