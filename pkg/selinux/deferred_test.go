@@ -238,3 +238,29 @@ func TestDeferredConcurrent(t *testing.T) {
 		t.Errorf("%d expressions checked; want 178, each once", p.checked)
 	}
 }
+
+// BenchmarkBootWrites is the policy's part of an initramfs boot through
+// OpenRoot: the load with the checks deferred, then a lookup of every
+// path the initramfs's steps write (bootWrites; BenchmarkBootDeferred's
+// paths include a home directory, whose 128 expressions only the late
+// stages need).
+func BenchmarkBootWrites(b *testing.B) {
+	r, err := rootfs.Open(debianRoot(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := readConfig(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer reportCPU(b)()
+	for b.Loop() {
+		p, err := load(r, *c, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, x := range bootWrites {
+			p.Lookup(x.path, x.mode)
+		}
+	}
+}
