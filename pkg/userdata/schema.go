@@ -401,6 +401,9 @@ type obj struct {
 	values check
 	// oneRequired: at least one of these keys must be present.
 	oneRequired []string
+	// minProps is JSON schema's minProperties: the map has at least
+	// that many keys.
+	minProps int
 }
 
 func (o obj) check(v *validator, n *yaml.Node, path string) {
@@ -444,6 +447,9 @@ func (o obj) check(v *validator, n *yaml.Node, path string) {
 		if _, ok := seen[r]; !ok {
 			v.errorf(n, path, "missing required key %q", r)
 		}
+	}
+	if len(seen) < o.minProps {
+		v.errorf(n, path, "needs at least %d key(s), has %d", o.minProps, len(seen))
 	}
 	if len(o.oneRequired) > 0 {
 		found := false
@@ -900,29 +906,18 @@ func newTopSchema() schema {
 		"apt_update":                 deprecated("apt_update; use package_update", boolean),
 		"apt_upgrade":                deprecated("apt_upgrade; use package_upgrade", boolean),
 		"apt_reboot_if_required":     deprecated("apt_reboot_if_required; use package_reboot_if_required", boolean),
-		"apt":                        anyMap,
-		"yum_repos":                  anyMap,
-		"yum_repo_dir":               str,
-		"zypper":                     anyMap,
-		// ntp.go, ca_certs.go, locale.go, keyboard.go, rsyslog.go,
-		// random_seed.go, disk_setup.go.
-		"ntp":               typed("map", "null"),
-		"ca_certs":          anyMap,
-		"ca-certs":          deprecated("ca-certs; use ca_certs", anyMap),
+		// apt, yum_repos, yum_repo_dir, zypper: moduleSchemas.
+		// locale.go, random_seed.go; ntp.go, ca_certs.go, keyboard.go,
+		// rsyslog.go, disk_setup.go in moduleSchemas.
 		"locale":            str,
 		"locale_configfile": str,
-		"keyboard":          anyMap,
-		"rsyslog":           typed("map", "list"),
 		"random_seed": obj{props: map[string]check{
-			"file": str, "data": str, "command_required": boolean, "command": strOrStrList(0),
+			"file": str, "data": str, "command_required": boolean, "command": listOf(str, 0, 0),
 			"encoding": enum("raw", "b64", "base64", "gz", "gzip", "b64-gz", "gz+b64", "gzip+base64", "gz+base64", "gzip+b64"),
 		}}.check,
-		"disk_setup":     anyMap,
-		"fs_setup":       listOf(anyMap, 0, 0),
-		"device_aliases": anyMap,
 		// apk_configure.go, disable_ec2_metadata.go, keys_to_console.go,
 		// ssh_authkey_fingerprints.go.
-		"apk_repos": obj{props: map[string]check{
+		"apk_repos": obj{minProps: 1, props: map[string]check{
 			"preserve_repositories": boolean,
 			"alpine_repo": oneOf(map[string]check{"null": nil, "map": obj{required: []string{"version"}, props: map[string]check{
 				"base_url": str, "community_enabled": boolean, "testing_enabled": boolean, "version": str,
@@ -931,23 +926,28 @@ func newTopSchema() schema {
 		}}.check,
 		"disable_ec2_metadata":      boolean,
 		"ssh":                       obj{required: []string{"emit_keys_to_console"}, props: map[string]check{"emit_keys_to_console": boolean}}.check,
-		"ssh_fp_console_blacklist":  listOf(str, 0, 0),
-		"ssh_key_console_blacklist": listOf(str, 0, 0),
+		"ssh_fp_console_blacklist":  uniqueItems(listOf(str, 0, 0)),
+		"ssh_key_console_blacklist": uniqueItems(listOf(str, 0, 0)),
 		"no_ssh_fingerprints":       boolean,
 		"authkey_hash":              str,
-		// wireguard.go, which checks names and paths.
-		"wireguard": obj{required: []string{"interfaces"}, props: map[string]check{
+		// wireguard.go, which checks names and paths. 22.4's schema
+		// leaves an interface's keys optional, but its module refuses
+		// an interface without all three (supplemental_schema_validation).
+		"wireguard": oneOf(map[string]check{"null": nil, "map": obj{required: []string{"interfaces"}, props: map[string]check{
 			"interfaces": listOf(obj{required: []string{"name", "config_path", "content"}, props: map[string]check{
 				"name": str, "config_path": str, "content": str,
-			}}.check, 0, 0),
-			"readinessprobe": typed("list", "null"),
-		}}.check,
+			}}.check, 1, 0),
+			"readinessprobe": uniqueItems(listOf(str, 0, 0)),
+		}}.check}),
 		// earlyinit's own keys.
 		"earlyinit": obj{props: map[string]check{"inject_user_password": boolean}}.check,
 	} {
 		top.props[k] = c
 	}
 	for k, c := range cfgMgmtSchemas() {
+		top.props[k] = c
+	}
+	for k, c := range moduleSchemas(anyKey) {
 		top.props[k] = c
 	}
 	for _, k := range cloudInitOnly {
