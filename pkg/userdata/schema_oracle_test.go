@@ -408,4 +408,3 @@ func deepCopy(n *yaml.Node) *yaml.Node {
 	}
 	return &c
 }
-
