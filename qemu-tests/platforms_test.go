@@ -1462,7 +1462,7 @@ func TestPlatformsVMwareOVFEnv(t *testing.T) {
 // (disable_vmware_customization: false); VMware Tools' configuration
 // allows custom scripts. Checked: the host name, the static NIC by MAC,
 // the pre-customization script run chrooted at boot, the post-
-// customization script and marker set up for the final stage, root's
+// customization script run by the final stage (and its marker gone), root's
 // password in vendor-data only, the package removed, and what vCenter was
 // told, in cloud-init's order.
 func TestPlatformsVMwareCustomization(t *testing.T) {
@@ -1526,8 +1526,11 @@ POST-GC-STATUS = yes
 	}
 	platformIdentity(t, root, "iid-vmware-imc", "imc-host.example.com", "")
 	checkUnits(t, networkdUnits(t, root), [][]string{{"MACAddress=00:50:56:aa:bb:07", "Address=192.0.2.60/24", "Gateway=192.0.2.1"}})
-	// The pre-customization script ran at boot, chrooted, from its copy.
-	wantFile(t, root, "/var/lib/customize.log", "customize precustomization\n")
+	// The pre-customization script ran at boot, chrooted, from its copy;
+	// the post-customization one in the final stage's scripts_per_instance
+	// (cloud-init's PostCustomScript: a per-instance script), which
+	// removed the pending marker.
+	wantFile(t, root, "/var/lib/customize.log", "customize precustomization\ncustomize postcustomization\n")
 	wantMode(t, root, "/root/.customization/customize.sh", "0544")
 	if s := catRoot(t, root, "/root/.customization/customize.sh"); strings.Contains(s, "\r") {
 		t.Errorf("the script copy kept its CRs: %q", s)
@@ -1535,7 +1538,9 @@ POST-GC-STATUS = yes
 	// The post-customization half, for the final stage.
 	wantFile(t, root, "/var/lib/earlyinit/scripts/per-instance/post-customize-guest.sh", "#!/bin/sh\n/root/.customization/customize.sh postcustomization\nrm -f /.guest-customization-post-reboot-pending\n")
 	wantMode(t, root, "/var/lib/earlyinit/scripts/per-instance/post-customize-guest.sh", "0700")
-	wantFile(t, root, "/.guest-customization-post-reboot-pending", "")
+	if _, err := vm.Stat(root, "/.guest-customization-post-reboot-pending"); err == nil {
+		t.Errorf("/.guest-customization-post-reboot-pending is still there after the post-customization script")
+	}
 	wantFile(t, root, "/var/lib/cloud/data/.markerfile-"+marker+".txt", "")
 	for _, gone := range []string{"/var/lib/cloud/data/.markerfile-from-an-earlier-customization.txt", "/run/vmware-imc"} {
 		if _, err := vm.Stat(root, gone); err == nil {

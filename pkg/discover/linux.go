@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -121,6 +122,16 @@ func (l *Linux) Drives(wait time.Duration, match func(blockdev.Device) bool) []b
 // names are read while it is mounted).
 func (l *Linux) ReadDrive(dev blockdev.Device, read func(fs.FS) (*instance.Data, error)) (*instance.Data, error) {
 	dir := filepath.Join("/mnt", "earlyinit-"+dev.Name)
+	if slices.Contains(l.Mounts, dir) {
+		// Mounted by a source before (configdrive, then cloudstack
+		// on CloudStack's config-2 drive): a second mount there
+		// fails with EBUSY; read what is mounted, bounded as well.
+		ctx, cancel := context.WithTimeout(context.Background(), l.Timeout)
+		defer cancel()
+		return bounded(ctx, l.Log, dev.Path, func() (*instance.Data, error) {
+			return read(datasource.DriveFS(dir, datasource.MaxDriveTotal))
+		})
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
