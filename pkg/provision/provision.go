@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/datasource/none"
 	"github.com/earlyinit/earlyinit/pkg/discover"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/instance/cache"
@@ -107,6 +109,9 @@ func Run(env Env) (res Result) {
 		d, err = discover.FindWith(sys, env.Settings, discoverImage(img, env.Log), env.Log)
 		return err
 	})
+	if err == nil && d != nil {
+		d = keepCachedInstance(env, d)
+	}
 	if err := env.Log.Guard("DHCP NTP servers", func() error { return writeLeaseNTP(env, sys) }); err != nil {
 		env.Log.Errorf("%v", err)
 	}
@@ -132,6 +137,38 @@ func Run(env Env) (res Result) {
 		return err
 	})
 	return res
+}
+
+// keepCachedInstance returns nil in place of the None instance discovery
+// fell back to when the root holds an instance a real source provisioned
+// (its seed ISO detached, VMware's customization package gone, a metadata
+// service down): that instance stays and nothing is provisioned again,
+// where None would be a new instance (new host keys, users' passwords
+// set again, every per-instance module rerun). cloud-init does the same:
+// when its local stage finds nothing, the network stage restores the
+// cached datasource (stages.Init._restore_from_checked_cache, "trust");
+// ds-identify, where it runs, leaves cloud-init off. The late stages
+// still run for the cached instance (its data/instance-id). None alone
+// asked for on the command line (earlyinit.ds=none) is None, and so is
+// None when None is what the root holds.
+func keepCachedInstance(env Env, d *instance.Data) *instance.Data {
+	if d.InstanceID != none.InstanceID || d.Datasource != none.Source.Name || strings.EqualFold(env.Settings.Datasources, none.Source.Name) {
+		return d
+	}
+	r, err := rootfs.Open(env.Root)
+	if err != nil {
+		return d
+	}
+	prev, err := cache.New(r).CachedID()
+	if err != nil {
+		env.Log.Errorf("datasource: the cached instance cannot be read (%v): None it is", err)
+		return d
+	}
+	if prev == "" || prev == none.InstanceID {
+		return d
+	}
+	env.Log.Printf("datasource: no source answered; instance %q (cached) stays, not provisioned again as None (as cloud-init restores its cached datasource)", prev)
+	return nil
 }
 
 // writeInstance writes the instance cache into the real root and, on a new

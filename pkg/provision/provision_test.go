@@ -315,12 +315,72 @@ func debianPolicy(b *testing.B) map[string][]byte {
 }
 
 // writeIn writes data to p in root, making its directories.
-func writeIn(b *testing.B, root, p string, data []byte) {
+func writeIn(b testing.TB, root, p string, data []byte) {
 	full := filepath.Join(root, p)
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.WriteFile(full, data, 0o644); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// noSourceSys is a machine where no source answers: no drive, no
+// metadata service.
+type noSourceSys struct{ driveSys }
+
+func (noSourceSys) Drives(time.Duration, func(blockdev.Device) bool) []blockdev.Device { return nil }
+
+// TestRunKeepsCachedInstance: a later boot where no source answers (the
+// config drive detached) keeps the instance the drive provisioned, as
+// cloud-init's network stage restores its cached datasource: no None
+// instance, nothing stored again, the host name kept. On a root with no
+// instance, or with earlyinit.ds=none, None it is.
+func TestRunKeepsCachedInstance(t *testing.T) {
+	// The image lists the drive and None, as images for one cloud do.
+	list := func(root string) {
+		writeIn(t, root, "etc/cloud/cloud.cfg.d/90-list.cfg", []byte("datasource_list: [ConfigDrive, None]\n"))
+	}
+	log := &testLog{}
+	env := testEnv(t, log)
+	list(env.Root)
+	if res := Run(env); !res.Instance {
+		t.Fatalf("first boot: no instance:\n%s", log.String())
+	}
+	hostname := filepath.Join(env.Root, "etc/hostname")
+	before, err := os.ReadFile(hostname)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	log2 := &testLog{}
+	env.Log, env.Netlink, env.System = log2, newNL(), noSourceSys{}
+	if res := Run(env); res.Instance {
+		t.Errorf("second boot, no source: an instance was stored:\n%s", log2.String())
+	}
+	if !strings.Contains(log2.String(), `instance "`+driveIID+`" (cached) stays`) {
+		t.Errorf("second boot: the cached instance is not named:\n%s", log2.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(env.Root, paths.DataDir+"/instance-id")); err != nil || string(b) != driveIID+"\n" {
+		t.Errorf("instance-id after the second boot: %q, %v", b, err)
+	}
+	if after, err := os.ReadFile(hostname); err != nil || string(after) != string(before) {
+		t.Errorf("/etc/hostname %q, was %q (%v)", after, before, err)
+	}
+
+	// No instance on the root: None, the image's configuration.
+	log3 := &testLog{}
+	env3 := testEnv(t, log3)
+	list(env3.Root)
+	env3.System = noSourceSys{}
+	if res := Run(env3); !res.Instance || !strings.Contains(log3.String(), "falling back to None") {
+		t.Errorf("fresh root, no source: want None:\n%s", log3.String())
+	}
+	// None asked for on the command line, over a cached instance.
+	log4 := &testLog{}
+	env.Log, env.Netlink = log4, newNL()
+	env.Settings.Datasources = "none"
+	if res := Run(env); !res.Instance || strings.Contains(log4.String(), "(cached) stays") {
+		t.Errorf("earlyinit.ds=none: want None:\n%s", log4.String())
 	}
 }
