@@ -58,11 +58,24 @@ final_message: "late final message, up $UPTIME seconds"
 	}
 
 	// Second boot, same instance: bootcmd runs again, runcmd does not.
-	boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: iso, If: "ide-cd"}}, RNG: true})
+	res = boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: iso, If: "ide-cd"}}, RNG: true})
 	wantFile(t, root, "/seen/bootcmd.log", "bootcmd iid-late-1\nbootcmd iid-late-1\n")
 	if got := catRoot(t, root, "/seen/runcmd.log"); strings.Count(got, "runcmd ran") != 1 {
 		t.Errorf("runcmd ran again on the same instance:\n%s", got)
 	}
+
+	// Third boot, the seed ISO detached: no source answers, and the
+	// instance stays (not None, as cloud-init restores its cached
+	// datasource): bootcmd runs for it, runcmd does not, the host name
+	// stays.
+	res = boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}}, RNG: true})
+	mustContain(t, "console", res.Console, `instance "iid-late-1" (cached) stays`, "kept from the cache", "stage boot starting", "TESTINIT: /sbin/init pid=1")
+	wantFile(t, root, "/seen/bootcmd.log", "bootcmd iid-late-1\nbootcmd iid-late-1\nbootcmd iid-late-1\n")
+	if got := catRoot(t, root, "/seen/runcmd.log"); strings.Count(got, "runcmd ran") != 1 {
+		t.Errorf("runcmd ran again with the seed detached:\n%s", got)
+	}
+	wantFile(t, root, "/var/lib/earlyinit/data/instance-id", "iid-late-1\n")
+	wantFile(t, root, "/etc/hostname", "late-host\n")
 }
 
 // bgChildHook is the test init's hook for TestLateBootcmdBackgroundChild:

@@ -109,8 +109,9 @@ func Run(env Env) (res Result) {
 		d, err = discover.FindWith(sys, env.Settings, discoverImage(img, env.Log), env.Log)
 		return err
 	})
+	kept := false
 	if err == nil && d != nil {
-		d = keepCachedInstance(env, d)
+		d, kept = keepCachedInstance(env, d)
 	}
 	if err := env.Log.Guard("DHCP NTP servers", func() error { return writeLeaseNTP(env, sys) }); err != nil {
 		env.Log.Errorf("%v", err)
@@ -119,6 +120,14 @@ func Run(env Env) (res Result) {
 	// defaults need no user-data.
 	cfg := effectiveConfig(img, d, env.Log)
 	env.Log.Step("grow", func() error { return growRoot(env, cfg) })
+	if kept {
+		// The late stages run for the cached instance: its record
+		// back in the run directory, nothing stored or rendered anew.
+		if err := env.Log.Step("instance", func() error { return restoreInstance(env) }); err == nil {
+			res.Instance = true
+		}
+		return res
+	}
 	if err != nil || d == nil {
 		return res
 	}
@@ -151,23 +160,42 @@ func Run(env Env) (res Result) {
 // still run for the cached instance (its data/instance-id). None alone
 // asked for on the command line (earlyinit.ds=none) is None, and so is
 // None when None is what the root holds.
-func keepCachedInstance(env Env, d *instance.Data) *instance.Data {
+func keepCachedInstance(env Env, d *instance.Data) (*instance.Data, bool) {
 	if d.InstanceID != none.InstanceID || d.Datasource != none.Source.Name || strings.EqualFold(env.Settings.Datasources, none.Source.Name) {
-		return d
+		return d, false
 	}
 	r, err := rootfs.Open(env.Root)
 	if err != nil {
-		return d
+		return d, false
 	}
 	prev, err := cache.New(r).CachedID()
 	if err != nil {
 		env.Log.Errorf("datasource: the cached instance cannot be read (%v): None it is", err)
-		return d
+		return d, false
 	}
 	if prev == "" || prev == none.InstanceID {
-		return d
+		return d, false
 	}
 	env.Log.Printf("datasource: no source answered; instance %q (cached) stays, not provisioned again as None (as cloud-init restores its cached datasource)", prev)
+	return nil, true
+}
+
+// restoreInstance puts the cached instance's record back in the run
+// directory for the late stages (cache.Restore).
+func restoreInstance(env Env) error {
+	root, err := rootfs.Open(env.Root)
+	if err != nil {
+		return err
+	}
+	run, err := rootfs.Open(env.runRoot())
+	if err != nil {
+		return err
+	}
+	id, err := cache.New(root).Restore(run, paths.RunDir)
+	if err != nil {
+		return fmt.Errorf("instance %q (cached): %w", id, err)
+	}
+	env.Log.Printf("instance %q: kept from the cache (no source answered); the late stages run for it", id)
 	return nil
 }
 

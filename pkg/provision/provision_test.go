@@ -353,13 +353,37 @@ func TestRunKeepsCachedInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	runData := filepath.Join(env.RunRoot, paths.RunDir, instance.InstanceDataFile)
+	stored, err := os.ReadFile(runData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A reboot: /run is empty again.
+	if err := os.RemoveAll(filepath.Join(env.RunRoot, "run")); err != nil {
+		t.Fatal(err)
+	}
+
 	log2 := &testLog{}
 	env.Log, env.Netlink, env.System = log2, newNL(), noSourceSys{}
-	if res := Run(env); res.Instance {
-		t.Errorf("second boot, no source: an instance was stored:\n%s", log2.String())
+	if res := Run(env); !res.Instance {
+		t.Errorf("second boot, no source: no late stages for the cached instance:\n%s", log2.String())
 	}
-	if !strings.Contains(log2.String(), `instance "`+driveIID+`" (cached) stays`) {
-		t.Errorf("second boot: the cached instance is not named:\n%s", log2.String())
+	for _, want := range []string{`instance "` + driveIID + `" (cached) stays`, "kept from the cache"} {
+		if !strings.Contains(log2.String(), want) {
+			t.Errorf("second boot: no %q:\n%s", want, log2.String())
+		}
+	}
+	// The late stages find the instance's record where they read it.
+	for _, p := range []string{runData, filepath.Join(env.RunRoot, paths.CloudRunDir, instance.InstanceDataFile)} {
+		if got, err := os.ReadFile(p); err != nil || string(got) != string(stored) {
+			t.Errorf("%s after the second boot: %v; want the first boot's (%d bytes), got %d", p, err, len(stored), len(got))
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(env.RunRoot, paths.RunDir, ".instance-id")); err != nil || string(got) != driveIID+"\n" {
+		t.Errorf("run .instance-id %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(env.RunRoot, paths.RunDir, instance.InstanceDataSensitiveFile)); err == nil {
+		t.Errorf("the sensitive instance data came back from the disk, where it is not kept")
 	}
 	if b, err := os.ReadFile(filepath.Join(env.Root, paths.DataDir+"/instance-id")); err != nil || string(b) != driveIID+"\n" {
 		t.Errorf("instance-id after the second boot: %q, %v", b, err)

@@ -15,6 +15,8 @@
 //	    user-data.txt                      raw user-data, byte for byte, 0600
 //	    vendor-data.txt                    raw vendor-data, 0600
 //	    vendor-data2.txt                   raw vendor-data2, 0600
+//	    instance-data.json                 the run directory's, secrets redacted, 0644:
+//	                                       put back there by Restore
 //	    handlers/ scripts/ sem/            for the late stage, 0755
 //	  data/
 //	    datasource                         instance.DatasourceString(d) + "\n" of this boot, 0644
@@ -252,6 +254,7 @@ func (c *Cache) Stage(b *rootfs.Batch, d *instance.Data, opts StoreOptions) erro
 		{r, idir + "/vendor-data.txt", d.VendorData, 0o600},
 		{r, idir + "/vendor-data2.txt", d.VendorData2, 0o600},
 		{r, idir + "/datasource", []byte(ds), 0o644},
+		{r, idir + "/" + instance.InstanceDataFile, redacted, 0o644},
 		{r, paths.DataDir + "/datasource", []byte(ds), 0o644},
 		{r, paths.DataDir + "/previous-datasource", []byte(prevDS), 0o644},
 		{run, runDir + "/" + instance.InstanceDataSensitiveFile, sensitive, 0o600},
@@ -272,6 +275,42 @@ func (c *Cache) Stage(b *rootfs.Batch, d *instance.Data, opts StoreOptions) erro
 	}
 	c.cloudErr = c.stageCloudInit(b, run, d, cloudFiles{ds: ds, prev: prev, redacted: redacted, sensitive: sensitive})
 	return nil
+}
+
+// Restore puts the cached instance's record back in the run directory
+// (runDir in run, paths.RunDir if ""), for a boot that keeps the cached
+// instance because no source answered: instance-data.json as it was
+// stored (secrets redacted: the sensitive file is not kept on disk) and
+// .instance-id, in earlyinit's run directory and cloud-init's. It returns
+// the instance id; "" and nothing written when there is no cached
+// instance.
+func (c *Cache) Restore(run *rootfs.Root, runDir string) (string, error) {
+	if runDir == "" {
+		runDir = paths.RunDir
+	}
+	id, err := c.CachedID()
+	if err != nil || id == "" {
+		return "", err
+	}
+	idir := paths.InstancesDir + "/" + instance.InstanceDirName(id)
+	data, err := c.root.ReadFile(idir + "/" + instance.InstanceDataFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return id, err
+	}
+	for _, dir := range []string{runDir, paths.CloudRunDir} {
+		if err := run.MkdirAll(dir, 0o755, 0, 0); err != nil {
+			return id, err
+		}
+		if data != nil {
+			if err := run.WriteFile(dir+"/"+instance.InstanceDataFile, data, 0o644, 0, 0); err != nil {
+				return id, err
+			}
+		}
+		if err := run.WriteFile(dir+"/.instance-id", []byte(id+"\n"), 0o644, 0, 0); err != nil {
+			return id, err
+		}
+	}
+	return id, nil
 }
 
 // cloudFiles is what stageCloudInit writes that Stage has already made.
