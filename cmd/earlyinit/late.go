@@ -119,6 +119,10 @@ func lateVerb(args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lateStageBound)
 	defer cancel()
+	if !boot.AwaitCustomization(ctx, *root) {
+		fmt.Fprintf(os.Stderr, "late: stage %s: no instance this boot (no VMware guest customization came, nothing else was found)\n", st)
+		return 0
+	}
 	if _, err := late.Run(ctx, st, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "late: stage %s: %v\n", st, err)
 		return 1
@@ -221,6 +225,10 @@ func lateBootAsInit(root string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lateStageBound)
 	defer cancel()
+	if !boot.AwaitCustomization(ctx, root) {
+		fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: no instance this boot (no VMware guest customization came, nothing else was found)\n")
+		return
+	}
 	if _, err := late.Run(ctx, modules.StageBoot, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: %v\n", err)
 	}

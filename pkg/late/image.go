@@ -39,10 +39,11 @@ var imageInternalKeys = []string{
 // imageOnlyKeys are top-level keys earlyinit reads from the image's
 // configuration, which the user-data schema calls not supported (in
 // user-data they act on nothing in earlyinit, nor in cloud-init for
-// most): the datasource search is the initramfs's, the module lists and
+// most): the datasource search is the initramfs's (and
+// disable_vmware_customization the ovf source's), the module lists and
 // system_info are read from the merged configuration here.
 var imageOnlyKeys = []string{
-	"datasource", "datasource_list", "system_info",
+	"datasource", "datasource_list", "system_info", "disable_vmware_customization",
 	"cloud_init_modules", "cloud_config_modules", "cloud_final_modules",
 }
 

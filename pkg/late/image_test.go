@@ -233,6 +233,7 @@ preserve_hostname: true
 apt: {preserve_sources_list: true}
 snap: {commands: [a]}
 _log: [x]
+disable_vmware_customization: false
 `,
 		"/etc/cloud/cloud.cfg.d/05_logging.cfg": "log_cfgs: []\noutput: {all: '| tee -a /var/log/cloud-init-output.log'}\n",
 		"/etc/ssh/ssh_host_rsa_key":             "old key",
@@ -281,7 +282,7 @@ _log: [x]
 			t.Errorf("log lacks %q:\n%s", line, log)
 		}
 	}
-	for _, quiet := range []string{": _log:", ": log_cfgs:", "ssh_pwauth: not", "users: not", "apt: not"} {
+	for _, quiet := range []string{": _log:", ": log_cfgs:", "ssh_pwauth: not", "users: not", "apt: not", "disable_vmware_customization: not"} {
 		if strings.Contains(log, quiet) {
 			t.Errorf("log mentions %q:\n%s", quiet, log)
 		}

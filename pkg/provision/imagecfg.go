@@ -278,6 +278,9 @@ func datasourceKey(k string) (only string, ok bool) {
 		return "NoCloud", true
 	case "configure_secondary_nics":
 		return "Oracle", true
+	case "allow_raw_data", "vmware_cust_file_max_wait":
+		// Read by the ovf source itself (ovf.Pending, metadata).
+		return "OVF", true
 	}
 	return "", false
 }

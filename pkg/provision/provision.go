@@ -56,6 +56,9 @@ type Env struct {
 	// RunRoot is the directory /run is in, for the run directory's
 	// instance-data; "" means "/".
 	RunRoot string
+	// Live is the running system (AwaitCustomization: Root and RunRoot
+	// "/"): the root is not grown again, the initramfs did that.
+	Live bool
 }
 
 func (env Env) netlink() nic.Netlinker {
@@ -119,7 +122,15 @@ func Run(env Env) (res Result) {
 	// The root grows on every boot, found instance or not: growpart's
 	// defaults need no user-data.
 	cfg := effectiveConfig(img, d, env.Log)
-	env.Log.Step("grow", func() error { return growRoot(env, cfg) })
+	if !env.Live {
+		env.Log.Step("grow", func() error { return growRoot(env, cfg) })
+	}
+	if !kept && !env.Live && (err != nil || d == nil || d.InstanceID == none.InstanceID) && deferToCustomization(env, sys, d) {
+		// The boot stage provisions, once VMware Tools deliver the
+		// customization, or with what was found here if they do not.
+		res.Instance = true
+		return res
+	}
 	if kept {
 		// The late stages run for the cached instance: its record
 		// back in the run directory, nothing stored or rendered anew.
