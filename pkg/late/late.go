@@ -220,6 +220,17 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 	res = ModuleResult{Name: m.Name, Frequency: string(freq), Start: *epoch(start)}
 	if !m.Active(s.env.Cfg) {
 		res.Status, res.Reason = ModuleSkipped, "no configuration for it"
+		// cloud-init would have run it (most of its modules have no
+		// activate_by_schema_keys) and kept its semaphore: a
+		// cloud-init booted later on this instance must not run now
+		// what this instance's first boot left alone. earlyinit's own
+		// semaphore is not written: configuration given later (earlyinit
+		// single) still runs it.
+		if freq != modules.Always && !cloudInitRan(r, iid, m.Name, freq) {
+			if err := markCloudInit(r, iid, m.Name, freq, s.opts.now()); err != nil {
+				s.logf("WARNING: module %s: cloud-init's semaphore: %v", m.Name, err)
+			}
+		}
 		return res, nil
 	}
 	if !force && HasRun(r, iid, m.Name, freq) {

@@ -218,3 +218,53 @@ func TestMigrationToCloudInit(t *testing.T) {
 		t.Errorf("another instance: %+v", got)
 	}
 }
+
+// TestMigrationToCloudInitInactive: the modules earlyinit left alone on an
+// instance for want of configuration (locale, timezone, ntp... without
+// their keys) are not run by a cloud-init booted later on it either:
+// cloud-init runs most of its modules whatever the configuration (no
+// activate_by_schema_keys; cc_locale sets the distribution's default
+// locale), so earlyinit leaves cloud-init's semaphore for them, but not
+// its own.
+func TestMigrationToCloudInitInactive(t *testing.T) {
+	f := newFixture(t)
+	f.store("iid-e", "#cloud-config\nruncmd: [true]\n")
+	runs := map[string]int{}
+	var mods []modules.Module
+	for _, m := range countingModules(runs) {
+		real, _ := modules.Lookup(m.Name)
+		m.Keys = real.Keys // inactive without their keys, as at boot
+		mods = append(mods, m)
+	}
+	boot := f.run(modules.StageBoot, mods)
+	final := f.run(modules.StageFinal, mods)
+	inactive := 0
+	for _, res := range append(boot.Modules, final.Modules...) {
+		if res.Reason != "no configuration for it" {
+			continue
+		}
+		inactive++
+		m, _ := modules.Lookup(res.Name)
+		if p := SemPath("iid-e", m.Name, m.Frequency); p != "" && f.root.Exists(p) {
+			t.Errorf("%s: inactive, yet earlyinit's semaphore %s was written", m.Name, p)
+		}
+	}
+	if inactive < 10 || runs["runcmd"] != 1 {
+		t.Fatalf("%d inactive modules, runs %v: the fixture does not leave modules inactive", inactive, runs)
+	}
+	ci, ours := ciModules()
+	var got struct {
+		Previous string          `json:"previous"`
+		New      bool            `json:"new"`
+		Ran      map[string]bool `json:"ran"`
+	}
+	oracle.Run(t, checkScript, map[string]any{"root": f.dir, "iid": "iid-e", "modules": ci}, &got)
+	if got.New {
+		t.Errorf("cloud-init: the instance is new")
+	}
+	for _, name := range ci {
+		if m := ours[name]; m.Frequency != modules.Always && got.Ran[name] {
+			t.Errorf("cloud-init would run %s (earlyinit's %s, %s, inactive: %v) on an instance earlyinit provisioned", name, m.Name, m.Frequency, runs[m.Name] == 0)
+		}
+	}
+}
