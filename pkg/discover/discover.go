@@ -177,8 +177,10 @@ type SourceSettings struct {
 // without cloud-init's "DataSource" prefix). "None", cloud-init's fallback
 // source, names no source of earlyinit's: it sets noneOK, meaning that
 // finding no datasource is fine. A name earlyinit has no source for is one
-// warning; a list that names none of earlyinit's sources gives Sources,
-// with a warning.
+// warning. A list whose only source earlyinit has is None ([None]) gives
+// no source: cloud-init then uses None without searching. A list that
+// names none of earlyinit's sources, nor None, gives Sources, with a
+// warning.
 func ImageOrder(list []string) (order []datasource.Source, noneOK bool, warns []string) {
 	var classes []string
 	for _, s := range Sources {
@@ -207,6 +209,9 @@ func ImageOrder(list []string) (order []datasource.Source, noneOK bool, warns []
 		if !found {
 			warns = append(warns, fmt.Sprintf("datasource_list: %q: earlyinit has no such datasource (it has %s): skipped", name, strings.Join(classes, ", ")))
 		}
+	}
+	if len(order) == 0 && noneOK {
+		return nil, true, warns
 	}
 	if len(order) == 0 {
 		warns = append(warns, fmt.Sprintf("datasource_list names none of earlyinit's datasources: trying them all (%s)", strings.Join(names(Sources), ", ")))
@@ -308,7 +313,11 @@ func FindWith(sys System, s settings.Settings, img Image, log Log) (*instance.Da
 			for _, w := range warns {
 				log.Errorf("%s", w)
 			}
-			log.Printf("datasource_list of the image: %s", strings.Join(names(order), ", "))
+			if len(order) == 0 {
+				log.Printf("datasource_list of the image: None alone: no source is searched")
+			} else {
+				log.Printf("datasource_list of the image: %s", strings.Join(names(order), ", "))
+			}
 			if singleEntry(img.List) && len(order) == 1 {
 				asked[order[0].Name] = "datasource_list"
 			}

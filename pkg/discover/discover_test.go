@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/earlyinit/earlyinit/internal/oracle"
 	"io/fs"
 	"reflect"
 	"slices"
@@ -265,6 +266,15 @@ func TestFind(t *testing.T) {
 		wantID: "nc-b", wantSub: "config-disk (/dev/vdb)",
 		logged: []string{`E datasource_list: "Azure": earlyinit has no such datasource`, `E datasource_list: "GCE": earlyinit has no such datasource`},
 	}, {
+		// [None] alone: None at once, as cloud-init: the drives there
+		// are not read, no network is raised.
+		name:   "image list None alone",
+		img:    Image{List: []string{"None"}},
+		sys:    bothDrives(),
+		wantID: "iid-datasource-none", wantSub: "config",
+		calls:  []string{},
+		logged: []string{"datasource_list of the image: None alone: no source is searched", "falling back to None"},
+	}, {
 		// None: a rejected source and nothing else is no error.
 		name: "image list none",
 		img:  Image{List: []string{"NoCloud", "None"}},
@@ -317,7 +327,7 @@ func TestFind(t *testing.T) {
 			case d != nil && (d.InstanceID != tt.wantID || d.Subplatform != tt.wantSub):
 				t.Errorf("found %q (%s), want %q (%s)", d.InstanceID, d.Subplatform, tt.wantID, tt.wantSub)
 			}
-			if tt.calls != nil && !reflect.DeepEqual(tt.sys.calls, tt.calls) {
+			if tt.calls != nil && (len(tt.calls) != 0 || len(tt.sys.calls) != 0) && !reflect.DeepEqual(tt.sys.calls, tt.calls) {
 				t.Errorf("system calls %q, want %q", tt.sys.calls, tt.calls)
 			}
 			for _, l := range tt.logged {
@@ -546,7 +556,8 @@ func TestImageOrder(t *testing.T) {
 		{[]string{"ConfigDrive", "NoCloud"}, []string{"configdrive", "nocloud"}, false, 0},
 		{[]string{"DataSourceEc2", "openstack", "Ec2"}, []string{"ec2", "openstack"}, false, 0},
 		{[]string{"Azure", "OpenStack", "GCE"}, []string{"openstack"}, false, 2},
-		{[]string{"None"}, all, true, 1},
+		{[]string{"None"}, nil, true, 0},          // cloud-init: None, no search
+		{[]string{"Azure", "None"}, nil, true, 1}, // the same, and a warning for Azure
 		{[]string{"Azure"}, all, false, 2},
 		{[]string{}, all, false, 1},
 	} {
@@ -822,5 +833,28 @@ func TestLocalSource(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "datasource loc rejected: no guestinfo") {
 		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// TestImageOrderNoneAloneOracle: cloud-init 22.4 given datasource_list
+// [None] lists DataSourceNone alone to search, in both stages
+// (sources.list_sources, as stages.Init._get_data_source calls it): no
+// source is searched before None, as ImageOrder says.
+func TestImageOrderNoneAloneOracle(t *testing.T) {
+	const script = `
+from cloudinit import sources
+out = []
+for deps in ([sources.DEP_FILESYSTEM], [sources.DEP_FILESYSTEM, sources.DEP_NETWORK]):
+    out.append([c.__name__ for c in sources.list_sources(["None"], deps, ["", "cloudinit.sources"])])
+print(json.dumps(out))
+`
+	var got [][]string
+	oracle.Run(t, script, nil, &got)
+	if len(got) != 2 || len(got[1]) != 1 || got[1][0] != "DataSourceNone" || len(got[0]) > 1 || len(got[0]) == 1 && got[0][0] != "DataSourceNone" {
+		t.Fatalf("cloud-init's sources for datasource_list [None]: %q, want DataSourceNone alone", got)
+	}
+	order, noneOK, warns := ImageOrder([]string{"None"})
+	if len(order) != 0 || !noneOK || len(warns) != 0 {
+		t.Errorf("ImageOrder([None]) = %q, %v, %q; want no source, None", names(order), noneOK, warns)
 	}
 }
