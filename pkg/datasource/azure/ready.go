@@ -155,6 +155,9 @@ func (r *Reporter) Report(ctx context.Context) error {
 	if wait <= 0 {
 		wait = time.Second
 	}
+	// why is the last attempt's failure, unless the deadline cut that
+	// attempt short: then the one before it says why better.
+	var why error
 	for attempt := 1; ; attempt++ {
 		err := r.once(ctx, g, ep)
 		if err == nil {
@@ -162,11 +165,14 @@ func (r *Reporter) Report(ctx context.Context) error {
 			return nil
 		}
 		r.log("azure: ready report, attempt %d: %v", attempt, err)
+		if why == nil || ctx.Err() == nil {
+			why = err
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("azure: ready report to %s: %w (gave up: %v)", ep, err, ctx.Err())
+			return fmt.Errorf("azure: ready report to %s: %w (gave up: %v)", ep, why, ctx.Err())
 		case <-t.C:
 		}
 	}

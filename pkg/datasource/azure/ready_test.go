@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -167,7 +168,9 @@ func TestReportGivesUp(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var attempts int
 			r := &Reporter{Endpoint: tt.endpoint, Wait: 20 * time.Millisecond, RequestTimeout: 100 * time.Millisecond, Logf: func(string, ...any) { attempts++ }}
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			// Room for several attempts on a loaded machine: a deadline
+			// that cuts the last one short must not hide why they failed.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			start := time.Now()
 			err := r.Report(ctx)
@@ -177,12 +180,39 @@ func TestReportGivesUp(t *testing.T) {
 			if attempts < 2 {
 				t.Errorf("%d attempts: not retried", attempts)
 			}
-			if d := time.Since(start); d > 2*time.Second {
+			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("took %v: not bounded by the context", d)
 			}
 			if len(broken.reports) != 0 {
 				t.Errorf("reported %q on a broken goal state", broken.reports)
 			}
 		})
+	}
+}
+
+// A deadline that cuts an attempt short does not hide why the attempts
+// before it failed: the error names the broken goal state, not only the
+// deadline.
+func TestReportGivesUpWithTheReason(t *testing.T) {
+	broken := []byte(strings.Replace(string(readFixture(t, "goalstate.xml")), "<ContainerId>"+gsContainer+"</ContainerId>", "", 1))
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if gets.Add(1) == 1 {
+			rw.Write(broken)
+			return
+		}
+		<-r.Context().Done() // the second attempt hangs past the deadline
+	}))
+	defer srv.Close()
+	ep := strings.TrimPrefix(srv.URL, "http://")
+	r := &Reporter{Endpoint: ep, Wait: time.Millisecond, RequestTimeout: 10 * time.Second, Logf: func(string, ...any) {}}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err := r.Report(ctx)
+	if err == nil || !strings.Contains(err.Error(), "missing Container/ContainerId") || !strings.Contains(err.Error(), "gave up: context deadline exceeded") {
+		t.Errorf("Report = %v, want the broken goal state named and the deadline", err)
+	}
+	if n := gets.Load(); n != 2 {
+		t.Errorf("%d goal state GETs, want 2", n)
 	}
 }
