@@ -32,7 +32,7 @@
 # runs: 2, or 3 with -until provisioned.
 #
 # Needs root (debootstrap, chroot) and what `make deps` installs. The root
-# with cloud-init is cached next to the e2e's in qemu-tests/testdata/cache;
+# with cloud-init is cached with the tests' roots (vm.CacheDir: ~/.cache/earlyinit);
 # images and consoles are left in build/bench-late.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,7 +5,6 @@ package qemutests
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,11 +13,10 @@ import (
 	"github.com/earlyinit/earlyinit/internal/vm"
 )
 
-// debianCache is where the Debian root tarball and its .debs are kept
-// between runs (ignored by git).
+// debianCache is where the test roots and their .debs are kept between
+// runs: vm.CacheDir.
 func debianCache() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", "cache")
+	return vm.CacheDir()
 }
 
 // debianDir unpacks the cached Debian root (building it the first time)

@@ -191,11 +191,9 @@ func TestDebianEndToEnd(t *testing.T) {
 	t.Logf("root images made in %s", time.Since(t0).Round(time.Millisecond))
 
 	t.Run("instance", func(t *testing.T) {
-		t.Parallel()
 		testInstanceBoots(t, root)
 	})
 	t.Run("failing-runcmd", func(t *testing.T) {
-		t.Parallel()
 		testFailingRuncmd(t, failRoot)
 	})
 }

@@ -3,6 +3,15 @@
 // Package qemutests boots earlyinit's initramfs with the real Debian kernel
 // under QEMU and asserts on the serial console and on the disks the guest
 // leaves behind.
+//
+// Every test runs in parallel, two at a time under make test (-parallel is
+// GOMAXPROCS). go test starts parallel tests in source order, files sorted
+// by name, and a parallel test's parallel subtests only when every
+// top-level test has started. So the longest tests live in the files whose
+// names sort first (00_rhel_test.go, 01_cloudinit_test.go,
+// 02_package_test.go: 3-11 min each under TCG) and run their boots as
+// sequential subtests: they start at once and the short boots fill the
+// other slot, instead of one long test holding the last minutes alone.
 package qemutests
 
 import (

@@ -203,7 +203,7 @@ func run() error {
 	withCloudInit := flag.Bool("cloudinit", true, "boot the cloud-init variant (A) too")
 	smp := flag.Int("smp", 1, "vCPUs of each VM (1 to 8)")
 	bin := flag.String("earlyinit", "build/earlyinit", "earlyinit binary with the analyze verb")
-	cache := flag.String("cache", "qemu-tests/testdata/cache", "Debian root cache")
+	cache := flag.String("cache", vm.CacheDir(), "Debian root cache")
 	out := flag.String("out", "build/bench-late", "work directory (images, consoles)")
 	runs := flag.Int("runs", 0, "boots of each (default 2; 3 with -until provisioned, whose figures are medians)")
 	withBare := flag.Bool("bare", true, "with -until provisioned, boot the bare variant too (nothing to provision, no tool)")

@@ -32,6 +32,7 @@ func TestDebianTarballNames(t *testing.T) {
 		"default":    old,
 		"cloud-init": DebianTarballWith(cache, mirror, DebianCloudInitPackages()),
 		"sysvinit":   DebianTarballOf(cache, mirror, DebianSysvinitPackages()),
+		"kernel":     DebianTarballOf(cache, mirror, DebianKernelPackages()),
 		"mirror":     DebianTarball(cache, "http://other.example/debian"),
 	} {
 		if prev, ok := names[name]; ok {

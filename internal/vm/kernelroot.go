@@ -26,7 +26,13 @@ func DebianKernelPackages() []string {
 
 // dracutRecipe names DebianDracutRoot's change to the kernel root; change
 // it when that changes.
-const dracutRecipe = "dracut-instead-of-initramfs-tools/1"
+const dracutRecipe = "dracut-instead-of-initramfs-tools/2"
+
+// dracutDrivers makes dracut put BootModules in the initramfs instead of
+// every driver it knows (hostonly=no, the default for an image built
+// elsewhere than it boots): 62 s to 26 s per dracut run here, 40 MB to
+// 18 MB. dracut's modules (earlyinit's among them) still add their own.
+var dracutDrivers = "drivers=\"" + strings.Join(BootModules, " ") + "\"\n"
 
 // DebianDracutTarball is DebianDracutRoot's cache file.
 func DebianDracutTarball(cacheDir, mirror string) string {
@@ -69,6 +75,9 @@ func DebianDracutRoot(cacheDir string) (string, error) {
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "root")
 	if err := Untar(base, root); err != nil {
+		return "", fmt.Errorf("dracut root: %w", err)
+	}
+	if err := WriteTree(root, map[string]string{"etc/dracut.conf.d/e2e-drivers.conf": dracutDrivers}); err != nil {
 		return "", fmt.Errorf("dracut root: %w", err)
 	}
 	debs := filepath.Join(root, "tmp/dracut-debs")

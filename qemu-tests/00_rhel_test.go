@@ -288,7 +288,6 @@ func TestRHELShaped(t *testing.T) {
 	el9 := rhelDisk(t, dir)
 
 	t.Run("el8", func(t *testing.T) {
-		t.Parallel()
 		g := startEL(t, el8, seed, false)
 		s := checkEL(t, g, key, "Permissive")
 		all, ours := avcDenials(t, g, s)
@@ -315,7 +314,6 @@ func TestRHELShaped(t *testing.T) {
 		g.powerOff(s)
 	})
 	t.Run("el9", func(t *testing.T) {
-		t.Parallel()
 		g := startEL(t, el9, seed, true)
 		s := checkEL(t, g, key, "Enforcing")
 		if got := g.run(s, "cat /etc/ssh/sshd_config.d/50-cloud-init.conf"); got != "PasswordAuthentication no\n" {

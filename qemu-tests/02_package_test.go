@@ -245,7 +245,6 @@ func TestPackageInitramfsTools(t *testing.T) {
 		t.Fatalf("the distribution's initramfs has earlyinit before the package is installed")
 	}
 	t.Run("provision", func(t *testing.T) {
-		t.Parallel()
 		dir := filepath.Join(t.TempDir(), "root")
 		if err := os.Rename(base, dir); err != nil {
 			t.Fatal(err)
@@ -274,7 +273,6 @@ func TestPackageInitramfsTools(t *testing.T) {
 		wantProvisioned(t, img)
 	})
 	t.Run("remove", func(t *testing.T) {
-		t.Parallel()
 		dir := filepath.Join(t.TempDir(), "root")
 		if err := vm.Untar(mustTarball(t, false), dir); err != nil {
 			t.Fatal(err)
