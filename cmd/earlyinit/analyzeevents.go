@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/boot"
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 )
 
 // `earlyinit analyze blame|show|dump` are cloud-init analyze's, over
@@ -50,7 +51,7 @@ func (n pyNum) MarshalJSON() ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return nil, fmt.Errorf("timestamp %v", f)
 	}
-	return []byte(pyFloat(f)), nil
+	return []byte(pyyaml.FloatRepr(f)), nil
 }
 
 // bootEvents are the events of this boot: the initramfs ("initramfs",

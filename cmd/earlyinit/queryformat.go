@@ -6,12 +6,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 )
 
 // `earlyinit query --format TEMPLATE` is cloud-init query's -f: cloud-init
@@ -188,33 +189,11 @@ func jinjaString(v any) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return pyFloat(f), nil
+		return pyyaml.FloatRepr(f), nil
 	case map[string]any:
 		return "", fmt.Errorf("an object: --format substitutes strings, numbers, booleans and null; `earlyinit query KEY` prints an object as JSON")
 	case []any:
 		return "", fmt.Errorf("a list: --format substitutes strings, numbers, booleans and null; `earlyinit query KEY` prints a list as JSON")
 	}
 	return "", fmt.Errorf("a value of type %T", v)
-}
-
-// pyFloat is Python's repr of a float: the shortest form that reads back,
-// with ".0" on a whole number, in exponent form from 1e16 and below 1e-4.
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	a := math.Abs(f)
-	if a != 0 && (a >= 1e16 || a < 1e-4) {
-		return strconv.FormatFloat(f, 'e', -1, 64)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }

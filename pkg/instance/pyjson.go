@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 )
 
 // generic turns any JSON-marshalable value into generic JSON values
@@ -140,30 +142,18 @@ func pyNumber(n json.Number) (string, error) {
 	return pyFloat(f), nil
 }
 
-// pyFloat is Python's repr(float): the shortest digits that round-trip,
-// fixed notation with at least one decimal for exponents -4 to 15, else
-// scientific with a two-digit exponent at least ("1e+16", "1.5e-05").
+// pyFloat is a float as Python's json.dumps writes it: its repr, but
+// Infinity and NaN by JSON's names (neither can come from parsed JSON).
 func pyFloat(f float64) string {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		// Python writes Infinity/NaN, which is not JSON; neither can
-		// come from parsed JSON.
-		return map[bool]string{true: "Infinity", false: "-Infinity"}[f > 0]
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case math.IsNaN(f):
+		return "NaN"
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // "-1.2345e+06"
-	mant, exps, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(exps)
-	if exp < -4 || exp >= 16 {
-		sign := "+"
-		if exp < 0 {
-			sign, exp = "-", -exp
-		}
-		return fmt.Sprintf("%se%s%02d", mant, sign, exp)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
+	return pyyaml.FloatRepr(f)
 }
 
 func newline(b *bytes.Buffer, level int) {

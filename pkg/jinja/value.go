@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 )
 
 // Dict is a Python dict: its keys in insertion order. Keys are strings,
@@ -200,29 +202,6 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// pyFloat is Python's repr of a float.
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	a := math.Abs(f)
-	if a != 0 && (a >= 1e16 || a < 1e-4) {
-		s := strconv.FormatFloat(f, 'e', -1, 64)
-		// Python writes at least two exponent digits, as Go does.
-		return s
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
-
 // printer writes Python's str() and repr() of values, charging what it
 // writes to the renderer's budget.
 type printer struct {
@@ -275,7 +254,7 @@ func (p *printer) repr(v any) error {
 	case int64:
 		return p.write(strconv.FormatInt(x, 10))
 	case float64:
-		return p.write(pyFloat(x))
+		return p.write(pyyaml.FloatRepr(x))
 	case string:
 		return p.write(pyRepr(x))
 	case []any:
@@ -698,7 +677,7 @@ func (w *jsonWriter) value(v any, level int, ind bool) error {
 		case math.IsInf(x, -1):
 			w.b.WriteString("-Infinity")
 		default:
-			w.b.WriteString(pyFloat(x))
+			w.b.WriteString(pyyaml.FloatRepr(x))
 		}
 	case string:
 		jsonString(&w.b, x)

@@ -46,7 +46,12 @@ func Dump(v any, indent int, explicit bool) string {
 	return e.out.String()
 }
 
-// FloatRepr is Python's repr of a float.
+// FloatRepr is Python's repr of a float: the shortest digits that read
+// back, fixed notation with at least one decimal when the decimal
+// exponent is -4 to 15, else scientific with at least two exponent digits
+// ("1e+16", "1.5e-05", as Go writes them); "inf", "-inf", "nan". The one
+// copy of the rule: the YAML and JSON emitters, the Jinja subset and
+// `query --format` use it (TestFloatReprMatchesPython).
 func FloatRepr(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
@@ -56,9 +61,10 @@ func FloatRepr(f float64) string {
 	case math.IsNaN(f):
 		return "nan"
 	}
-	a := math.Abs(f)
-	if a != 0 && (a >= 1e16 || a < 1e-4) {
-		return strconv.FormatFloat(f, 'e', -1, 64)
+	e := strconv.FormatFloat(f, 'e', -1, 64) // "-1.2345e+06"
+	_, exps, _ := strings.Cut(e, "e")
+	if exp, _ := strconv.Atoi(exps); exp < -4 || exp >= 16 {
+		return e
 	}
 	s := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.Contains(s, ".") {
