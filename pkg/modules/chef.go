@@ -3,13 +3,13 @@ package modules
 import (
 	"context"
 	"fmt"
-	"github.com/earlyinit/earlyinit/pkg/pyyaml"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/pkg/pyjson"
 )
 
 // Chef's defaults, as cc_chef.py (cloud-init 22.4.2) has them.
@@ -195,8 +195,13 @@ func chef(ctx context.Context, e *Env) error {
 				js[k] = x
 			}
 		}
-		// Attributes may hold secrets: root only.
-		if err := e.Root.WriteFile(p, []byte(pyJSON(js)), 0o600, 0, 0); err != nil {
+		// json.dumps as cloud-init writes it (keys sorted here: a Go map
+		// keeps no order). Attributes may hold secrets: root only.
+		b, err := pyjson.Dumps(js, -1)
+		if err != nil {
+			return fmt.Errorf("chef.initial_attributes: %w", err)
+		}
+		if err := e.Root.WriteFile(p, b, 0o600, 0, 0); err != nil {
 			return fmt.Errorf("chef: %w", err)
 		}
 	}
@@ -459,94 +464,4 @@ func pyList(key string, v any) ([]string, error) {
 		return nil, fmt.Errorf("%s: want a list, got a map", key)
 	}
 	return []string{scalarString(v)}, nil
-}
-
-// pyJSON is json.dumps(v) as Python writes it (", " and ": ", non-ASCII
-// escaped), keys sorted.
-func pyJSON(v any) string {
-	var b strings.Builder
-	var enc func(v any)
-	enc = func(v any) {
-		switch t := v.(type) {
-		case nil:
-			b.WriteString("null")
-		case bool:
-			b.WriteString(strconv.FormatBool(t))
-		case int:
-			b.WriteString(strconv.Itoa(t))
-		case float64:
-			s := pyyaml.FloatRepr(t)
-			switch s {
-			case "inf":
-				s = "Infinity"
-			case "-inf":
-				s = "-Infinity"
-			case "nan":
-				s = "NaN"
-			}
-			b.WriteString(s)
-		case string:
-			b.WriteString(pyJSONString(t))
-		case []any:
-			b.WriteString("[")
-			for i, x := range t {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				enc(x)
-			}
-			b.WriteString("]")
-		case map[string]any:
-			b.WriteString("{")
-			for i, k := range sortedKeys(t) {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(pyJSONString(k) + ": ")
-				enc(t[k])
-			}
-			b.WriteString("}")
-		default:
-			b.WriteString(pyJSONString(fmt.Sprint(t)))
-		}
-	}
-	enc(v)
-	return b.String()
-}
-
-// pyJSONString is a JSON string as Python's json.dumps writes it
-// (ensure_ascii).
-func pyJSONString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			switch {
-			case r < 0x20 || r >= 0x7f && r < 0x10000:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			case r >= 0x10000:
-				r -= 0x10000
-				fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-			default:
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

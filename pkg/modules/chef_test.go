@@ -1,7 +1,6 @@
 package modules
 
 import (
-	"bytes"
 	"encoding/json"
 	"io/fs"
 	"strings"
@@ -169,17 +168,5 @@ func TestChefValidationKeyNotShown(t *testing.T) {
 		if strings.Contains(s, "validatorkey") {
 			t.Errorf("the key is shown: %q", s)
 		}
-	}
-}
-
-// TestPyJSON: firstboot.json is written as Python's json.dumps writes.
-func TestPyJSON(t *testing.T) {
-	got := pyJSON(map[string]any{"run_list": []any{"a"}, "b": map[string]any{"x": 1.0, "y": nil, "z": true, "u": "é\"\n\U0001F600<"}})
-	want := `{"b": {"u": "\u00e9\"\n\ud83d\ude00<", "x": 1.0, "y": null, "z": true}, "run_list": ["a"]}`
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-	if !json.Valid([]byte(got)) || !bytes.Contains([]byte(got), []byte("run_list")) {
-		t.Error("not JSON")
 	}
 }
