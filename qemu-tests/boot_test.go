@@ -46,7 +46,7 @@ func TestRootSpecs(t *testing.T) {
 		{"uuid", "UUID=" + strings.ToUpper(uuid)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			img := busyboxDisk(t, "eiroot", uuid)
 			res := boot(t, vm.Config{Append: "root=" + tt.root + " rw earlyinit.timeout=20 -- single extra", Disks: []vm.Disk{{Path: img}}, RNG: true})
 			s := seen(t, img)
@@ -74,7 +74,7 @@ func TestRootSpecs(t *testing.T) {
 }
 
 func TestInitArgument(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	img := busyboxDisk(t, "", "")
 	res := boot(t, vm.Config{Append: "root=/dev/vda rw init=/bin/altinit", Disks: []vm.Disk{{Path: img}}, RNG: true})
 	mustContain(t, "init's record", seen(t, img), "init=/bin/altinit", "pid=1\n")
@@ -82,7 +82,7 @@ func TestInitArgument(t *testing.T) {
 }
 
 func TestReadOnlyRoot(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	img := busyboxDisk(t, "", "")
 	// With ro the init cannot record to the disk: it prints the root's
 	// line of /proc/mounts on the console instead.
@@ -93,7 +93,7 @@ func TestReadOnlyRoot(t *testing.T) {
 }
 
 func TestDisabled(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	img := busyboxDisk(t, "", "")
 	res := boot(t, vm.Config{Append: "root=/dev/vda rw earlyinit=disabled", Disks: []vm.Disk{{Path: img}}, RNG: true})
 	mustContain(t, "console", res.Console, "earlyinit=disabled on the command line", "TESTINIT: /sbin/init pid=1")
@@ -103,7 +103,7 @@ func TestDisabled(t *testing.T) {
 }
 
 func TestMissingRoot(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	img := busyboxDisk(t, "other", "")
 	res := boot(t, vm.Config{Append: "root=LABEL=nosuchroot rw earlyinit.timeout=3", Disks: []vm.Disk{{Path: img}}, RNG: true, Timeout: 3 * time.Minute})
 	mustContain(t, "console", res.Console,
@@ -128,7 +128,7 @@ func TestMissingRoot(t *testing.T) {
 }
 
 func TestNoRNG(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	img := busyboxDisk(t, "", "")
 	res := boot(t, vm.Config{Append: "root=/dev/vda rw", Disks: []vm.Disk{{Path: img}}, RNG: false})
 	mustContain(t, "console", res.Console, "TESTINIT: /sbin/init pid=1")

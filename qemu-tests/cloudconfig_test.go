@@ -106,7 +106,7 @@ func blankDisk(t *testing.T, sizeMB int) string {
 // with -run TestCloudConfigDebian and -timeout 40m (the first run builds
 // the root, a few minutes, then the two boots, one after the other).
 func TestCloudConfigDebian(t *testing.T) {
-	t.Parallel()
+	parallel(t, 3*time.Minute) // two Debian boots
 	t0 := time.Now()
 	tarball, err := vm.DebianRootWith(debianCache(), vm.DebianCloudConfigPackages())
 	if err != nil {

@@ -106,7 +106,7 @@ func checkIdentity(t *testing.T, img, iid, short string) {
 }
 
 func TestConfigDriveISO(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := busyboxDisk(t, "root", "")
 	iso := filepath.Join(t.TempDir(), "config.iso")
 	if err := vm.ISO(iso, tree(t, openstackDrive(osUUID, "os-vm.example.com")), "config-2"); err != nil {
@@ -135,7 +135,7 @@ func TestConfigDriveISO(t *testing.T) {
 }
 
 func TestConfigDriveVFAT(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := busyboxDisk(t, "root", "")
 	drive := filepath.Join(t.TempDir(), "config.img")
 	if err := vm.VFAT(drive, tree(t, openstackDrive(osUUID, "vfat-vm")), "CONFIG-2", 8); err != nil {
@@ -148,7 +148,7 @@ func TestConfigDriveVFAT(t *testing.T) {
 }
 
 func TestNoCloudISO(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := busyboxDisk(t, "root", "")
 	iso := filepath.Join(t.TempDir(), "seed.iso")
 	if err := vm.ISO(iso, tree(t, nocloudSeed("iid-nocloud-iso", "nc-iso")), "cidata"); err != nil {
@@ -161,7 +161,7 @@ func TestNoCloudISO(t *testing.T) {
 }
 
 func TestNoCloudVFATPartition(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := busyboxDisk(t, "root", "")
 	disk := filepath.Join(t.TempDir(), "seed.img")
 	if err := vm.VFATPartition(disk, tree(t, nocloudSeed("iid-nocloud-part", "nc-part")), "CIDATA", 10); err != nil {
@@ -173,7 +173,7 @@ func TestNoCloudVFATPartition(t *testing.T) {
 }
 
 func TestSeedDirectory(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	dir := filepath.Join(t.TempDir(), "root")
 	if err := vm.BusyboxRoot(dir); err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestSeedDirectory(t *testing.T) {
 }
 
 func TestInstanceIDChange(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := busyboxDisk(t, "root", "")
 	first := filepath.Join(t.TempDir(), "a.iso")
 	second := filepath.Join(t.TempDir(), "b.iso")
@@ -215,7 +215,7 @@ func TestInstanceIDChange(t *testing.T) {
 }
 
 func TestCorruptDrives(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := busyboxDisk(t, "root", "")
 	// A config-2 ISO whose meta_data.json is not JSON...
 	bad := openstackDrive(osUUID, "never")
@@ -261,7 +261,7 @@ func TestNoCloudWordsAlone(t *testing.T) {
 		{"serial", "", []string{"type=1,serial=ds=nocloud;i=iid-serial;h=serialhost"}, "iid-serial", "serialhost", "dmi"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			root := busyboxDisk(t, "root", "")
 			res := boot(t, vm.Config{Append: "root=LABEL=root rw " + tc.append, Disks: []vm.Disk{{Path: root}}, RNG: true, SMBIOS: tc.smbios})
 			mustContain(t, "console", res.Console, "TESTINIT: /sbin/init pid=1",

@@ -40,7 +40,7 @@ func debianDir(t *testing.T) string {
 // systemd root with what the e2e test needs, and a second call is a cache
 // hit.
 func TestDebianRoot(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	dir := debianDir(t)
 	for _, p := range []string{"sbin/init", "usr/sbin/sshd", "usr/bin/sudo", "bin/ip", "usr/sbin/useradd", "usr/bin/ssh-keygen",
 		"lib/systemd/systemd-networkd", "etc/ssh/ssh_host_ed25519_key.pub"} {

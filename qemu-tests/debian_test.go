@@ -165,7 +165,7 @@ func countLines(t *testing.T, img, path, re string) int {
 // the root checks that a failing runcmd leaves status error and the
 // system still reaches multi-user.target.
 func TestDebianEndToEnd(t *testing.T) {
-	t.Parallel()
+	parallel(t, 4*time.Minute) // four Debian boots
 	dir := debianDir(t)
 	t0 := time.Now()
 	// Both roots carry a recorder, ordered after multi-user.target and

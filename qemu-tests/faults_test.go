@@ -33,7 +33,7 @@ func TestPanicInEachStep(t *testing.T) {
 		{"instance", []string{"instance"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			root := busyboxDisk(t, "root", "")
 			iso := seedISO(t, "cidata", nocloudSeed("iid-panic", "panic-host"))
 			res := boot(t, vm.Config{Initrd: faultInitrd, Append: "root=LABEL=root rw earlyinit.test_panic=" + strings.Join(tc.steps, ","),
@@ -67,7 +67,7 @@ func TestPanicInEachStep(t *testing.T) {
 		})
 	}
 	t.Run("root", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		root := busyboxDisk(t, "root", "")
 		res := boot(t, vm.Config{Initrd: faultInitrd, Append: "root=LABEL=root rw earlyinit.test_panic=root",
 			Disks: []vm.Disk{{Path: root}}, RNG: true, Timeout: 3 * time.Minute})
@@ -113,7 +113,7 @@ func TestReadOnlyRootDevice(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			d := tc.disk(t)
 			before := fileSum(t, d.Path)
 			seed := seedISO(t, "cidata", nocloudSeed("iid-ro", "ro-host"))

@@ -45,7 +45,7 @@ func TestGrowRoot(t *testing.T) {
 			userData: "#cloud-config\ngrowpart: {mode: 'off'}\nresize_rootfs: false\n", wantNoGrowth: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			testGrow(t, c, diskMB)
 		})
 	}
@@ -149,7 +149,7 @@ const testPolicy = `/.*			system_u:object_r:default_t:s0
 // what earlyinit writes from the initramfs carries the labels of the
 // root's file_contexts (the kernel need not enforce: labels are xattrs).
 func TestSELinuxLabels(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	dir := filepath.Join(t.TempDir(), "root")
 	if err := vm.BusyboxRoot(dir); err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestSELinuxLabels(t *testing.T) {
 // command line: the late stages wait for the init to remount the root
 // read-write, then bootcmd, runcmd and power_state run.
 func TestSysvinitReadOnlyRoot(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	t0 := time.Now()
 	tarball, err := vm.DebianRootOf(debianCache(), vm.DebianSysvinitPackages())
 	if err != nil {
@@ -280,7 +280,7 @@ func TestGrowRootKeepsOtherPartitions(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			dir := filepath.Join(t.TempDir(), "root")
 			if err := vm.BusyboxRoot(dir); err != nil {
 				t.Fatal(err)

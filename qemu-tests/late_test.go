@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/earlyinit/earlyinit/internal/vm"
 )
@@ -16,7 +17,7 @@ import (
 // earlyinit enters through `earlyinit late --exec /sbin/init`: the boot
 // stage runs before init, the final stage beside it.
 func TestLateRunnerWithoutSystemd(t *testing.T) {
-	t.Parallel()
+	parallel(t, time.Minute)
 	root := busyboxDisk(t, "root", "")
 	seed := nocloudSeed("iid-late-1", "late-host")
 	seed["user-data"] = `#cloud-config
@@ -96,7 +97,7 @@ echo "background child pid=$p comm=$c" > /seen/bgchild.txt
 // for the child's output to end, 900s, and the init never started within
 // the VM's timeout.
 func TestLateBootcmdBackgroundChild(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	dir := filepath.Join(t.TempDir(), "root")
 	if err := vm.BusyboxRoot(dir); err != nil {
 		t.Fatal(err)

@@ -4,18 +4,13 @@
 // under QEMU and asserts on the serial console and on the disks the guest
 // leaves behind.
 //
-// Every test runs in parallel, two at a time under make test (-parallel is
-// GOMAXPROCS). go test starts parallel tests in source order, files sorted
-// by name, and a parallel test's parallel subtests only when every
-// top-level test has started. So the longest tests live in the files whose
-// names sort first (00_rhel_test.go, 01_cloudinit_test.go,
-// 02_package_test.go: 3-11 min each under TCG) and run their boots as
-// sequential subtests: they start at once and the short boots fill the
-// other slot, instead of one long test holding the last minutes alone.
+// Every test runs in parallel, -parallel boots at a time (two under make
+// test), the longest first: see sched_test.go.
 package qemutests
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +40,8 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	flag.Parse()
+	configureSched()
 	kver = os.Getenv("EARLYINIT_KVER")
 	if kver == "" {
 		k, err := initramfs.NewestKernel("/boot")

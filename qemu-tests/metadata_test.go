@@ -127,7 +127,7 @@ func noLeftovers(t *testing.T, root string) {
 }
 
 func TestMetadataOpenStack(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ns := metadataNS(t, true, nova("md-openstack-1", "md-os.example.net"))
 	root, res := metadataBoot(t, ns, "")
 	mustContain(t, "console", res.Console, `datasource: platform openstack (sys_vendor="OpenStack Foundation" product_name="OpenStack Nova"`, "metadata: DHCP lease 10.77.0.", "2 classless routes, MTU 1400", `datasource openstack: instance "md-openstack-1"`, "temporary network on eth0 torn down")
@@ -137,7 +137,7 @@ func TestMetadataOpenStack(t *testing.T) {
 }
 
 func TestMetadataEC2IMDSv2(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ns := metadataNS(t, true, imds("i-0123456789abcdef0", "ip-10-77-0-50.ec2.internal", true))
 	root, res := metadataBoot(t, ns, "earlyinit.ds=ec2")
 	mustContain(t, "console", res.Console, `datasource ec2: instance "i-0123456789abcdef0"`)
@@ -146,7 +146,7 @@ func TestMetadataEC2IMDSv2(t *testing.T) {
 }
 
 func TestMetadataIMDSv1Fallback(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ns := metadataNS(t, true, imds("i-00000000000000001", "v1host", false))
 	root, res := metadataBoot(t, ns, "earlyinit.ds=openstack,ec2")
 	mustContain(t, "console", res.Console, "datasource openstack rejected", `datasource ec2: instance "i-00000000000000001"`)
@@ -155,7 +155,7 @@ func TestMetadataIMDSv1Fallback(t *testing.T) {
 }
 
 func TestMetadataServerError(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ns := metadataNS(t, true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
@@ -168,7 +168,7 @@ func TestMetadataServerError(t *testing.T) {
 }
 
 func TestMetadataServerSilent(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ns := metadataNS(t, true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(time.Minute)
 	}))
@@ -178,7 +178,7 @@ func TestMetadataServerSilent(t *testing.T) {
 }
 
 func TestMetadataNoDHCP(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ns := metadataNS(t, false, nil)
 	root, res := metadataBoot(t, ns, "earlyinit.timeout=8")
 	mustContain(t, "console", res.Console, "metadata: no DHCP lease on eth0")

@@ -52,7 +52,7 @@ var systemdMarkers = map[string]string{
 }
 
 func TestNICSwapByMAC(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := rootWith(t, systemdMarkers)
 	seed := nocloudSeed("iid-swap", "swapper")
 	seed["network-config"] = `version: 2
@@ -86,7 +86,7 @@ ethernets:
 }
 
 func TestStaticIPForIfupdown(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := rootWith(t, map[string]string{
 		"sbin/ifquery":                   "#!/bin/sh\n",
 		"sbin/ifup":                      "#!/bin/sh\n",
@@ -113,7 +113,7 @@ func TestStaticIPForIfupdown(t *testing.T) {
 }
 
 func TestFallbackDHCP(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := rootWith(t, systemdMarkers)
 	res := boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: seedISO(t, "cidata", nocloudSeed("iid-fallback", "fb")), If: "ide-cd"}},
 		NICs: []vm.NIC{{MAC: macA}, {MAC: macB}}, RNG: true})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -954,7 +955,7 @@ func TestPlatforms(t *testing.T) {
 			if !known[pc.sourceName()] {
 				t.Fatalf("datasource %s is not in discover.Sources (pkg/discover/sources.go): discovery would never try it", pc.sourceName())
 			}
-			t.Parallel()
+			parallel(t)
 			bootPlatform(t, pc)
 		})
 	}
@@ -1195,7 +1196,7 @@ func TestPlatformsNoDatasource(t *testing.T) {
 			name = "no-link"
 		}
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			root := busyboxDisk(t, "root", "")
 			cfg := vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}}, RNG: true, NICs: []vm.NIC{{MAC: macA}}}
 			var ns *vm.NetNS
@@ -1243,7 +1244,7 @@ func TestPlatformsNoDatasource(t *testing.T) {
 // address of its own (169.254.A.B/16, as cloud-init does), and takes it
 // away again before the handoff.
 func TestPlatformsDigitalOceanNoDHCP(t *testing.T) {
-	t.Parallel()
+	parallel(t, time.Minute)
 	ns := metadataNS(t, false, nil)
 	if err := ns.RouteLinkLocal4(); err != nil {
 		t.Fatal(err)
@@ -1269,7 +1270,7 @@ func TestPlatformsDigitalOceanNoDHCP(t *testing.T) {
 // serial, as cloud-init reads them, with an http:// seed read over the
 // temporary network; h= and i= win over the seed's meta-data.
 func TestPlatformsNoCloudDMISerial(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ns := metadataNS(t, true, nil)
 	if err := ns.ServeAt(vm.RouterIP+":8000", answers(map[string]string{
 		"/seed/meta-data": fixture(t, "nocloud", "cidata/meta-data"),
@@ -1297,7 +1298,7 @@ func TestPlatformsNoCloudDMISerial(t *testing.T) {
 // answers from files, as the metadata boots' servers stand in for their
 // services; it records the keys earlyinit clears (redact).
 func TestPlatformsVMwareGuestinfo(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	meta := "instance-id: vmw-0123\nlocal-hostname: vmw-host\npublic-keys-data: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIVMware vmw@key\nredact: [userdata]\n" +
 		"network:\n  version: 2\n  ethernets:\n    nic0:\n      match: {macaddress: \"00:50:56:aa:bb:01\"}\n      set-name: ens192\n      addresses: [192.0.2.77/24]\n"
 	dir := filepath.Join(t.TempDir(), "root")
@@ -1388,20 +1389,30 @@ exit 69
 	"guestinfo/rpc.log": "",
 }
 
-// vmwareRoot is a root image with systemd's markers, the stand-in
-// open-vm-tools (vmware-rpctool reached through a link, as packages
-// install it) and files.
+// vmwareRoot is a busybox root image with systemd's markers, the
+// stand-in open-vm-tools and files.
 func vmwareRoot(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "root")
 	if err := vm.BusyboxRoot(dir); err != nil {
 		t.Fatal(err)
 	}
-	all := map[string]string{}
-	for _, m := range []map[string]string{systemdMarkers, vmwareStandIn, files} {
-		for k, v := range m {
-			all[k] = v
-		}
+	withVMwareTools(t, dir, systemdMarkers, files)
+	img := filepath.Join(t.TempDir(), "root.img")
+	if err := vm.Ext4(img, dir, "root", "", 32); err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// withVMwareTools writes the stand-in open-vm-tools (vmwareStandIn, its
+// programs executable, vmware-rpctool reached through a link as packages
+// install it) and files into the root tree dir.
+func withVMwareTools(t *testing.T, dir string, files ...map[string]string) {
+	t.Helper()
+	all := maps.Clone(vmwareStandIn)
+	for _, m := range files {
+		maps.Copy(all, m)
 	}
 	if err := vm.WriteTree(dir, all); err != nil {
 		t.Fatal(err)
@@ -1414,11 +1425,40 @@ func vmwareRoot(t *testing.T, files map[string]string) string {
 	if err := os.Symlink("/opt/vmware/bin/vmware-rpctool", filepath.Join(dir, "usr/bin/vmware-rpctool")); err != nil {
 		t.Fatal(err)
 	}
-	img := filepath.Join(t.TempDir(), "root.img")
-	if err := vm.Ext4(img, dir, "root", "", 32); err != nil {
-		t.Fatal(err)
-	}
-	return img
+}
+
+// custCfg is a vSphere customization's cust.cfg as vCenter writes it: the
+// host, one NIC by MAC with a static address on 192.0.2.0/24, DNS, the
+// marker, and the extra sections.
+func custCfg(host, mac, ip, marker, extra string) string {
+	return `[NETWORK]
+NETWORKING = yes
+BOOTPROTO = dhcp
+HOSTNAME = ` + host + `
+DOMAINNAME = example.com
+
+[NIC-CONFIG]
+NICS = NIC1
+
+[NIC1]
+MACADDR = ` + strings.ToUpper(mac) + `
+PRIMARY = yes
+ONBOOT = yes
+IPv4_MODE = BACKWARDS_COMPATIBLE
+BOOTPROTO = static
+IPADDR = ` + ip + `
+NETMASK = 255.255.255.0
+GATEWAY = 192.0.2.1
+
+[DNS]
+DNSFROMDHCP=no
+SUFFIX|1 = example.com
+NAMESERVER|1 = 192.0.2.53
+` + extra + `
+[MISC]
+MARKER-ID = ` + marker + `
+POST-GC-STATUS = yes
+`
 }
 
 const vmwareDMI = "type=1,manufacturer=VMware,, Inc.,product=VMware7,,1,uuid=4226d1a4-7c3d-3f9e-8e0a-0123456789ab"
@@ -1430,7 +1470,7 @@ const vmwareDMI = "type=1,manufacturer=VMware,, Inc.,product=VMware7,,1,uuid=422
 // guestinfo.metadata, is asked first. Nothing is reported to vCenter: an
 // OVF environment has no status.
 func TestPlatformsVMwareOVFEnv(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := vmwareRoot(t, map[string]string{"guestinfo/ovfEnv": fixture(t, "ovf", "ovfenv/vsphere-guestinfo.xml")})
 	res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20", Disks: []vm.Disk{{Path: root}}, RNG: true,
 		NICs: []vm.NIC{{MAC: "00:50:56:aa:bb:01"}}, SMBIOS: []string{vmwareDMI}})
@@ -1466,34 +1506,11 @@ func TestPlatformsVMwareOVFEnv(t *testing.T) {
 // password in vendor-data only, the package removed, and what vCenter was
 // told, in cloud-init's order.
 func TestPlatformsVMwareCustomization(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const marker = "5f1e7c2a-0b3d-4e8f-9a6b-7c5d4e3f2a1b"
-	cust := `[NETWORK]
-NETWORKING = yes
-BOOTPROTO = dhcp
-HOSTNAME = imc-host
-DOMAINNAME = example.com
-
-[NIC-CONFIG]
-NICS = NIC1
-
-[NIC1]
-MACADDR = 00:50:56:AA:BB:07
-PRIMARY = yes
-ONBOOT = yes
-IPv4_MODE = BACKWARDS_COMPATIBLE
-BOOTPROTO = static
-IPADDR = 192.0.2.60
-NETMASK = 255.255.255.0
-GATEWAY = 192.0.2.1
-
-[DNS]
-DNSFROMDHCP=no
-SUFFIX|1 = example.com
-NAMESERVER|1 = 192.0.2.53
-
+	cust := custCfg("imc-host", "00:50:56:aa:bb:07", "192.0.2.60", marker, `
 [PASSWORD]
--PASS = ` + base64.StdEncoding.EncodeToString([]byte("Imc-Secr3t")) + `
+-PASS = `+base64.StdEncoding.EncodeToString([]byte("Imc-Secr3t"))+`
 RESET = no
 
 [DATETIME]
@@ -1502,11 +1519,7 @@ UTC = yes
 
 [CUSTOM-SCRIPT]
 SCRIPT-NAME = customize.sh
-
-[MISC]
-MARKER-ID = ` + marker + `
-POST-GC-STATUS = yes
-`
+`)
 	root := vmwareRoot(t, map[string]string{
 		"etc/cloud/cloud.cfg.d/99-vmware.cfg":                              "disable_vmware_customization: false\n",
 		"usr/lib/open-vm-tools/plugins/vmsvc/libdeployPkgPlugin.so":        "stand-in",
@@ -1587,7 +1600,7 @@ func TestPlatformsCloudStackConfigDrive(t *testing.T) {
 		{"asked", " earlyinit.ds=cloudstack", "cloudstack", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			const iid, mac = "8b0d6b1a-4d8c-4f33-a1d2-3c6e5f7a9b01", "02:00:4c:4f:00:17"
 			root := rootWith(t, systemdMarkers)
 			res := boot(t, vm.Config{Append: "root=LABEL=root rw earlyinit.timeout=20" + tc.append, RNG: true,

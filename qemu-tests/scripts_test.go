@@ -55,7 +55,7 @@ func TestScriptExitCodesAcrossBoots(t *testing.T) {
 		{1003, 2, 2, true},
 	} {
 		t.Run(fmt.Sprint(c.code), func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			dir := filepath.Join(t.TempDir(), "root")
 			if err := vm.BusyboxRoot(dir); err != nil {
 				t.Fatal(err)

@@ -151,7 +151,7 @@ config:
 // whose hash Proxmox sent (not with the hash itself), with the key, then
 // sudo, the host name, and the password not expired (expire: False).
 func TestProxmoxPasswordOverSSH(t *testing.T) {
-	t.Parallel()
+	parallel(t, time.Minute) // a Debian boot, over SSH
 	dir := debianDir(t)
 	img := filepath.Join(t.TempDir(), "root.img")
 	if err := vm.Ext4(img, dir, "root", "", 1024); err != nil {

@@ -52,37 +52,11 @@ systemctl poweroff --no-block
 // the static NIC by MAC that networkd brings up, the report to vCenter,
 // and the late stages for the new instance.
 func TestVMwareCustomizationAfterBoot(t *testing.T) {
-	t.Parallel()
+	parallel(t, time.Minute)
 	const mac = "00:50:56:aa:bb:08"
-	cust := `[NETWORK]
-NETWORKING = yes
-BOOTPROTO = dhcp
-HOSTNAME = imc-live
-DOMAINNAME = example.com
-
-[NIC-CONFIG]
-NICS = NIC1
-
-[NIC1]
-MACADDR = 00:50:56:AA:BB:08
-PRIMARY = yes
-ONBOOT = yes
-IPv4_MODE = BACKWARDS_COMPATIBLE
-BOOTPROTO = static
-IPADDR = 192.0.2.61
-NETMASK = 255.255.255.0
-GATEWAY = 192.0.2.1
-
-[DNS]
-DNSFROMDHCP=no
-NAMESERVER|1 = 192.0.2.53
-
-[MISC]
-MARKER-ID = 7a1e7c2a-0b3d-4e8f-9a6b-7c5d4e3f2a1c
-POST-GC-STATUS = yes
-`
+	cust := custCfg("imc-live", mac, "192.0.2.61", "7a1e7c2a-0b3d-4e8f-9a6b-7c5d4e3f2a1c", "")
 	dir := debianDir(t)
-	files := map[string]string{
+	withVMwareTools(t, dir, map[string]string{
 		"etc/cloud/cloud.cfg.d/99-vmware.cfg":                       "disable_vmware_customization: false\n",
 		"usr/lib/open-vm-tools/plugins/vmsvc/libdeployPkgPlugin.so": "stand-in",
 		"var/lib/imc-staged/cust.cfg":                               cust,
@@ -90,20 +64,8 @@ POST-GC-STATUS = yes
 		"etc/systemd/system/vmtoolsd.service":                       imcToolsUnit,
 		"etc/systemd/system/e2e-record.service":                     recordUnit,
 		"usr/local/sbin/e2e-record":                                 imcRecordScript,
-	}
-	for k, v := range vmwareStandIn {
-		files[k] = v
-	}
-	if err := vm.WriteTree(dir, files); err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range []string{"opt/vmware/bin/vmware-rpctool", "usr/bin/vmware-toolbox-cmd"} {
-		if err := os.Chmod(filepath.Join(dir, x), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	for link, target := range map[string]string{
-		"usr/bin/vmware-rpctool": "/opt/vmware/bin/vmware-rpctool",
 		"etc/systemd/system/multi-user.target.wants/vmtoolsd.service":   "../vmtoolsd.service",
 		"etc/systemd/system/multi-user.target.wants/e2e-record.service": "../e2e-record.service",
 	} {

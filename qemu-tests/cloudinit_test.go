@@ -35,7 +35,7 @@ import (
 // say done (without --wait), `status --long` name the datasource and
 // `query` answer.
 func TestCloudInitMigration(t *testing.T) {
-	t.Parallel()
+	parallel(t, 10*time.Minute) // three Debian boots, two with cloud-init
 	const recorderUnit = `[Unit]
 Description=migration test: record what cloud-init's CLI says, then power off
 After=cloud-final.service
@@ -244,7 +244,7 @@ func cloudInitRoot(t *testing.T) string {
 // not run (with earlyinit=disabled cloud-init does: TestCloudInitMigration's
 // first boot, on the same root).
 func TestImageWithCloudInit(t *testing.T) {
-	t.Parallel()
+	parallel(t, 3*time.Minute) // one Debian boot with cloud-init installed
 	dir := cloudInitRoot(t)
 	if err := vm.WriteTree(dir, map[string]string{
 		"etc/cloud/cloud.cfg.d/50-image.cfg": `system_info:

@@ -237,7 +237,7 @@ func wantProvisioned(t *testing.T, img string) {
 // distribution's initramfs file for file, and the root boots with it
 // without earlyinit.
 func TestPackageInitramfsTools(t *testing.T) {
-	t.Parallel()
+	parallel(t, 5*time.Minute) // two dpkg runs and two boots
 	base := kernelRootDir(t, false)
 	kver := rootKernel(t, base)
 	before := initrdList(t, initrdPath(base, kver))
@@ -349,7 +349,7 @@ func listDiff(a, b []string) string {
 // dracut as the root's initramfs generator: the package's dracut module
 // runs earlyinit in dracut's pre-pivot hook on /sysroot.
 func TestPackageDracut(t *testing.T) {
-	t.Parallel()
+	parallel(t, 3*time.Minute) // dracut, one boot
 	dir := kernelRootDir(t, true)
 	kver := rootKernel(t, dir)
 	if hasEntry(initrdList(t, initrdPath(dir, kver)), "usr/bin/earlyinit") {
@@ -377,7 +377,7 @@ func TestPackageDracut(t *testing.T) {
 // it; growpart leaves the volume's partition alone with one log line,
 // though free space follows it.
 func TestPackageLVM(t *testing.T) {
-	t.Parallel()
+	parallel(t, 4*time.Minute) // an LVM disk, one boot
 	dir := kernelRootDir(t, false)
 	installDeb(t, dir)
 	disk := filepath.Join(t.TempDir(), "lvm.img")
@@ -421,7 +421,7 @@ func TestPackageLVM(t *testing.T) {
 // the wireguard module brings up wg0 with wg-quick. The postrm hook
 // removes the initramfs with the kernel.
 func TestPackageOwnInitramfs(t *testing.T) {
-	t.Parallel()
+	parallel(t, 4*time.Minute) // the kernel hook, one boot
 	dir := kernelRootDir(t, false, "wireguard-tools")
 	kver := rootKernel(t, dir)
 	installDeb(t, dir)

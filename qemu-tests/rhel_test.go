@@ -261,7 +261,7 @@ func deniedOurs(l string) bool {
 // 50-cloud-init.conf saying PasswordAuthentication no), enforcing, mode
 // distro: ssh_pwauth: true still wins.
 func TestRHELShaped(t *testing.T) {
-	t.Parallel()
+	parallel(t, 11*time.Minute) // el8 (two boots) then el9
 	dir := rhelDir(t)
 	key, pub, err := vm.KeyPair(t.TempDir(), "el@test")
 	if err != nil {
