@@ -66,9 +66,9 @@ final_message: "late final message, up $UPTIME seconds"
 	}
 
 	// Third boot, the seed ISO detached: no source answers, and the
-	// instance stays (not None, as cloud-init restores its cached
-	// datasource): bootcmd runs for it, runcmd does not, the host name
-	// stays.
+	// instance stays (not None, which a NoCloud seed's instance would get
+	// from cloud-init: provision.TestCachedInstanceAgainstCloudInit):
+	// bootcmd runs for it, runcmd does not, the host name stays.
 	res = boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}}, RNG: true})
 	mustContain(t, "console", res.Console, `instance "iid-late-1" (cached) stays`, "kept from the cache", "stage boot starting", "TESTINIT: /sbin/init pid=1")
 	wantFile(t, root, "/seen/bootcmd.log", "bootcmd iid-late-1\nbootcmd iid-late-1\nbootcmd iid-late-1\n")

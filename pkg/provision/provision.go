@@ -164,11 +164,13 @@ func Run(env Env) (res Result) {
 // (its seed ISO detached, VMware's customization package gone, a metadata
 // service down): that instance stays and nothing is provisioned again,
 // where None would be a new instance (new host keys, users' passwords
-// set again, every per-instance module rerun). cloud-init does the same:
-// when its local stage finds nothing, the network stage restores the
-// cached datasource (stages.Init._restore_from_checked_cache, "trust");
-// ds-identify, where it runs, leaves cloud-init off. The late stages
-// still run for the cached instance (its data/instance-id). None alone
+// set again, every per-instance module rerun). cloud-init keeps its cached
+// instance then only when the datasource confirms it from the machine
+// (check_instance_id: OpenStack's id is the DMI system UUID); otherwise
+// its local stage drops the cache and the network stage takes None, a new
+// instance, or finds nothing and runs no module
+// (TestCachedInstanceAgainstCloudInit). earlyinit keeps it in every case,
+// and the late stages run for it (its data/instance-id). None alone
 // asked for on the command line (earlyinit.ds=none) is None, and so is
 // None when None is what the root holds.
 func keepCachedInstance(env Env, d *instance.Data) (*instance.Data, bool) {
@@ -187,7 +189,7 @@ func keepCachedInstance(env Env, d *instance.Data) (*instance.Data, bool) {
 	if prev == "" || prev == none.InstanceID {
 		return d, false
 	}
-	env.Log.Printf("datasource: no source answered; instance %q (cached) stays, not provisioned again as None (as cloud-init restores its cached datasource)", prev)
+	env.Log.Printf("datasource: no source answered; instance %q (cached) stays, not provisioned again as None", prev)
 	return nil, true
 }
 

@@ -332,8 +332,8 @@ type noSourceSys struct{ driveSys }
 func (noSourceSys) Drives(time.Duration, func(blockdev.Device) bool) []blockdev.Device { return nil }
 
 // TestRunKeepsCachedInstance: a later boot where no source answers (the
-// config drive detached) keeps the instance the drive provisioned, as
-// cloud-init's network stage restores its cached datasource: no None
+// config drive detached) keeps the instance the drive provisioned (where
+// cloud-init would take None: TestCachedInstanceAgainstCloudInit): no None
 // instance, nothing stored again, the host name kept. On a root with no
 // instance, or with earlyinit.ds=none, None it is.
 func TestRunKeepsCachedInstance(t *testing.T) {
