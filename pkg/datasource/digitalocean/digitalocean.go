@@ -27,6 +27,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/jsondoc"
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
 
 // DefaultBaseURL is the metadata service's address.
@@ -156,36 +157,12 @@ func nicName(typ string) string {
 	return ""
 }
 
-// V1 is a network config version 1 document.
-type V1 struct {
-	Version int        `json:"version"`
-	Config  []V1Config `json:"config"`
-}
-
-// V1Config is one entry of a v1 config: a physical NIC or the nameservers.
-type V1Config struct {
-	Type       string     `json:"type"`
-	Name       string     `json:"name,omitempty"`
-	MACAddress string     `json:"mac_address,omitempty"`
-	Subnets    []V1Subnet `json:"subnets,omitempty"`
-	Address    []string   `json:"address,omitempty"`
-}
-
-// V1Subnet is one subnet of a v1 physical NIC.
-type V1Subnet struct {
-	Type    string `json:"type"`
-	Control string `json:"control,omitempty"`
-	Address string `json:"address,omitempty"`
-	Netmask string `json:"netmask,omitempty"`
-	Gateway string `json:"gateway,omitempty"`
-}
-
 // Network converts "interfaces" (NICs by type) and the nameservers into
 // network config v1, as cloud-init's convert_network_configuration does:
 // the first NIC of each type, its ipv4, ipv6, anchor_ipv4 and anchor_ipv6
 // as static subnets, a gateway only on the public NIC's non-anchor
 // subnets. Types come public, private, then the others by name.
-func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
+func Network(ifaces map[string][]nic, dns []string) (*netcfg.V1, error) {
 	types := make([]string, 0, len(ifaces))
 	for t := range ifaces {
 		types = append(types, t)
@@ -205,7 +182,7 @@ func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
 		}
 		return types[i] < types[j]
 	})
-	nc := &V1{Version: 1, Config: []V1Config{}}
+	nc := &netcfg.V1{Version: 1, Config: []netcfg.V1Config{}}
 	for _, t := range types {
 		if len(ifaces[t]) == 0 {
 			continue
@@ -218,7 +195,7 @@ func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
 		if typ == "" {
 			typ = "unknown"
 		}
-		c := V1Config{Type: "physical", Name: nicName(typ), MACAddress: n.MAC, Subnets: []V1Subnet{}}
+		c := netcfg.V1Config{Type: "physical", Name: nicName(typ), MACAddress: n.MAC, Subnets: []netcfg.V1Subnet{}}
 		for _, def := range []struct {
 			key    string
 			conf   *ipConf
@@ -227,7 +204,7 @@ func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
 			if def.conf == nil || def.conf.Address == "" {
 				continue
 			}
-			s := V1Subnet{Type: "static", Control: "auto", Address: def.conf.Address, Gateway: def.conf.Gateway}
+			s := netcfg.V1Subnet{Type: "static", Control: "auto", Address: def.conf.Address, Gateway: def.conf.Gateway}
 			if strings.Contains(def.conf.Address, ":") {
 				if def.conf.CIDR != "" {
 					s.Address += "/" + string(def.conf.CIDR)
@@ -243,7 +220,7 @@ func Network(ifaces map[string][]nic, dns []string) (*V1, error) {
 		nc.Config = append(nc.Config, c)
 	}
 	if len(dns) > 0 {
-		nc.Config = append(nc.Config, V1Config{Type: "nameserver", Address: dns})
+		nc.Config = append(nc.Config, netcfg.V1Config{Type: "nameserver", Address: dns})
 	}
 	return nc, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/jsondoc"
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
 )
 
 // DefaultBaseURL is the metadata service's address.
@@ -140,56 +141,31 @@ func Parse(u string, b []byte) (*instance.Data, error) {
 	return d, nil
 }
 
-// V1 is a network config version 1 document.
-type V1 struct {
-	Version int        `json:"version"`
-	Config  []V1Config `json:"config"`
-}
-
-// V1Config is a physical NIC, or the nameservers. A NIC has no name:
-// cloud-init names it after the live NIC with its MAC.
-type V1Config struct {
-	Type       string     `json:"type"`
-	MACAddress string     `json:"mac_address,omitempty"`
-	Subnets    []V1Subnet `json:"subnets,omitempty"`
-	Address    []string   `json:"address,omitempty"`
-}
-
-// V1Subnet is a subnet of a v1 NIC.
-type V1Subnet struct {
-	Type           string   `json:"type"`
-	Control        string   `json:"control,omitempty"`
-	Address        string   `json:"address,omitempty"`
-	Gateway        string   `json:"gateway,omitempty"`
-	Netmask        string   `json:"netmask,omitempty"`
-	DNSNameservers []string `json:"dns_nameservers,omitempty"`
-}
-
 // Network is cloud-init's convert_to_network_config_v1: each NIC with one
 // subnet per address, DHCP (DHCPv6 stateless for IPv6) or static with its
 // gateway and the prefix length of its network; an address's resolvers
 // when they are not the global ones; the global resolvers last.
-func Network(desc Description) (*V1, error) {
+func Network(desc Description) (*netcfg.V1, error) {
 	if len(desc.Interfaces) == 0 {
 		return nil, errors.New("interfaces: missing or empty")
 	}
-	nc := &V1{Version: 1, Config: []V1Config{}}
+	nc := &netcfg.V1{Version: 1, Config: []netcfg.V1Config{}}
 	for i, n := range desc.Interfaces {
 		if strings.TrimSpace(n.MAC) == "" {
 			return nil, fmt.Errorf("interfaces[%d]: mac: missing or empty", i)
 		}
-		c := V1Config{Type: "physical", MACAddress: n.MAC, Subnets: []V1Subnet{}}
+		c := netcfg.V1Config{Type: "physical", MACAddress: n.MAC, Subnets: []netcfg.V1Subnet{}}
 		for _, a := range n.IPAddresses {
 			ipv6 := a.Family == "IPv6"
 			if a.DHCP {
-				s := V1Subnet{Type: "dhcp"}
+				s := netcfg.V1Subnet{Type: "dhcp"}
 				if ipv6 {
 					s.Type = "ipv6_dhcpv6-stateless"
 				}
 				c.Subnets = append(c.Subnets, s)
 				continue
 			}
-			s := V1Subnet{Type: "static", Control: "auto", Address: a.Address, Gateway: a.Gateway}
+			s := netcfg.V1Subnet{Type: "static", Control: "auto", Address: a.Address, Gateway: a.Gateway}
 			if ipv6 {
 				s.Type = "static6"
 			}
@@ -204,7 +180,7 @@ func Network(desc Description) (*V1, error) {
 		nc.Config = append(nc.Config, c)
 	}
 	if len(desc.DNS) > 0 {
-		nc.Config = append(nc.Config, V1Config{Type: "nameserver", Address: desc.DNS})
+		nc.Config = append(nc.Config, netcfg.V1Config{Type: "nameserver", Address: desc.DNS})
 	}
 	return nc, nil
 }

@@ -129,9 +129,9 @@ func TestNetwork(t *testing.T) {
 	}
 	b, _ := json.Marshal(nc)
 	want := `{"version":1,"config":[{"type":"physical","mac_address":"3a:d6:ba:4a:36:e7","subnets":[` +
-		`{"type":"static","control":"auto","address":"10.0.0.5","gateway":"10.0.0.1","netmask":"24","dns_nameservers":["10.0.0.1"]},` +
+		`{"type":"static","control":"auto","address":"10.0.0.5","netmask":"24","gateway":"10.0.0.1","dns_nameservers":["10.0.0.1"]},` +
 		`{"type":"static","control":"auto","address":"10.0.1.5","netmask":"24"},` +
-		`{"type":"static6","control":"auto","address":"2a04::5","gateway":"2a04::1","netmask":"64"}]},` +
+		`{"type":"static6","control":"auto","address":"2a04::5","netmask":"64","gateway":"2a04::1"}]},` +
 		`{"type":"nameserver","address":["94.237.127.9"]}]}`
 	if string(b) != want {
 		t.Errorf("network\n%s\nwant\n%s", b, want)

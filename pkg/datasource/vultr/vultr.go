@@ -22,6 +22,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/jsondoc"
+	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 )
 
@@ -191,38 +192,12 @@ func payload(v any) ([]byte, error) {
 	return nil, fmt.Errorf("want a string, got %s", scalar.JSONNoun(v))
 }
 
-// V1 is a network config version 1 document.
-type V1 struct {
-	Version int        `json:"version"`
-	Config  []V1Config `json:"config"`
-}
-
-// V1Config is a physical NIC, or the nameservers. A NIC has no name:
-// cloud-init names it after the live NIC with its MAC.
-type V1Config struct {
-	Type       string     `json:"type"`
-	MACAddress string     `json:"mac_address,omitempty"`
-	AcceptRA   any        `json:"accept-ra,omitempty"`
-	MTU        any        `json:"mtu,omitempty"`
-	Subnets    []V1Subnet `json:"subnets,omitempty"`
-	Address    []string   `json:"address,omitempty"`
-}
-
-// V1Subnet is a subnet of a v1 NIC.
-type V1Subnet struct {
-	Type    string `json:"type"`
-	Control string `json:"control,omitempty"`
-	Address string `json:"address,omitempty"`
-	Netmask string `json:"netmask,omitempty"`
-	Routes  any    `json:"routes,omitempty"`
-}
-
 // Network is cloud-init's generate_network_config: Vultr's resolvers, the
 // first NIC (public) by DHCP and SLAAC, each other NIC not marked
 // unconfigured with its static IPv4 address; each NIC's MTU, accept-ra and
 // routes (on its first subnet) and its additional IPv4 and IPv6 addresses.
-func Network(nics []nic) (*V1, error) {
-	nc := &V1{Version: 1, Config: []V1Config{{Type: "nameserver", Address: Resolvers()}}}
+func Network(nics []nic) (*netcfg.V1, error) {
+	nc := &netcfg.V1{Version: 1, Config: []netcfg.V1Config{{Type: "nameserver", Address: Resolvers()}}}
 	for i, n := range nics {
 		if i > 0 && n.Unconfigured {
 			continue
@@ -230,15 +205,15 @@ func Network(nics []nic) (*V1, error) {
 		if strings.TrimSpace(n.MAC) == "" {
 			return nil, fmt.Errorf("[%d]: mac: missing or empty", i)
 		}
-		c := V1Config{Type: "physical", MACAddress: n.MAC}
+		c := netcfg.V1Config{Type: "physical", MACAddress: n.MAC}
 		if i == 0 {
 			c.AcceptRA = 1
-			c.Subnets = []V1Subnet{{Type: "dhcp", Control: "auto"}, {Type: "ipv6_slaac", Control: "auto"}}
+			c.Subnets = []netcfg.V1Subnet{{Type: "dhcp", Control: "auto"}, {Type: "ipv6_slaac", Control: "auto"}}
 		} else {
 			if n.IPv4 == nil || n.IPv4.Address == "" {
 				return nil, fmt.Errorf("[%d]: ipv4.address: missing (a private NIC is static)", i)
 			}
-			c.Subnets = []V1Subnet{{Type: "static", Control: "auto", Address: n.IPv4.Address, Netmask: n.IPv4.Netmask}}
+			c.Subnets = []netcfg.V1Subnet{{Type: "static", Control: "auto", Address: n.IPv4.Address, Netmask: n.IPv4.Netmask}}
 		}
 		if n.MTU != nil {
 			c.MTU = n.MTU
@@ -251,12 +226,12 @@ func Network(nics []nic) (*V1, error) {
 		}
 		if n.IPv4 != nil {
 			for _, a := range n.IPv4.Additional {
-				c.Subnets = append(c.Subnets, V1Subnet{Type: "static", Control: "auto", Address: a.Address, Netmask: a.Netmask, Routes: a.Routes})
+				c.Subnets = append(c.Subnets, netcfg.V1Subnet{Type: "static", Control: "auto", Address: a.Address, Netmask: a.Netmask, Routes: a.Routes})
 			}
 		}
 		if n.IPv6 != nil {
 			for _, a := range n.IPv6.Additional {
-				c.Subnets = append(c.Subnets, V1Subnet{Type: "static6", Control: "auto", Address: a.Network + "/" + string(a.Prefix), Routes: a.Routes})
+				c.Subnets = append(c.Subnets, netcfg.V1Subnet{Type: "static6", Control: "auto", Address: a.Network + "/" + string(a.Prefix), Routes: a.Routes})
 			}
 		}
 		nc.Config = append(nc.Config, c)
