@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/jinja"
@@ -141,7 +140,7 @@ func readFileCapped(p string, limit int64) ([]byte, error) {
 // imageConfig is root's image configuration, for merged_cfg; nil when it
 // cannot be read.
 func imageConfig(root string) map[string]any {
-	c, err := imagecfg.Load(datasource.DriveFS(root, 0))
+	c, err := imagecfg.LoadRoot(root)
 	if err != nil {
 		return nil
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/paths"
@@ -89,7 +88,7 @@ func schemaImage(root string) int {
 		fmt.Fprintf(os.Stderr, "schema: --root %s: not a directory\n", root)
 		return 2
 	}
-	c, err := imagecfg.Load(datasource.DriveFS(root, 0))
+	c, err := imagecfg.LoadRoot(root)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "schema: %v\n", err)
 		return 1

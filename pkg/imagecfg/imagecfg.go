@@ -24,9 +24,10 @@
 // load_yaml skips it. Jinja templates ("## template: jinja") are not
 // rendered: such a file is read as plain YAML, with a warning.
 //
-// Everything is read through an fs.FS over the root (in the initramfs,
-// datasource.DriveFS, which follows no link), each file capped at
-// MaxFileSize and at most MaxFiles files. The package is otherwise pure:
+// Everything is read through an fs.FS over the root (LoadRoot:
+// datasource.DriveFS, which follows no link, without earlyinit's own
+// drop-in for cloud-init), each file capped at MaxFileSize and at most
+// MaxFiles files. The package is otherwise pure:
 // the typed accessors (DatasourceList, DefaultUser, ModuleLists, ...) read
 // Raw and give cloud-init's defaults.
 package imagecfg

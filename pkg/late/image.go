@@ -2,16 +2,11 @@ package late
 
 import (
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
 	"sort"
-	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/modules"
-	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 )
 
@@ -60,46 +55,13 @@ func (s *session) loadImage() (*imagecfg.Config, error) {
 	}
 	var c *imagecfg.Config
 	err := s.guard("image configuration", func() (err error) {
-		c, err = imagecfg.Load(hideFS{FS: datasource.DriveFS(s.opts.Root.Dir(), 0), hidden: strings.TrimPrefix(render.CloudInitDropInPath, "/")})
+		c, err = imagecfg.LoadRoot(s.opts.Root.Dir())
 		return err
 	})
 	if err != nil || c == nil {
 		return &imagecfg.Config{Raw: map[string]any{}}, err
 	}
 	return c, nil
-}
-
-// hideFS is an fs.FS without one file: earlyinit's own cloud.cfg.d
-// drop-in for an installed cloud-init (render.CloudInitDropInPath) is not
-// the image's wish, and the initramfs does not read it either.
-type hideFS struct {
-	fs.FS
-	hidden string // a name in FS
-}
-
-func (h hideFS) Open(name string) (fs.File, error) {
-	if path.Clean(name) == h.hidden {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	return h.FS.Open(name)
-}
-
-func (h hideFS) Stat(name string) (fs.FileInfo, error) {
-	if path.Clean(name) == h.hidden {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
-	}
-	return fs.Stat(h.FS, name)
-}
-
-func (h hideFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	ents, err := fs.ReadDir(h.FS, name)
-	kept := ents[:0]
-	for _, e := range ents {
-		if path.Join(path.Clean(name), e.Name()) != h.hidden {
-			kept = append(kept, e)
-		}
-	}
-	return kept, err
 }
 
 // baseConfig is what user-data merges over: the image's configuration

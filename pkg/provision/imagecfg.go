@@ -8,22 +8,18 @@ package provision
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
 	"net/url"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/discover"
 	"github.com/earlyinit/earlyinit/pkg/imagecfg"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/instance/cache"
 	"github.com/earlyinit/earlyinit/pkg/modules"
-	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
@@ -37,8 +33,7 @@ import (
 // installed cloud-init after earlyinit configured the network, is not
 // read: it is not the image's wish. The result is never nil.
 func loadImageConfig(env Env) *imagecfg.Config {
-	fsys := hideFS{FS: datasource.DriveFS(env.Root, 0), hidden: strings.TrimPrefix(render.CloudInitDropInPath, "/")}
-	img, err := imagecfg.Load(fsys)
+	img, err := imagecfg.LoadRoot(env.Root)
 	if err != nil {
 		env.Log.Errorf("image configuration: %v: not used", err)
 		return &imagecfg.Config{Raw: map[string]any{}}
@@ -50,33 +45,6 @@ func loadImageConfig(env Env) *imagecfg.Config {
 		env.Log.Errorf("image configuration: %s", w)
 	}
 	return img
-}
-
-// hideFS is an fs.FS without one file: Open, Stat and ReadDir do not see
-// it.
-type hideFS struct {
-	fs.FS
-	hidden string // a name in FS
-}
-
-// Open opens name, unless it is the hidden file.
-func (h hideFS) Open(name string) (fs.File, error) {
-	if path.Clean(name) == h.hidden {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	return h.FS.Open(name)
-}
-
-// ReadDir lists name without the hidden file.
-func (h hideFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	ents, err := fs.ReadDir(h.FS, name)
-	out := ents[:0]
-	for _, e := range ents {
-		if path.Join(name, e.Name()) != h.hidden {
-			out = append(out, e)
-		}
-	}
-	return out, err
 }
 
 // effectiveConfig is the cloud-config the initramfs decides with, merged
