@@ -350,8 +350,10 @@ func Run(ctx context.Context, stage modules.Stage, opts Options) (res *Result, e
 		return res, s.flush()
 	}
 	if stage == modules.StageBoot {
+		// To the log file alone: the console showed these lines when the
+		// initramfs wrote them.
 		if b, err := r.ReadFile(paths.InitramfsLogFile); err == nil && len(b) > 0 {
-			s.log.Write(b)
+			s.log.writeFileOnly(b)
 		}
 	}
 	s.logf("earlyinit %s: stage %s starting", opts.Version, stage)

@@ -1,6 +1,7 @@
 package late
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -508,5 +509,32 @@ func TestClean(t *testing.T) {
 	}
 	if f.root.Exists(LogFile) || f.root.Exists(OutputLogFile) {
 		t.Error("logs kept")
+	}
+}
+
+// The boot stage puts the initramfs's log at the head of
+// /var/log/earlyinit.log, but not on the console again: the console
+// showed those lines when the initramfs wrote them.
+func TestInitramfsLogToFileOnly(t *testing.T) {
+	f := newFixture(t)
+	f.store("iid-1", "")
+	if err := f.root.WriteFile(paths.InitramfsLogFile, []byte("earlyinit: [   0.011] a line from the initramfs\n"), 0o600, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	var console bytes.Buffer
+	o := f.opts(nil)
+	o.Console = &console
+	if _, err := Run(context.Background(), modules.StageBoot, o); err != nil {
+		t.Fatal(err)
+	}
+	log, err := f.root.ReadFile(LogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(log), "earlyinit: [   0.011] a line from the initramfs\n") {
+		t.Errorf("%s does not begin with the initramfs's log:\n%s", LogFile, log)
+	}
+	if strings.Contains(console.String(), "a line from the initramfs") || !strings.Contains(console.String(), "stage boot starting") {
+		t.Errorf("console:\n%s\nwant the stage's lines, not the initramfs's again", console.String())
 	}
 }
