@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -25,6 +26,10 @@ func TestFromYAML(t *testing.T) {
 		{"string keys", map[string]any{"a": map[any]any{1: "x"}}, map[string]any{"a": map[string]any{"1": "x"}}},
 		{"other keys", map[any]any{1: "a", true: "b", 2.5: math.Inf(1)}, map[string]any{"1": "a", "true": "b", "2.5": "+Inf"}},
 		{"list", []any{map[any]any{"k": math.NaN()}, 1}, []any{map[string]any{"k": "NaN"}, 1}},
+		// A string key wins over another with the same text, whatever
+		// the order the map gives.
+		{"same text", map[any]any{1: "int", "1": "str", 2: "two"}, map[string]any{"1": "str", "2": "two"}},
+		{"timestamp", map[string]any{"t": time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)}, map[string]any{"t": "2024-05-06T07:08:09Z"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := FromYAML(tc.in)

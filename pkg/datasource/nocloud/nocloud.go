@@ -21,12 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
-	"strconv"
 	"strings"
-	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/instance"
@@ -171,149 +166,16 @@ func (d doc) scalar(name, key string) (string, error) {
 	return "", fmt.Errorf("%s: %q: want a string, got %s", name, key, scalar.JSONNoun(v))
 }
 
-// decode parses a YAML document that must be a mapping (or empty). JSON that
-// YAML refuses (a "\/" escape, tab indentation) is read as JSON. Errors name
-// the file and keep yaml's line numbers.
+// decode parses a YAML (or JSON) document that must be a mapping, or
+// empty (jsondoc.DecodeMapping). Errors name the file and keep yaml's line
+// numbers.
 func decode(name string, b []byte) (doc, error) {
-	root, yerr := parseYAML(b)
-	if yerr != nil {
-		if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
-			if v, err := jsondoc.Decode(name, b); err == nil {
-				return jsonDoc(name, v)
-			}
-		}
-		return doc{}, fmt.Errorf("parse %s: %w", name, yerr)
-	}
-	if root == nil || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
-		return doc{}, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return doc{}, fmt.Errorf("parse %s: line %d: want a mapping, got %s", name, root.Line, nodeKind(root))
-	}
-	var v any
-	if err := decodeNode(root, &v); err != nil {
+	m, err := jsondoc.DecodeMapping(b)
+	if err != nil {
 		return doc{}, fmt.Errorf("parse %s: %w", name, err)
 	}
-	m, ok := jsonValue(v).(map[string]any)
-	if !ok {
-		return doc{}, fmt.Errorf("parse %s: want a mapping", name)
-	}
-	d := doc{m: m, text: map[string]string{}}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, val := root.Content[i], root.Content[i+1]
-		for val.Kind == yaml.AliasNode && val.Alias != nil {
-			val = val.Alias
-		}
-		if k.Kind == yaml.ScalarNode && val.Kind == yaml.ScalarNode && val.Tag != "!!null" {
-			d.text[k.Value] = val.Value
-		}
-	}
-	return d, nil
-}
-
-func jsonDoc(name string, v any) (doc, error) {
-	switch v := v.(type) {
-	case nil:
+	if m.Empty {
 		return doc{}, nil
-	case map[string]any:
-		d := doc{m: v, text: map[string]string{}}
-		for k, e := range v {
-			switch e := e.(type) {
-			case string:
-				d.text[k] = e
-			case interface{ String() string }: // json.Number
-				d.text[k] = e.String()
-			case bool:
-				d.text[k] = strconv.FormatBool(e)
-			}
-		}
-		return d, nil
-	default:
-		return doc{}, fmt.Errorf("parse %s: want a mapping, got %s", name, scalar.JSONNoun(v))
 	}
-}
-
-// parseYAML returns the document's root node, nil for an empty document.
-// yaml.v3 is not supposed to panic, but it must not take the boot with it if
-// it does.
-func parseYAML(b []byte) (root *yaml.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			root, err = nil, fmt.Errorf("yaml: %v", r)
-		}
-	}()
-	var n yaml.Node
-	if err := yaml.Unmarshal(b, &n); err != nil {
-		return nil, err
-	}
-	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
-		return nil, nil
-	}
-	return n.Content[0], nil
-}
-
-func decodeNode(n *yaml.Node, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("yaml: %v", r)
-		}
-	}()
-	return n.Decode(v)
-}
-
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return "a scalar (" + strings.TrimPrefix(n.ShortTag(), "!!") + ")"
-	default:
-		return "something else"
-	}
-}
-
-// jsonValue turns what yaml.v3 decodes into values encoding/json can write:
-// non-string keys become their text, timestamps RFC 3339 text, NaN and
-// infinities their text.
-func jsonValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = jsonValue(e)
-		}
-		return v
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			if s, ok := k.(string); ok {
-				m[s] = jsonValue(e)
-			}
-		}
-		for k, e := range v {
-			if _, ok := k.(string); ok {
-				continue
-			}
-			s := fmt.Sprint(jsonValue(k))
-			if _, dup := m[s]; !dup {
-				m[s] = jsonValue(e)
-			}
-		}
-		return m
-	case []any:
-		for i, e := range v {
-			v[i] = jsonValue(e)
-		}
-		return v
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return strconv.FormatFloat(v, 'g', -1, 64)
-		}
-		return v
-	case time.Time:
-		return v.Format(time.RFC3339Nano)
-	case nil, string, bool, int, int64, uint64, float32, int32, uint, uint32:
-		return v
-	default:
-		return fmt.Sprint(v)
-	}
+	return doc{m: m.M, text: m.Text}, nil
 }

@@ -309,68 +309,14 @@ func Parse(md []byte) (*instance.Data, error) {
 	return d, nil
 }
 
-// decodeMapping decodes JSON or YAML that must be a mapping (or empty):
-// the mapping with JSON-compatible values, the text of its top-level
-// scalars (so an instance-id of 0123 stays "0123") and the YAML nodes of
-// its top-level values (none for JSON that YAML refuses).
-func decodeMapping(b []byte) (m map[string]any, text map[string]string, nodes map[string]*yaml.Node, err error) {
-	m, text, nodes = map[string]any{}, map[string]string{}, map[string]*yaml.Node{}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return m, text, nodes, nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			m, text, nodes, err = nil, nil, nil, fmt.Errorf("yaml: %v", r)
-		}
-	}()
-	var doc yaml.Node
-	if yerr := yaml.Unmarshal(b, &doc); yerr != nil {
-		// JSON that YAML refuses ("\/", tabs) is still JSON.
-		if v, err := jsondoc.Decode("guestinfo value", b); err == nil {
-			if m, ok := v.(map[string]any); ok {
-				for k, e := range m {
-					switch e := e.(type) {
-					case string:
-						text[k] = e
-					case json.Number:
-						text[k] = e.String()
-					}
-				}
-				return m, text, nodes, nil
-			}
-		}
-		return nil, nil, nil, yerr
-	}
-	if len(doc.Content) == 0 {
-		return m, text, nodes, nil
-	}
-	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return m, text, nodes, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, nil, nil, fmt.Errorf("line %d: want a mapping", root.Line)
-	}
-	var v any
-	if err := root.Decode(&v); err != nil {
+// decodeMapping decodes JSON or YAML that must be a mapping, or empty
+// (jsondoc.DecodeMapping): the mapping, the text of its top-level scalars
+// (so an instance-id of 0123 stays "0123") and the YAML nodes of its
+// top-level values.
+func decodeMapping(b []byte) (map[string]any, map[string]string, map[string]*yaml.Node, error) {
+	m, err := jsondoc.DecodeMapping(b)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, ok := jsondoc.FromYAML(v).(map[string]any)
-	if !ok {
-		return nil, nil, nil, errors.New("want a mapping")
-	}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, val := root.Content[i], root.Content[i+1]
-		for val.Kind == yaml.AliasNode && val.Alias != nil {
-			val = val.Alias
-		}
-		if k.Kind != yaml.ScalarNode {
-			continue
-		}
-		nodes[k.Value] = val
-		if val.Kind == yaml.ScalarNode && val.Tag != "!!null" {
-			text[k.Value] = val.Value
-		}
-	}
-	return m, text, nodes, nil
+	return m.M, m.Text, m.Nodes, nil
 }
