@@ -78,7 +78,7 @@ func baseConfig(image map[string]any, warn func(string, ...any)) map[string]any 
 // defaultUser is the default user of the merged configuration cfg on a
 // root whose os-release is os's.
 func defaultUser(cfg map[string]any, os imagecfg.OSRelease) modules.User {
-	return modules.User((&imagecfg.Config{Raw: cfg, OS: os}).DefaultUser())
+	return (&imagecfg.Config{Raw: cfg, OS: os}).DefaultUser()
 }
 
 // imageNotes are the log lines about the image's configuration at boot:

@@ -204,24 +204,15 @@ func canonName(s string) string {
 	return s
 }
 
-// User is a user to create, as a cloud-config users entry.
-type User struct {
-	Name         string
-	Gecos        string
-	Groups       []string
-	Shell        string
-	Sudo         []string
-	LockPasswd   bool
-	PrimaryGroup string
-	Homedir      string
-	System       bool
-}
+// User is a user to create, as a cloud-config users entry: the image's
+// default user's type (imagecfg.User), one definition for both.
+type User = imagecfg.User
 
 // DebianDefaultUser is Debian's cloud.cfg default_user (see
 // imagecfg.VariantDefaultUser for the other distributions'). The late
 // stage takes the default user from the image's configuration.
 func DebianDefaultUser() User {
-	return User(imagecfg.DebianDefaultUser())
+	return imagecfg.DebianDefaultUser()
 }
 
 // BaseConfig is the built-in configuration, under the image's own
