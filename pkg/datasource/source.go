@@ -2,10 +2,11 @@ package datasource
 
 import (
 	"context"
-	"github.com/earlyinit/earlyinit/pkg/dmi"
+	"errors"
 	"io/fs"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/httpget"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 )
@@ -40,7 +41,9 @@ type Source struct {
 	Metadata func(ctx context.Context, svc Service) (*instance.Data, error)
 	// Local says Metadata reads no network (VMware's guestinfo, through
 	// the hypervisor): it is asked in its place in the order, without the
-	// temporary network, given only Service.Root and Logf.
+	// temporary network, given only Service.Root and Logf. An error that
+	// is ErrAbsent means nothing is there for it (the next source, and
+	// None, may follow); any other rejects it.
 	Local bool
 	// Ready, if set, tells the platform the instance was read (Azure's
 	// ready report, without which the platform marks provisioning
@@ -164,3 +167,17 @@ func (s Source) Drive(fstype, label string) bool {
 	}
 	return false
 }
+
+// ErrAbsent is what a Local source's error is (errors.Is) when nothing is
+// there for it, as cloud-init's get_data returning False: VMware's
+// guestinfo with no metadata, a VMware VM with neither a customization
+// nor an OVF environment.
+var ErrAbsent = errors.New("nothing there")
+
+// Absent is an error with msg as its text that is ErrAbsent.
+func Absent(msg string) error { return absentError(msg) }
+
+type absentError string
+
+func (e absentError) Error() string        { return string(e) }
+func (e absentError) Is(target error) bool { return target == ErrAbsent }

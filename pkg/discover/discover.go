@@ -782,6 +782,12 @@ func (f *finder) local(src datasource.Source) *instance.Data {
 		svc.Root = r.RootDir()
 	}
 	d, err := f.askMetadata(ctx, svc, src)
+	if errors.Is(err, datasource.ErrAbsent) {
+		// Nothing there, as cloud-init's get_data returning False: not
+		// a source that was there and was bad, so None may follow.
+		f.log.Printf("datasource %s: %v", src.Name, err)
+		return nil
+	}
 	if err != nil {
 		f.log.Errorf("datasource %s rejected: %v", src.Name, err)
 		f.rejected++

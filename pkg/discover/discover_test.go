@@ -834,6 +834,23 @@ func TestLocalSource(t *testing.T) {
 	if !strings.Contains(log.String(), "datasource loc rejected: no guestinfo") {
 		t.Errorf("log:\n%s", log.String())
 	}
+
+	// Nothing there for it (cloud-init's get_data returning False) is
+	// not a rejection: None follows, as in cloud-init. A rejection is
+	// never None.
+	for _, tc := range []struct {
+		err      error
+		wantNone bool
+	}{{datasource.Absent("no guestinfo"), true}, {errors.New("no guestinfo"), false}} {
+		Sources = []datasource.Source{{Name: "loc", Class: "Loc", Local: true,
+			Platform: func(i dmi.Info) bool { return i.SysVendor == "Loc" },
+			Metadata: func(context.Context, datasource.Service) (*instance.Data, error) { return nil, tc.err }}}
+		log.Reset()
+		d, _ := Find(&fakeSys{dmi: dmi.Info{SysVendor: "Loc"}}, cmdline(t, ""), &log)
+		if gotNone := d != nil && d.InstanceID == "iid-datasource-none"; gotNone != tc.wantNone || strings.Contains(log.String(), "rejected") == tc.wantNone {
+			t.Errorf("%v: Find = %+v, want None %v; log:\n%s", tc.err, d, tc.wantNone, log.String())
+		}
+	}
 }
 
 // TestImageOrderNoneAloneOracle: cloud-init 22.4 given datasource_list

@@ -61,7 +61,7 @@ func ReadFS(fsys fs.FS) (*instance.Data, error) {
 
 // ErrNoData is returned (wrapped) when a VMware VM has neither a guest
 // customization nor guestinfo.ovfEnv.
-var ErrNoData = errors.New("no VMware guest customization and no OVF environment in guestinfo.ovfEnv")
+var ErrNoData = datasource.Absent("no VMware guest customization and no OVF environment in guestinfo.ovfEnv")
 
 // metadata reads what VMware Tools bring: the guest customization, then
 // guestinfo.ovfEnv.

@@ -76,7 +76,7 @@ type Reader struct {
 // ErrNoData is returned (wrapped) when none of guestinfo.metadata,
 // userdata and vendordata is set: not a VMware guestinfo VM, as opposed to
 // a broken one.
-var ErrNoData = errors.New("no guestinfo.metadata, guestinfo.userdata or guestinfo.vendordata")
+var ErrNoData = datasource.Absent("no guestinfo.metadata, guestinfo.userdata or guestinfo.vendordata")
 
 // Read reads the three keys, decodes them and clears the keys the
 // metadata's "redact" (or "cleanup-guestinfo") names.
