@@ -75,7 +75,7 @@ func metadata(ctx context.Context, svc datasource.Service) (*instance.Data, erro
 		tool.Root = root
 	}
 	fsys := datasource.DriveFS(root, 0)
-	img, err := imagecfg.Load(fsys)
+	img, err := imagecfg.LoadRoot(root)
 	if err != nil {
 		return nil, err
 	}
