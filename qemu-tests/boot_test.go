@@ -37,7 +37,8 @@ func record(t *testing.T, img string) bootRecord {
 }
 
 func TestRootSpecs(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	const uuid = "5a1e6c1d-2b3c-4d5e-8f90-0123456789ab"
 	for _, tt := range []struct {
 		name, root string

@@ -251,7 +251,8 @@ func TestCorruptDrives(t *testing.T) {
 // kernel command line ("cmdline") or the SMBIOS system serial ("dmi"),
 // which Proxmox and libvirt users set with -smbios type=1,serial=...
 func TestNoCloudWordsAlone(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	for _, tc := range []struct {
 		name, append string
 		smbios       []string

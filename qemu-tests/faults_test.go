@@ -21,7 +21,8 @@ import (
 // step before the root is mounted is the one case that stops the boot, with
 // the same clear message as a root that cannot be mounted.
 func TestPanicInEachStep(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	for _, tc := range []struct {
 		name   string
 		steps  []string
@@ -85,7 +86,8 @@ func TestPanicInEachStep(t *testing.T) {
 // read-write mount fails, earlyinit writes nothing (one line says so), and
 // the real init runs.
 func TestReadOnlyRootDevice(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	// With nothing writable, init prints the root's /proc/mounts line.
 	const show = `init=/bin/sh -- -c "/bin/busybox grep -E ' / (ext4|iso9660) ' /proc/mounts; echo TESTINIT-RO; /bin/busybox poweroff -f"`
 	for _, tc := range []struct {

@@ -36,7 +36,8 @@ type growCase struct {
 // change nothing. growpart: {mode: off} with resize_rootfs: false leaves
 // everything as built.
 func TestGrowRoot(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	const diskMB = 2048
 	for _, c := range []growCase{
 		{name: "xfs-gpt", table: vm.GPT, fstype: "xfs", partMB: 512, append: "root=PARTLABEL=root"},
@@ -260,7 +261,8 @@ func TestSysvinitReadOnlyRoot(t *testing.T) {
 // grows up to it, never over it; the other partition's bytes are the
 // same after two boots, and the second boot changes nothing.
 func TestGrowRootKeepsOtherPartitions(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	const diskMB, otherAt, otherMB = 2048, 1200 << 11, 64 // otherAt in sectors
 	for _, c := range []struct {
 		name, dev string

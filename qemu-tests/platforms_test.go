@@ -946,7 +946,8 @@ func (pc platformCase) sourceName() string {
 }
 
 func TestPlatforms(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	known := map[string]bool{}
 	for _, s := range discover.Sources {
 		known[s.Name] = true
@@ -1191,7 +1192,8 @@ func parseBootTimes(t *testing.T, console string) bootTimes {
 // polls for drives only for the drive grace (discover.DriveGrace), not
 // for earlyinit.timeout. The times are logged as figures, not asserted.
 func TestPlatformsNoDatasource(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	for _, link := range []bool{true, false} {
 		name := "link"
 		if !link {
@@ -1594,7 +1596,8 @@ SCRIPT-NAME = customize.sh
 // source reads its cloudstack/ tree: the password too (sensitive data
 // only), and network_data.json's static NIC.
 func TestPlatformsCloudStackConfigDrive(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	for _, tc := range []struct {
 		name, append, source string
 		password             bool

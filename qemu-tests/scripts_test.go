@@ -41,7 +41,8 @@ while [ $i -lt 50 ]; do [ -f /run/shutdown-requested ] && /bin/busybox sleep 30;
 // 重启再次执行该plugin" (do not reboot now, run it again at the next boot),
 // "1003 - 重启并且下次开机再次执行" (reboot, run it again at the next boot).
 func TestScriptExitCodesAcrossBoots(t *testing.T) {
-	parallel(t) // its boots are its subtests'; it gives its slot to the first
+	// Its boots are its subtests': it gives its slot to the first.
+	parallel(t)
 	for _, c := range []struct {
 		code        int
 		wantRuns    int  // after two boots
