@@ -28,7 +28,7 @@ type Mapping struct {
 
 // DecodeMapping decodes b, YAML or JSON, which must be a mapping, empty or
 // null: NoCloud's meta-data and network-config, VMware's guestinfo
-// metadata, as cloud-init's util.load_yaml reads them. JSON that YAML
+// metadata (values as yaml.v3 resolves them). JSON that YAML
 // refuses (a "\/" escape, tab indentation) is read as JSON. Errors keep
 // yaml's line numbers; the caller names the document. A panic in the YAML
 // decoder is an error.
