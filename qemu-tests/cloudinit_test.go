@@ -258,14 +258,10 @@ preserve_hostname: true
 network: {config: disabled}
 datasource_list: [NoCloud]
 `,
-		"etc/systemd/system/e2e-record.service": recordUnit,
-		"usr/local/sbin/e2e-record":             recordScript,
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("../e2e-record.service", filepath.Join(dir, "etc/systemd/system/multi-user.target.wants/e2e-record.service")); err != nil {
-		t.Fatal(err)
-	}
+	withRecorder(t, dir)
 	img := filepath.Join(t.TempDir(), "root.img")
 	if err := vm.Ext4(img, dir, "root", "", 1536); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -172,15 +171,7 @@ func TestDebianEndToEnd(t *testing.T) {
 	// the final stage: it saves what /run (a tmpfs) knows to /var/log and
 	// powers off. When power_state already powered off, the shutdown
 	// cancels it, so it runs only on boots without a power_state action.
-	if err := vm.WriteTree(dir, map[string]string{
-		"etc/systemd/system/e2e-record.service": recordUnit,
-		"usr/local/sbin/e2e-record":             recordScript,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../e2e-record.service", filepath.Join(dir, "etc/systemd/system/multi-user.target.wants/e2e-record.service")); err != nil {
-		t.Fatal(err)
-	}
+	withRecorder(t, dir)
 	root := filepath.Join(t.TempDir(), "root.img")
 	failRoot := filepath.Join(t.TempDir(), "fail.img")
 	for _, img := range []string{root, failRoot} {
