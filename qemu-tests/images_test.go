@@ -243,8 +243,8 @@ func TestSysvinitReadOnlyRoot(t *testing.T) {
 		Timeout:  5 * time.Minute,
 	})
 	mustContain(t, "console", res.Console, "is read-only: the late stages run once", "is writable after", "running [shutdown -h -P now]")
-	// This root has no ssh-keygen (no openssh-server): the ssh module's
-	// failure is expected; hostname and groupadd are there.
+	// This root has no openssh-server: the host keys are earlyinit's own;
+	// hostname and groupadd are the root's.
 	if strings.Contains(res.Console, `"hostname": executable file not found`) || strings.Contains(res.Console, `"groupadd": executable file not found`) {
 		t.Errorf("the late stages could not find the root's tools (no PATH?)")
 	}

@@ -18,8 +18,50 @@ import (
 // root prints where to log in instead.
 const DisableRootOpts = `no-port-forwarding,no-agent-forwarding,no-X11-forwarding,command="echo 'Please login as the user \"$USER\" rather than the user \"$DISABLE_USER\".';echo;sleep 10;exit 142"`
 
-// defaultKeyTypes is cloud-init's GENERATE_KEY_NAMES on Debian.
+// defaultKeyTypes is cloud-init's GENERATE_KEY_NAMES on Debian, what
+// ssh_genkeytypes means when it is not set and sshd_config cannot be read.
 var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
+
+// unaskedKeyTypes are the types made when ssh_genkeytypes is not set and
+// the image's sshd names no host key of its own.
+var unaskedKeyTypes = []string{"ecdsa", "ed25519"}
+
+// hostKeyTypes is what ssh_genkeytypes means when it is not set. cloud-init
+// makes every type of GENERATE_KEY_NAMES; earlyinit makes the types the
+// image asks for: the /etc/ssh/ssh_host_T_key files sshd_config's HostKey
+// lines name (the RHEL family lists rsa, ecdsa and ed25519 there), else,
+// where sshd falls back to its own defaults (Debian's sshd_config has its
+// HostKey lines commented out), ECDSA and ed25519 only. sshd skips a
+// default key that is not there without a word (a missing key that a
+// HostKey line names is an error it logs at every start), and an RSA key
+// is the one whose making costs seconds under TCG (a prime search; the
+// others cost microseconds). An sshd_config that cannot be read means
+// cloud-init's list.
+func (e *Env) hostKeyTypes() []string {
+	c, ok, err := e.loadSshdConf()
+	if err != nil {
+		e.logf("ssh: %v: making cloud-init's host key types", err)
+		return defaultKeyTypes
+	}
+	var types []string
+	if ok {
+		for _, r := range c.order {
+			if r.key != "hostkey" || r.match != 0 {
+				continue
+			}
+			v := strings.Trim(c.lines[r.file][r.line].value, `"`)
+			for _, t := range []string{"rsa", "ecdsa", "ed25519", "dsa"} {
+				if path.Clean(v) == hostKeyFile(t) && !slices.Contains(types, t) {
+					types = append(types, t)
+				}
+			}
+		}
+	}
+	if len(types) == 0 {
+		return unaskedKeyTypes
+	}
+	return types
+}
 
 // hostKeyFile is the host key of type t, as cloud-init's KEY_FILE_TPL.
 func hostKeyFile(t string) string { return "/etc/ssh/ssh_host_" + t + "_key" }
@@ -32,9 +74,10 @@ func hostKeyFile(t string) string { return "/etc/ssh/ssh_host_" + t + "_key" }
 //     private one is derived with ssh-keygen -yf); each certificate gets a
 //     HostCertificate line where sshd reads it (setSshdOptions: many are
 //     kept, where cloud-init's update_ssh_config keeps only the last);
-//   - otherwise ssh_genkeytypes (default rsa, ecdsa, ed25519): each missing
-//     key made with ssh-keygen -t T -N "" -f /etc/ssh/ssh_host_T_key, the
-//     types side by side (genHostKeys);
+//   - otherwise ssh_genkeytypes (when not set, the types the image's
+//     sshd_config names, else ecdsa and ed25519: hostKeyTypes): each
+//     missing key made as ssh-keygen -t T -N "" -f /etc/ssh/ssh_host_T_key
+//     makes it (genHostKeys: in-process but for dsa);
 //   - the datasource's public keys (unless allow_public_ssh_keys is
 //     false) and ssh_authorized_keys go to the default user, and to root:
 //     with disable_root (default true) behind disable_root_opts, $USER
@@ -63,7 +106,7 @@ func ssh(ctx context.Context, e *Env) error {
 			return err
 		}
 		if _, ok := e.Cfg["ssh_genkeytypes"]; !ok {
-			types = defaultKeyTypes
+			types = e.hostKeyTypes()
 		}
 		todo, err := e.missingHostKeys(types)
 		errs = append(errs, err)

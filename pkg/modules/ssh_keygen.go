@@ -2,8 +2,14 @@ package modules
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/earlyinit/earlyinit/pkg/sshkey"
 )
 
 // Starter is an Exec that can start a command and wait for it later, so
@@ -71,21 +77,45 @@ func (e *Env) missingHostKeys(types []string) ([]string, error) {
 }
 
 // genHostKeys makes the host keys of types as cloud-init's cc_ssh does
-// (ssh-keygen -t T -N "" -f /etc/ssh/ssh_host_T_key, LANG=C), but every
-// ssh-keygen is started before any is waited for: each writes its own
-// two files, so with more than one CPU the fast types no longer wait
-// behind RSA's prime search. Their output goes to the output log in
-// types' order (unless ssh_quiet_keygen); a failure names its type, and
-// the other types still complete.
+// (ssh-keygen -t T -N "" -f /etc/ssh/ssh_host_T_key, LANG=C, its output
+// to the output log unless ssh_quiet_keygen; with a group ssh_keys the
+// private key is root:ssh_keys 0640, "the same sanitize permissions as
+// sshd-keygen"), but the types OpenSSH's format has in pkg/sshkey (rsa,
+// ecdsa, ed25519) are made in-process: the same files and the same
+// words, without a process per key. Any other type (dsa) is still
+// ssh-keygen's, started before the Go keys are made and waited for after.
+// A failure names its type, and the other types still complete.
 func (e *Env) genHostKeys(ctx context.Context, types []string) error {
 	waits := make([]func() ([]byte, error), len(types))
 	for i, t := range types {
-		waits[i] = e.start(ctx, Cmd{Name: "ssh-keygen", Args: []string{"-t", t, "-N", "", "-f", e.Root.Path(hostKeyFile(t))}, Env: []string{"LANG=C"}})
+		if !slices.Contains(sshkey.Types, t) {
+			waits[i] = e.start(ctx, Cmd{Name: "ssh-keygen", Args: []string{"-t", t, "-N", "", "-f", e.Root.Path(hostKeyFile(t))}, Env: []string{"LANG=C"}})
+		}
 	}
 	quiet := cfgBool(e.Cfg, "ssh_quiet_keygen", false)
+	gid := -1
+	if a, err := readAccounts(e.Root); err == nil {
+		if g, ok := a.group("ssh_keys"); ok {
+			gid = g.GID
+		}
+	}
+	host, _ := os.Hostname()
 	var errs []error
 	for i, t := range types {
-		out, err := waits[i]()
+		var out []byte
+		var err error
+		if waits[i] != nil {
+			out, err = waits[i]()
+			if err == nil && gid >= 0 {
+				// cc_ssh: os.chown(keyfile, -1, gid), chmod 0640.
+				var b []byte
+				if b, err = e.Root.ReadFile(hostKeyFile(t)); err == nil {
+					err = e.Root.WriteFile(hostKeyFile(t), b, 0o640, 0, gid)
+				}
+			}
+		} else {
+			out, err = e.makeHostKey(t, "root@"+host, gid)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ssh host key %s: %w", t, err))
 			continue
@@ -95,4 +125,31 @@ func (e *Env) genHostKeys(ctx context.Context, types []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// makeHostKey writes a host key of type t (one of sshkey.Types) as
+// ssh-keygen does: the private file 0600, then the public one 0644, both
+// root's; with gid >= 0 (the group ssh_keys) the private file is
+// root:gid 0640, as cc_ssh leaves it. It returns what ssh-keygen would
+// have printed.
+func (e *Env) makeHostKey(t, comment string, gid int) ([]byte, error) {
+	k, err := sshkey.Generate(t, comment, rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	f := hostKeyFile(t)
+	mode := fs.FileMode(0o600)
+	if gid >= 0 {
+		mode = 0o640
+	} else {
+		gid = 0
+	}
+	if err := e.Root.WriteFile(f, k.Private, mode, 0, gid); err != nil {
+		return nil, err
+	}
+	if err := e.Root.WriteFile(f+".pub", k.Public, 0o644, 0, 0); err != nil {
+		return nil, err
+	}
+	e.logf("ssh: host key %s made (%s)", f, k.Fingerprint())
+	return []byte(k.Report(f)), nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -92,67 +94,145 @@ func (te *testEnv) sortedCalls() []string {
 	return c
 }
 
-// TestHostKeysInParallel: the default types are all started before any is
-// waited for, each gets its own files, and the output keeps the types'
-// order whatever order they finish in.
-func TestHostKeysInParallel(t *testing.T) {
+// debianSshd and rhelSshd are the host key lines of Debian 12's and
+// EL9's sshd_config: Debian's commented out (sshd's defaults), RHEL's
+// naming the three keys.
+const (
+	debianSshd = "Include /etc/ssh/sshd_config.d/*.conf\n#HostKey /etc/ssh/ssh_host_rsa_key\n#HostKey /etc/ssh/ssh_host_ecdsa_key\n#HostKey /etc/ssh/ssh_host_ed25519_key\n"
+	rhelSshd   = "Include /etc/ssh/sshd_config.d/*.conf\nHostKey /etc/ssh/ssh_host_rsa_key\nHostKey /etc/ssh/ssh_host_ecdsa_key\nHostKey /etc/ssh/ssh_host_ed25519_key\n"
+)
+
+// TestHostKeysInProcess: with ssh_genkeytypes not set on a Debian
+// sshd_config, the old keys go and ECDSA and ed25519 keys are made
+// without a process: files OpenSSH's ssh-keygen reads back (the same
+// public key), root's, 0600 and 0644, and ssh-keygen's words in the
+// output log in the types' order, with the fingerprint ssh-keygen gives
+// the public file.
+func TestHostKeysInProcess(t *testing.T) {
 	te := newEnv(t, "users: []\n")
+	te.write(SshdConfig, debianSshd, 0o644)
 	te.write("/etc/ssh/ssh_host_rsa_key", "old", 0o600)
-	te.exec.handlers["ssh-keygen"] = fakeKeygen()
-	se := newStartExec(te.exec, 3)
-	te.Exec = se
+	te.write("/etc/ssh/ssh_host_rsa_key.pub", "old", 0o644)
 	if err := te.runModule("ssh"); err != nil {
 		t.Fatal(err)
 	}
-	if se.maxInFlight != 3 {
-		t.Errorf("at most %d ssh-keygen at once, want 3", se.maxInFlight)
+	te.wantCalls()
+	if te.Root.Exists("/etc/ssh/ssh_host_rsa_key") || te.Root.Exists("/etc/ssh/ssh_host_rsa_key.pub") {
+		t.Error("an RSA key is there: nothing asked for one")
 	}
-	want := []string{
-		"ssh-keygen -t ecdsa -N  -f /etc/ssh/ssh_host_ecdsa_key",
-		"ssh-keygen -t ed25519 -N  -f /etc/ssh/ssh_host_ed25519_key",
-		"ssh-keygen -t rsa -N  -f /etc/ssh/ssh_host_rsa_key",
+	kg := sshKeygen(t)
+	var want strings.Builder
+	for _, typ := range unaskedKeyTypes {
+		f := "/etc/ssh/ssh_host_" + typ + "_key"
+		te.wantMode(f, 0o600, 0, 0)
+		te.wantMode(f+".pub", 0o644, 0, 0)
+		pub := te.read(f + ".pub")
+		out, err := exec.Command(kg, "-y", "-f", te.Root.Path(f)).CombinedOutput()
+		if err != nil || string(out) != pub {
+			t.Errorf("%s: ssh-keygen -y says %q (%v), the public file %q", typ, out, err, pub)
+		}
+		out, err = exec.Command(kg, "-l", "-f", te.Root.Path(f+".pub")).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, _ := os.Hostname()
+		if c := strings.Fields(pub)[2]; c != "root@"+host {
+			t.Errorf("%s: comment %q, want root@%s as ssh-keygen's", typ, c, host)
+		}
+		want.WriteString("Generating public/private " + typ + " key pair.\nYour identification has been saved in " + f +
+			"\nYour public key has been saved in " + f + ".pub\nThe key fingerprint is:\n" + strings.Fields(string(out))[1] + " root@" + host + "\n")
 	}
-	if got := te.sortedCalls(); !reflect.DeepEqual(got, want) {
-		t.Errorf("commands:\n got %q\nwant %q", got, want)
-	}
-	for _, c := range te.exec.calls {
-		if !reflect.DeepEqual(c.Env, []string{"LANG=C"}) {
-			t.Errorf("%s: env %q, want LANG=C", c, c.Env)
+	var got strings.Builder
+	for _, l := range strings.SplitAfter(te.out.String(), "\n") {
+		if !strings.HasPrefix(l, "|") && !strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "The key's randomart") {
+			got.WriteString(l)
 		}
 	}
-	for _, typ := range defaultKeyTypes {
-		te.wantFile("/etc/ssh/ssh_host_"+typ+"_key", "PRIVATE "+typ, 0o600, 0, 0)
-		te.wantFile("/etc/ssh/ssh_host_"+typ+"_key.pub", "ssh-"+typ+" AAAA root@host\n", 0o644, 0, 0)
+	if got.String() != want.String() {
+		t.Errorf("output log without the randomart:\n%s\nwant\n%s", got.String(), want.String())
 	}
-	if got := te.out.String(); got != "generated rsa\ngenerated ecdsa\ngenerated ed25519\n" {
-		t.Errorf("output log %q, want each type's output in ssh_genkeytypes' order", got)
+}
+
+// TestHostKeyTypes: which keys are made when ssh_genkeytypes is not set:
+// those sshd_config's HostKey lines name (also in an included file, not
+// a custom path), else ECDSA and ed25519; a set ssh_genkeytypes is taken
+// as it is, as cloud-init takes it.
+func TestHostKeyTypes(t *testing.T) {
+	for _, c := range []struct {
+		name, cfg string
+		files     map[string]string
+		want      []string
+	}{
+		{"debian", "", map[string]string{SshdConfig: debianSshd}, unaskedKeyTypes},
+		{"rhel", "", map[string]string{SshdConfig: rhelSshd}, []string{"rsa", "ecdsa", "ed25519"}},
+		{"drop-in", "", map[string]string{SshdConfig: debianSshd, "/etc/ssh/sshd_config.d/10-keys.conf": "HostKey \"/etc/ssh/ssh_host_ed25519_key\"\nHostKey /etc/ssh//ssh_host_rsa_key\n"}, []string{"ed25519", "rsa"}},
+		{"custom path", "", map[string]string{SshdConfig: "HostKey /etc/ssh/mykey\n"}, unaskedKeyTypes},
+		{"no sshd", "", nil, unaskedKeyTypes},
+		{"asked", "ssh_genkeytypes: [rsa]\n", map[string]string{SshdConfig: debianSshd}, []string{"rsa"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			te := newEnv(t, "users: []\nssh_quiet_keygen: true\n"+c.cfg)
+			for f, content := range c.files {
+				te.write(f, content, 0o644)
+			}
+			if err := te.runModule("ssh"); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, typ := range []string{"rsa", "ecdsa", "ed25519", "dsa"} {
+				if te.Root.Exists("/etc/ssh/ssh_host_" + typ + "_key") {
+					got = append(got, typ)
+				}
+			}
+			want := slices.Clone(c.want)
+			slices.Sort(want)
+			slices.Sort(got)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("keys made %q, want %q", got, want)
+			}
+		})
 	}
+}
+
+// TestHostKeysGroupSshKeys: with a group ssh_keys the private keys are
+// root:ssh_keys 0640, as cc_ssh leaves them ("the same sanitize
+// permissions as sshd-keygen"), ssh-keygen's (dsa) as the in-process ones.
+func TestHostKeysGroupSshKeys(t *testing.T) {
+	te := newEnv(t, "users: []\nssh_genkeytypes: [ed25519, dsa]\n")
+	te.write("/etc/group", baseGroup+"ssh_keys:x:996:\n", 0o644)
+	te.exec.handlers["ssh-keygen"] = fakeKeygen()
+	if err := te.runModule("ssh"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls("ssh-keygen -t dsa -N  -f /etc/ssh/ssh_host_dsa_key")
+	for _, typ := range []string{"ed25519", "dsa"} {
+		te.wantMode("/etc/ssh/ssh_host_"+typ+"_key", 0o640, 0, 996)
+		te.wantMode("/etc/ssh/ssh_host_"+typ+"_key.pub", 0o644, 0, 0)
+	}
+	te.wantFile("/etc/ssh/ssh_host_dsa_key", "PRIVATE dsa", 0o640, 0, 996)
 }
 
 // TestHostKeyFailureByType: one type failing is reported by its type, and
 // the others are still made.
 func TestHostKeyFailureByType(t *testing.T) {
-	te := newEnv(t, "users: []\nssh_genkeytypes: [rsa, ecdsa, ed25519]\n")
-	te.exec.handlers["ssh-keygen"] = fakeKeygen("ecdsa")
-	te.Exec = newStartExec(te.exec, 3)
+	te := newEnv(t, "users: []\nssh_genkeytypes: [dsa, ed25519]\n")
+	te.exec.handlers["ssh-keygen"] = fakeKeygen("dsa")
 	err := te.runModule("ssh")
 	if err == nil {
-		t.Fatal("no error with ecdsa's ssh-keygen failing")
+		t.Fatal("no error with dsa's ssh-keygen failing")
 	}
 	msg := err.Error()
-	if !strings.Contains(msg, "ssh host key ecdsa: run ssh-keygen -t ecdsa -N  -f "+te.Root.Path("/etc/ssh/ssh_host_ecdsa_key")+": exit status 1") {
-		t.Errorf("error %q does not name ecdsa's failure", msg)
+	if !strings.Contains(msg, "ssh host key dsa: run ssh-keygen -t dsa -N  -f "+te.Root.Path("/etc/ssh/ssh_host_dsa_key")+": exit status 1") {
+		t.Errorf("error %q does not name dsa's failure", msg)
 	}
-	if strings.Contains(msg, "ssh host key rsa") || strings.Contains(msg, "ssh host key ed25519") || strings.Contains(msg, "ran alone") {
-		t.Errorf("error %q blames more than ecdsa", msg)
+	if strings.Contains(msg, "ssh host key ed25519") {
+		t.Errorf("error %q blames more than dsa", msg)
 	}
-	for _, typ := range []string{"rsa", "ed25519"} {
-		te.wantFile("/etc/ssh/ssh_host_"+typ+"_key", "PRIVATE "+typ, 0o600, 0, 0)
+	te.wantMode("/etc/ssh/ssh_host_ed25519_key", 0o600, 0, 0)
+	if te.Root.Exists("/etc/ssh/ssh_host_dsa_key") {
+		t.Error("dsa key there though its ssh-keygen failed")
 	}
-	if te.Root.Exists("/etc/ssh/ssh_host_ecdsa_key") {
-		t.Error("ecdsa key there though its ssh-keygen failed")
-	}
-	if got := te.out.String(); got != "generated rsa\ngenerated ed25519\n" {
+	if got := te.out.String(); !strings.HasPrefix(got, "Generating public/private ed25519 key pair.\n") {
 		t.Errorf("output log %q", got)
 	}
 }
@@ -160,25 +240,20 @@ func TestHostKeyFailureByType(t *testing.T) {
 // TestHostKeysToMake: a type listed twice is made once (two ssh-keygen on
 // one file would ask whether to overwrite it), a kept key is not made
 // again, an unknown type is an error that does not stop the others, and
-// ssh_quiet_keygen keeps ssh-keygen's output out of the output log.
+// ssh_quiet_keygen keeps ssh-keygen's words out of the output log.
 func TestHostKeysToMake(t *testing.T) {
 	te := newEnv(t, "users: []\nssh_deletekeys: false\nssh_quiet_keygen: true\nssh_genkeytypes: [ed25519, rsa, ed25519, dsa, bogus]\n")
 	te.write("/etc/ssh/ssh_host_rsa_key", "kept", 0o600)
 	te.exec.handlers["ssh-keygen"] = fakeKeygen()
-	se := newStartExec(te.exec, 2)
-	te.Exec = se
 	err := te.runModule("ssh")
 	if err == nil || err.Error() != `ssh_genkeytypes: unknown key type "bogus"` {
 		t.Errorf("error %v, want the unknown type alone", err)
 	}
-	want := []string{
-		"ssh-keygen -t dsa -N  -f /etc/ssh/ssh_host_dsa_key",
-		"ssh-keygen -t ed25519 -N  -f /etc/ssh/ssh_host_ed25519_key",
-	}
-	if got := te.sortedCalls(); !reflect.DeepEqual(got, want) {
-		t.Errorf("commands:\n got %q\nwant %q", got, want)
-	}
+	te.wantCalls("ssh-keygen -t dsa -N  -f /etc/ssh/ssh_host_dsa_key")
 	te.wantFile("/etc/ssh/ssh_host_rsa_key", "kept", 0o600, 0, 0)
+	if n := strings.Count(te.read("/etc/ssh/ssh_host_ed25519_key.pub"), "\n"); n != 1 {
+		t.Errorf("ed25519 public file has %d lines", n)
+	}
 	if te.out.Len() != 0 {
 		t.Errorf("ssh_quiet_keygen: output log %q", te.out.String())
 	}

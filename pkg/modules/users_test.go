@@ -133,9 +133,9 @@ ssh_genkeytypes: [ed25519, rsa]
 	if err := te.runModule("ssh"); err != nil {
 		t.Fatal(err)
 	}
-	te.wantCalls("ssh-keygen -t ed25519 -N  -f /etc/ssh/ssh_host_ed25519_key", "ssh-keygen -t rsa -N  -f /etc/ssh/ssh_host_rsa_key")
-	if te.Root.Exists("/etc/ssh/ssh_host_rsa_key") || !te.Root.Exists("/etc/ssh/sshd_config") {
-		t.Error("old host key kept or sshd_config removed")
+	te.wantCalls()
+	if te.read("/etc/ssh/ssh_host_rsa_key") == "old" || !te.Root.Exists("/etc/ssh/ssh_host_ed25519_key") || !te.Root.Exists("/etc/ssh/sshd_config") {
+		t.Error("old host key kept, new one not made or sshd_config removed")
 	}
 	te.wantFile("/home/debian/.ssh/authorized_keys", "ssh-rsa AAAAcfg cfg@key\n", 0o600, 1000, 1000)
 	prefix := strings.ReplaceAll(strings.ReplaceAll(DisableRootOpts, "$USER", "debian"), "$DISABLE_USER", "root")
