@@ -79,7 +79,7 @@ deps-demo:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags qemu,faultinject,package ./...
-	$(GO) vet -tags initrd ./cmd/earlyinit/ ./pkg/httpget/ ./pkg/provision/
+	$(GO) vet -tags initrd ./cmd/earlyinit/ ./pkg/httpget/ ./pkg/provision/ ./pkg/modules/
 	$(GO) vet -tags initrd,nolate ./cmd/earlyinit/ ./pkg/provision/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
 
@@ -90,6 +90,7 @@ unit:
 	@echo "differential oracle: cloud-init $$(dpkg-query -W -f='$${Version}' cloud-init 2>/dev/null || echo 'not installed')"
 	$(GO) test ./...
 	$(GO) test -tags initrd ./cmd/earlyinit/ ./pkg/httpget/ ./pkg/provision/
+	$(GO) test -tags initrd -run TestHostKeysInitrdBuild ./pkg/modules/
 	$(GO) test -tags initrd,nolate ./pkg/provision/
 	$(GO) test -tags initrd,nolate -run TestInitrdVerbs ./cmd/earlyinit/
 

@@ -3,7 +3,8 @@
 # an ssh key, write_files plain + b64, bootcmd, runcmd, network v2 set-name
 # + static address) two ways, under the same QEMU, kernel and VM:
 #   A) Debian's cloud-init 22.4.2, booted with Debian's initramfs-tools image;
-#   B) earlyinit: build/initramfs.img, cloud-init.disabled in the root
+#   B) earlyinit: build/initramfs.img, cloud-init.disabled in the root and
+#      this tree's earlyinit as /usr/bin/earlyinit, as the package installs it
 #      (-initrd LABEL=PATH again: C, D... other earlyinit images).
 # -until poweroff (default): wall time to power-off (power_state in the
 #   user-data), the kernel time the real init started, the guest uptime
@@ -49,8 +50,8 @@ done
 if [[ " $* " != *" -initrd "* && " $* " != *" -initrd="* ]]; then
 	[[ -f build/initramfs.img ]] || make initramfs KVER="$kver"
 fi
-# analyze reads the boot records with this tree's earlyinit (build/earlyinit
-# may predate the verb).
+# This tree's earlyinit, built as make build builds it: B's /usr/bin/earlyinit,
+# and what reads the boot records (build/earlyinit may predate analyze).
 mkdir -p build/bench-late
-CGO_ENABLED=0 go build -o build/bench-late/earlyinit ./cmd/earlyinit
+CGO_ENABLED=0 go build -trimpath -gcflags=all=-l -ldflags="-s -w -buildid=" -o build/bench-late/earlyinit ./cmd/earlyinit
 exec go run ./bench/latevscloudinit -kver "$kver" "${runs[@]}" -earlyinit build/bench-late/earlyinit "$@"

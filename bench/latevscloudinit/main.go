@@ -3,7 +3,9 @@
 // how long each took:
 //
 //	A) Debian's way: Debian's initramfs-tools image, cloud-init enabled;
-//	B) earlyinit: build/initramfs.img, /etc/cloud/cloud-init.disabled
+//	B) earlyinit: build/initramfs.img, /etc/cloud/cloud-init.disabled,
+//	   and this tree's earlyinit as /usr/bin/earlyinit (where the package
+//	   puts it: the late stages run it, not the initramfs build's copy)
 //	   (-initrd again for C, D...: other earlyinit images, e.g. before
 //	   and after a change);
 //	bare (-until provisioned): Debian's image, nothing to provision and
@@ -285,7 +287,7 @@ func run() error {
 	if provMode {
 		extra, wants = probeFiles()
 	}
-	if err := images(tarball, *kver, *out, variants, extra, wants); err != nil {
+	if err := images(tarball, *kver, *out, *bin, variants, extra, wants); err != nil {
 		return err
 	}
 	seed := filepath.Join(*out, "seed.iso")
@@ -362,9 +364,9 @@ func newestKernel() (string, error) {
 // Debian root with cloud-init, the host kernel's modules, the save unit
 // and the extra files (paths in the root), the units among them named
 // in wants enabled for multi-user.target; earlyinit's also have
-// /etc/cloud/cloud-init.disabled; bare's, made last, that too and what
-// bakeBare adds.
-func images(tarball, kver, out string, variants []*variant, extra map[string]string, wants []string) error {
+// /etc/cloud/cloud-init.disabled and bin as /usr/bin/earlyinit; bare's,
+// made last, the first and what bakeBare adds.
+func images(tarball, kver, out, bin string, variants []*variant, extra map[string]string, wants []string) error {
 	dir := filepath.Join(out, "root")
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -416,6 +418,13 @@ func images(tarball, kver, out string, variants []*variant, extra map[string]str
 			}
 		}
 		os.Remove(disabled)
+		installed := filepath.Join(dir, "usr/bin/earlyinit")
+		os.Remove(installed)
+		if v.earlyinit() {
+			if b, err := exec.Command("cp", bin, installed).CombinedOutput(); err != nil {
+				return fmt.Errorf("earlyinit into the root: %v: %s", err, b)
+			}
+		}
 		if v.disabled {
 			if err := os.WriteFile(disabled, nil, 0o644); err != nil {
 				return err

@@ -2,14 +2,10 @@ package modules
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
-
-	"github.com/earlyinit/earlyinit/pkg/sshkey"
 )
 
 // Starter is an Exec that can start a command and wait for it later, so
@@ -80,15 +76,16 @@ func (e *Env) missingHostKeys(types []string) ([]string, error) {
 // (ssh-keygen -t T -N "" -f /etc/ssh/ssh_host_T_key, LANG=C, its output
 // to the output log unless ssh_quiet_keygen; with a group ssh_keys the
 // private key is root:ssh_keys 0640, "the same sanitize permissions as
-// sshd-keygen"), but the types OpenSSH's format has in pkg/sshkey (rsa,
-// ecdsa, ed25519) are made in-process: the same files and the same
-// words, without a process per key. Any other type (dsa) is still
-// ssh-keygen's, started before the Go keys are made and waited for after.
+// sshd-keygen"), but the types of inProcessKeyTypes (pkg/sshkey: rsa,
+// ecdsa, ed25519, except in the initramfs build) are made in-process:
+// the same files and the same words, without a process per key. Any
+// other type is ssh-keygen's, started before the Go keys are made and
+// waited for after.
 // A failure names its type, and the other types still complete.
 func (e *Env) genHostKeys(ctx context.Context, types []string) error {
 	waits := make([]func() ([]byte, error), len(types))
 	for i, t := range types {
-		if !slices.Contains(sshkey.Types, t) {
+		if !slices.Contains(inProcessKeyTypes, t) {
 			waits[i] = e.start(ctx, Cmd{Name: "ssh-keygen", Args: []string{"-t", t, "-N", "", "-f", e.Root.Path(hostKeyFile(t))}, Env: []string{"LANG=C"}})
 		}
 	}
@@ -125,31 +122,4 @@ func (e *Env) genHostKeys(ctx context.Context, types []string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// makeHostKey writes a host key of type t (one of sshkey.Types) as
-// ssh-keygen does: the private file 0600, then the public one 0644, both
-// root's; with gid >= 0 (the group ssh_keys) the private file is
-// root:gid 0640, as cc_ssh leaves it. It returns what ssh-keygen would
-// have printed.
-func (e *Env) makeHostKey(t, comment string, gid int) ([]byte, error) {
-	k, err := sshkey.Generate(t, comment, rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	f := hostKeyFile(t)
-	mode := fs.FileMode(0o600)
-	if gid >= 0 {
-		mode = 0o640
-	} else {
-		gid = 0
-	}
-	if err := e.Root.WriteFile(f, k.Private, mode, 0, gid); err != nil {
-		return nil, err
-	}
-	if err := e.Root.WriteFile(f+".pub", k.Public, 0o644, 0, 0); err != nil {
-		return nil, err
-	}
-	e.logf("ssh: host key %s made (%s)", f, k.Fingerprint())
-	return []byte(k.Report(f)), nil
 }
