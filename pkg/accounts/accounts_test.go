@@ -20,14 +20,14 @@ import (
 // and default/useradd (as shipped, trimmed to their settings), a skeleton
 // with a subdirectory and a private file.
 var baseTree = map[string]string{
-	"/etc/os-release":     "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n",
-	"/etc/passwd":         "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\nsshd:x:100:65534::/run/sshd:/usr/sbin/nologin\n",
-	"/etc/shadow":         "root:*:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\nsshd:!:19000::::::\n",
-	"/etc/group":          "root:x:0:\nadm:x:4:\nsudo:x:27:\nusers:x:100:\nsystemd-journal:x:999:\nold:x:1200:bob\n",
-	"/etc/gshadow":        "root:*::\nadm:*::\nsudo:*::\nusers:*::\nsystemd-journal:!*::\nold:!::bob\n",
-	"/etc/subuid":         "",
-	"/etc/subgid":         "",
-	"/etc/login.defs":     "MAIL_DIR /var/mail\nUMASK 022\nPASS_MAX_DAYS 99999\nPASS_MIN_DAYS 0\nPASS_WARN_AGE 7\nUID_MIN 1000\nUID_MAX 60000\nGID_MIN 1000\nGID_MAX 60000\nSUB_UID_MIN 100000\nSUB_UID_MAX 600100000\nSUB_UID_COUNT 65536\nSUB_GID_MIN 100000\nSUB_GID_MAX 600100000\nSUB_GID_COUNT 65536\nUSERGROUPS_ENAB yes\nENCRYPT_METHOD SHA512\n",
+	"/etc/os-release":      "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n",
+	"/etc/passwd":          "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\nsshd:x:100:65534::/run/sshd:/usr/sbin/nologin\n",
+	"/etc/shadow":          "root:*:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\nsshd:!:19000::::::\n",
+	"/etc/group":           "root:x:0:\nadm:x:4:\nsudo:x:27:\nusers:x:100:\nsystemd-journal:x:999:\nold:x:1200:bob\n",
+	"/etc/gshadow":         "root:*::\nadm:*::\nsudo:*::\nusers:*::\nsystemd-journal:!*::\nold:!::bob\n",
+	"/etc/subuid":          "",
+	"/etc/subgid":          "",
+	"/etc/login.defs":      "MAIL_DIR /var/mail\nUMASK 022\nPASS_MAX_DAYS 99999\nPASS_MIN_DAYS 0\nPASS_WARN_AGE 7\nUID_MIN 1000\nUID_MAX 60000\nGID_MIN 1000\nGID_MAX 60000\nSUB_UID_MIN 100000\nSUB_UID_MAX 600100000\nSUB_UID_COUNT 65536\nSUB_GID_MIN 100000\nSUB_GID_MAX 600100000\nSUB_GID_COUNT 65536\nUSERGROUPS_ENAB yes\nENCRYPT_METHOD SHA512\n",
 	"/etc/default/useradd": "# useradd defaults\nSHELL=/bin/sh\n",
 	"/etc/skel/.bashrc":    "# bashrc\n",
 	"/etc/skel/.config/x":  "x\n",
