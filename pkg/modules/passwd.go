@@ -79,15 +79,15 @@ func skipDBLine(line string) bool {
 	return t == "" || t[0] == '#' || t[0] == '+' || t[0] == '-'
 }
 
-// accounts are the root's users and groups, read when needed (useradd
+// userDB is the root's users and groups, read when needed (useradd
 // changes them between reads).
-type accounts struct {
+type userDB struct {
 	users  []PasswdEntry
 	groups []GroupEntry
 }
 
-func readAccounts(r *rootfs.Root) (*accounts, error) {
-	a := &accounts{}
+func readAccounts(r *rootfs.Root) (*userDB, error) {
+	a := &userDB{}
 	if b, err := r.ReadFile("/etc/passwd"); err == nil {
 		if a.users, err = ParsePasswd(b); err != nil {
 			return nil, err
@@ -105,7 +105,7 @@ func readAccounts(r *rootfs.Root) (*accounts, error) {
 	return a, nil
 }
 
-func (a *accounts) user(name string) (PasswdEntry, bool) {
+func (a *userDB) user(name string) (PasswdEntry, bool) {
 	for _, u := range a.users {
 		if u.Name == name {
 			return u, true
@@ -114,7 +114,7 @@ func (a *accounts) user(name string) (PasswdEntry, bool) {
 	return PasswdEntry{}, false
 }
 
-func (a *accounts) group(name string) (GroupEntry, bool) {
+func (a *userDB) group(name string) (GroupEntry, bool) {
 	for _, g := range a.groups {
 		if g.Name == name {
 			return g, true

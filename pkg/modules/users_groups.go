@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/accounts"
 )
 
 // SudoersFile holds the sudo rules of users entries (cloud-init's
@@ -82,6 +84,13 @@ func (e *Env) createGroup(ctx context.Context, name string, system bool) error {
 		e.logf("group %s exists", name)
 		return nil
 	}
+	if e.accountsInGo() {
+		e.logf("creating group %s", name)
+		return e.inAccounts(func(tx *accounts.Tx) error {
+			_, err := tx.GroupAdd(name, system)
+			return err
+		})
+	}
 	c := Cmd{Name: "groupadd", Args: []string{"--", name}}
 	if e.busybox() {
 		c = Cmd{Name: "addgroup", Args: []string{name}}
@@ -105,6 +114,9 @@ func (e *Env) addMember(ctx context.Context, group, user string) error {
 	if _, ok := a.user(user); !ok {
 		e.logf("group %s: member %s does not exist: not added", group, user)
 		return nil
+	}
+	if e.accountsInGo() {
+		return e.inAccounts(func(tx *accounts.Tx) error { return tx.AddMember(group, user) })
 	}
 	c := Cmd{Name: "usermod", Args: []string{"-a", "-G", group, "--", user}}
 	if e.busybox() {
@@ -299,6 +311,12 @@ func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, grou
 	if e.busybox() {
 		return e.busyboxAddUser(ctx, name, cfg, groups, noHome)
 	}
+	if e.accountsInGo() {
+		err := e.goUseradd(ctx, name, cfg, groups, noHome)
+		if !e.errFallback("user "+name, err) {
+			return err
+		}
+	}
 	args := []string{name}
 	for _, o := range useraddOpts {
 		v, ok := cfg[o.key]
@@ -441,6 +459,9 @@ func (e *Env) chpasswd(ctx context.Context, lines []string, hashed bool) error {
 // lockPasswd is distro.lock_passwd: passwd -l, or usermod --lock without
 // passwd.
 func (e *Env) lockPasswd(ctx context.Context, name string) error {
+	if e.accountsInGo() {
+		return e.inAccounts(func(tx *accounts.Tx) error { return tx.Lock(name) })
+	}
 	c := Cmd{Name: "passwd", Args: []string{"-l", "--", name}}
 	if _, ok := e.tool("passwd"); !ok {
 		if _, ok := e.tool("usermod"); ok {
