@@ -183,6 +183,15 @@ func checkEL(t *testing.T, g *guest, key, enforce string) vm.SSH {
 	if got := strings.TrimSpace(out["/usr/sbin/getenforce"]); got != enforce {
 		t.Errorf("getenforce = %q, want %s", got, enforce)
 	}
+	// The host keys a client gets are the guest's: RSA too, since this
+	// sshd_config names it in a HostKey line.
+	served := hostKeysServed(t, g.port)
+	for _, typ := range []string{"rsa", "ecdsa", "ed25519"} {
+		file := strings.Fields(g.run(byKey, "cat /etc/ssh/ssh_host_"+typ+"_key.pub"))
+		if len(file) < 2 || served[file[0]] != file[1] {
+			t.Errorf("%s: sshd serves %q, the guest's file has %q", typ, served, file)
+		}
+	}
 	return byKey
 }
 

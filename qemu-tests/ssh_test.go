@@ -4,7 +4,9 @@ package qemutests
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +187,39 @@ func TestProxmoxPasswordOverSSH(t *testing.T) {
 	if got := strings.TrimSpace(g.run(byKey, `sudo -n awk -F: '$1=="pveuser"{print $2}' /etc/shadow`)); got != pveHash {
 		t.Errorf("pveuser's shadow password = %q, want Proxmox's hash", got)
 	}
+	// The default user, as useradd would have made it (on Debian,
+	// pkg/accounts does): its groups, its home from /etc/skel, its
+	// subordinate ids, no lock file left.
+	acct := sections(g.run(byKey, `for c in "id -nG" "stat -c %U:%G:%a /home/pveuser" "ls -A /home/pveuser" "sudo -n cat /etc/subuid" "sudo -n ls /etc"; do echo "=== $c"; $c 2>&1; done`))
+	for _, grp := range []string{"pveuser", "sudo", "netdev", "adm"} {
+		if !strings.Contains(" "+strings.TrimSpace(acct["id -nG"])+" ", " "+grp+" ") {
+			t.Errorf("id -nG: %q lacks %s", acct["id -nG"], grp)
+		}
+	}
+	if got := strings.TrimSpace(acct["stat -c %U:%G:%a /home/pveuser"]); got != "pveuser:pveuser:755" {
+		t.Errorf("home: %s, want pveuser:pveuser:755", got)
+	}
+	if ls := acct["ls -A /home/pveuser"]; !strings.Contains(ls, ".bashrc\n") || !strings.Contains(ls, ".profile\n") {
+		t.Errorf("home lacks /etc/skel's files:\n%s", ls)
+	}
+	if !strings.Contains(acct["sudo -n cat /etc/subuid"], "pveuser:100000:65536\n") {
+		t.Errorf("/etc/subuid: %q", acct["sudo -n cat /etc/subuid"])
+	}
+	if strings.Contains(acct["sudo -n ls /etc"], ".lock\n") {
+		t.Errorf("a lock file is left in /etc:\n%s", acct["sudo -n ls /etc"])
+	}
+	// The host keys sshd serves, as a client sees them: the ones the
+	// guest made, ECDSA and ed25519 (Debian's sshd_config names none).
+	served := hostKeysServed(t, g.port)
+	for _, typ := range []string{"ecdsa", "ed25519"} {
+		file := strings.Fields(g.run(byKey, "cat /etc/ssh/ssh_host_"+typ+"_key.pub"))
+		if len(file) < 2 || served[file[0]] != file[1] {
+			t.Errorf("%s: sshd serves %q, the guest's file has %q", typ, served, file)
+		}
+	}
+	if k, ok := served["ssh-rsa"]; ok {
+		t.Errorf("an RSA host key is served (%.20s...): nothing asked for one", k)
+	}
 	// expire: False: a password login needs no change (chage would say
 	// "password must be changed").
 	if chage := g.run(byKey, "sudo -n chage -l pveuser"); strings.Contains(chage, "password must be changed") {
@@ -199,6 +234,25 @@ func TestProxmoxPasswordOverSSH(t *testing.T) {
 		t.Errorf("the logs do not mention pveuser at all:\n%s", tailLines(logs, 40))
 	}
 	g.powerOff(byKey)
+}
+
+// hostKeysServed is what ssh-keyscan gets from the guest's sshd: key
+// blob by algorithm.
+func hostKeysServed(t *testing.T, port int) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ssh-keyscan", "-p", strconv.Itoa(port), "-t", "rsa,ecdsa,ed25519", "127.0.0.1").Output()
+	if err != nil {
+		t.Fatalf("ssh-keyscan: %v", err)
+	}
+	keys := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && !strings.HasPrefix(l, "#") {
+			keys[f[1]] = f[2]
+		}
+	}
+	return keys
 }
 
 // tailLines is the last n lines of s.
