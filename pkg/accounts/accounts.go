@@ -209,10 +209,25 @@ func lockWithin(f *os.File, d time.Duration) error {
 func (tx *Tx) lock(name string) error {
 	pid := strconv.Itoa(os.Getpid())
 	tmp, lk := name+"."+pid, name+".lock"
-	if err := tx.r.WriteFile(tmp, []byte(pid), 0o600, 0, 0); err != nil {
+	// Created and removed here (O_EXCL, no link followed; /etc is
+	// root's), never synced: a lock lives as long as the process, as
+	// shadow's does.
+	f, err := os.OpenFile(tx.r.Path(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		os.Remove(tx.r.Path(tmp)) // left by an earlier process with this pid
+		f, err = os.OpenFile(tx.r.Path(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	}
+	if err != nil {
 		return fmt.Errorf("lock %s: %w", name, err)
 	}
-	defer tx.r.Remove(tmp)
+	_, err = f.WriteString(pid)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	defer os.Remove(tx.r.Path(tmp))
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", name, err)
+	}
 	for try := 0; try < 2; try++ {
 		err := os.Link(tx.r.Path(tmp), tx.r.Path(lk))
 		if err == nil {
@@ -230,7 +245,7 @@ func (tx *Tx) lock(name string) error {
 		if unix.Kill(other, 0) == nil || other == os.Getpid() {
 			return fmt.Errorf("cannot lock %s: process %d holds %s; try again later", name, other, lk)
 		}
-		if err := tx.r.Remove(lk); err != nil {
+		if err := os.Remove(tx.r.Path(lk)); err != nil {
 			return fmt.Errorf("lock %s: stale %s: %w", name, lk, err)
 		}
 	}
@@ -240,7 +255,7 @@ func (tx *Tx) lock(name string) error {
 // Close releases the locks; without Commit nothing is written.
 func (tx *Tx) Close() {
 	for _, lk := range tx.locks {
-		tx.r.Remove(lk)
+		os.Remove(tx.r.Path(lk)) // unlinked, not synced: a lock is the process's
 	}
 	tx.locks = nil
 	if tx.pwd != nil {
