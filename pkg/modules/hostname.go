@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"syscall"
 
@@ -125,8 +126,15 @@ func (e *Env) writeHostname(name string) error {
 	return e.Root.WriteFile(PreviousHostnameFile, []byte(name+"\n"), 0o644, 0, 0)
 }
 
-// applyHostname sets the running system's host name.
+// applyHostname sets the running system's host name: `hostname NAME`,
+// as cloud-init runs it, unless the kernel already has that name (the
+// initramfs wrote /etc/hostname, which systemd set at its start): the
+// command would change nothing, and costs a process.
 func (e *Env) applyHostname(ctx context.Context, name string) error {
+	if cur, err := osHostname(); err == nil && cur == name {
+		e.logf("hostname: the kernel's is %s already", name)
+		return nil
+	}
 	_, err := e.run(ctx, Cmd{Name: "hostname", Args: []string{name}})
 	return err
 }
@@ -155,3 +163,6 @@ func (e *Env) keepWrite(name string, data []byte) error {
 	}
 	return e.Root.WriteFile(name, data, mode, uid, gid)
 }
+
+// osHostname is the running kernel's host name (a variable for tests).
+var osHostname = os.Hostname

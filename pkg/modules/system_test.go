@@ -38,7 +38,21 @@ func TestHostname(t *testing.T) {
 			t.Errorf("%q: hosts %q", tc.cfg, got)
 		}
 	}
-	te := newEnv(t, "preserve_hostname: true\nhostname: x")
+	// The kernel has the name already (systemd set it from the
+	// initramfs's /etc/hostname): no command.
+	old := osHostname
+	defer func() { osHostname = old }()
+	osHostname = func() (string, error) { return "web1", nil }
+	te := newEnv(t, "")
+	te.Data = &instance.Data{LocalHostname: "web1"}
+	if err := te.runModule("set_hostname"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/hostname", "web1\n", 0o644, 0, 0)
+	te.wantCalls()
+	osHostname = old
+
+	te = newEnv(t, "preserve_hostname: true\nhostname: x")
 	if err := te.runModule("set_hostname"); err != nil || te.Root.Exists("/etc/hostname") {
 		t.Errorf("preserve_hostname: %v", err)
 	}
