@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"bufio"
 	"fmt"
 	"io/fs"
 	"os"
@@ -312,9 +313,8 @@ func TestLocksAsShadow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Process.Kill()
-	buf := make([]byte, 5)
-	if _, err := stdout.Read(buf); err != nil || string(buf) != "held\n" {
-		t.Fatalf("lock holder: %q %v", buf, err)
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("lock holder: %q %v", line, err)
 	}
 	old := lockWait
 	lockWait = 300 * time.Millisecond
