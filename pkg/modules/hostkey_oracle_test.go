@@ -72,3 +72,19 @@ func TestHostKeyOwnershipAsCloudInit(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultKeyTypesAsCloudInit: defaultKeyTypes is cloud-init's
+// GENERATE_KEY_NAMES (cc_ssh) without dsa, in its order.
+func TestDefaultKeyTypesAsCloudInit(t *testing.T) {
+	var names []string
+	oracle.Run(t, "from cloudinit.config import cc_ssh\nprint(json.dumps(cc_ssh.GENERATE_KEY_NAMES))", nil, &names)
+	var want []string
+	for _, n := range names {
+		if n != "dsa" {
+			want = append(want, n)
+		}
+	}
+	if fmt.Sprint(defaultKeyTypes) != fmt.Sprint(want) {
+		t.Errorf("defaultKeyTypes %q, cloud-init's GENERATE_KEY_NAMES without dsa %q", defaultKeyTypes, want)
+	}
+}

@@ -18,7 +18,8 @@ import (
 // root prints where to log in instead.
 const DisableRootOpts = `no-port-forwarding,no-agent-forwarding,no-X11-forwarding,command="echo 'Please login as the user \"$USER\" rather than the user \"$DISABLE_USER\".';echo;sleep 10;exit 142"`
 
-// defaultKeyTypes is cloud-init's GENERATE_KEY_NAMES on Debian, what
+// defaultKeyTypes is cloud-init's GENERATE_KEY_NAMES without dsa (which
+// OpenSSH deprecated; TestDefaultKeyTypesAsCloudInit), what
 // ssh_genkeytypes means when it is not set and sshd_config cannot be read.
 var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
 
@@ -50,7 +51,7 @@ func (e *Env) hostKeyTypes() []string {
 				continue
 			}
 			v := strings.Trim(c.lines[r.file][r.line].value, `"`)
-			for _, t := range []string{"rsa", "ecdsa", "ed25519", "dsa"} {
+			for _, t := range keyTypes {
 				if path.Clean(v) == hostKeyFile(t) && !slices.Contains(types, t) {
 					types = append(types, t)
 				}
@@ -145,13 +146,10 @@ func ssh(ctx context.Context, e *Env) error {
 	return errors.Join(errs...)
 }
 
-func validKeyType(t string) bool {
-	switch t {
-	case "rsa", "ecdsa", "ed25519", "dsa":
-		return true
-	}
-	return false
-}
+// keyTypes are the host key types ssh_genkeytypes and ssh_keys name.
+var keyTypes = []string{"rsa", "ecdsa", "ed25519", "dsa"}
+
+func validKeyType(t string) bool { return slices.Contains(keyTypes, t) }
 
 // writeHostKeys writes ssh_keys.
 func (e *Env) writeHostKeys(ctx context.Context, raw any) error {

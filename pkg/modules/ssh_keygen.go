@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 )
 
@@ -96,7 +95,7 @@ func (e *Env) genHostKeys(ctx context.Context, types []string) error {
 			gid = g.GID
 		}
 	}
-	host, _ := os.Hostname()
+	host, _ := osHostname()
 	var errs []error
 	for i, t := range types {
 		var out []byte

@@ -2,7 +2,6 @@ package modules
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -41,16 +40,20 @@ func (e *Env) inAccounts(fn func(tx *accounts.Tx) error) error {
 	return tx.Commit()
 }
 
+// inProcessOpts are the useraddOpts goUseradd does; any other (today
+// expiredate, inactive, no_log_init, no_user_group, selinux_user) is
+// useradd's.
+var inProcessOpts = map[string]bool{"gecos": true, "groups": true, "homedir": true, "primary_group": true, "shell": true, "system": true, "uid": true}
+
 // goUseradd is addUser in-process: useraddOpts taken as cloud-init gives
 // them to useradd (string values only, the flags when true).
 // accounts.ErrUnsupported (nothing written) means useradd's way: an
-// option pkg/accounts does not do (expiredate, inactive, no_log_init,
-// no_user_group, selinux_user) or a root setting (a mail spool, a
+// option pkg/accounts does not do (not in inProcessOpts) or a root setting (a mail spool, a
 // skeleton with links).
 func (e *Env) goUseradd(ctx context.Context, name string, cfg map[string]any, groups []string, noHome bool) error {
-	for _, k := range []string{"expiredate", "inactive", "no_log_init", "no_user_group", "selinux_user"} {
-		if v, ok := cfg[k]; ok && v != nil {
-			return fmt.Errorf("%s: %w", k, accounts.ErrUnsupported)
+	for _, o := range useraddOpts {
+		if v, ok := cfg[o.key]; ok && v != nil && !inProcessOpts[o.key] {
+			return fmt.Errorf("%s: %w", o.key, accounts.ErrUnsupported)
 		}
 	}
 	str := func(k string) string {
@@ -87,13 +90,4 @@ func (e *Env) goUseradd(ctx context.Context, name string, cfg map[string]any, gr
 		}
 	}
 	return e.newUserPasswd(ctx, name, cfg)
-}
-
-// errFallback reports err as the reason the tools do it.
-func (e *Env) errFallback(what string, err error) bool {
-	if errors.Is(err, accounts.ErrUnsupported) {
-		e.logf("%s: %v: running the root's tools", what, err)
-		return true
-	}
-	return false
 }

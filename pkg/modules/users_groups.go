@@ -313,9 +313,10 @@ func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, grou
 	}
 	if e.accountsInGo() {
 		err := e.goUseradd(ctx, name, cfg, groups, noHome)
-		if !e.errFallback("user "+name, err) {
+		if !errors.Is(err, accounts.ErrUnsupported) {
 			return err
 		}
+		e.logf("user %s: %v: running the root's tools", name, err)
 	}
 	args := []string{name}
 	for _, o := range useraddOpts {
