@@ -211,40 +211,92 @@ func (r *Root) appendFile(name string, data []byte, mode fs.FileMode, uid, gid i
 // ReadFile reads name. It refuses anything but a regular file (a FIFO planted
 // in the root cannot block it).
 func (r *Root) ReadFile(name string) ([]byte, error) {
-	b, err := r.readFile(clean(name))
+	return r.ReadFileMax(name, MaxReadSize)
+}
+
+// ReadFileMax is ReadFile with a smaller limit: a file of more than limit
+// bytes is refused before it is read. Errors name the file; one over the
+// limit ends "N bytes is over the LIMIT byte limit".
+func (r *Root) ReadFileMax(name string, limit int) ([]byte, error) {
+	limit = min(limit, MaxReadSize)
+	b, err := r.readFile(clean(name), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read %s in %s: %w", clean(name), r.dir, err)
 	}
 	return b, nil
 }
 
-func (r *Root) readFile(name string) ([]byte, error) {
-	d, base, err := r.lookup(name, true, false)
+func (r *Root) readFile(name string, limit int) ([]byte, error) {
+	f, size, err := r.openRead(name)
 	if err != nil {
 		return nil, err
 	}
-	dirfd := d.fd
-	defer unix.Close(dirfd)
-	fd, err := unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), base)
 	defer f.Close()
-	if err := regular(f); err != nil {
-		return nil, err
+	if size > int64(limit) {
+		return nil, fmt.Errorf("%d bytes is over the %d byte limit", size, limit)
 	}
-	if err := checkFd(fd, join(d.path, base), d.taint); err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err == nil && fi.Size() > MaxReadSize {
-		return nil, fmt.Errorf("%d bytes is over the %d byte limit", fi.Size(), MaxReadSize)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxReadSize+1))
-	if err == nil && len(b) > MaxReadSize {
-		return nil, fmt.Errorf("over the %d byte limit", MaxReadSize)
+	b, err := readUpTo(f, limit+1, size)
+	if err == nil && len(b) > limit {
+		return nil, fmt.Errorf("over the %d byte limit", limit)
 	}
 	return b, err
+}
+
+// openRead opens name, a regular file, for reading (confined, no link
+// followed, nothing planted under a user-writable directory) and returns
+// it with its size, from one fstat.
+func (r *Root) openRead(name string) (*os.File, int64, error) {
+	d, base, err := r.lookup(name, true, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unix.Close(d.fd)
+	fd, err := unix.Openat(d.fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, 0, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, 0, errors.New("not a regular file")
+	}
+	if d.taint != nil {
+		if err := checkFile(&st, join(d.path, base), d.taint); err != nil {
+			unix.Close(fd)
+			return nil, 0, err
+		}
+	}
+	return os.NewFile(uintptr(fd), base), st.Size, nil
+}
+
+// readUpTo reads at most n bytes from f, whose size was size when it was
+// opened: into one buffer of that size (and a byte to see the end), as
+// os.ReadFile does, growing it only if the file has grown since.
+func readUpTo(f *os.File, n int, size int64) ([]byte, error) {
+	n = max(n, 0)
+	c := n
+	if size >= 0 && size < int64(n) {
+		c = int(size) + 1
+	}
+	b := make([]byte, 0, min(c, 1<<20+1))
+	lr := io.LimitReader(f, int64(n))
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		m, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // ReadHead reads at most n bytes from the start of name, a regular file
@@ -260,29 +312,13 @@ func (r *Root) ReadHead(name string, n int) ([]byte, int64, error) {
 }
 
 func (r *Root) readHead(name string, n int) ([]byte, int64, error) {
-	d, base, err := r.lookup(name, true, false)
+	f, size, err := r.openRead(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer unix.Close(d.fd)
-	fd, err := unix.Openat(d.fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	f := os.NewFile(uintptr(fd), base)
 	defer f.Close()
-	if err := regular(f); err != nil {
-		return nil, 0, err
-	}
-	if err := checkFd(fd, join(d.path, base), d.taint); err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(max(n, 0))))
-	return b, fi.Size(), err
+	b, err := readUpTo(f, n, size)
+	return b, size, err
 }
 
 // MaxReadSize bounds ReadFile: a user can make the files earlyinit reads in
