@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // kind is a file_contexts entry's file type field: which objects it
@@ -145,12 +146,35 @@ func isCompiled(data []byte) bool {
 	return len(data) >= 4 && (binary.BigEndian.Uint32(data) == compiledMagic || binary.LittleEndian.Uint32(data) == compiledMagic)
 }
 
+// bucket holds the entries under one first path component ("etc" for
+// "/etc/ssh(/.*)?" and "/etc/hostname"): its exact paths, and its
+// regular expressions in libselinux's node at depth 1. With deferred
+// checks (OpenRoot) a bucket is built the first time a lookup's path
+// has its component: until then its entries are only lines of text,
+// checked for form at load. A boot's paths are under a few of Debian's
+// top-level directories, and /usr alone has half the entries.
+type bucket struct {
+	once     sync.Once
+	lines    []line // not yet built
+	literals map[string]*spec
+	node     node
+}
+
+// line is one entry's text, kept until its bucket is built, and its
+// order (spec.order).
+type line struct {
+	text  string
+	order uint64
+}
+
 // parseContexts adds the entries of one file_contexts file (input is its
 // number: later files win) to p. A malformed line fails the whole file, as
 // in libselinux; an entry whose regular expression RE2 cannot compile is
 // skipped and counted (by Load; by the lookup that first needs it, when
-// p defers the checks). The entries' fields are slices of one copy of
-// data, and the entries one allocation.
+// p defers the checks). The entries' fields are slices of data, which p
+// keeps: the caller must not change it. When p defers the checks, the entries under a first path
+// component (bucket) are kept as text for the first lookup that needs
+// them.
 func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 	if isCompiled(data) {
 		return fmt.Errorf("%s: compiled (file_contexts.bin format); earlyinit reads only the text form", file)
@@ -159,12 +183,14 @@ func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 		p.files = append(p.files, "")
 	}
 	p.files[input] = file
-	text := string(data)
-	lines := strings.Count(text, "\n") + 1
-	specs := make([]spec, 0, lines)
-	if len(p.literals) == 0 {
-		p.literals = make(map[string]*spec, lines/2) // Debian's: 58% exact paths
+	if p.buckets == nil {
+		p.buckets = map[string]*bucket{}
+		p.top.literals = map[string]*spec{}
 	}
+	// The entries' fields are slices of data itself, which is the
+	// caller's to give away: read for this and never written again.
+	// Copying Debian's 320 KiB took a quarter of a boot's load.
+	text := unsafe.String(unsafe.SliceData(data), len(data))
 	ascii := true // then no field needs its characters checked
 	for _, c := range data {
 		if c >= 0x80 {
@@ -172,33 +198,19 @@ func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 			break
 		}
 	}
-	var fields [3]string
+	var (
+		fields  [3]string
+		lastKey string
+		last    *bucket
+	)
 	for n := 0; text != ""; n++ {
-		line := text
+		l := text
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
+			l, text = text[:i], text[i+1:]
 		} else {
 			text = ""
 		}
-		nf := 0
-		for line != "" && nf < len(fields) { // libselinux ignores fields after the third
-			i := 0
-			for i < len(line) && isSpace(line[i]) {
-				i++
-			}
-			j := i
-			for j < len(line) && !isSpace(line[j]) {
-				j++
-			}
-			if i == j {
-				break
-			}
-			fields[nf], line = line[i:j], line[j:]
-			nf++
-		}
-		for i := nf; i < len(fields); i++ {
-			fields[i] = "" // none left from the line before
-		}
+		nf := splitFields(l, &fields)
 		if nf == 0 || fields[0][0] == '#' {
 			continue
 		}
@@ -217,22 +229,119 @@ func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 		if nf < 2 {
 			return badLine(file, n, "missing fields: want path regex, optional file type, context")
 		}
-		specs = specs[:len(specs)+1] // within the capacity: the pointers stay valid
-		s := &specs[len(specs)-1]
-		s.context, s.order = fields[nf-1], input<<32|uint64(n+1)
 		if nf == 3 {
-			k, ok := kindField(fields[1])
-			if !ok {
+			if _, ok := kindField(fields[1]); !ok {
 				return badLine(file, n, "file type %q: want --, -d, -l, -c, -b, -p or -s", fields[1])
 			}
-			s.kind = k
 		}
-		if s.context == none {
-			s.context = ""
+		p.Entries++
+		order := input<<32 | uint64(n+1)
+		b := &p.top
+		if key, _, ok := stem(fields[0]); ok {
+			if last == nil || key != lastKey { // most lines share the one before's
+				last = p.buckets[key]
+				if last == nil {
+					last = &bucket{literals: map[string]*spec{}}
+					if !p.deferred {
+						last.once.Do(func() {}) // built as it is read
+					}
+					p.buckets[key] = last
+				}
+				lastKey = key
+			}
+			b = last
+			if p.deferred {
+				b.lines = append(b.lines, line{l, order})
+				continue
+			}
 		}
-		p.insert(fields[0], s)
+		p.add(b, p.newSpec(), fields, nf, order)
 	}
 	return nil
+}
+
+// splitFields splits line into its fields (libselinux ignores those
+// after the third) and returns how many there are; the others are "".
+func splitFields(line string, fields *[3]string) int {
+	nf := 0
+	for line != "" && nf < len(fields) {
+		i := 0
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		j := i
+		for j < len(line) && !isSpace(line[j]) {
+			j++
+		}
+		if i == j {
+			break
+		}
+		fields[nf], line = line[i:j], line[j:]
+		nf++
+	}
+	for i := nf; i < len(fields); i++ {
+		fields[i] = ""
+	}
+	return nf
+}
+
+// add fills s from an entry's fields, checked by parseContexts, and
+// inserts it into b.
+func (p *Policy) add(b *bucket, s *spec, fields [3]string, nf int, order uint64) {
+	s.context, s.order = fields[nf-1], order
+	if nf == 3 {
+		s.kind, _ = kindField(fields[1])
+	}
+	if s.context == none {
+		s.context = ""
+	}
+	p.insert(b, fields[0], s)
+}
+
+// newSpec allocates a spec, from chunks: the entries' pointers stay
+// valid, and there are few allocations.
+func (p *Policy) newSpec() *spec {
+	if len(p.spare) == 0 {
+		p.spare = make([]spec, 256)
+	}
+	s := &p.spare[0]
+	p.spare = p.spare[1:]
+	return s
+}
+
+// build makes b's entries from its lines, the first time a lookup needs
+// them (Lookup holds b.once).
+func (p *Policy) build(b *bucket) {
+	specs := make([]spec, len(b.lines))
+	var fields [3]string
+	for i, l := range b.lines {
+		nf := splitFields(l.text, &fields)
+		p.add(b, &specs[i], fields, nf, l.order)
+	}
+	b.lines = nil
+}
+
+// stem is the first path component of an entry's regular expression
+// ("etc" for "/etc/ssh(/.*)?"), as libselinux's tree takes it (the first
+// character is taken to be the "/", "//" skipped, and the component is
+// followed by "/"), and the rest of re after it; ok is false when there
+// is none, or it is not literal text.
+func stem(re string) (key, rest string, ok bool) {
+	rest = re
+	for len(rest) > 1 {
+		i := strings.IndexByte(rest[1:], '/')
+		if i < 0 {
+			break
+		}
+		i++
+		if i == 1 { // "//"
+			rest = rest[i:]
+			continue
+		}
+		key, ok = simplify(rest[1:i])
+		return key, rest[i:], ok
+	}
+	return "", "", false
 }
 
 // badLine is the error for line n (from 0) of file.
@@ -252,15 +361,14 @@ func (p *Policy) where(order uint64) string {
 	return fmt.Sprintf("%s line %d", file, order&(1<<32-1))
 }
 
-// insert adds entry re to p: a literal path to the literal table, a
-// regular expression to its node, checked (admit) and, if it is skipped,
-// left out; or, when p defers the checks, with its fixed prefix, to be
-// checked by the first lookup that needs it.
-func (p *Policy) insert(re string, s *spec) {
+// insert adds entry re to b (p.top when re has no stem): a literal path
+// to b's literal table, a regular expression to its node, checked
+// (admit) and, if it is skipped, left out; or, when p defers the checks,
+// with its fixed prefix, to be checked by the first lookup that needs it.
+func (p *Policy) insert(b *bucket, re string, s *spec) {
 	if lit, ok := simplify(re); ok {
-		s.next = p.literals[lit]
-		p.literals[lit] = s
-		p.Entries++
+		s.next = b.literals[lit]
+		b.literals[lit] = s
 		return
 	}
 	if p.deferred {
@@ -268,6 +376,7 @@ func (p *Policy) insert(re string, s *spec) {
 	} else {
 		expr, prefix, err := p.admit(re)
 		if err != nil {
+			p.Entries--
 			p.Skipped++
 			if p.firstSkip == "" {
 				p.firstSkip = p.skipNote(s.order, re, err)
@@ -276,9 +385,12 @@ func (p *Policy) insert(re string, s *spec) {
 		}
 		s.expr, s.prefix = expr, prefix
 	}
-	n := &p.root
-	rest := re
-	for depth := 0; depth < maxDepth; {
+	n, rest, depth := &b.node, re, 0
+	if b != &p.top {
+		_, rest, _ = stem(re)
+		depth = 1
+	}
+	for depth < maxDepth {
 		// As libselinux: the first character is taken to be the "/"
 		// before the component.
 		i := strings.IndexByte(rest[1:], '/')
@@ -290,16 +402,15 @@ func (p *Policy) insert(re string, s *spec) {
 			rest = rest[i:]
 			continue
 		}
-		stem, ok := simplify(rest[1:i])
+		key, ok := simplify(rest[1:i])
 		if !ok {
 			break
 		}
-		n = n.child(stem)
+		n = n.child(key)
 		rest = rest[i:]
 		depth++
 	}
 	n.regexes = append(n.regexes, s)
-	p.Entries++
 }
 
 // admit checks the regular expression entry re against RE2 and the

@@ -250,12 +250,20 @@ func TestLoadErrors(t *testing.T) {
 		{"compiled big-endian", map[string]string{"file_contexts": "\xf9\x7c\xff\x8a\x08\x00\x00\x00"}, "compiled"},
 		{"only .bin", map[string]string{"file_contexts.bin": "\x8a\xff\x7c\xf9"}, fc + ": only file_contexts.bin"},
 		{"missing", map[string]string{"file_contexts.local": "/a u:r:a_t:s0\n"}, "SELINUX=enforcing, SELINUXTYPE=targeted, but " + fc + " is missing"},
-		{"too big", map[string]string{"file_contexts": big}, fc + ": " + strconv.Itoa(len(big)) + " bytes is over the 16777216 byte limit"},
+		{"too big", map[string]string{"file_contexts": big}, fc + " in … " + strconv.Itoa(len(big)) + " bytes is over the 16777216 byte limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Load(policyRoot(t, c.files))
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Fatalf("Load: %v, %v; want an error with %q", p, err, c.err)
+			if err == nil {
+				t.Fatalf("Load: %v, no error; want one with %q", p, c.err)
+			}
+			rest := err.Error()
+			for _, part := range strings.Split(c.err, " … ") { // in this order
+				i := strings.Index(rest, part)
+				if i < 0 {
+					t.Fatalf("Load: %v; want an error with %q", err, c.err)
+				}
+				rest = rest[i+len(part):]
 			}
 		})
 	}
@@ -470,4 +478,23 @@ func TestParseBudget(t *testing.T) {
 	if w := p.Warning(); !strings.Contains(w, "line 2 ") || !strings.Contains(w, "compiled program of 12007 instructions") {
 		t.Errorf("warning %q", w)
 	}
+}
+
+// allBuckets is p's top bucket and its others, built.
+func (p *Policy) allBuckets() []*bucket {
+	all := []*bucket{&p.top}
+	for _, b := range p.buckets {
+		b.once.Do(func() { p.build(b) })
+		all = append(all, b)
+	}
+	return all
+}
+
+// nodes is the top node of each of p's buckets (allBuckets).
+func (p *Policy) nodes() []*node {
+	var out []*node
+	for _, b := range p.allBuckets() {
+		out = append(out, &b.node)
+	}
+	return out
 }

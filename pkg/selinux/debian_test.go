@@ -150,7 +150,9 @@ func TestDebianProgramSizes(t *testing.T) {
 			walk(c)
 		}
 	}
-	walk(&p.root)
+	for _, nd := range p.nodes() {
+		walk(nd)
+	}
 	if n != 2685 || largest != 78 || total != 79190 || p.insts != total || p.parsed != 103099 {
 		t.Errorf("%d expressions, the largest %d instructions, %d together (policy: %d), %d bytes; want 2685, 78, 79190, 103099",
 			n, largest, total, p.insts, p.parsed)

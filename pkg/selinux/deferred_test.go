@@ -172,8 +172,10 @@ func TestDeferredDebianAll(t *testing.T) {
 	}
 	p := deferredDebian(t)
 	keys := map[string]bool{}
-	for k := range full.literals {
-		keys[k] = true
+	for _, b := range full.allBuckets() {
+		for k := range b.literals {
+			keys[k] = true
+		}
 	}
 	exprs := 0
 	var walk func(*node)
@@ -188,7 +190,9 @@ func TestDeferredDebianAll(t *testing.T) {
 			walk(c)
 		}
 	}
-	walk(&full.root)
+	for _, nd := range full.nodes() {
+		walk(nd)
+	}
 	for _, x := range append(bootWrites, lateWrites...) {
 		keys[x.path] = true
 	}

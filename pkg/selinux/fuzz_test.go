@@ -52,7 +52,7 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("%d bytes of text took %v", len(data), d)
 			}
 		}()
-		p := &Policy{literals: map[string]*spec{}}
+		p := &Policy{}
 		if err := p.parseContexts("file_contexts", data, 0); err != nil {
 			return
 		}
@@ -71,7 +71,9 @@ func FuzzLoad(f *testing.F) {
 				walk(c)
 			}
 		}
-		walk(&p.root)
+		for _, nd := range p.nodes() {
+			walk(nd)
+		}
 		runtime.ReadMemStats(&after)
 
 		total := 0
@@ -106,7 +108,7 @@ func FuzzLoad(f *testing.F) {
 
 		// The same text with the checks deferred (OpenRoot's) gives the
 		// same labels, unless Load ran out of a policy-wide budget.
-		d := &Policy{literals: map[string]*spec{}, deferred: true}
+		d := &Policy{deferred: true}
 		if err := d.parseContexts("file_contexts", data, 0); err != nil {
 			t.Fatalf("deferred checks: %v; Load: none", err)
 		}

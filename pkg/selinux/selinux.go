@@ -39,11 +39,15 @@
 // components as libselinux does, so a lookup runs only those that can
 // match.
 //
-// OpenRoot, what a boot uses, defers the checks too: its load reads the
-// entries and each expression's fixed prefix from the text (fixedPrefix,
-// libselinux's "stem" made a filter), and an expression is checked and
-// compiled only when a lookup's path starts with that prefix, so a boot
-// parses the few dozen expressions its paths can match, not Debian's
+// OpenRoot, what a boot uses, defers the checks too: its load checks each
+// line's form and keeps the entries under a literal first path component
+// ("/etc/...", "/usr/...") as text, by that component (bucket); the first
+// lookup of a path under it builds them, reading each expression's fixed
+// prefix from the text (fixedPrefix, libselinux's "stem" made a filter);
+// and an expression is checked and compiled only when a lookup's path
+// starts with that prefix. So a boot builds the entries of the few
+// top-level directories it writes to, not /usr's half of Debian's 5,621,
+// and parses the few dozen expressions its paths can match, not Debian's
 // 2,685 (parsing them is most of Load's 35 ms). The labels are Load's
 // for every path: an expression a path does not start the prefix of
 // cannot match it, and each check decides as Load's does. The one
@@ -90,11 +94,16 @@ type Policy struct {
 	Skipped int
 
 	firstSkip string
-	literals  map[string]*spec // exact paths: the last entry of each, linked to those before
-	root      node
-	subs      []sub    // file_contexts.subs, tried first
-	distSubs  []sub    // file_contexts.subs_dist
-	files     []string // the files read, by input number, for warnings
+	// top has the entries with no literal first path component (stem):
+	// its literal table has exact paths, the last entry of each linked
+	// to those before, and its node is libselinux's root; buckets has
+	// the others, by that component.
+	top      bucket
+	buckets  map[string]*bucket
+	spare    []spec   // newSpec's
+	subs     []sub    // file_contexts.subs, tried first
+	distSubs []sub    // file_contexts.subs_dist
+	files    []string // the files read, by input number, for warnings
 
 	// deferred: expressions are checked by the first lookup that needs
 	// them (OpenRoot), not at load. mu guards what those checks change.
@@ -164,7 +173,7 @@ const (
 // load reads the policy; deferred leaves the expressions' checks to the
 // lookups that need them.
 func load(r *rootfs.Root, c config, deferred bool) (*Policy, error) {
-	p := &Policy{Type: c.policy, Mode: c.mode, literals: map[string]*spec{}, deferred: deferred}
+	p := &Policy{Type: c.policy, Mode: c.mode, deferred: deferred}
 	dir := ContextsDir(c.policy)
 	for i, name := range []string{baseFile, homedirsFile, localFile} {
 		file := path.Join(dir, name)
@@ -203,18 +212,7 @@ func load(r *rootfs.Root, c config, deferred bool) (*Policy, error) {
 
 // readFile reads name in r, refusing more than MaxFileSize bytes.
 func readFile(r *rootfs.Root, name string) ([]byte, error) {
-	fi, err := r.Stat(name)
-	if err == nil && fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
-		return nil, fmt.Errorf("%s: %d bytes is over the %d byte limit", name, fi.Size(), MaxFileSize)
-	}
-	b, err := r.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxFileSize {
-		return nil, fmt.Errorf("%s: over the %d byte limit", name, MaxFileSize)
-	}
-	return b, nil
+	return r.ReadFileMax(name, MaxFileSize)
 }
 
 // Warning describes the entries Load skipped, or is "" if none was.
@@ -248,13 +246,31 @@ func (p *Policy) Lookup(name string, mode fs.FileMode) (context string, ok bool)
 		key = k
 	}
 	k := kindOf(mode)
-	if s := p.literal(key, k); s != nil {
+	b := p.bucketOf(key)
+	if s := p.literal(b, key, k); s != nil {
 		return s.context, s.context != ""
 	}
-	if s := p.regex(key, k); s != nil {
+	if s := p.regex(b, key, k); s != nil {
 		return s.context, s.context != ""
 	}
 	return "", false
+}
+
+// bucketOf is the bucket of key's first path component, built; nil if
+// key has none (no "/" after it) or no entry does.
+func (p *Policy) bucketOf(key string) *bucket {
+	if len(key) < 2 || key[0] != '/' {
+		return nil
+	}
+	i := indexSlash(key[1:])
+	if i <= 0 {
+		return nil
+	}
+	b := p.buckets[key[1:i+1]]
+	if b != nil {
+		b.once.Do(func() { p.build(b) })
+	}
+	return b
 }
 
 // fits tells whether an entry of kind want labels an object of kind k.
@@ -262,12 +278,18 @@ func fits(want, k kind) bool {
 	return want == kindAll || k == kindAll || want == k
 }
 
-// literal is the latest exact-path entry for key that fits k.
-func (p *Policy) literal(key string, k kind) *spec {
+// literal is the latest exact-path entry for key that fits k, in p.top or
+// in key's bucket b (which may be nil).
+func (p *Policy) literal(b *bucket, key string, k kind) *spec {
 	var best *spec
-	for s := p.literals[key]; s != nil; s = s.next {
-		if fits(s.kind, k) && (best == nil || s.order > best.order) {
-			best = s
+	for _, t := range [2]*bucket{&p.top, b} {
+		if t == nil {
+			continue
+		}
+		for s := t.literals[key]; s != nil; s = s.next {
+			if fits(s.kind, k) && (best == nil || s.order > best.order) {
+				best = s
+			}
 		}
 	}
 	return best
@@ -275,13 +297,21 @@ func (p *Policy) literal(key string, k kind) *spec {
 
 // regex is the latest regular expression entry matching key that fits k.
 // Only the nodes from the root to key's deepest one can hold an entry
-// matching key; each is scanned from its end, stopping at the first match
-// or at entries older than the best so far.
-func (p *Policy) regex(key string, k kind) *spec {
+// matching key: the root (p.top's), key's bucket b's (depth 1) and
+// those under it. Each is scanned from its end, stopping at the first
+// match or at entries older than the best so far.
+func (p *Policy) regex(b *bucket, key string, k kind) *spec {
 	var nodes [maxDepth + 1]*node
-	nodes[0] = &p.root
+	nodes[0] = &p.top.node
 	depth := 0
+	if b != nil {
+		depth = 1
+		nodes[1] = &b.node
+	}
 	rest := key
+	if b != nil {
+		rest = key[indexSlash(key[1:])+1:]
+	}
 	for depth < maxDepth && len(rest) > 0 && rest[0] == '/' {
 		i := indexSlash(rest[1:])
 		if i < 0 {
