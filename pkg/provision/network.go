@@ -10,17 +10,17 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/network"
-	"github.com/earlyinit/earlyinit/pkg/selinux"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
 // networkStep runs the network pipeline on the instance's network config
 // (or the fallback when it has none or it is unusable), names the NICs and
-// writes the config into the root, unless the kernel command line or img,
+// writes the config into root (env.Root with its labels), unless the kernel command line or img,
 // the image's configuration, turns the network config off
 // (networkDisabledBy): then nothing is renamed or written, and one line
 // says why. It returns the time spent waiting for NICs, module loading
 // taken out.
-func networkStep(env Env, d *instance.Data, isNew bool, img *imagecfg.Config) (time.Duration, error) {
+func networkStep(env Env, root *rootfs.Root, d *instance.Data, isNew bool, img *imagecfg.Config) (time.Duration, error) {
 	if why := networkDisabledBy(env, img); why != "" {
 		env.Log.Printf("network: config disabled by %s; nothing renamed or written", why)
 		return 0, nil
@@ -29,10 +29,6 @@ func networkStep(env Env, d *instance.Data, isNew bool, img *imagecfg.Config) (t
 	links, err := nl.LinkList()
 	if err != nil {
 		return 0, fmt.Errorf("list links: %w", err)
-	}
-	root, err := selinux.OpenRoot(env.Root, env.Log)
-	if err != nil {
-		return 0, err
 	}
 	in := network.Input{NICs: network.LiveNICs(links), Renderer: env.Settings.Renderer,
 		RendererSetting: "earlyinit.renderer", Root: root, Fallback: true}

@@ -143,16 +143,20 @@ func Run(env Env) (res Result) {
 		return res
 	}
 	isNew := false
+	var root *rootfs.Root // labelled: both steps write through it
 	if err := env.Log.Step("instance", func() error {
 		var err error
-		isNew, err = writeInstance(env, d, cfg)
+		if root, err = selinux.OpenRoot(env.Root, env.Log); err != nil {
+			return err
+		}
+		isNew, err = writeInstance(env, root, d, cfg)
 		return err
 	}); err != nil {
 		return res
 	}
 	res.Instance = true
 	env.Log.Step("network", func() error {
-		wait, err := networkStep(env, d, isNew, img)
+		wait, err := networkStep(env, root, d, isNew, img)
 		res.DeviceWait += wait
 		return err
 	})
@@ -216,11 +220,8 @@ func restoreInstance(env Env) error {
 // instance, its identity (hostname, /etc/hosts, injected files; cfg, the
 // effective cloud-config, may keep the host name: preserve_hostname). The
 // random seed goes into the kernel pool on every boot it is present.
-func writeInstance(env Env, d *instance.Data, cfg map[string]any) (isNew bool, err error) {
-	root, err := selinux.OpenRoot(env.Root, env.Log)
-	if err != nil {
-		return false, err
-	}
+// root is env.Root, opened with its labels (selinux.OpenRoot).
+func writeInstance(env Env, root *rootfs.Root, d *instance.Data, cfg map[string]any) (isNew bool, err error) {
 	run, err := rootfs.Open(env.runRoot())
 	if err != nil {
 		return false, err

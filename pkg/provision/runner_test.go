@@ -11,6 +11,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/late"
 	"github.com/earlyinit/earlyinit/pkg/nic"
+	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
 // TestInstallRunner: the late stages run the root's installed earlyinit
@@ -109,7 +110,11 @@ func TestNetworkNoNIC(t *testing.T) {
 	log := &testLog{}
 	env := testEnv(t, log)
 	env.Netlink = &fakeNL{links: []nic.Link{{Index: 1, Name: "lo", Kind: "loopback", Up: true}}}
-	if _, err := networkStep(env, &instance.Data{InstanceID: "iid-datasource-none"}, true, nil); err != nil {
+	root, err := rootfs.Open(env.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := networkStep(env, root, &instance.Data{InstanceID: "iid-datasource-none"}, true, nil); err != nil {
 		t.Errorf("networkStep = %v\n%s", err, log)
 	}
 	if !strings.Contains(log.String(), "network: no network config and no NIC: nothing written") {
