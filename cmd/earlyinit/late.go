@@ -14,6 +14,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/boot"
 	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/modules"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/proc"
@@ -55,7 +56,7 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 const lateStageBound = 2 * time.Hour
 
 func lateOptions(rootDir string) (late.Options, error) {
-	r, err := selinux.OpenRoot(rootDir, selinux.WriterLog(os.Stderr))
+	r, err := selinux.OpenRoot(rootDir, logs.Writer(os.Stderr))
 	if err != nil {
 		return late.Options{}, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/settings"
@@ -89,7 +90,7 @@ func (b *Boot) guardedRun() (err error) {
 		if r == nil {
 			return
 		}
-		b.Log.Errorf("earlyinit panicked: %v\n%s", r, Stack(debug.Stack()))
+		b.Log.Errorf("earlyinit panicked: %v\n%s", r, logs.Stack(debug.Stack()))
 		if !b.rootMounted {
 			err = fmt.Errorf("panic before the root was mounted: %v", r)
 			return

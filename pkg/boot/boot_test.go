@@ -3,7 +3,6 @@ package boot
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,15 +143,5 @@ func TestLogStepRecoversPanic(t *testing.T) {
 	// The stack starts at the panicking frame, not in the runtime.
 	if i, j := strings.Index(console.String(), "panicked:"), strings.Index(console.String(), "runtime/panic.go"); j >= 0 && j > i {
 		t.Errorf("runtime frames in the logged stack:\n%s", console.String())
-	}
-}
-
-func TestGuardReturnsError(t *testing.T) {
-	l := NewLog(io.Discard, nil, time.Now())
-	if err := l.Guard("x", func() error { return errors.New("plain") }); err == nil || err.Error() != "plain" {
-		t.Errorf("Guard changed a plain error: %v", err)
-	}
-	if err := l.Guard("x", func() error { panic(errors.New("deep")) }); err == nil || err.Error() != "panic: deep" {
-		t.Errorf("Guard: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/provision"
 	"github.com/earlyinit/earlyinit/pkg/settings"
@@ -51,7 +52,7 @@ func Provision(root string, console io.Writer) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			b.Log.Errorf("earlyinit panicked: %v\n%s", r, Stack(debug.Stack()))
+			b.Log.Errorf("earlyinit panicked: %v\n%s", r, logs.Stack(debug.Stack()))
 			b.saveLog()
 			err = nil
 		}

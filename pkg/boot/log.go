@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/earlyinit/earlyinit/pkg/logs"
 )
 
 // Log writes earlyinit's lines to the console and to /dev/kmsg, so the real
@@ -79,7 +80,7 @@ func (l *Log) write(level int, msg string) {
 // its stack is logged and it is the step's error.
 func (l *Log) Step(name string, fn func() error) error {
 	t0 := l.now()
-	err := l.Guard("step "+name, func() error {
+	err := logs.Guard(l, "step "+name, func() error {
 		injectFault(name)
 		return fn()
 	})
@@ -95,32 +96,6 @@ func (l *Log) Step(name string, fn func() error) error {
 	l.steps = append(l.steps, rec)
 	l.mu.Unlock()
 	return err
-}
-
-// Guard runs fn and turns a panic in it into an error, after logging what
-// panicked and its stack (console, kmsg and the saved log, which the late
-// stage keeps in /var/log/earlyinit.log). PID 1 must never panic: every step
-// and every goroutine of the boot runs under Guard.
-func (l *Log) Guard(what string, fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-			l.Errorf("%s panicked: %v\n%s", what, r, Stack(debug.Stack()))
-		}
-	}()
-	return fn()
-}
-
-// Stack trims a debug.Stack to the frames below the panic: the runtime's
-// and Guard's own frames say nothing about where it happened.
-func Stack(stack []byte) string {
-	lines := strings.Split(strings.TrimRight(string(stack), "\n"), "\n")
-	for i, line := range lines {
-		if strings.HasPrefix(line, "panic(") && i+2 < len(lines) {
-			return strings.Join(lines[i+2:], "\n")
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // Bytes returns every line logged so far.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 	"golang.org/x/sys/unix"
 )
@@ -116,7 +117,7 @@ func (e *RootError) Unwrap() error { return e.Err }
 func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool) (blockdev.Device, []blockdev.Device, error) {
 	if b.cold == nil {
 		// The modules step failed or panicked before coldplug began.
-		b.Log.Guard("coldplug during the root wait", b.startColdplug)
+		logs.Guard(b.Log, "coldplug during the root wait", b.startColdplug)
 	}
 	return blockdev.Wait(ctx, "/sys", "/dev", 50*time.Millisecond, match, b.scan)
 }
@@ -124,7 +125,7 @@ func (b *Boot) pollDevices(ctx context.Context, match func(blockdev.Device) bool
 // scan runs one coldplug round, if coldplug could start.
 func (b *Boot) scan() {
 	if b.cold != nil {
-		b.Log.Guard("coldplug scan", func() error { _, err := b.cold.Scan(); return err })
+		logs.Guard(b.Log, "coldplug scan", func() error { _, err := b.cold.Scan(); return err })
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource/none"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/settings"
 )
 
@@ -46,14 +47,9 @@ import (
 // (measured under TCG: 2.4-2.56 s with 2 s).
 const DriveGrace = 1500 * time.Millisecond
 
-// Log is where discovery reports. Guard runs fn, turning a panic into an
-// error (after logging it): discovery runs in PID 1.
-type Log interface {
-	Printf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Debugf(format string, args ...any)
-	Guard(what string, fn func() error) error
-}
+// Log is where discovery reports; each source runs under logs.Guard:
+// discovery runs in PID 1.
+type Log = logs.Logger
 
 // System is what discovery needs of the machine. A System should also be
 // a DMIReader (Linux is): one that is not has no DMI strings, so the
@@ -488,7 +484,7 @@ func (f *finder) seedURL(src datasource.Source, u string) (*instance.Data, error
 		return nil, fmt.Errorf("no network for the seed: %w", err)
 	}
 	var d *instance.Data
-	err = f.log.Guard("datasource "+src.Name, func() error {
+	err = logs.Guard(f.log, "datasource "+src.Name, func() error {
 		var err error
 		d, err = src.SeedURL(ctx, svc, u)
 		return err
@@ -755,7 +751,7 @@ func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 			continue
 		}
 		if src.Ready != nil {
-			if err := f.log.Guard("datasource "+src.Name+" ready report", func() error { return src.Ready(ctx, svc, d) }); err != nil {
+			if err := logs.Guard(f.log, "datasource "+src.Name+" ready report", func() error { return src.Ready(ctx, svc, d) }); err != nil {
 				f.log.Errorf("datasource %s: ready report to the platform failed: %v", src.Name, err)
 			} else {
 				f.log.Printf("datasource %s: reported ready to the platform", src.Name)
@@ -830,7 +826,7 @@ func (f *finder) askMetadata(ctx context.Context, svc datasource.Service, src da
 		s := svc
 		s.Base = strings.TrimRight(base, "/")
 		var d *instance.Data
-		err := f.log.Guard("datasource "+src.Name, func() error {
+		err := logs.Guard(f.log, "datasource "+src.Name, func() error {
 			var err error
 			d, err = src.Metadata(ctx, s)
 			return err

@@ -28,15 +28,6 @@ type testLog struct{ bytes.Buffer }
 func (l *testLog) Printf(f string, a ...any) { fmt.Fprintf(&l.Buffer, f+"\n", a...) }
 func (l *testLog) Errorf(f string, a ...any) { fmt.Fprintf(&l.Buffer, "E "+f+"\n", a...) }
 func (l *testLog) Debugf(f string, a ...any) {}
-func (l *testLog) Guard(what string, fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-			l.Errorf("%s panicked: %v", what, r)
-		}
-	}()
-	return fn()
-}
 
 // fakeSys is a machine with DMI strings, seed directories, drives (their
 // files by device path) and a metadata network that works or not. Its zero

@@ -19,6 +19,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/dmi"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/network"
 	"github.com/earlyinit/earlyinit/pkg/nic"
@@ -172,7 +173,7 @@ func bounded(ctx context.Context, log Log, what string, fn func() (*instance.Dat
 	t0 := time.Now()
 	go func() {
 		var r result
-		r.err = log.Guard("reading "+what, func() error {
+		r.err = logs.Guard(log, "reading "+what, func() error {
 			var err error
 			r.d, err = fn()
 			return err

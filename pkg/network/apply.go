@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/nic"
 	"github.com/earlyinit/earlyinit/pkg/paths"
@@ -23,20 +24,13 @@ import (
 // and left alone otherwise.
 const DigestFile = paths.DataDir + "/network-config.sha256"
 
-// Logger is where Apply reports; the boot's log is one.
-type Logger interface {
-	Printf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Debugf(format string, args ...any)
-}
-
 // Env is the system Apply works on.
 type Env struct {
 	// Netlink lists and renames the links (nic.System()).
 	Netlink nic.Netlinker
 	// Root is the real root the files go into.
 	Root *rootfs.Root
-	Log  Logger
+	Log  logs.Logger
 	// Wait bounds the wait for the NICs to rename (earlyinit.timeout); 0
 	// means one look.
 	Wait time.Duration

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/netcfg"
 	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
 	"github.com/earlyinit/earlyinit/pkg/nic"
@@ -242,7 +243,7 @@ func (r *Result) FilesFor(names map[string]string) []netcfg.File {
 
 // LogNotes logs the notes, warnings with Errorf, each line starting
 // "network: " as the rest of the network step's.
-func (r *Result) LogNotes(l Logger) {
+func (r *Result) LogNotes(l logs.Logger) {
 	for _, n := range r.Notes {
 		if n.Warning {
 			l.Errorf("network: %s", n.Text)

@@ -19,6 +19,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/discover"
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/instance/cache"
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/nic"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
@@ -28,9 +29,9 @@ import (
 )
 
 // Log is where the steps report. Step runs fn as a named, timed step under a
-// recover; Guard runs fn under a recover.
+// recover (logs.Guard), as boot.Log's does.
 type Log interface {
-	discover.Log
+	logs.Logger
 	Step(name string, fn func() error) error
 }
 
@@ -116,7 +117,7 @@ func Run(env Env) (res Result) {
 	if err == nil && d != nil {
 		d, kept = keepCachedInstance(env, d)
 	}
-	if err := env.Log.Guard("DHCP NTP servers", func() error { return writeLeaseNTP(env, sys) }); err != nil {
+	if err := logs.Guard(env.Log, "DHCP NTP servers", func() error { return writeLeaseNTP(env, sys) }); err != nil {
 		env.Log.Errorf("%v", err)
 	}
 	// The root grows on every boot, found instance or not: growpart's

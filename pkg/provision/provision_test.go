@@ -20,6 +20,7 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/blockdev"
 	"github.com/earlyinit/earlyinit/pkg/datasource"
 	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/nic"
 	"github.com/earlyinit/earlyinit/pkg/paths"
 	"github.com/earlyinit/earlyinit/pkg/settings"
@@ -34,7 +35,7 @@ const (
 	driveIID = "2b3c84ef-9c33-4a1e-b7a6-2d3b4c07c5f1"
 )
 
-// testLog is a Log that keeps every line; Step and Guard recover.
+// testLog is a Log that keeps every line; Step recovers (logs.Guard).
 type testLog struct {
 	mu sync.Mutex
 	bytes.Buffer
@@ -45,17 +46,8 @@ func (l *testLog) line(s string)             { l.mu.Lock(); l.WriteString(s + "\
 func (l *testLog) Printf(f string, a ...any) { l.line(fmt.Sprintf(f, a...)) }
 func (l *testLog) Errorf(f string, a ...any) { l.line("E " + fmt.Sprintf(f, a...)) }
 func (l *testLog) Debugf(f string, a ...any) {}
-func (l *testLog) Guard(what string, fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-			l.Errorf("%s panicked: %v", what, r)
-		}
-	}()
-	return fn()
-}
 func (l *testLog) Step(name string, fn func() error) error {
-	err := l.Guard("step "+name, fn)
+	err := logs.Guard(l, "step "+name, fn)
 	l.steps = append(l.steps, fmt.Sprintf("%s:%v", name, err))
 	return err
 }

@@ -60,13 +60,13 @@ package selinux
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/rootfs"
 )
 
@@ -115,7 +115,7 @@ type Policy struct {
 	overBudget    bool   // an entry was skipped for a policy-wide budget
 	lateSkipped   int    // entries the deferred checks skipped
 	firstLateSkip string // the first of them
-	log           atomic.Pointer[Log]
+	log           atomic.Pointer[logs.Logger]
 }
 
 // ContextsDir is where a policy's file contexts are, in the root.
@@ -351,20 +351,6 @@ func indexSlash(s string) int {
 	return -1
 }
 
-// Log is where OpenRoot reports.
-type Log interface {
-	Printf(format string, args ...any)
-	Errorf(format string, args ...any)
-}
-
-// WriterLog is a Log writing one line per message to w.
-func WriterLog(w io.Writer) Log { return writerLog{w} }
-
-type writerLog struct{ w io.Writer }
-
-func (l writerLog) Printf(format string, args ...any) { fmt.Fprintf(l.w, format+"\n", args...) }
-func (l writerLog) Errorf(format string, args ...any) { fmt.Fprintf(l.w, format+"\n", args...) }
-
 // OpenRoot opens the root at dir for writing (rootfs.Open) and, when its
 // SELinux is enabled, attaches its policy, so that everything written
 // through the Root is labelled. The policy is loaded once per process for
@@ -375,7 +361,7 @@ func (l writerLog) Errorf(format string, args ...any) { fmt.Fprintf(l.w, format+
 // skips, to the log of the latest OpenRoot given one. A policy that
 // cannot be loaded does not fail OpenRoot: the files are written
 // unlabelled, as they would be without this package. log may be nil.
-func OpenRoot(dir string, log Log) (*rootfs.Root, error) {
+func OpenRoot(dir string, log logs.Logger) (*rootfs.Root, error) {
 	r, err := rootfs.Open(dir)
 	if err != nil {
 		return nil, err
