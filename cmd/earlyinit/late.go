@@ -9,11 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/earlyinit/earlyinit/pkg/boot"
 	"github.com/earlyinit/earlyinit/pkg/late"
+	"github.com/earlyinit/earlyinit/pkg/late/handoff"
 	"github.com/earlyinit/earlyinit/pkg/logs"
 	"github.com/earlyinit/earlyinit/pkg/modules"
 	"github.com/earlyinit/earlyinit/pkg/paths"
@@ -22,7 +22,6 @@ import (
 	"github.com/earlyinit/earlyinit/pkg/selinux"
 	"github.com/earlyinit/earlyinit/pkg/userdata"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -53,7 +52,13 @@ var verbSingle = verb{help: "run one module, as cloud-init single", flags: func(
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // lateStageBound bounds a whole stage; each module has its own bounds.
-const lateStageBound = 2 * time.Hour
+const lateStageBound = handoff.StageBound
+
+// lateHandoff is late --exec and --when-writable (roots without systemd)
+// with the CLI's stage options; the rest is the real thing.
+func lateHandoff() handoff.Config {
+	return handoff.Config{Options: lateOptions}
+}
 
 func lateOptions(rootDir string) (late.Options, error) {
 	r, err := selinux.OpenRoot(rootDir, logs.Writer(os.Stderr))
@@ -103,10 +108,10 @@ func lateVerb(args []string) int {
 		os.Setenv("PATH", defaultPath)
 	}
 	if *execInit != "" {
-		return lateExec(*root, *execInit, fs.Args())
+		return lateHandoff().ExecInit(*root, *execInit, fs.Args())
 	}
 	if *whenWritable {
-		return lateWhenWritable(*root)
+		return lateHandoff().WhenWritable(*root)
 	}
 	st, err := modules.ParseStage(*stage)
 	if err != nil {
@@ -129,110 +134,6 @@ func lateVerb(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// lateExec is PID 1's path on roots without systemd: the boot stage runs in
-// the foreground, the final stage in a child of its own session, and then
-// the real init replaces us as PID 1 with its arguments. A root still
-// read-only (sysvinit and OpenRC remount it read-write themselves, after
-// their fsck) gets both stages in a child that waits for that. Nothing
-// here may stop the boot: a failed stage is logged and init is exec'd
-// anyway.
-func lateExec(root, init string, initArgs []string) int {
-	self, err := os.Executable()
-	if err != nil {
-		self = paths.LateBinary
-	}
-	if readOnly(root) {
-		fmt.Fprintf(os.Stderr, "earlyinit: %s is read-only: the late stages run once %s has made it writable\n", root, init)
-		startChild(self, "late", "--when-writable", "--root", root)
-	} else {
-		lateBootAsInit(root)
-		startChild(self, "late", "--stage", "final", "--root", root)
-	}
-	argv := append([]string{init}, initArgs...)
-	err = syscall.Exec(init, argv, os.Environ())
-	fmt.Fprintf(os.Stderr, "earlyinit: exec %s: %v\n", init, err)
-	return 1
-}
-
-// startChild starts earlyinit in a session of its own, not waited for:
-// the real init, PID 1 after the exec, reaps it. It is the one command
-// not run through proc.Run, on purpose: it must outlive us (we exec the
-// real init right after), so no context, group kill or wait applies; its
-// output goes to our stderr, a file, so nothing of ours holds a pipe of
-// it either. The stages it runs start their own commands through proc.
-func startChild(self string, args ...string) {
-	c := exec.Command(self, args...)
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	c.Stdout, c.Stderr = os.Stderr, os.Stderr
-	if err := c.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "earlyinit: start %s: %v\n", strings.Join(args, " "), err)
-	}
-}
-
-// readOnly tells whether the filesystem holding dir is mounted read-only.
-func readOnly(dir string) bool {
-	var st unix.Statfs_t
-	return unix.Statfs(dir, &st) == nil && st.Flags&unix.ST_RDONLY != 0
-}
-
-// writableWait bounds lateWhenWritable's wait: the init system's fsck of a
-// big root may take minutes.
-const writableWait = 15 * time.Minute
-
-// lateWhenWritable waits until root is writable, then runs the boot stage
-// and the final stage, one after the other.
-func lateWhenWritable(root string) int {
-	t0 := time.Now()
-	for readOnly(root) {
-		if time.Since(t0) > writableWait {
-			fmt.Fprintf(os.Stderr, "earlyinit: %s still read-only after %s: the late stages do not run this boot\n", root, writableWait)
-			return 1
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	fmt.Fprintf(os.Stderr, "earlyinit: %s is writable after %s: running the late stages\n", root, time.Since(t0).Round(time.Millisecond))
-	opts, err := lateOptions(root)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "earlyinit: late stages: %v\n", err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*lateStageBound)
-	defer cancel()
-	rc := 0
-	for _, st := range []modules.Stage{modules.StageBoot, modules.StageFinal} {
-		if _, err := late.Run(ctx, st, opts); err != nil {
-			fmt.Fprintf(os.Stderr, "earlyinit: late stage %s: %v\n", st, err)
-			rc = 1
-		}
-	}
-	return rc
-}
-
-// lateBootAsInit runs the boot stage for lateExec. We are PID 1: whatever
-// happens in it (late.Run contains its own panics; this is the last net),
-// init is exec'd afterwards.
-func lateBootAsInit(root string) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: panic: %v\n", p)
-		}
-	}()
-	opts, err := lateOptions(root)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: %v\n", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), lateStageBound)
-	defer cancel()
-	if !boot.AwaitCustomization(ctx, root) {
-		fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: no instance this boot (no VMware guest customization came, nothing else was found)\n")
-		return
-	}
-	if _, err := late.Run(ctx, modules.StageBoot, opts); err != nil {
-		fmt.Fprintf(os.Stderr, "earlyinit: late boot stage: %v\n", err)
-	}
 }
 
 // statusOpts are cloud-init status's flags, and --root.
