@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/earlyinit/earlyinit/pkg/scalar"
+	"github.com/earlyinit/earlyinit/pkg/yamlwalk"
 )
 
 // ParseYAML parses network config version 1 or 2 (cloud-init's
@@ -28,7 +29,7 @@ func ParseYAML(data []byte) (*Config, error) {
 const yamlBudget = 1 << 16
 
 type yparser struct {
-	budget int
+	budget *yamlwalk.Budget
 	// macToName names v2 ethernets matched by MAC without set-name, as
 	// cloud-init does from the live system. May be nil.
 	macToName map[string]string
@@ -55,7 +56,7 @@ func yerr(n *yaml.Node, path, format string, args ...any) error {
 }
 
 func parseYAML(data []byte, macToName map[string]string) (*Config, error) {
-	p := &yparser{budget: yamlBudget, macToName: macToName}
+	p := &yparser{budget: yamlwalk.New(yamlBudget), macToName: macToName}
 	c, err := p.parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("network-config: %w", err)
@@ -68,15 +69,12 @@ func parseYAML(data []byte, macToName map[string]string) (*Config, error) {
 
 // node resolves aliases and charges the budget.
 func (p *yparser) node(n *yaml.Node) (*yaml.Node, error) {
-	for i := 0; n.Kind == yaml.AliasNode; i++ {
-		if n.Alias == nil || i > 100 {
-			return nil, yerr(n, "", "bad alias")
-		}
-		n = n.Alias
+	n, ok := yamlwalk.Deref(n)
+	if !ok {
+		return nil, yerr(n, "", "bad alias")
 	}
-	p.budget--
-	if p.budget < 0 {
-		return nil, yerr(n, "", "document too large (alias expansion?)")
+	if p.budget.Spend(n) != nil {
+		return nil, yerr(n, "", "%s", p.budget.Exceeded())
 	}
 	return n, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/pkg/instance"
 	"github.com/earlyinit/earlyinit/pkg/scalar"
+	"github.com/earlyinit/earlyinit/pkg/yamlwalk"
 )
 
 // SchemaError is one finding of Validate, placed at the YAML node it is
@@ -83,7 +84,7 @@ func ValidatePart(p Part) []SchemaError {
 var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func validate(file string, data []byte) []SchemaError {
-	v := &validator{file: file, budget: maxYAMLNodes}
+	v := &validator{file: file, budget: yamlwalk.New(maxYAMLNodes)}
 	if line, col, off, bad := invalidUTF8(data); bad {
 		return []SchemaError{{File: file, Line: line, Col: col, Msg: fmt.Sprintf("not valid UTF-8 (byte offset %d): cloud-config must be UTF-8", off)}}
 	}
@@ -120,9 +121,11 @@ func validate(file string, data []byte) []SchemaError {
 }
 
 type validator struct {
-	file   string
-	errs   []SchemaError
-	budget int
+	file string
+	errs []SchemaError
+	// budget is the document's: the checks' walk and the values they
+	// resolve charge it.
+	budget *yamlwalk.Budget
 	over   bool
 }
 
@@ -143,23 +146,39 @@ func (v *validator) warnf(n *yaml.Node, path, format string, args ...any) {
 
 // deref follows aliases.
 func (v *validator) deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
+	d, _ := yamlwalk.Deref(n)
+	return d
 }
 
 // spend charges one node to the budget that bounds alias expansion.
 func (v *validator) spend(n *yaml.Node, path string) bool {
-	v.budget--
-	if v.budget < 0 {
+	if v.budget.Spend(n) != nil {
 		if !v.over {
-			v.errorf(n, path, "YAML document expands to more than %d nodes", maxYAMLNodes)
+			v.errorf(n, path, "%s", v.budget.Exceeded())
 			v.over = true
 		}
 		return false
 	}
 	return true
+}
+
+// resolve is n's value, resolved on the document's budget. ok is false
+// when it cannot be: the resolver's error, or, once, the budget's
+// (spend's), is reported at path.
+func (v *validator) resolve(n *yaml.Node, path string) (val any, ok bool) {
+	val, err := (&resolver{v.budget}).value(v.deref(n))
+	switch {
+	case err == nil:
+		return val, true
+	case v.budget.Spent():
+		if !v.over {
+			v.errorf(n, path, "%s", v.budget.Exceeded())
+			v.over = true
+		}
+	default:
+		v.errorf(n, path, "%v", err)
+	}
+	return nil, false
 }
 
 // kind is the schema type of a node and, for scalars, its value.
@@ -646,9 +665,8 @@ func mergeHow(v *validator, n *yaml.Node, path string) {
 	if !v.spend(n, path) {
 		return
 	}
-	val, err := (&resolver{budget: 10000}).value(v.deref(n))
-	if err != nil {
-		v.errorf(n, path, "%v", err)
+	val, ok := v.resolve(n, path)
+	if !ok {
 		return
 	}
 	if val == nil {

@@ -156,8 +156,13 @@ func uniqueItems(c check) check {
 		}
 		seen := map[string]int{}
 		for i, item := range d.Content {
-			val, err := (&resolver{budget: 10000}).value(v.deref(item))
+			val, err := (&resolver{v.budget}).value(v.deref(item))
 			if err != nil {
+				// The items' own checks (c) report what is wrong with
+				// them; the document's budget spent is reported once.
+				if v.budget.Spent() {
+					v.spend(item, path)
+				}
 				return
 			}
 			key := fmt.Sprintf("%#v", val)

@@ -241,6 +241,35 @@ func TestAliasBomb(t *testing.T) {
 	}
 }
 
+// TestAliasBombResolvedByChecks: the values the checks resolve (the
+// unique items of ssh_fp_console_blacklist here) charge the document's
+// budget, not one of their own each. 2,000 items each naming a list of
+// 1,111 nodes are 2.2 million nodes to compare: the walk stops at the
+// budget (1,048,576, so before the 944th item), says so once, and
+// compares no item after that. With a budget per resolve, all 1,999
+// duplicates were compared and found.
+func TestAliasBombResolvedByChecks(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("#cloud-config\nbootcmd:\n  - &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 2; i++ {
+		fmt.Fprintf(&b, "  - &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	b.WriteString("ssh_fp_console_blacklist: [*a2" + strings.Repeat(", *a2", 1999) + "]\n")
+	errs := Validate("f", []byte(b.String()))
+	budget, dups := 0, 0
+	for _, e := range errs {
+		switch {
+		case strings.Contains(e.Msg, "expands to more than 1048576 nodes"):
+			budget++
+		case strings.Contains(e.Msg, "the items must be unique"):
+			dups++
+		}
+	}
+	if budget != 1 || dups == 0 || dups >= 943 {
+		t.Errorf("%d budget errors, %d duplicates; want 1, and the duplicates among the items the budget let through (fewer than 943)", budget, dups)
+	}
+}
+
 // TestSchemaHidesSecrets feeds each sensitive key a wrong value holding a
 // marker: the finding must name the key path and line, never the value.
 func TestSchemaHidesSecrets(t *testing.T) {

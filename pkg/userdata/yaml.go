@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/earlyinit/earlyinit/pkg/scalar"
+	"github.com/earlyinit/earlyinit/pkg/yamlwalk"
 )
 
 // cloud-init reads YAML with PyYAML's SafeLoader, which implements YAML 1.1;
@@ -117,21 +118,16 @@ func loadYAML(data []byte) (any, error) {
 	if err != nil || n == nil {
 		return nil, err
 	}
-	r := resolver{budget: maxYAMLNodes}
+	r := resolver{yamlwalk.New(maxYAMLNodes)}
 	return r.value(n)
 }
 
+// resolver resolves a node tree to values, charging its document's budget.
 type resolver struct {
-	budget int
+	budget *yamlwalk.Budget
 }
 
-func (r *resolver) spend(n *yaml.Node) error {
-	r.budget--
-	if r.budget < 0 {
-		return fmt.Errorf("line %d: YAML document expands to more than %d nodes", n.Line, maxYAMLNodes)
-	}
-	return nil
-}
+func (r *resolver) spend(n *yaml.Node) error { return r.budget.Spend(n) }
 
 func (r *resolver) value(n *yaml.Node) (any, error) {
 	if err := r.spend(n); err != nil {
