@@ -322,12 +322,19 @@ func (p *Policy) build(b *bucket) {
 }
 
 // stem is the first path component of an entry's regular expression
-// ("etc" for "/etc/ssh(/.*)?"), as libselinux's tree takes it (the first
-// character is taken to be the "/", "//" skipped, and the component is
-// followed by "/"), and the rest of re after it; ok is false when there
-// is none, or it is not literal text.
+// ("etc" for "/etc/ssh(/.*)?") and the rest of re after it; ok is false
+// when there is none (component), or it is not literal text.
 func stem(re string) (key, rest string, ok bool) {
-	rest = re
+	key, rest, found, ok := component(re)
+	return key, rest, found && ok
+}
+
+// component is the first path component of rest as libselinux's tree
+// takes it: the first character is taken to be the "/" before it, "//"
+// is skipped, and it ends at the next "/". key is its literal text and
+// after is rest from that "/" on; found is false when no "/" follows, ok
+// false when the component is not literal text.
+func component(rest string) (key, after string, found, ok bool) {
 	for len(rest) > 1 {
 		i := strings.IndexByte(rest[1:], '/')
 		if i < 0 {
@@ -339,9 +346,9 @@ func stem(re string) (key, rest string, ok bool) {
 			continue
 		}
 		key, ok = simplify(rest[1:i])
-		return key, rest[i:], ok
+		return key, rest[i:], true, ok
 	}
-	return "", "", false
+	return "", "", false, false
 }
 
 // badLine is the error for line n (from 0) of file.
@@ -391,23 +398,12 @@ func (p *Policy) insert(b *bucket, re string, s *spec) {
 		depth = 1
 	}
 	for depth < maxDepth {
-		// As libselinux: the first character is taken to be the "/"
-		// before the component.
-		i := strings.IndexByte(rest[1:], '/')
-		if i < 0 {
-			break
-		}
-		i++
-		if i == 1 { // "//"
-			rest = rest[i:]
-			continue
-		}
-		key, ok := simplify(rest[1:i])
-		if !ok {
+		key, after, found, ok := component(rest)
+		if !found || !ok {
 			break
 		}
 		n = n.child(key)
-		rest = rest[i:]
+		rest = after
 		depth++
 	}
 	n.regexes = append(n.regexes, s)
