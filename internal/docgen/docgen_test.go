@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -90,5 +91,37 @@ func TestPlatformTableNamesEverySource(t *testing.T) {
 		if !strings.Contains(table, "`"+s.Name+"`") {
 			t.Errorf("docs/reference.md's platform table has no row for %s", s.Name)
 		}
+	}
+}
+
+// docPath is a path of this tree as the docs write it, in backticks:
+// "pkg/selinux", "qemu-tests/platforms_test.go", "docs/faults.md".
+var docPath = regexp.MustCompile("`((?:pkg|cmd|internal|qemu-tests|docs|bench|initramfs|packaging|\\.ci)/[A-Za-z0-9_./-]*)`")
+
+// TestDocPathsExist: every path of the tree the docs name (in backticks,
+// as "How to add" names where a change goes) is there: a doc that sends
+// a maintainer to a file that moved is wrong.
+func TestDocPathsExist(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	files = append(files, filepath.Join("..", "..", "README.md"))
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range docPath.FindAllStringSubmatch(string(b), -1) {
+			p := strings.TrimSuffix(m[1], "/")
+			n++
+			if _, err := os.Stat(filepath.Join("..", "..", p)); err != nil {
+				t.Errorf("%s names %s, which is not in the tree", filepath.Base(f), p)
+			}
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d paths found in the docs: the pattern no longer matches how they write them", n)
 	}
 }
