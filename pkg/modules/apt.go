@@ -3,7 +3,6 @@ package modules
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/pkg/pgparmor"
 )
 
 // Files cc_apt_configure writes.
@@ -372,7 +373,7 @@ func (p *aptPlan) addKey(key string, ent map[string]any, stem string, hardened b
 		if !ok {
 			return fmt.Errorf("%s.key: want a string, got %s", key, kind(k))
 		}
-		b, err := Dearmor(s)
+		b, err := pgparmor.Dearmor(s)
 		if err != nil {
 			return fmt.Errorf("%s.key: %w", key, err)
 		}
@@ -393,51 +394,6 @@ func (p *aptPlan) addKey(key string, ent map[string]any, stem string, hardened b
 	}
 	p.keyids = append(p.keyids, aptKeyID{key: key, keyid: keyid, keyserver: ks, file: file})
 	return nil
-}
-
-// Dearmor is gpg --dearmor of an ASCII-armoured OpenPGP block: the bytes
-// of its base64 body, headers and checksum left out.
-func Dearmor(text string) ([]byte, error) {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-	start := -1
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "-----BEGIN PGP ") {
-			start = i
-			break
-		}
-	}
-	if start < 0 {
-		return nil, errors.New("not an ASCII-armoured OpenPGP key (no -----BEGIN PGP line)")
-	}
-	i := start + 1
-	// Armor headers end with an empty line.
-	for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-		if !strings.Contains(lines[i], ":") {
-			// No headers: the body starts here.
-			break
-		}
-	}
-	var body strings.Builder
-	ended := false
-	for ; i < len(lines); i++ {
-		l := strings.TrimSpace(lines[i])
-		if strings.HasPrefix(l, "-----END PGP ") {
-			ended = true
-			break
-		}
-		if l == "" || strings.HasPrefix(l, "=") && len(l) == 5 {
-			continue
-		}
-		body.WriteString(l)
-	}
-	if !ended {
-		return nil, errors.New("ASCII-armoured key without its -----END PGP line")
-	}
-	b, err := base64.StdEncoding.DecodeString(body.String())
-	if err != nil || len(b) == 0 {
-		return nil, fmt.Errorf("bad base64 in the armoured key: %v", err)
-	}
-	return b, nil
 }
 
 // aptApply does the plan: debconf selections, files, removals,
