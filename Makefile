@@ -33,7 +33,7 @@ all: build initramfs
 # on roots without the package.
 build: $(BUILD)/earlyinit $(BUILD)/earlyinit-initrd
 
-GOBUILD := $(GO) build -trimpath -gcflags=all=-l -ldflags='-s -w -buildid= -X github.com/earlyinit/earlyinit/pkg/boot.Version=$(VERSION)'
+GOBUILD := $(GO) build -trimpath -gcflags=all=-l -ldflags='-s -w -buildid= -X github.com/earlyinit/earlyinit/internal/boot.Version=$(VERSION)'
 
 $(BUILD)/earlyinit: FORCE
 	@mkdir -p $(BUILD)
@@ -79,8 +79,8 @@ deps-demo:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags qemu,faultinject,package ./...
-	$(GO) vet -tags initrd ./cmd/earlyinit/ ./pkg/httpget/ ./pkg/provision/ ./pkg/modules/
-	$(GO) vet -tags initrd,nolate ./cmd/earlyinit/ ./pkg/provision/
+	$(GO) vet -tags initrd ./cmd/earlyinit/ ./internal/httpget/ ./internal/provision/ ./internal/modules/
+	$(GO) vet -tags initrd,nolate ./cmd/earlyinit/ ./internal/provision/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
 
 # Unit tests: every package, and again the ones the initramfs builds (tags
@@ -89,9 +89,9 @@ vet:
 unit:
 	@echo "differential oracle: cloud-init $$(dpkg-query -W -f='$${Version}' cloud-init 2>/dev/null || echo 'not installed')"
 	$(GO) test ./...
-	$(GO) test -tags initrd ./cmd/earlyinit/ ./pkg/httpget/ ./pkg/provision/
-	$(GO) test -tags initrd -run TestHostKeysInitrdBuild ./pkg/modules/
-	$(GO) test -tags initrd,nolate ./pkg/provision/
+	$(GO) test -tags initrd ./cmd/earlyinit/ ./internal/httpget/ ./internal/provision/
+	$(GO) test -tags initrd -run TestHostKeysInitrdBuild ./internal/modules/
+	$(GO) test -tags initrd,nolate ./internal/provision/
 	$(GO) test -tags initrd,nolate -run TestInitrdVerbs ./cmd/earlyinit/
 
 # The same initramfs with the faultinject build tag: earlyinit.test_panic=
@@ -110,14 +110,14 @@ qemu-test: initramfs $(BUILD)/initramfs-faultinject.img package
 		exit $${PIPESTATUS[0]}
 
 
-# Fuzzing, not part of `make test`: every Fuzz* target under pkg/ and cmd/, one
+# Fuzzing, not part of `make test`: every Fuzz* target under internal/ and cmd/, one
 # after the other, FUZZTIME each (FUZZ=regexp picks targets by name). A
 # crasher is left in the package's testdata/fuzz and the run goes on; the
 # exit status says whether any target failed.
 FUZZTIME ?= 30s
 FUZZ     ?= .
 fuzz:
-	@failed=; for f in $$(grep -rlE --include='*_test.go' '^func Fuzz' pkg cmd | sort); do \
+	@failed=; for f in $$(grep -rlE --include='*_test.go' '^func Fuzz' internal cmd | sort); do \
 		for t in $$(grep -oE '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2 | grep -E -- '$(FUZZ)'); do \
 			echo "== ./$$(dirname $$f) $$t, $(FUZZTIME)"; \
 			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f) || failed="$$failed $$t"; \
@@ -144,8 +144,8 @@ bench-late: ; ./bench/late-vs-cloudinit.sh $(BENCH_RUNS)
 # STARTUP_RUNS (200), NET_RUNS (10), BOOT_RUNS (3), from the environment.
 BENCH_BEFORE ?= 45dbdbf
 bench: build initramfs
-	$(GO) test -run XXX -bench . -benchtime 200x ./pkg/provision
-	$(GO) test -run XXX -bench Boot -benchtime 50x ./pkg/selinux
+	$(GO) test -run XXX -bench . -benchtime 200x ./internal/provision
+	$(GO) test -run XXX -bench Boot -benchtime 50x ./internal/selinux
 	./bench/size.sh
 	./bench/before-after.sh $(BENCH_BEFORE)
 

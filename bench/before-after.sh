@@ -45,8 +45,12 @@ git worktree add -q --detach "$wt" "$before"
 echo "== building $before (before) in $wt"
 (
 	cd "$wt"
+	# The version variable's package: internal/boot, or pkg/boot before
+	# the packages moved under internal/.
+	bootpkg=internal/boot
+	[[ -d internal/boot ]] || bootpkg=pkg/boot
 	CGO_ENABLED=0 go build -trimpath -gcflags=all=-l \
-		-ldflags="-s -w -buildid= -X github.com/earlyinit/earlyinit/pkg/boot.Version=before-$before" \
+		-ldflags="-s -w -buildid= -X github.com/earlyinit/earlyinit/$bootpkg.Version=before-$before" \
 		-o "$top/$out/earlyinit-before" ./cmd/earlyinit
 	CGO_ENABLED=0 go run ./cmd/mkinitramfs -kver "$kver" -o "$top/$out/initramfs-before.img"
 )

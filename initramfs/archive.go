@@ -12,7 +12,7 @@ import (
 	"github.com/u-root/mkuimage/cpio"
 )
 
-// The archive's layout, which pkg/boot and the kernel rely on: earlyinit at
+// The archive's layout, which internal/boot and the kernel rely on: earlyinit at
 // /bin/earlyinit, /init a relative symlink to it (what mkuimage's
 // WithInit("earlyinit") made), the modules and their index files under
 // /lib/modules/<kver>, and the mount points and device nodes earlyinit

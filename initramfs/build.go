@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/internal/kmod"
 	"github.com/u-root/mkuimage/cpio"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/earlyinit/earlyinit/pkg/proc"
+	"github.com/earlyinit/earlyinit/internal/proc"
 )
 
 // DefaultCompression is zstd: on the generic image (the package's

@@ -8,7 +8,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/internal/kmod"
 )
 
 // HostOnly narrows the module set to what one machine uses, as dracut's

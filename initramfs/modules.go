@@ -17,7 +17,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/kmod"
+	"github.com/earlyinit/earlyinit/internal/kmod"
 )
 
 // DefaultModules is modules.conf, the module set of a build that names

@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/earlyinit/earlyinit/pkg/imagecfg"
+	"github.com/earlyinit/earlyinit/internal/imagecfg"
 )
 
 // The names distributions give a kernel's initramfs in /boot, where their

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/imagecfg"
+	"github.com/earlyinit/earlyinit/internal/imagecfg"
 )
 
 func TestBootName(t *testing.T) {

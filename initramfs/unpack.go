@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/kmod"
-	"github.com/earlyinit/earlyinit/pkg/proc"
+	"github.com/earlyinit/earlyinit/internal/kmod"
+	"github.com/earlyinit/earlyinit/internal/proc"
 )
 
 // Compressed module files (.ko.xz, .ko.zst, .ko.gz: Fedora, RHEL,
@@ -19,7 +19,7 @@ import (
 // and later, for its CONFIG_MODULE_COMPRESS_<FORMAT>): earlyinit loads
 // them with finit_module's MODULE_INIT_COMPRESSED_FILE. Any other is
 // unpacked here, by the format's own tool, and goes in as a plain .ko, so
-// that earlyinit needs no decompressor of its own (pkg/kmod: one would be
+// that earlyinit needs no decompressor of its own (internal/kmod: one would be
 // linked, and initialised, in every earlyinit process). The image is
 // compressed as a whole, so a plain module costs it little.
 

@@ -15,8 +15,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/earlyinit/earlyinit/internal/httpget/httpgettest"
 	"github.com/earlyinit/earlyinit/internal/vm"
-	"github.com/earlyinit/earlyinit/pkg/httpget/httpgettest"
 )
 
 // Issue 16's Debian boot: a private cloud's user-data on a Debian root

@@ -43,7 +43,7 @@ func TestPanicInEachStep(t *testing.T) {
 			for _, s := range tc.steps {
 				mustContain(t, "console", res.Console,
 					"step "+s+" panicked: fault injected by earlyinit.test_panic="+s,
-					"pkg/boot.injectFault(", // the stack
+					"internal/boot.injectFault(", // the stack
 					"step "+s+" failed after")
 			}
 			mustContain(t, "console", res.Console, "TESTINIT: /sbin/init pid=1")

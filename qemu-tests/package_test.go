@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/httpget/httpgettest"
 	"github.com/earlyinit/earlyinit/internal/vm"
-	"github.com/earlyinit/earlyinit/pkg/httpget/httpgettest"
 )
 
 // The package tests install the .deb `make package` builds into Debian

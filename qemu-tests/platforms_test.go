@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/datasource/ec2/ec2test"
+	"github.com/earlyinit/earlyinit/internal/discover"
+	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/vm"
-	"github.com/earlyinit/earlyinit/pkg/datasource/ec2/ec2test"
-	"github.com/earlyinit/earlyinit/pkg/discover"
-	"github.com/earlyinit/earlyinit/pkg/instance"
 )
 
 // The platform boots: one per datasource earlyinit knows (discover.Sources),
@@ -37,10 +37,10 @@ import (
 // platform gives (rendered for networkd: the roots have systemd's markers).
 
 // dsTestdata is where the sources' recorded responses are.
-const dsTestdata = "../pkg/datasource"
+const dsTestdata = "../internal/datasource"
 
 // fixture reads a source's recorded response, testdata/<name> of package
-// pkg/datasource/<source>.
+// internal/datasource/<source>.
 func fixture(t *testing.T, source, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dsTestdata, source, "testdata", name))
@@ -496,7 +496,7 @@ func platformCases() []platformCase {
 		{
 			// H3C CAS's professional (cloud-init) mode: its 64 MB vfat
 			// disk, read by configdrive as a config-2 drive (see
-			// pkg/datasource/h3c); CAS guests are plain KVM ones.
+			// internal/datasource/h3c); CAS guests are plain KVM ones.
 			name: "configdrive-h3c", source: "configdrive",
 			drive: func(t *testing.T) vm.Disk {
 				img := filepath.Join(t.TempDir(), "cas.img")
@@ -928,7 +928,7 @@ func TestPlatformsCoverRegistry(t *testing.T) {
 			continue
 		}
 		if !booted[s.Name] {
-			t.Errorf("datasource %s (pkg/discover/sources.go) has no platform boot in platformCases", s.Name)
+			t.Errorf("datasource %s (internal/discover/sources.go) has no platform boot in platformCases", s.Name)
 		}
 	}
 	for name := range booted {
@@ -955,7 +955,7 @@ func TestPlatforms(t *testing.T) {
 	for _, pc := range platformCases() {
 		t.Run(pc.name, func(t *testing.T) {
 			if !known[pc.sourceName()] {
-				t.Fatalf("datasource %s is not in discover.Sources (pkg/discover/sources.go): discovery would never try it", pc.sourceName())
+				t.Fatalf("datasource %s is not in discover.Sources (internal/discover/sources.go): discovery would never try it", pc.sourceName())
 			}
 			parallel(t)
 			bootPlatform(t, pc)

@@ -188,7 +188,7 @@ func TestProxmoxPasswordOverSSH(t *testing.T) {
 		t.Errorf("pveuser's shadow password = %q, want Proxmox's hash", got)
 	}
 	// The default user, as useradd would have made it (on Debian,
-	// pkg/accounts does): its groups, its home from /etc/skel, its
+	// internal/accounts does): its groups, its home from /etc/skel, its
 	// subordinate ids, no lock file left.
 	acct := sections(g.run(byKey, `for c in "id -nG" "stat -c %U:%G:%a /home/pveuser" "ls -A /home/pveuser" "sudo -n cat /etc/subuid" "sudo -n ls /etc"; do echo "=== $c"; $c 2>&1; done`))
 	for _, grp := range []string{"pveuser", "sudo", "netdev", "adm"} {

@@ -3,7 +3,7 @@
 # demo use, only those missing. Go itself is expected on PATH.
 set -eu
 # netplan.io, ifupdown, gir1.2-nm-1.0 and python3-gi are the programs the
-# network renderers' output is checked with (pkg/netcfg/render's
+# network renderers' output is checked with (internal/netcfg/render's
 # consumer_test.go; systemd-networkd comes with systemd): installing them
 # starts no service and changes no network.
 PKGS="qemu-system-x86 linux-image-amd64 initramfs-tools e2fsprogs xfsprogs btrfs-progs gdisk zstd xz-utils lz4 busybox-static xorriso dosfstools mtools fdisk util-linux cloud-init dnsmasq-base iproute2 cpio debootstrap rpm lintian lvm2 udftools gnupg openssl genisoimage openssh-client openssh-server netplan.io ifupdown gir1.2-nm-1.0 python3-gi systemd cloud-image-utils dnf"

@@ -26,8 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/boot"
 	"github.com/earlyinit/earlyinit/internal/vm"
-	"github.com/earlyinit/earlyinit/pkg/boot"
 )
 
 // image is one initramfs under test.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
+	"github.com/earlyinit/earlyinit/internal/boot"
 )
 
 func rec(total time.Duration, steps ...boot.StepRecord) boot.Record {

@@ -42,9 +42,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/boot"
+	"github.com/earlyinit/earlyinit/internal/late"
 	"github.com/earlyinit/earlyinit/internal/vm"
-	"github.com/earlyinit/earlyinit/pkg/boot"
-	"github.com/earlyinit/earlyinit/pkg/late"
 )
 
 const (

@@ -24,8 +24,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/late"
 	"github.com/earlyinit/earlyinit/internal/vm"
-	"github.com/earlyinit/earlyinit/pkg/late"
 )
 
 const (

@@ -240,7 +240,7 @@ func netConvert(earlyinit, before, tmp string, runs int, renderers []string) err
 	if _, err := exec.LookPath("cloud-init"); err != nil {
 		return errors.New("cloud-init is not installed: run make deps")
 	}
-	const input = "pkg/netcfg/render/testdata/corpus/nd-two-nics/network_data.json"
+	const input = "internal/netcfg/render/testdata/corpus/nd-two-nics/network_data.json"
 	if _, err := os.Stat(input); err != nil {
 		return fmt.Errorf("%s: %w (run from the repository's top)", input, err)
 	}

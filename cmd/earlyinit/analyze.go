@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
-	"github.com/earlyinit/earlyinit/pkg/late"
-	"github.com/earlyinit/earlyinit/pkg/paths"
-	"github.com/earlyinit/earlyinit/pkg/timeline"
+	"github.com/earlyinit/earlyinit/internal/boot"
+	"github.com/earlyinit/earlyinit/internal/late"
+	"github.com/earlyinit/earlyinit/internal/paths"
+	"github.com/earlyinit/earlyinit/internal/timeline"
 )
 
 func init() {

@@ -14,10 +14,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
-	"github.com/earlyinit/earlyinit/pkg/late"
-	"github.com/earlyinit/earlyinit/pkg/paths"
-	"github.com/earlyinit/earlyinit/pkg/pyyaml"
+	"github.com/earlyinit/earlyinit/internal/boot"
+	"github.com/earlyinit/earlyinit/internal/late"
+	"github.com/earlyinit/earlyinit/internal/paths"
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
 )
 
 // `earlyinit analyze blame|show|dump` are cloud-init analyze's, over

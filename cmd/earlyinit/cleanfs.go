@@ -7,11 +7,11 @@ import (
 	"os"
 	"sort"
 
-	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/internal/rootfs"
 )
 
 // removeFile removes name (a file or a symlink, not followed) in the root
-// rootDir through pkg/rootfs; a missing file is no error, as cloud-init's
+// rootDir through internal/rootfs; a missing file is no error, as cloud-init's
 // del_file.
 func removeFile(rootDir, name string) error {
 	r, err := rootfs.Open(rootDir)
@@ -25,7 +25,7 @@ func removeFile(rootDir, name string) error {
 }
 
 // removeTree removes dir and everything under it in the root rootDir,
-// through pkg/rootfs: a symlink is removed, never followed, and a link
+// through internal/rootfs: a symlink is removed, never followed, and a link
 // planted under a directory a user can write is refused. A missing dir is
 // no error.
 func removeTree(rootDir, dir string) error {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
+	"github.com/earlyinit/earlyinit/internal/boot"
 )
 
 // verb is one CLI subcommand.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/instance"
-	"github.com/earlyinit/earlyinit/pkg/instance/cache"
-	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/instance/cache"
+	"github.com/earlyinit/earlyinit/internal/rootfs"
 )
 
 // capture runs the CLI with args and returns its exit code and stdout.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/discover"
 	"github.com/earlyinit/earlyinit/internal/oracle"
-	"github.com/earlyinit/earlyinit/pkg/discover"
 )
 
 // TestCloudIDAgainstCloudInit: for every datasource earlyinit has, the
@@ -20,7 +20,7 @@ import (
 // every kind of region: no region, an ordinary one, AWS's China and
 // GovCloud ones, Azure's China ones.
 func TestCloudIDAgainstCloudInit(t *testing.T) {
-	// What each reader (pkg/datasource/NAME) puts in v1: cloud_name and
+	// What each reader (internal/datasource/NAME) puts in v1: cloud_name and
 	// platform; and cloud-init's for the same platform (ci: its class
 	// name in cloudinit.sources, "" for a platform cloud-init 22.4 has
 	// no datasource for). On a platform it identifies, cloud-init's Ec2
@@ -33,7 +33,7 @@ func TestCloudIDAgainstCloudInit(t *testing.T) {
 	}
 	rows := map[string]row{
 		"configdrive": {cloud: "openstack", platform: "openstack", ci: "DataSourceConfigDrive",
-			differs: "pkg/datasource/configdrive writes cloud_name and platform openstack; cloud-init's ConfigDrive writes configdrive"},
+			differs: "internal/datasource/configdrive writes cloud_name and platform openstack; cloud-init's ConfigDrive writes configdrive"},
 		"nocloud":      {cloud: "nocloud", platform: "nocloud", ci: "DataSourceNoCloud"},
 		"opennebula":   {cloud: "opennebula", platform: "opennebula", ci: "DataSourceOpenNebula"},
 		"openstack":    {cloud: "openstack", platform: "openstack", ci: "DataSourceOpenStack"},

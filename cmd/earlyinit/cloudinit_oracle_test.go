@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/userdata"
+	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
 // The verbs that print what cloud-init prints are checked against

@@ -20,13 +20,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
-	"github.com/earlyinit/earlyinit/pkg/instance"
-	"github.com/earlyinit/earlyinit/pkg/late"
-	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
-	"github.com/earlyinit/earlyinit/pkg/paths"
-	"github.com/earlyinit/earlyinit/pkg/proc"
-	"github.com/earlyinit/earlyinit/pkg/rootfs"
+	"github.com/earlyinit/earlyinit/internal/boot"
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/late"
+	"github.com/earlyinit/earlyinit/internal/netcfg/render"
+	"github.com/earlyinit/earlyinit/internal/paths"
+	"github.com/earlyinit/earlyinit/internal/proc"
+	"github.com/earlyinit/earlyinit/internal/rootfs"
 )
 
 func init() {
@@ -72,8 +72,8 @@ var collectCommands = [...]struct {
 	{"journal.txt", []string{"journalctl", "--boot=0", "-o", "short-precise"}},
 }
 
-// collectNetwork are the network files earlyinit writes (pkg/netcfg/render,
-// pkg/nic): whole directories' files whose names match, and single files.
+// collectNetwork are the network files earlyinit writes (internal/netcfg/render,
+// internal/nic): whole directories' files whose names match, and single files.
 var collectNetwork = [...]struct{ dir, match string }{
 	{render.NetworkdDir, "*init*"},
 	{"/etc/netplan", "*init*"},
@@ -115,7 +115,7 @@ func (c *collector) add(name string, data []byte, mode iofs.FileMode, mtime time
 }
 
 // file collects name of the root, read without following a link a user
-// could have planted (pkg/rootfs), as to in the tarball.
+// could have planted (internal/rootfs), as to in the tarball.
 func (c *collector) file(name, to string) {
 	fi, err := c.root.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
+	"github.com/earlyinit/earlyinit/internal/boot"
 )
 
 // cliCase is one run of the CLI and what it must give: the exit code,

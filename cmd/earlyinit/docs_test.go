@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/settings"
+	"github.com/earlyinit/earlyinit/internal/settings"
 )
 
 // complete runs the completion script in bash for the words typed (the
@@ -102,7 +102,7 @@ func TestCompletion(t *testing.T) {
 }
 
 // TestManCoversCmdline: the manual page's KERNEL COMMAND LINE lists every
-// option of docs/reference.md's table and every earlyinit.* key pkg/settings
+// option of docs/reference.md's table and every earlyinit.* key internal/settings
 // knows.
 func TestManCoversCmdline(t *testing.T) {
 	page := manPage(t)

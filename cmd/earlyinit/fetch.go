@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/httpget"
+	"github.com/earlyinit/earlyinit/internal/httpget"
 )
 
 // includeBound bounds one #include fetch, retries and redirects included.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/httpget/httpgettest"
+	"github.com/earlyinit/earlyinit/internal/httpget/httpgettest"
 )
 
 // TestFetchURLProxy: an #include URL is fetched through the proxy the

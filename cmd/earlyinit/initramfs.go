@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/earlyinit/earlyinit/initramfs"
-	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
 func init() {

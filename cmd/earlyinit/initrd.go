@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/earlyinit/earlyinit/pkg/paths"
-	"github.com/earlyinit/earlyinit/pkg/provision"
+	"github.com/earlyinit/earlyinit/internal/paths"
+	"github.com/earlyinit/earlyinit/internal/provision"
 )
 
 // The initramfs build (tag initrd) leaves out the verbs that build images

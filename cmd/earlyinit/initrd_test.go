@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/provision"
+	"github.com/earlyinit/earlyinit/internal/provision"
 )
 
 // The initramfs build refuses the image-building verbs, and the package's

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
 // The initramfs builds leave out the CLI's cloud-init output formats:

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
+	"github.com/earlyinit/earlyinit/internal/boot"
 )
 
 func main() {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/boot"
-	"github.com/earlyinit/earlyinit/pkg/instance"
-	"github.com/earlyinit/earlyinit/pkg/late"
-	"github.com/earlyinit/earlyinit/pkg/paths"
+	"github.com/earlyinit/earlyinit/internal/boot"
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/late"
+	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
 func init() {
@@ -64,7 +64,7 @@ var manFiles = []struct{ path, what string }{
 }
 
 // manCmdline is the KERNEL COMMAND LINE section: the options earlyinit
-// reads (pkg/settings, docs/reference.md's table), each with what it does.
+// reads (internal/settings, docs/reference.md's table), each with what it does.
 var manCmdline = []struct{ opt, what string }{
 	{"root=", "the root device: a path, LABEL=, UUID=, PARTUUID= or PARTLABEL=."},
 	{"rootfstype=", "the filesystem type(s) to try, comma separated; default: what the probe finds."},

@@ -21,13 +21,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
-	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
-	"github.com/earlyinit/earlyinit/pkg/instance"
-	"github.com/earlyinit/earlyinit/pkg/netcfg"
-	"github.com/earlyinit/earlyinit/pkg/proc"
-	"github.com/earlyinit/earlyinit/pkg/seed"
-	"github.com/earlyinit/earlyinit/pkg/userdata"
+	"github.com/earlyinit/earlyinit/internal/datasource/configdrive"
+	"github.com/earlyinit/earlyinit/internal/datasource/nocloud"
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/netcfg"
+	"github.com/earlyinit/earlyinit/internal/proc"
+	"github.com/earlyinit/earlyinit/internal/seed"
+	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
 func init() {

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/blockdev"
-	"github.com/earlyinit/earlyinit/pkg/datasource"
-	"github.com/earlyinit/earlyinit/pkg/datasource/configdrive"
-	"github.com/earlyinit/earlyinit/pkg/datasource/nocloud"
-	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/internal/blockdev"
+	"github.com/earlyinit/earlyinit/internal/datasource"
+	"github.com/earlyinit/earlyinit/internal/datasource/configdrive"
+	"github.com/earlyinit/earlyinit/internal/datasource/nocloud"
+	"github.com/earlyinit/earlyinit/internal/instance"
 )
 
 func needTools(t *testing.T, tools ...string) {

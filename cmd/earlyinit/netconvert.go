@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/netcfg/render"
-	"github.com/earlyinit/earlyinit/pkg/network"
+	"github.com/earlyinit/earlyinit/internal/netcfg/render"
+	"github.com/earlyinit/earlyinit/internal/network"
 )
 
 func init() {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/earlyinit/earlyinit/pkg/pyyaml"
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
 )
 
 // `earlyinit query --format TEMPLATE` is cloud-init query's -f: cloud-init

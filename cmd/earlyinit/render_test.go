@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/instance"
+	"github.com/earlyinit/earlyinit/internal/instance"
 )
 
 // renderInstanceData is an instance-data.json as earlyinit writes it.

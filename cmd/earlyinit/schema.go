@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/imagecfg"
-	"github.com/earlyinit/earlyinit/pkg/late"
-	"github.com/earlyinit/earlyinit/pkg/paths"
-	"github.com/earlyinit/earlyinit/pkg/provision"
-	"github.com/earlyinit/earlyinit/pkg/userdata"
+	"github.com/earlyinit/earlyinit/internal/imagecfg"
+	"github.com/earlyinit/earlyinit/internal/late"
+	"github.com/earlyinit/earlyinit/internal/paths"
+	"github.com/earlyinit/earlyinit/internal/provision"
+	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
 func init() {

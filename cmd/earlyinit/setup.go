@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/earlyinit/earlyinit/pkg/setup"
+	"github.com/earlyinit/earlyinit/internal/setup"
 )
 
 func init() {

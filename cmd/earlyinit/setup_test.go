@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/setup"
+	"github.com/earlyinit/earlyinit/internal/setup"
 )
 
 type recordExec struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/userdata"
+	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
 // TestInitrdLeavesOutTools: the initramfs builds leave out render,

@@ -14,7 +14,7 @@ import (
 )
 
 // InitrdTag is the build tag of earlyinit's initramfs build: no TLS
-// (pkg/httpget's notls.go) and none of the verbs that build images and
+// (internal/httpget's notls.go) and none of the verbs that build images and
 // packages (initramfs, mkseed, setup, man), so that the generic initramfs
 // stays within its 6 MB goal. The late stages run the root's installed
 // earlyinit, which has them, when there is one, else a copy of this build.

@@ -33,7 +33,7 @@ func deps(t *testing.T, tags []string) []string {
 // TLS and the image- and package-building code. The full build links
 // them, so the list is not vacuous.
 func TestInitrdBuildLeavesOut(t *testing.T) {
-	out := []string{"crypto/tls", "crypto/x509", "github.com/earlyinit/earlyinit/initramfs", "github.com/earlyinit/earlyinit/pkg/seed", "github.com/u-root/mkuimage/cpio"}
+	out := []string{"crypto/tls", "crypto/x509", "github.com/earlyinit/earlyinit/initramfs", "github.com/earlyinit/earlyinit/internal/seed", "github.com/u-root/mkuimage/cpio"}
 	initrd, full := deps(t, Tags(nil)), deps(t, nil)
 	for _, p := range out {
 		if slices.Contains(initrd, p) {

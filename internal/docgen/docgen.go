@@ -1,7 +1,7 @@
 // Package docgen keeps the lists in docs/reference.md and docs/ that restate a
-// registry in step with it: the datasources (pkg/discover.Sources: names,
+// registry in step with it: the datasources (internal/discover.Sources: names,
 // classes, seed directories, drive labels) and the modules
-// (pkg/modules.All: stage, order, frequency). Generated text sits between
+// (internal/modules.All: stage, order, frequency). Generated text sits between
 // <!-- docgen:NAME --> and <!-- /docgen --> markers; TestDocs fails when a
 // region differs from what the registry gives (go test ./internal/docgen
 // -update rewrites them), and checks the module tables row by row.
@@ -13,9 +13,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/pkg/datasource"
-	"github.com/earlyinit/earlyinit/pkg/discover"
-	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/internal/datasource"
+	"github.com/earlyinit/earlyinit/internal/discover"
+	"github.com/earlyinit/earlyinit/internal/modules"
 )
 
 // Regions are the generated texts by region name.

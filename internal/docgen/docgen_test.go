@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/discover"
+	"github.com/earlyinit/earlyinit/internal/discover"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated regions of the docs")
@@ -95,7 +95,7 @@ func TestPlatformTableNamesEverySource(t *testing.T) {
 }
 
 // docPath is a path of this tree as the docs write it, in backticks:
-// "pkg/selinux", "qemu-tests/platforms_test.go", "docs/faults.md".
+// "internal/selinux", "qemu-tests/platforms_test.go", "docs/faults.md".
 var docPath = regexp.MustCompile("`((?:pkg|cmd|internal|qemu-tests|docs|bench|initramfs|packaging|\\.ci)/[A-Za-z0-9_./-]*)`")
 
 // TestDocPathsExist: every path of the tree the docs name (in backticks,

@@ -16,10 +16,10 @@ func TestParse(t *testing.T) {
 		{
 			name: "runtime lines",
 			in: "init internal/bytealg @0.003 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
-				"init github.com/earlyinit/earlyinit/pkg/userdata @4.1 ms, 0.27 ms clock, 114864 bytes, 1079 allocs\n",
+				"init github.com/earlyinit/earlyinit/internal/userdata @4.1 ms, 0.27 ms clock, 114864 bytes, 1079 allocs\n",
 			want: []Init{
 				{Package: "internal/bytealg", Start: 3 * time.Microsecond},
-				{Package: "github.com/earlyinit/earlyinit/pkg/userdata", Start: 4100 * time.Microsecond, Clock: 270 * time.Microsecond, Bytes: 114864, Allocs: 1079},
+				{Package: "github.com/earlyinit/earlyinit/internal/userdata", Start: 4100 * time.Microsecond, Clock: 270 * time.Microsecond, Bytes: 114864, Allocs: 1079},
 			},
 		},
 		{

@@ -23,8 +23,8 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	"github.com/earlyinit/earlyinit/pkg/httpget/httpgettest"
-	"github.com/earlyinit/earlyinit/pkg/modules"
+	"github.com/earlyinit/earlyinit/internal/httpget/httpgettest"
+	"github.com/earlyinit/earlyinit/internal/pgparmor"
 )
 
 func needTools(t *testing.T, tools ...string) {
@@ -176,7 +176,7 @@ type gpgvResult struct {
 // de-armours a source's key, and returns what was signed.
 func gpgv(t *testing.T, key, file string) gpgvResult {
 	t.Helper()
-	bin, err := modules.Dearmor(key)
+	bin, err := pgparmor.Dearmor(key)
 	if err != nil {
 		t.Fatalf("the public key does not de-armour: %v", err)
 	}
@@ -207,7 +207,7 @@ func TestAptRepoWithApt(t *testing.T) {
 	aptGet := func(t *testing.T, key string, args ...string) (string, error) {
 		t.Helper()
 		dir := t.TempDir()
-		ring, err := modules.Dearmor(key)
+		ring, err := pgparmor.Dearmor(key)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 // ServeTLS is ServeAt over HTTPS: h on addr inside the namespace, with
 // the server certificate cert (a test CA's, naming addr's IP: see
-// pkg/httpget/httpgettest). A host that is not RouterIP or MetadataIP is
+// internal/httpget/httpgettest). A host that is not RouterIP or MetadataIP is
 // added to the namespace's loopback, as ServeAt does.
 func (n *NetNS) ServeTLS(addr string, cert tls.Certificate, h http.Handler) error {
 	host, _, err := net.SplitHostPort(addr)

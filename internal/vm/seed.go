@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/earlyinit/earlyinit/pkg/seed"
+	"github.com/earlyinit/earlyinit/internal/seed"
 )
 
 // WriteTree writes files (path relative to dir -> content) under dir.
@@ -27,7 +27,7 @@ func WriteTree(dir string, files map[string]string) error {
 }
 
 // ISO makes an ISO9660 image with Joliet and Rock Ridge from dir, labelled
-// label, as nova and cloud-localds do (pkg/seed, the writer `earlyinit
+// label, as nova and cloud-localds do (internal/seed, the writer `earlyinit
 // mkseed` uses).
 func ISO(img, dir, label string) error {
 	files, err := seed.ReadDir(dir)

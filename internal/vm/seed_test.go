@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earlyinit/earlyinit/pkg/blockdev"
+	"github.com/earlyinit/earlyinit/internal/blockdev"
 )
 
 // The drive builders, read back: the partitioned one by earlyinit's own
-// readers and sfdisk/mtools, the others by the tools pkg/seed's tests use.
+// readers and sfdisk/mtools, the others by the tools internal/seed's tests use.
 func TestSeedDrives(t *testing.T) {
 	for _, tool := range []string{"sfdisk", "mtype", "xorriso", "fsck.vfat"} {
 		if _, err := exec.LookPath(tool); err != nil {

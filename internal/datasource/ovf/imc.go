@@ -1,0 +1,757 @@
+package ovf
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/earlyinit/earlyinit/internal/datasource"
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/paths"
+	"github.com/earlyinit/earlyinit/internal/rootfs"
+	"github.com/earlyinit/earlyinit/internal/userdata"
+)
+
+// The customization's states, errors and events as VMware Tools'
+// deployPkg.update.state takes them (cloud-init's guestcust_state,
+// guestcust_error and guestcust_event).
+const (
+	StateRunning = 4
+	StateDone    = 5
+
+	ErrSuccess        = 0
+	ErrScriptDisabled = 6
+	ErrWrongMeta      = 9
+
+	EventCustomizeFailed    = 100
+	EventNetworkSetupFailed = 101
+	EventEnableNICs         = 103
+	EventQueryNICs          = 104
+)
+
+// StatusLog is the log the status reports name (cloud-init names
+// /var/log/cloud-init.log): the customization runs in the initramfs, whose
+// log this is.
+const StatusLog = paths.InitramfsLogFile
+
+// IMCDirs are where VMware Tools' deployPkg plugin leaves the customization
+// package (cloud-init's /var/run/vmware-imc), as names in the root:
+// /var/run is a link to /run in most roots, and links are not followed.
+var IMCDirs = []string{"run/vmware-imc", "var/run/vmware-imc"}
+
+// pluginDirs are where cloud-init looks for the deployPkg plugin
+// (libdeployPkgPlugin.so, at any depth): without it the package cannot
+// come, and the customization is not looked for.
+var pluginDirs = []string{
+	"usr/lib/vmware-tools", "usr/lib64/vmware-tools",
+	"usr/lib/open-vm-tools", "usr/lib64/open-vm-tools",
+	"usr/lib/x86_64-linux-gnu/open-vm-tools", "usr/lib/aarch64-linux-gnu/open-vm-tools",
+}
+
+const pluginName = "libdeployPkgPlugin.so"
+
+// Names and places of the customization's scripts, as cloud-init's
+// config_custom_script has them.
+const (
+	CustomScript      = "/root/.customization/customize.sh"
+	PostScriptName    = "post-customize-guest.sh"
+	PostPendingMarker = "/.guest-customization-post-reboot-pending"
+	// PostScriptDir is earlyinit's scripts/per-instance, which the final
+	// stage's scripts_per_instance runs (cloud-init's is
+	// /var/lib/cloud/scripts/per-instance).
+	PostScriptDir = paths.CacheDir + "/scripts/per-instance"
+	// MarkerDir holds the customization's marker files
+	// (.markerfile-<MARKER-ID>.txt), cloud-init's /var/lib/cloud/data.
+	MarkerDir = paths.CloudDataDir
+)
+
+// Limits of the package's files.
+const (
+	maxCustCfg = 1 << 20
+	maxNICsTxt = 1024 // cloud-init reads that much of nics.txt
+	maxScript  = datasource.MaxFileSize
+)
+
+// ErrNoCustomization is returned (wrapped) when there is no customization
+// to apply: disabled by the image, no deployPkg plugin, no cust.cfg, or
+// a package the image's settings do not allow. The OVF environment is then
+// looked for, as cloud-init does.
+var ErrNoCustomization = errors.New("no VMware guest customization")
+
+// Tools is VMware Tools as the customization uses them, in the root.
+type Tools interface {
+	// RPC sends one command over the RPCI channel (vmware-rpctool) and
+	// returns its answer without the final line break.
+	RPC(ctx context.Context, cmd string) (string, error)
+	// ToolsConfig is `vmware-toolbox-cmd config get SECTION KEY`: ok is
+	// false when the key is not set or the tool is not there.
+	ToolsConfig(ctx context.Context, section, key string) (value string, ok bool, err error)
+	// Run runs a program of the root, chrooted in it.
+	Run(ctx context.Context, path string, args ...string) error
+}
+
+// Customization reads a VMware guest customization (IMC) package as
+// cloud-init 22.4's DataSourceOVF does, applies what cloud-init applies
+// while it reads it, and reports to vCenter.
+//
+// What it does, in cloud-init's order:
+//
+//   - nothing unless the image allows it: disable_vmware_customization
+//     false (AllowVMwareCust) for a customization specification,
+//     datasource.OVF.allow_raw_data (AllowRawData, default true) for one
+//     that carries cloud-init meta-data; and the root has the deployPkg
+//     plugin. cust.cfg is looked for once, not waited for: in the
+//     initramfs nothing can bring it later.
+//   - "raw data" (CLOUDINIT METADATA and USERDATA): the meta-data (YAML:
+//     instance-id, local-hostname, public-keys, network) and user-data
+//     files of the package.
+//   - a specification: the host name (HOSTNAME.DOMAINNAME), instance id
+//     IMCInstanceID, the NICs by MAC and the DNS settings as network
+//     configuration version 1 (see CustConfig.NetworkConfig), the time
+//     zone; and when the customization is new (MISC MARKER-ID set, its
+//     marker file absent): the pre-customization script run now (see
+//     below), the admin password and its expiry, the post-customization
+//     script set up for the final stage, the marker file written.
+//   - the package removed, the NICs VMware Tools holds disconnected
+//     connected (nics.txt), and the result reported:
+//     "deployPkg.update.state 5 0 LOG" on success, "4 EVENT LOG" on a
+//     failure (100 customize failed, 101 network setup failed, 6 scripts
+//     disabled, 9 bad meta-data); guestinfo.gc.status (Started,
+//     Successful, or the failure) when MISC POST-GC-STATUS is yes.
+//
+// The custom script runs only when VMware Tools' configuration allows it:
+// deployPkg enable-custom-scripts, whose default is false unless MISC
+// DEFAULT-RUN-POST-CUST-SCRIPT is yes; otherwise the customization fails
+// with error 6, as in cloud-init. Allowed, it is copied to CustomScript
+// (line ends made LF, mode 0544) and run with "precustomization" now,
+// chrooted in the root, before the network configuration is made; its
+// post-customization half runs in the final stage, from
+// post-customize-guest.sh of the package placed in PostScriptDir (with
+// PostPendingMarker), as cloud-init places it in its scripts/per-instance.
+//
+// The password (PASSWORD -PASS, base64) and RESET are not applied here,
+// where the root's SELinux labels could not be kept: they become
+// vendor-data cloud-config (chpasswd for root, expire as RESET says; a
+// RESET without password expires every uid-0 user with runcmd), which the
+// late stage applies with chpasswd on stdin; the time zone too (timezone).
+type Customization struct {
+	// FS is the root, read without following links.
+	FS fs.FS
+	// Root writes into the root (the scripts, the marker, the package's
+	// removal).
+	Root *rootfs.Root
+	// Tools are the root's VMware Tools.
+	Tools Tools
+	// AllowVMwareCust is !disable_vmware_customization; AllowRawData
+	// is datasource.OVF.allow_raw_data.
+	AllowVMwareCust, AllowRawData bool
+	// MACs returns the live NICs' names by lower-case MAC, to check that
+	// every NIC of the specification is there (cloud-init fails the
+	// network setup otherwise); nil skips the check.
+	MACs func() (map[string]string, error)
+	// Logf is told what is done, never a password.
+	Logf func(string, ...any)
+	// Sleep waits between NIC connection queries; nil sleeps.
+	Sleep func(context.Context, time.Duration) error
+
+	dir     string // the package's directory in FS
+	cfg     CustConfig
+	postGC  bool
+	removed bool
+}
+
+func (c *Customization) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
+}
+
+// Read finds, reads and applies the customization. A customization that
+// fails is reported and returned as an error; none at all is
+// ErrNoCustomization.
+func (c *Customization) Read(ctx context.Context) (*instance.Data, error) {
+	if !c.AllowVMwareCust && !c.AllowRawData {
+		return nil, fmt.Errorf("%w: disabled (disable_vmware_customization and datasource.OVF.allow_raw_data)", ErrNoCustomization)
+	}
+	if p := c.findPlugin(); p == "" {
+		return nil, fmt.Errorf("%w: no deployPkg plugin (%s) in the root", ErrNoCustomization, pluginName)
+	} else {
+		c.logf("ovf: VMware Tools' deployPkg plugin /%s", p)
+	}
+	for _, d := range IMCDirs {
+		if fi, err := fs.Stat(c.FS, d+"/cust.cfg"); err == nil && fi.Mode().IsRegular() {
+			c.dir = d
+			break
+		}
+	}
+	if c.dir == "" {
+		return nil, fmt.Errorf("%w: no cust.cfg in /%s", ErrNoCustomization, strings.Join(IMCDirs, " or /"))
+	}
+	cfgPath := "/" + c.dir + "/cust.cfg"
+	c.logf("ovf: VMware customization %s", cfgPath)
+	b, err := datasource.ReadFile(c.FS, c.dir+"/cust.cfg", maxCustCfg)
+	if err == nil {
+		c.cfg, err = ParseCustConfig(cfgPath, b)
+	}
+	if err != nil {
+		// cloud-init stops here without a word to vCenter; vCenter is
+		// told instead of left waiting.
+		return nil, c.fail(ctx, "Error parsing the customization Config File", err, EventCustomizeFailed)
+	}
+	c.postGC, _ = c.cfg.PostGCStatus()
+	mdName, udName := c.cfg.MetadataName(), c.cfg.UserdataName()
+	var md, ud, nicsTxt string
+	if mdName != "" {
+		if md, err = c.member(mdName); err == nil && udName != "" {
+			ud, err = c.member(udName)
+		}
+		if err != nil {
+			return nil, c.fail(ctx, "File(s) missing in directory", err, EventCustomizeFailed)
+		}
+	} else if fi, err := fs.Stat(c.FS, c.dir+"/nics.txt"); err == nil && fi.Mode().IsRegular() {
+		nicsTxt = c.dir + "/nics.txt"
+	}
+	switch {
+	case md != "" && !c.AllowRawData:
+		return nil, fmt.Errorf("%w: %s carries cloud-init meta-data, and datasource.OVF.allow_raw_data is false", ErrNoCustomization, cfgPath)
+	case md == "" && !c.AllowVMwareCust:
+		return nil, fmt.Errorf("%w: %s: disable_vmware_customization is true", ErrNoCustomization, cfgPath)
+	}
+	c.gcStatus(ctx, "Started")
+	var d *instance.Data
+	if md != "" {
+		d, err = c.rawData(ctx, md, ud)
+	} else {
+		d, err = c.specification(ctx, nicsTxt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.removePackage()
+	c.status(ctx, StateDone, ErrSuccess, "")
+	c.gcStatus(ctx, "Successful")
+	c.logf("ovf: VMware customization applied, reported to vCenter")
+	return d, nil
+}
+
+// member is the name of a file of the package, which must be there.
+func (c *Customization) member(name string) (string, error) {
+	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
+		return "", fmt.Errorf("%q: not a file name of the package", name)
+	}
+	p := c.dir + "/" + name
+	fi, err := fs.Stat(c.FS, p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("/%s: not found in the package", p)
+	}
+	return p, nil
+}
+
+// findPlugin is where the deployPkg plugin is ("" for nowhere), searched
+// as cloud-init's search_file does, a few levels deep.
+func (c *Customization) findPlugin() string {
+	budget := 4096
+	var walk func(dir string, depth int) string
+	walk = func(dir string, depth int) string {
+		ents, err := fs.ReadDir(c.FS, dir)
+		if err != nil {
+			return ""
+		}
+		for _, e := range ents {
+			if e.Name() == pluginName && e.Type().IsRegular() {
+				return dir + "/" + e.Name()
+			}
+		}
+		for _, e := range ents {
+			if budget--; budget < 0 {
+				return ""
+			}
+			if e.IsDir() && depth < 4 {
+				if p := walk(dir+"/"+e.Name(), depth+1); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	for _, d := range pluginDirs {
+		if p := walk(d, 0); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// rawData reads the package's cloud-init meta-data and user-data, as
+// cloud-init's load_cloudinit_data.
+func (c *Customization) rawData(ctx context.Context, mdPath, udPath string) (*instance.Data, error) {
+	b, err := datasource.ReadFile(c.FS, mdPath, datasource.MaxFileSize)
+	if err != nil {
+		return nil, c.fail(ctx, "Error loading cloud-init configuration", err, EventCustomizeFailed)
+	}
+	meta, text, network, err := metaMapping(b)
+	if err != nil {
+		return nil, c.fail(ctx, "Error parsing the cloud-init meta data", fmt.Errorf("/%s: %w", mdPath, err), ErrWrongMeta)
+	}
+	d := &instance.Data{Datasource: "ovf", DatasourceClass: "OVF", CloudName: "ovf", Platform: "ovf",
+		Subplatform: "ovf (vmware-tools)", Meta: meta}
+	if d.InstanceID = strings.TrimSpace(text["instance-id"]); d.InstanceID == "" {
+		d.InstanceID = DefaultInstanceID
+		meta["instance-id"] = DefaultInstanceID
+	}
+	d.LocalHostname = strings.TrimSpace(text["local-hostname"])
+	if v, ok := meta["public-keys"]; ok {
+		if d.PublicKeys, err = datasource.PublicKeys(v); err != nil {
+			return nil, c.fail(ctx, "Error loading cloud-init configuration", fmt.Errorf("/%s: public-keys: %w", mdPath, err), EventCustomizeFailed)
+		}
+	}
+	if network != nil {
+		d.Network, d.NetworkFormat = network, instance.NetworkYAML
+	}
+	if udPath != "" {
+		u, err := datasource.ReadFile(c.FS, udPath, datasource.MaxFileSize)
+		if err != nil {
+			return nil, c.fail(ctx, "Error loading cloud-init configuration", err, EventCustomizeFailed)
+		}
+		d.UserData = bytes.ReplaceAll(u, []byte("\r"), nil)
+	}
+	return d, nil
+}
+
+// metaMapping decodes YAML (or JSON) meta-data that must be a mapping (or
+// empty) as cloud-init's safeyaml does (YAML 1.1): the mapping, the text
+// of its scalar values and its "network" value as written, as YAML, when
+// that is a mapping.
+func metaMapping(b []byte) (map[string]any, map[string]string, []byte, error) {
+	v, err := userdata.LoadYAML(b)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	meta, text := map[string]any{}, map[string]string{}
+	if v == nil {
+		return meta, text, nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, nil, errors.New("want a mapping")
+	}
+	meta = m
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil || len(doc.Content) == 0 {
+		return meta, text, nil, nil
+	}
+	root := doc.Content[0]
+	var network []byte
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, val := root.Content[i], root.Content[i+1]
+		for val.Kind == yaml.AliasNode && val.Alias != nil {
+			val = val.Alias
+		}
+		if val.Kind == yaml.ScalarNode && val.Tag != "!!null" {
+			text[k.Value] = val.Value
+		}
+		if k.Value == "network" && val.Kind == yaml.MappingNode {
+			if network, err = yaml.Marshal(val); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	return meta, text, network, nil
+}
+
+// specification applies a customization specification, as cloud-init's
+// read_vmware_imc and what follows it in DataSourceOVF._get_data.
+func (c *Customization) specification(ctx context.Context, nicsTxt string) (*instance.Data, error) {
+	const parsing = "Error parsing the customization Config File"
+	cfg := c.cfg
+	meta := map[string]any{"instance-id": IMCInstanceID}
+	d := &instance.Data{Datasource: "ovf", DatasourceClass: "OVF", CloudName: "ovf", Platform: "ovf",
+		Subplatform: "ovf (vmware-tools)", InstanceID: IMCInstanceID, Meta: meta}
+	if h := cfg.HostName(); h != "" {
+		if dom := cfg.DomainName(); dom != "" {
+			h += "." + dom
+		}
+		d.LocalHostname = h
+		meta["local-hostname"] = h
+	}
+	vendor := map[string]any{}
+	if tz := cfg.Timezone(); tz != "" {
+		vendor["timezone"] = tz
+	}
+	var nics string
+	if nicsTxt != "" {
+		if b, err := c.head(nicsTxt, maxNICsTxt); err == nil {
+			nics = string(b)
+		} else {
+			return nil, c.fail(ctx, parsing, err, EventCustomizeFailed)
+		}
+	}
+	marker := cfg.MarkerID()
+	if strings.Contains(marker, "/") {
+		return nil, c.fail(ctx, parsing, fmt.Errorf("%s: not a file name", keyMarker), EventCustomizeFailed)
+	}
+	markerFile := MarkerDir + "/.markerfile-" + marker + ".txt"
+	special := false
+	if marker != "" {
+		_, err := fs.Stat(c.FS, strings.TrimPrefix(markerFile, "/"))
+		special = err != nil
+		if !special {
+			c.logf("ovf: customization marker %s is there: the password and the scripts were applied before", markerFile)
+		}
+	}
+	script := cfg.CustomScript()
+	if special && script != "" {
+		defRun, err := cfg.DefaultRunPostScript()
+		if err != nil {
+			return nil, c.fail(ctx, parsing, err, EventCustomizeFailed)
+		}
+		def := "false"
+		if defRun {
+			def = "true"
+		}
+		v, ok, err := c.Tools.ToolsConfig(ctx, "deployPkg", "enable-custom-scripts")
+		if err != nil {
+			c.logf("ovf: VMware Tools' deployPkg enable-custom-scripts: %v: default %s", err, def)
+		}
+		if !ok || err != nil {
+			v = def
+		}
+		if strings.ToLower(v) != "true" {
+			// As cloud-init: reported once as it is found, and again as
+			// the failure it is.
+			c.status(ctx, StateRunning, ErrScriptDisabled, "")
+			return nil, c.fail(ctx, parsing, errors.New("custom script is disabled by VM Administrator (VMware Tools' deployPkg enable-custom-scripts)"), ErrScriptDisabled)
+		}
+		if err := c.runPreScript(ctx, script); err != nil {
+			return nil, c.fail(ctx, "Error executing pre-customization script", err, EventCustomizeFailed)
+		}
+	}
+	var names map[string]string
+	if c.MACs != nil {
+		var err error
+		if names, err = c.MACs(); err != nil {
+			return nil, c.fail(ctx, "Error preparing Network Configuration", err, EventNetworkSetupFailed)
+		}
+	}
+	netCfg, err := cfg.NetworkConfig(names)
+	if err == nil && names != nil {
+		// Checked against the live NICs, written by MAC alone: the
+		// initramfs's names are not the system's.
+		netCfg, err = cfg.NetworkConfig(nil)
+	}
+	if err != nil {
+		return nil, c.fail(ctx, "Error preparing Network Configuration", err, EventNetworkSetupFailed)
+	}
+	if d.Network, err = yaml.Marshal(netCfg); err != nil {
+		return nil, c.fail(ctx, "Error preparing Network Configuration", err, EventNetworkSetupFailed)
+	}
+	d.NetworkFormat = instance.NetworkYAML
+	if special {
+		if err := c.password(vendor); err != nil {
+			return nil, c.fail(ctx, "Error applying Password Configuration", err, EventCustomizeFailed)
+		}
+		if script != "" {
+			if err := c.setUpPostScript(script); err != nil {
+				return nil, c.fail(ctx, "Error executing post-customization script", err, EventCustomizeFailed)
+			}
+		}
+	}
+	if marker != "" {
+		if err := c.writeMarker(markerFile); err != nil {
+			return nil, c.fail(ctx, "Error creating marker files", err, EventCustomizeFailed)
+		}
+	}
+	if len(vendor) > 0 {
+		if d.VendorData, err = vendorConfig(vendor); err != nil {
+			return nil, c.fail(ctx, parsing, err, EventCustomizeFailed)
+		}
+	}
+	c.removePackage()
+	c.enableNICs(ctx, nics)
+	return d, nil
+}
+
+// head reads at most n bytes of a file of FS.
+func (c *Customization) head(name string, n int) ([]byte, error) {
+	f, err := c.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	k := 0
+	for k < n {
+		m, err := f.Read(buf[k:])
+		k += m
+		if err != nil {
+			break
+		}
+	}
+	return buf[:k], nil
+}
+
+// copyScript is cloud-init's prepare_script: the package's script copied
+// to CustomScript, its carriage returns removed, mode 0544.
+func (c *Customization) copyScript(name string) error {
+	p, err := c.member(name)
+	if err != nil {
+		return fmt.Errorf("custom script: %w", err)
+	}
+	b, err := datasource.ReadFile(c.FS, p, maxScript)
+	if err != nil {
+		return err
+	}
+	if c.Root == nil {
+		return errors.New("no root to write the custom script into")
+	}
+	return c.Root.WriteFile(CustomScript, bytes.ReplaceAll(b, []byte("\r"), nil), 0o544, -1, -1)
+}
+
+// runPreScript is cloud-init's PreCustomScript.
+func (c *Customization) runPreScript(ctx context.Context, name string) error {
+	if err := c.copyScript(name); err != nil {
+		return err
+	}
+	c.logf("ovf: running the pre-customization script %s precustomization", CustomScript)
+	return c.Tools.Run(ctx, CustomScript, "precustomization")
+}
+
+// setUpPostScript is cloud-init's PostCustomScript: the final stage runs
+// the package's post-customize-guest.sh, which runs CustomScript with
+// "postcustomization".
+func (c *Customization) setUpPostScript(name string) error {
+	if err := c.copyScript(name); err != nil {
+		return err
+	}
+	p, err := c.member(PostScriptName)
+	if err != nil {
+		return err
+	}
+	b, err := datasource.ReadFile(c.FS, p, maxScript)
+	if err != nil {
+		return err
+	}
+	dst := PostScriptDir + "/" + PostScriptName
+	if err := c.Root.WriteFile(dst, b, 0o700, -1, -1); err != nil {
+		return err
+	}
+	c.logf("ovf: post-customization script %s, for the final stage", dst)
+	return c.Root.WriteFile(PostPendingMarker, nil, 0o644, -1, -1)
+}
+
+// writeMarker is cloud-init's setup_marker_files: the other marker files
+// removed, this one created.
+func (c *Customization) writeMarker(name string) error {
+	if c.Root == nil {
+		return errors.New("no root to write the marker into")
+	}
+	ents, _ := fs.ReadDir(c.FS, strings.TrimPrefix(MarkerDir, "/"))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".markerfile") {
+			if err := c.Root.Remove(MarkerDir + "/" + e.Name()); err != nil {
+				return err
+			}
+		}
+	}
+	return c.Root.WriteFile(name, nil, 0o644, -1, -1)
+}
+
+// password turns PASSWORD -PASS and RESET into vendor-data cloud-config
+// (see Customization). The password is never logged.
+func (c *Customization) password(vendor map[string]any) error {
+	reset, err := c.cfg.ResetPassword()
+	if err != nil {
+		return err
+	}
+	enc := c.cfg.AdminPassword()
+	if enc == "" && !reset {
+		c.logf("ovf: changing the password is not needed")
+		return nil
+	}
+	if enc != "" {
+		b, err := pyB64Decode(enc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", keyPassword, err)
+		}
+		// cloud-init gives chpasswd "root:PASSWORD": a final line break
+		// (cloud-init's own test data has one) ends the line, one inside
+		// would start another.
+		pw := strings.TrimRight(string(b), "\n")
+		if strings.ContainsAny(pw, "\n\x00") {
+			return fmt.Errorf("%s: the password holds a line break or a NUL", keyPassword)
+		}
+		vendor["chpasswd"] = map[string]any{
+			"expire": reset,
+			"users":  []any{map[string]any{"name": "root", "password": pw, "type": "text"}},
+		}
+		c.logf("ovf: root's password from the customization, for the late stage (expire: %v)", reset)
+	}
+	if !reset {
+		return nil
+	}
+	users, err := c.uid0Users()
+	if err != nil {
+		return err
+	}
+	var run []any
+	for _, u := range users {
+		if enc != "" && u == "root" {
+			continue // chpasswd's expire
+		}
+		run = append(run, []any{"sh", "-c", `passwd --expire "$1" || chage -d 0 "$1"`, "--", u})
+	}
+	if len(run) > 0 {
+		vendor["runcmd"] = run
+		c.logf("ovf: the passwords of %s expire (PASSWORD RESET)", strings.Join(users, ", "))
+	}
+	return nil
+}
+
+// uid0Users are the users of uid 0 in /etc/passwd that /etc/shadow has,
+// as cloud-init's PasswordConfigurator finds them.
+func (c *Customization) uid0Users() ([]string, error) {
+	pw, err := datasource.ReadFile(c.FS, "etc/passwd", 4<<20)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := datasource.ReadFile(c.FS, "etc/shadow", 4<<20)
+	if err != nil {
+		return nil, err
+	}
+	roots := map[string]bool{}
+	for _, l := range strings.Split(string(pw), "\n") {
+		if f := strings.Split(l, ":"); len(f) > 2 && f[2] == "0" {
+			roots[f[0]] = true
+		}
+	}
+	var out []string
+	for _, l := range strings.Split(string(sh), "\n") {
+		name, _, _ := strings.Cut(l, ":")
+		if roots[name] && name != "" && !strings.HasPrefix(name, "-") {
+			out = append(out, name)
+			delete(roots, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// removePackage removes the package's directory, as cloud-init does once
+// it read it, so that the next boot does not apply it again.
+func (c *Customization) removePackage() {
+	if c.removed || c.Root == nil || c.dir == "" {
+		return
+	}
+	c.removed = true
+	var rm func(dir string, depth int) error
+	rm = func(dir string, depth int) error {
+		ents, err := fs.ReadDir(c.FS, dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			p := dir + "/" + e.Name()
+			if e.IsDir() && depth < 8 {
+				if err := rm(p, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := c.Root.Remove("/" + p); err != nil {
+				return err
+			}
+		}
+		return c.Root.Remove("/" + dir)
+	}
+	if err := rm(c.dir, 0); err != nil {
+		c.logf("ovf: removing the customization package /%s: %v", c.dir, err)
+	}
+}
+
+// fail reports a failed customization as cloud-init's _raise_error_status
+// does (state running, the event; guestinfo.gc.status the prefix), removes
+// the package and returns the error.
+func (c *Customization) fail(ctx context.Context, prefix string, err error, event int) error {
+	c.status(ctx, StateRunning, event, "")
+	c.gcStatus(ctx, prefix)
+	c.removePackage()
+	return fmt.Errorf("VMware customization: %s: %w", prefix, err)
+}
+
+// status sends deployPkg.update.state; a failure to send is logged.
+func (c *Customization) status(ctx context.Context, state, code int, msg string) (string, error) {
+	m := StatusLog
+	if msg != "" {
+		m += "@" + msg
+	}
+	out, err := c.Tools.RPC(ctx, fmt.Sprintf("deployPkg.update.state %d %d %s", state, code, m))
+	if err != nil {
+		c.logf("ovf: reporting the customization's state %d %d: %v", state, code, err)
+	}
+	return out, err
+}
+
+// gcStatus sets guestinfo.gc.status when MISC POST-GC-STATUS asks for it.
+func (c *Customization) gcStatus(ctx context.Context, msg string) {
+	if !c.postGC {
+		return
+	}
+	if _, err := c.Tools.RPC(ctx, "info-set guestinfo.gc.status "+msg); err != nil {
+		c.logf("ovf: guestinfo.gc.status: %v", err)
+	}
+}
+
+// enableNICs asks VMware Tools to connect the NICs nics.txt lists, as
+// cloud-init's enable_nics: up to 5 attempts, each waiting for them to be
+// connected for up to 5 queries a second apart, bounded by ctx.
+func (c *Customization) enableNICs(ctx context.Context, nics string) {
+	if nics == "" {
+		return
+	}
+	sleep := c.Sleep
+	if sleep == nil {
+		sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		out, _ := c.status(ctx, StateRunning, EventEnableNICs, nics)
+		if out == "" {
+			if sleep(ctx, 5*time.Second) != nil {
+				break
+			}
+			continue
+		}
+		if out != "queryNicsSupported" {
+			c.logf("ovf: VMware Tools do not support the NICs' connection query")
+			return
+		}
+		for i := 0; i < 5; i++ {
+			if out, _ := c.status(ctx, StateRunning, EventQueryNICs, nics); out == "connected" {
+				c.logf("ovf: the NICs are connected")
+				return
+			}
+			if sleep(ctx, time.Second) != nil {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	c.logf("ovf: the NICs could not be connected after 5 attempts")
+}

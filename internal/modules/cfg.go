@@ -1,0 +1,169 @@
+package modules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/scalar"
+)
+
+// Helpers reading the generic YAML values userdata.Merge produces
+// (map[string]any, []any, string, bool, int, float64, nil), with
+// cloud-init's leniency: util.get_cfg_option_bool's true strings, numbers
+// as strings where a string is wanted.
+
+// cfgString returns m[key] as a string: a string as is, a number or a
+// boolean formatted, def when missing or null.
+func cfgString(m map[string]any, key, def string) string {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return def
+	}
+	return scalarString(v)
+}
+
+func scalarString(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []byte:
+		return string(t)
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	}
+	return fmt.Sprint(v)
+}
+
+// isTrue is cloud-init's util.is_true / get_cfg_option_bool, which also
+// takes "y" (cloud-init does not).
+func isTrue(v any) bool { return scalar.IsTrue(v, "y") }
+
+// isFalse is cloud-init's util.is_false, which also takes "n" (cloud-init
+// does not).
+func isFalse(v any) bool { return scalar.IsFalse(v, "n") }
+
+func cfgBool(m map[string]any, key string, def bool) bool {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return def
+	}
+	return isTrue(v)
+}
+
+// cfgStrings returns m[key] as a list of strings: a list's scalar items, a
+// lone string as a one-item list (or split at commas with commaSplit).
+func cfgStrings(m map[string]any, key string, commaSplit bool) ([]string, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	return toStrings(key, v, commaSplit)
+}
+
+func toStrings(key string, v any, commaSplit bool) ([]string, error) {
+	switch t := v.(type) {
+	case string:
+		if !commaSplit {
+			return []string{t}, nil
+		}
+		var out []string
+		for _, s := range strings.Split(t, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	case []any:
+		out := make([]string, 0, len(t))
+		for i, x := range t {
+			switch x.(type) {
+			case map[string]any, []any, nil:
+				return nil, fmt.Errorf("%s.%d: want a string, got %s", key, i, kind(x))
+			}
+			out = append(out, strings.TrimSpace(scalarString(x)))
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: want a string or a list of strings, got %s", key, kind(v))
+}
+
+// kind names v's type for a message ("a map", "a list", "null").
+func kind(v any) string { return scalar.YAMLNoun(v) }
+
+// cfgInt returns m[key] as an integer (a string of digits is accepted).
+func cfgInt(m map[string]any, key string, def int) (int, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return def, nil
+	}
+	switch t := v.(type) {
+	case int:
+		return t, nil
+	case float64:
+		return int(t), nil
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(t))
+		if err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: want an integer, got %s %v", key, kind(v), v)
+}
+
+// shellQuote quotes s for sh, as cloud-init's shellify does: in single
+// quotes, an embedded quote closing the quotes, escaped, and reopening them.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellify is cloud-init's util.shellify: a "#!/bin/sh" script with one
+// line per item, a string as it is, a list's items quoted and joined by
+// spaces; null items are skipped.
+func shellify(key string, items any) (string, error) {
+	list, ok := items.([]any)
+	if !ok {
+		return "", fmt.Errorf("%s: want a list, got %s", key, kind(items))
+	}
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	for i, it := range list {
+		switch t := it.(type) {
+		case nil:
+		case string:
+			b.WriteString(t + "\n")
+		case []any:
+			q := make([]string, len(t))
+			for j, a := range t {
+				switch a.(type) {
+				case map[string]any, []any:
+					return "", fmt.Errorf("%s.%d.%d: want a string, got %s", key, i, j, kind(a))
+				}
+				if a == nil {
+					a = "None" // str(None), as cloud-init
+				}
+				q[j] = shellQuote(scalarString(a))
+			}
+			b.WriteString(strings.Join(q, " ") + "\n")
+		default:
+			return "", fmt.Errorf("%s.%d: want a string or a list, got %s", key, i, kind(it))
+		}
+	}
+	return b.String(), nil
+}
+
+// alnumOr tells whether every rune of s is an ASCII letter, a digit or
+// one of extra (true for ""; callers bound the length).
+func alnumOr(s, extra string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(extra, r):
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,108 @@
+package modules
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/earlyinit/earlyinit/internal/instance"
+)
+
+// DefaultFinalMessage is cloud-init's default, with earlyinit's name.
+const DefaultFinalMessage = "earlyinit v. $VERSION finished at $TIMESTAMP. Datasource $DATASOURCE.  Up $UPTIME seconds"
+
+// finalMessage is cc_final_message, at every boot: final_message (or the
+// default) with $UPTIME, $TIMESTAMP, $VERSION and $DATASOURCE (also
+// ${...} and lower case, and cloud-init's {{ uptime }} jinja form)
+// replaced, written to the output log and the runner's log; then
+// instances/<iid>/boot-finished ("uptime - timestamp - v. version").
+func finalMessage(_ context.Context, e *Env) error {
+	msg := strings.TrimSpace(cfgString(e.Cfg, "final_message", ""))
+	if msg == "" {
+		msg = DefaultFinalMessage
+	}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	up := e.uptime()
+	ts := now().UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700")
+	ds := ""
+	if e.Data != nil {
+		ds = instance.DatasourceString(e.Data)
+	}
+	upS := strconv.FormatFloat(up, 'f', 2, 64)
+	subs := map[string]string{"uptime": upS, "timestamp": ts, "version": e.Version, "datasource": ds}
+	out := RenderTemplate(msg, subs)
+	fmt.Fprintln(e.output(), out)
+	e.logf("%s", out)
+	return e.Root.WriteFile(e.instanceDir()+"/boot-finished", []byte(fmt.Sprintf("%s - %s - v. %s\n", upS, ts, e.Version)), 0o644, 0, 0)
+}
+
+func (e *Env) uptime() float64 {
+	if e.Uptime != nil {
+		return e.Uptime()
+	}
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// RenderTemplate replaces $name, ${name} and {{ name }} for each key of
+// subs, in lower or upper case, as cloud-init's templater does for basic
+// (Cheetah-like) and simple jinja templates. Unknown names stay as they
+// are. A leading "## template: jinja" line is dropped.
+func RenderTemplate(s string, subs map[string]string) string {
+	if strings.HasPrefix(strings.ToLower(s), "## template:") {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		} else {
+			s = ""
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == '$' {
+			j, name := i+1, ""
+			if j < len(s) && s[j] == '{' {
+				if k := strings.IndexByte(s[j:], '}'); k > 0 {
+					name, j = s[j+1:j+k], j+k+1
+				}
+			} else {
+				k := j
+				for k < len(s) && (s[k] == '_' || s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z' || s[k] >= '0' && s[k] <= '9') {
+					k++
+				}
+				name, j = s[j:k], k
+			}
+			if v, ok := subs[strings.ToLower(name)]; ok && name != "" {
+				b.WriteString(v)
+				i = j
+				continue
+			}
+		}
+		if strings.HasPrefix(s[i:], "{{") {
+			if k := strings.Index(s[i:], "}}"); k > 0 {
+				name := strings.TrimSpace(s[i+2 : i+k])
+				if v, ok := subs[strings.ToLower(name)]; ok {
+					b.WriteString(v)
+					i += k + 2
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}

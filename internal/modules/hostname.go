@@ -1,0 +1,168 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/paths"
+)
+
+// PreviousHostnameFile remembers the host name earlyinit last wrote, so a
+// name the admin changed since is left alone (cloud-init's
+// data/previous-hostname).
+const PreviousHostnameFile = paths.DataDir + "/previous-hostname"
+
+// hostnames is cloud-init's util.get_hostname_fqdn: fqdn wins, then a
+// dotted hostname, then the datasource's local-hostname, overridden by a
+// plain hostname. name is the short name, or the fqdn with
+// prefer_fqdn_over_hostname. ok is false when nothing names the host.
+func (e *Env) hostnames() (name, fqdn string, ok bool, err error) {
+	short, fqdn, ok, err := e.hostnamePair()
+	if !ok || err != nil {
+		return "", "", ok, err
+	}
+	if cfgBool(e.Cfg, "prefer_fqdn_over_hostname", false) {
+		return fqdn, fqdn, true, nil
+	}
+	return short, fqdn, true, nil
+}
+
+// hostnamePair is the short name and fqdn, see hostnames.
+func (e *Env) hostnamePair() (short, fqdn string, ok bool, err error) {
+	if f := cfgString(e.Cfg, "fqdn", ""); f != "" {
+		fqdn = f
+		short = cfgString(e.Cfg, "hostname", strings.SplitN(f, ".", 2)[0])
+	} else if h := cfgString(e.Cfg, "hostname", ""); strings.Index(h, ".") > 0 {
+		fqdn, short = h, h[:strings.Index(h, ".")]
+	} else {
+		if e.Data != nil && e.Data.LocalHostname != "" {
+			var err error
+			if fqdn, short, err = instance.Hostnames(e.Data.LocalHostname); err != nil {
+				return "", "", false, err
+			}
+		}
+		if h != "" {
+			short = h
+			if fqdn == "" {
+				fqdn = h
+			}
+		}
+	}
+	if short == "" {
+		return "", "", false, nil
+	}
+	if _, _, err := instance.Hostnames(fqdn); err != nil {
+		return "", "", false, fmt.Errorf("fqdn: %w", err)
+	}
+	if _, _, err := instance.Hostnames(short); err != nil || strings.Contains(short, ".") && short != fqdn {
+		return "", "", false, fmt.Errorf("hostname %q: not a valid host name", short)
+	}
+	return short, strings.TrimSuffix(fqdn, "."), true, nil
+}
+
+// setHostname is cc_set_hostname, per instance: /etc/hostname gets the
+// host name (the fqdn with prefer_fqdn_over_hostname), remembered in
+// PreviousHostnameFile, and the running system's name is set with
+// hostname(1). Nothing happens with preserve_hostname.
+func setHostname(ctx context.Context, e *Env) error {
+	if cfgBool(e.Cfg, "preserve_hostname", false) {
+		e.logf("preserve_hostname is set: hostname left alone")
+		return nil
+	}
+	name, _, ok, err := e.hostnames()
+	if err != nil || !ok {
+		return err
+	}
+	if err := e.writeHostname(name); err != nil {
+		return err
+	}
+	return e.applyHostname(ctx, name)
+}
+
+// updateHostname is cc_update_hostname, at every boot: as set_hostname,
+// but /etc/hostname is only rewritten when it still holds what earlyinit
+// last wrote (an admin's change is kept), as cloud-init's
+// distro.update_hostname.
+func updateHostname(ctx context.Context, e *Env) error {
+	if cfgBool(e.Cfg, "preserve_hostname", false) {
+		return nil
+	}
+	name, _, ok, err := e.hostnames()
+	if err != nil || !ok {
+		return err
+	}
+	prev := readTrim(e, PreviousHostnameFile)
+	sys := readTrim(e, "/etc/hostname")
+	if sys != "" && prev != "" && sys != prev {
+		e.logf("update_hostname: /etc/hostname (%s) differs from %s (%s): assuming the admin keeps it", sys, PreviousHostnameFile, prev)
+		return nil
+	}
+	if prev != name {
+		if err := e.Root.WriteFile(PreviousHostnameFile, []byte(name+"\n"), 0o644, 0, 0); err != nil {
+			return err
+		}
+	}
+	if sys == "" || (sys == prev && sys != name) {
+		if err := e.keepWrite("/etc/hostname", []byte(name+"\n")); err != nil {
+			return err
+		}
+	}
+	if sys != name {
+		return e.applyHostname(ctx, name)
+	}
+	return nil
+}
+
+func (e *Env) writeHostname(name string) error {
+	if err := e.keepWrite("/etc/hostname", []byte(name+"\n")); err != nil {
+		return err
+	}
+	return e.Root.WriteFile(PreviousHostnameFile, []byte(name+"\n"), 0o644, 0, 0)
+}
+
+// applyHostname sets the running system's host name: `hostname NAME`,
+// as cloud-init runs it, unless the kernel already has that name (the
+// initramfs wrote /etc/hostname, which systemd set at its start): the
+// command would change nothing, and costs a process.
+func (e *Env) applyHostname(ctx context.Context, name string) error {
+	if cur, err := osHostname(); err == nil && cur == name {
+		e.logf("hostname: the kernel's is %s already", name)
+		return nil
+	}
+	_, err := e.run(ctx, Cmd{Name: "hostname", Args: []string{name}})
+	return err
+}
+
+func readTrim(e *Env, name string) string {
+	b, err := e.Root.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// keepWrite writes name keeping an existing file's mode and owner (0644
+// root for a new one).
+func (e *Env) keepWrite(name string, data []byte) error {
+	mode, uid, gid := fs.FileMode(0o644), 0, 0
+	fi, err := e.Root.Stat(name)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			uid, gid = int(st.Uid), int(st.Gid)
+		}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return e.Root.WriteFile(name, data, mode, uid, gid)
+}
+
+// osHostname is the running kernel's host name (a variable for tests).
+var osHostname = os.Hostname

@@ -1,0 +1,587 @@
+package modules
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/imagecfg"
+	"github.com/earlyinit/earlyinit/internal/paths"
+)
+
+// LeaseNTPFile is where the boot step records the NTP servers (DHCP
+// option 42) of the initramfs's DHCP lease, one address a line, for
+// ntp's ntp_use_dhcp_config. Missing: no lease, or none offered.
+const LeaseNTPFile = paths.RunDir + "/dhcp-ntp-servers"
+
+// maxLeaseNTP bounds LeaseNTPFile.
+const maxLeaseNTP = 4096
+
+// ntpClient is one of cloud-init's NTP_CLIENT_CONFIG entries, with the
+// distribution's overrides (DISTRO_CLIENT_CONFIG) applied.
+type ntpClient struct {
+	Name     string
+	CheckExe []string // any of them present means installed
+	ConfPath string
+	Service  string
+	// Template is the template's name: "chrony.conf", "ntp.conf" (with
+	// the distribution's suffix) or "timesyncd.conf".
+	Template string
+}
+
+// ntpClientFor is client name's configuration on family f.
+func ntpClientFor(name string, d distroInfo) (ntpClient, bool) {
+	switch name {
+	case "chrony":
+		c := ntpClient{Name: name, CheckExe: []string{"chronyd"}, ConfPath: "/etc/chrony.conf", Service: "chronyd", Template: "chrony.conf"}
+		switch d.Family {
+		case familyDebian:
+			c.ConfPath, c.Service = "/etc/chrony/chrony.conf", "chrony"
+		case familyAlpine:
+			c.ConfPath = "/etc/chrony/chrony.conf"
+		}
+		return c, true
+	case "ntp", "ntpdate":
+		c := ntpClient{Name: name, CheckExe: []string{"ntpd"}, ConfPath: "/etc/ntp.conf", Service: "ntpd", Template: "ntp.conf"}
+		if d.Family == familyDebian {
+			c.Service = "ntp"
+		}
+		if name == "ntpdate" {
+			c.CheckExe, c.Service = []string{"ntpdate"}, "ntpdate"
+		}
+		return c, true
+	case "systemd-timesyncd":
+		return ntpClient{
+			Name:     name,
+			CheckExe: []string{"/lib/systemd/systemd-timesyncd", "/usr/lib/systemd/systemd-timesyncd"},
+			ConfPath: "/etc/systemd/timesyncd.conf.d/cloud-init.conf", Service: name, Template: "timesyncd.conf",
+		}, true
+	}
+	return ntpClient{}, false
+}
+
+// preferredNTPClients is the distribution's preferred_ntp_clients.
+func preferredNTPClients(d distroInfo) []string {
+	if d.Family == familyAlpine {
+		return []string{"chrony", "ntp"}
+	}
+	if d.Family == familySUSE {
+		return []string{"chrony", "systemd-timesyncd", "ntp"}
+	}
+	return []string{"chrony", "systemd-timesyncd", "ntp", "ntpdate"}
+}
+
+// installed tells whether the client's executable is in the root.
+func (e *Env) ntpInstalled(c ntpClient) bool {
+	for _, x := range c.CheckExe {
+		if strings.HasPrefix(x, "/") {
+			if e.Root.Exists(x) {
+				return true
+			}
+		} else if _, ok := e.tool(x); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ntp is cc_ntp:
+//
+//   - ntp missing or ntp.enabled false: nothing;
+//   - ntp.ntp_client (or system_info.ntp_client; "auto" when neither) picks
+//     the client: auto is the first of the distribution's preferred clients
+//     (chrony, systemd-timesyncd, ntp, ntpdate; Alpine: chrony, ntp) whose
+//     daemon is in the root, else the first of them;
+//   - servers and pools (hosts or addresses), and with
+//     ntp.ntp_use_dhcp_config (earlyinit's, after cloudbase-init) the
+//     NTP servers of the initramfs's DHCP lease (LeaseNTPFile) after the
+//     given servers; none at all: the four {0-3}.<distro>.pool.ntp.org
+//     pools (servers for Alpine's busybox ntpd);
+//   - the client's configuration file is moved to <file>.dist and written
+//     as cloud-init's template for the distribution renders it;
+//   - the service is reloaded (or started) through the running init:
+//     systemctl --no-block reload-or-restart (the boot stage runs before
+//     the services, so the job is queued, not waited for), rc-service
+//     restart under a running OpenRC; before init runs nothing is needed.
+//
+// earlyinit installs no package at boot: a client not in the root gets
+// its file and a log line (packages: can install it in the final stage).
+// ntp.config may change confpath, service_name and check_exe; its
+// template (Jinja) is not supported.
+func ntp(ctx context.Context, e *Env) error {
+	raw, ok := e.Cfg["ntp"]
+	if !ok {
+		return nil
+	}
+	nc := map[string]any{}
+	if raw != nil {
+		if nc, ok = raw.(map[string]any); !ok {
+			return fmt.Errorf("ntp: want a map, got %s", kind(raw))
+		}
+	}
+	if v, ok := nc["enabled"]; ok && isFalse(v) {
+		e.logf("ntp: disabled by ntp.enabled")
+		return nil
+	}
+	d := e.distroInfo()
+	client, err := e.selectNTPClient(nc, d)
+	if err != nil {
+		return err
+	}
+	servers, err := ntpHosts(nc, "servers")
+	if err != nil {
+		return err
+	}
+	pools, err := ntpHosts(nc, "pools")
+	if err != nil {
+		return err
+	}
+	if cfgBool(nc, "ntp_use_dhcp_config", false) {
+		lease, err := e.leaseNTPServers()
+		if err != nil {
+			return err
+		}
+		if len(lease) == 0 {
+			e.logf("ntp: ntp_use_dhcp_config: the DHCP lease had no NTP servers")
+		}
+		servers = appendNew(servers, lease...)
+	}
+	content, err := renderNTP(client, d, servers, pools)
+	if err != nil {
+		return err
+	}
+	if err := e.backupConf(client.ConfPath); err != nil {
+		return fmt.Errorf("ntp: %w", err)
+	}
+	if err := e.Root.WriteFile(client.ConfPath, []byte(content), 0o644, 0, 0); err != nil {
+		return fmt.Errorf("ntp: %w", err)
+	}
+	e.logf("ntp: %s configured in %s (%d servers, %d pools)", client.Name, client.ConfPath, len(servers), len(pools))
+	if !e.ntpInstalled(client) {
+		e.logf("ntp: %s is not installed in the image (no %s): earlyinit installs no package at boot; add it to packages", client.Name, strings.Join(client.CheckExe, " or "))
+		return nil
+	}
+	if err := e.serviceAction(ctx, "reload", client.Service); err != nil {
+		return fmt.Errorf("ntp: reload %s: %w", client.Service, err)
+	}
+	return nil
+}
+
+// selectNTPClient is cloud-init's select_ntp_client, with ntp.config's
+// overrides.
+func (e *Env) selectNTPClient(nc map[string]any, d distroInfo) (ntpClient, error) {
+	name := strings.TrimSpace(cfgString(nc, "ntp_client", ""))
+	key := "ntp.ntp_client"
+	if name == "" || name == "auto" {
+		name, key = "auto", "system_info.ntp_client"
+		if si, ok := e.Cfg["system_info"].(map[string]any); ok {
+			if s := strings.TrimSpace(cfgString(si, "ntp_client", "")); s != "" {
+				name = s
+			}
+		}
+	}
+	var client ntpClient
+	if name == "auto" {
+		prefs := preferredNTPClients(d)
+		client, _ = ntpClientFor(prefs[0], d)
+		for _, p := range prefs {
+			if c, _ := ntpClientFor(p, d); e.ntpInstalled(c) {
+				client = c
+				break
+			}
+		}
+	} else {
+		c, ok := ntpClientFor(name, d)
+		if !ok {
+			return ntpClient{}, fmt.Errorf("%s %q: earlyinit supports chrony, systemd-timesyncd, ntp and ntpdate", key, name)
+		}
+		client = c
+	}
+	over, ok := nc["config"]
+	if !ok || over == nil {
+		return client, nil
+	}
+	om, ok := over.(map[string]any)
+	if !ok {
+		return ntpClient{}, fmt.Errorf("ntp.config: want a map, got %s", kind(over))
+	}
+	for k, v := range om {
+		switch k {
+		case "confpath":
+			p, err := confPath("ntp.config.confpath", v)
+			if err != nil {
+				return ntpClient{}, err
+			}
+			client.ConfPath = p
+		case "service_name":
+			s, _ := v.(string)
+			if !validServiceName(s) {
+				return ntpClient{}, fmt.Errorf("ntp.config.service_name %q: not a service name", s)
+			}
+			client.Service = s
+		case "check_exe":
+			s, _ := v.(string)
+			if s == "" || strings.ContainsAny(s, " \t\n\x00") || strings.Contains(s, "..") {
+				return ntpClient{}, fmt.Errorf("ntp.config.check_exe: want a command name or absolute path")
+			}
+			client.CheckExe = []string{s}
+		case "packages":
+			e.logf("ntp.config.packages: earlyinit installs no package at boot: ignored")
+		case "template", "template_name":
+			if v != nil {
+				return ntpClient{}, fmt.Errorf("ntp.config.%s: earlyinit renders only its built-in templates (Jinja is not supported)", k)
+			}
+		default:
+			return ntpClient{}, fmt.Errorf("ntp.config.%s: unknown key", k)
+		}
+	}
+	return client, nil
+}
+
+// confPath checks a configuration file path from cloud-config: absolute,
+// clean, no blanks or control characters.
+func confPath(key string, v any) (string, error) {
+	s, _ := v.(string)
+	if !strings.HasPrefix(s, "/") || strings.Contains(s, "/../") || strings.HasSuffix(s, "/..") || strings.HasSuffix(s, "/") || hasCtlOrBlank(s) {
+		return "", fmt.Errorf("%s %q: want an absolute file path without blanks", key, s)
+	}
+	return s, nil
+}
+
+func hasCtlOrBlank(s string) bool {
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// validServiceName is a systemd or OpenRC service name: letters, digits
+// and ":-_.@\", not starting with "-".
+func validServiceName(s string) bool {
+	return s != "" && s[0] != '-' && len(s) <= 255 && alnumOr(s, ":-_.@")
+}
+
+// ntpHosts reads ntp.servers or ntp.pools: host names or addresses, each
+// checked (a line of the configuration file comes of each).
+func ntpHosts(nc map[string]any, key string) ([]string, error) {
+	l, err := cfgStrings(nc, key, false)
+	if err != nil {
+		return nil, fmt.Errorf("ntp.%w", err)
+	}
+	for i, h := range l {
+		if !validNTPHost(h) {
+			return nil, fmt.Errorf("ntp.%s.%d %q: not a host name or address", key, i, h)
+		}
+	}
+	return l, nil
+}
+
+// validNTPHost is a DNS name or an IPv4 or IPv6 address.
+func validNTPHost(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return !strings.Contains(h, "%")
+	}
+	return h != "" && len(h) <= 253 && h[0] != '-' && h[0] != '.' && alnumOr(h, "-._")
+}
+
+func appendNew(l []string, add ...string) []string {
+	for _, a := range add {
+		dup := false
+		for _, x := range l {
+			if x == a {
+				dup = true
+			}
+		}
+		if !dup {
+			l = append(l, a)
+		}
+	}
+	return l
+}
+
+// leaseNTPServers reads LeaseNTPFile: nothing when it is missing, an
+// error naming the file for a line that is not an address.
+func (e *Env) leaseNTPServers() ([]string, error) {
+	fi, err := e.Root.Stat(LeaseNTPFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ntp: ntp_use_dhcp_config: %w", err)
+	}
+	if fi.Size() > maxLeaseNTP {
+		return nil, fmt.Errorf("ntp: ntp_use_dhcp_config: %s: larger than %d bytes", LeaseNTPFile, maxLeaseNTP)
+	}
+	b, err := e.Root.ReadFile(LeaseNTPFile)
+	if err != nil {
+		return nil, fmt.Errorf("ntp: ntp_use_dhcp_config: %w", err)
+	}
+	var out []string
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(line)
+		if err != nil || a.Zone() != "" {
+			return nil, fmt.Errorf("ntp: ntp_use_dhcp_config: %s line %d: not an address", LeaseNTPFile, i+1)
+		}
+		out = appendNew(out, a.String())
+	}
+	return out, nil
+}
+
+// ntpPoolNames is cloud-init's generate_server_names: the four
+// {0-3}.<distro>.pool.ntp.org (sles using opensuse's, Alpine, EuroLinux
+// and an unknown distribution the global pool).
+func ntpPoolNames(d distroInfo) []string {
+	zone := d.Name
+	switch zone {
+	case "sles", "suse":
+		zone = "opensuse"
+	case "alpine", "eurolinux":
+		zone = ""
+	}
+	var out []string
+	for i := 0; i < 4; i++ {
+		parts := []string{fmt.Sprint(i)}
+		if zone != "" {
+			parts = append(parts, zone)
+		}
+		out = append(out, strings.Join(append(parts, "pool.ntp.org"), "."))
+	}
+	return out
+}
+
+// ntpTemplateDistro is the suffix of the template for d: cloud-init's
+// distribution name where it has a template of its own (debian, ubuntu,
+// fedora, alpine), rhel for the rest of the RHEL family (centos' is the
+// same text), opensuse for SUSE, debian for an unknown distribution.
+func ntpTemplateDistro(d distroInfo) string {
+	switch d.Name {
+	case "ubuntu", "fedora":
+		return d.Name
+	}
+	switch d.Family {
+	case familyRHEL:
+		return "rhel"
+	case familySUSE:
+		return "opensuse"
+	case familyAlpine:
+		return "alpine"
+	}
+	return "debian"
+}
+
+// renderNTP is write_ntp_config_template: the defaults for no servers
+// and pools, then the template.
+func renderNTP(c ntpClient, d distroInfo, servers, pools []string) (string, error) {
+	tdistro := ntpTemplateDistro(d)
+	busybox := c.Template == "ntp.conf" && tdistro == "alpine"
+	switch {
+	case len(servers) == 0 && busybox:
+		servers = ntpPoolNames(d)
+	case len(servers) == 0 && len(pools) == 0:
+		pools = ntpPoolNames(d)
+	}
+	var b strings.Builder
+	switch {
+	case c.Template == "timesyncd.conf":
+		b.WriteString("# cloud-init generated file\n# See timesyncd.conf(5) for details.\n\n[Time]\n")
+		if len(servers)+len(pools) > 0 {
+			b.WriteString("NTP=")
+			for _, h := range append(append([]string{}, servers...), pools...) {
+				b.WriteString(h + " ")
+			}
+			b.WriteString("\n")
+		}
+	case busybox:
+		b.WriteString("# /etc/ntp.conf\n#\n# Configuration for Busybox ntpd - it only supports \"server\" lines.\n\n")
+		if len(servers) > 0 {
+			b.WriteString("# Servers\n")
+		}
+		for _, s := range servers {
+			b.WriteString("server " + s + "\n")
+		}
+		b.WriteString("\n")
+	default:
+		head, tail, ok := ntpTemplate(c.Template + "." + tdistro)
+		if !ok {
+			return "", fmt.Errorf("ntp: no template %s.%s", c.Template, tdistro)
+		}
+		b.WriteString(head)
+		if len(pools) > 0 {
+			b.WriteString("# pools\n")
+		}
+		for _, p := range pools {
+			b.WriteString("pool " + p + " iburst\n")
+		}
+		if len(servers) > 0 {
+			b.WriteString("# servers\n")
+		}
+		for _, s := range servers {
+			b.WriteString("server " + s + " iburst\n")
+		}
+		b.WriteString(tail)
+	}
+	return b.String(), nil
+}
+
+// backupConf is cloud-init's rename_ntp_conf: an existing file becomes
+// <name>.dist (same mode), replacing an older one.
+func (e *Env) backupConf(name string) error {
+	fi, err := e.Root.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", name)
+	}
+	b, err := e.Root.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	return e.Root.WriteFile(name+".dist", b, fi.Mode().Perm(), 0, 0)
+}
+
+// Distribution families, as the modules tell them apart.
+const (
+	familyDebian = "debian"
+	familyRHEL   = "rhel"
+	familySUSE   = "suse"
+	familyAlpine = "alpine"
+)
+
+// distroInfo is what a module needs of the root's distribution.
+type distroInfo struct {
+	// Name is cloud-init's distribution name: system_info.distro, else
+	// the variant of the root's os-release ("debian", "rocky", "suse"...);
+	// "" when not known.
+	Name string
+	// Family is familyDebian, familyRHEL (Fedora, CentOS, Rocky, Alma,
+	// Amazon, openEuler...), familySUSE or familyAlpine; familyDebian
+	// when not known.
+	Family string
+}
+
+// distroInfo reads the root's os-release (through Root) and the merged
+// configuration's system_info.distro.
+func (e *Env) distroInfo() distroInfo {
+	var osr imagecfg.OSRelease
+	for _, p := range []string{"/etc/os-release", "/usr/lib/os-release"} {
+		if fi, err := e.Root.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Size() > 64<<10 {
+			continue
+		}
+		if b, err := e.Root.ReadFile(p); err == nil {
+			osr = imagecfg.ParseOSRelease(string(b))
+			break
+		}
+	}
+	name := (&imagecfg.Config{Raw: e.Cfg, OS: osr}).Distro()
+	d := distroInfo{Name: name, Family: familyOf(name)}
+	if d.Family == "" {
+		d.Family = familyOf(osr.ID)
+		for _, id := range osr.IDLike {
+			if d.Family == "" {
+				d.Family = familyOf(id)
+			}
+		}
+	}
+	if d.Family == "" {
+		d.Family = familyDebian
+	}
+	return d
+}
+
+// familyOf is the family of a distribution name or os-release id, ""
+// for one not known.
+func familyOf(name string) string {
+	switch name {
+	case "debian", "ubuntu", "linuxmint", "mint", "raspbian", "devuan":
+		return familyDebian
+	case "rhel", "redhat", "centos", "fedora", "rocky", "almalinux", "cloudlinux", "eurolinux",
+		"miraclelinux", "virtuozzo", "amazon", "ol", "openeuler", "openEuler", "mariner", "photon", "openmandriva", "navix":
+		return familyRHEL
+	case "suse", "sles", "sle_hpc", "opensuse", "opensuse-leap", "opensuse-tumbleweed", "sle-micro":
+		return familySUSE
+	case "alpine":
+		return familyAlpine
+	}
+	return ""
+}
+
+// runningInit is the init system that runs the root now: "systemd" when
+// /run/systemd/system is a directory (cloud-init's uses_systemd),
+// "openrc" when OpenRC has booted (/run/openrc/softlevel), "" otherwise
+// (the boot stage of a root entered with late --exec, before its init).
+func (e *Env) runningInit() string {
+	if fi, err := e.Root.Stat("/run/systemd/system"); err == nil && fi.IsDir() {
+		return "systemd"
+	}
+	if e.Root.Exists("/run/openrc/softlevel") {
+		return "openrc"
+	}
+	return ""
+}
+
+// serviceAction is cloud-init's manage_service for action (reload,
+// try-reload, restart) on service, through the running init: systemctl
+// --no-block (earlyinit's boot stage runs before the services start: the
+// job is queued, not waited for), rc-service under OpenRC. With no init
+// running yet it does nothing: the service starts with its new
+// configuration when init starts it.
+func (e *Env) serviceAction(ctx context.Context, action, service string) error {
+	if !validServiceName(service) {
+		return fmt.Errorf("service %q: not a service name", service)
+	}
+	var c Cmd
+	switch e.runningInit() {
+	case "systemd":
+		verb := map[string]string{"reload": "reload-or-restart", "try-reload": "reload-or-try-restart", "restart": "restart"}[action]
+		if verb == "" {
+			return fmt.Errorf("service %s: unknown action %q", service, action)
+		}
+		c = Cmd{Name: "systemctl", Args: []string{"--no-block", verb, service}}
+	case "openrc":
+		c = Cmd{Name: "rc-service", Args: []string{"--nocolor", service, "restart"}}
+		if action == "try-reload" {
+			c.Args = []string{"--nocolor", "--ifstarted", service, "restart"}
+		}
+	default:
+		e.logf("%s: no init running yet: it starts with its new configuration", service)
+		return nil
+	}
+	_, err := e.run(ctx, c)
+	return err
+}
+
+// ntpFiles are cloud-init 22.4.2's templates (/etc/cloud/templates/
+// <client>.<distro>.tmpl), each as the text before its servers and pools
+// block (templates/ntp/<client>.<distro>.head) and after it (.tail);
+// ntpBlock renders the block as their Jinja does.
+//
+//go:embed templates/ntp
+var ntpFiles embed.FS
+
+// ntpTemplate is the template named client.distro ("chrony.conf.rhel"):
+// its text before and after the servers and pools block.
+func ntpTemplate(name string) (head, tail string, ok bool) {
+	h, err := ntpFiles.ReadFile("templates/ntp/" + name + ".head")
+	if err != nil {
+		return "", "", false
+	}
+	t, err := ntpFiles.ReadFile("templates/ntp/" + name + ".tail")
+	if err != nil {
+		return "", "", false
+	}
+	return string(h), string(t), true
+}

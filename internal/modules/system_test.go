@@ -1,0 +1,345 @@
+package modules
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/earlyinit/earlyinit/internal/instance"
+)
+
+func TestHostname(t *testing.T) {
+	for _, tc := range []struct {
+		cfg, meta, want, hosts string
+	}{
+		{"", "web1.example.com", "web1", "127.0.1.1\tweb1.example.com web1\n"},
+		{"fqdn: db.example.org", "web1", "db", "127.0.1.1\tdb.example.org db\n"},
+		{"hostname: h2.corp", "web1", "h2", "127.0.1.1\th2.corp h2\n"},
+		{"hostname: plain", "web1.example.com", "plain", "127.0.1.1\tweb1.example.com plain\n"},
+		{"fqdn: a.b.c\nprefer_fqdn_over_hostname: true", "", "a.b.c", "127.0.1.1\ta.b.c a\n"},
+	} {
+		te := newEnv(t, tc.cfg+"\nmanage_etc_hosts: localhost\n")
+		te.Data = &instance.Data{LocalHostname: tc.meta}
+		te.write("/etc/hosts", "127.0.0.1\tlocalhost\n", 0o644)
+		if err := te.runModule("set_hostname"); err != nil {
+			t.Fatalf("%q: %v", tc.cfg, err)
+		}
+		te.wantFile("/etc/hostname", tc.want+"\n", 0o644, 0, 0)
+		te.wantCalls("hostname " + tc.want)
+		if err := te.runModule("update_etc_hosts"); err != nil {
+			t.Fatal(err)
+		}
+		if got := te.read("/etc/hosts"); got != "127.0.0.1\tlocalhost\n"+tc.hosts {
+			t.Errorf("%q: hosts %q", tc.cfg, got)
+		}
+	}
+	// The kernel has the name already (systemd set it from the
+	// initramfs's /etc/hostname): no command.
+	old := osHostname
+	defer func() { osHostname = old }()
+	osHostname = func() (string, error) { return "web1", nil }
+	te := newEnv(t, "")
+	te.Data = &instance.Data{LocalHostname: "web1"}
+	if err := te.runModule("set_hostname"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/hostname", "web1\n", 0o644, 0, 0)
+	te.wantCalls()
+	osHostname = old
+
+	te = newEnv(t, "preserve_hostname: true\nhostname: x")
+	if err := te.runModule("set_hostname"); err != nil || te.Root.Exists("/etc/hostname") {
+		t.Errorf("preserve_hostname: %v", err)
+	}
+	te = newEnv(t, "hostname: 'bad name'")
+	if err := te.runModule("set_hostname"); err == nil {
+		t.Error("bad hostname accepted")
+	}
+}
+
+func TestUpdateHostnameKeepsAdminChange(t *testing.T) {
+	te := newEnv(t, "hostname: one")
+	if err := te.runModule("set_hostname"); err != nil {
+		t.Fatal(err)
+	}
+	te.Cfg["hostname"] = "two"
+	if err := te.runModule("update_hostname"); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.read("/etc/hostname"); got != "two\n" {
+		t.Errorf("update: %q", got)
+	}
+	te.write("/etc/hostname", "admins\n", 0o644)
+	te.Cfg["hostname"] = "three"
+	te.exec.calls = nil
+	if err := te.runModule("update_hostname"); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.read("/etc/hostname"); got != "admins\n" {
+		t.Errorf("admin's name overwritten: %q", got)
+	}
+	te.wantCalls()
+}
+
+func TestEtcHostsTemplate(t *testing.T) {
+	te := newEnv(t, "manage_etc_hosts: true\nfqdn: n1.example.net\n")
+	te.write("/etc/hosts", "junk\n", 0o640)
+	if err := te.runModule("update_etc_hosts"); err != nil {
+		t.Fatal(err)
+	}
+	got := te.read("/etc/hosts")
+	if !strings.Contains(got, "127.0.1.1 n1.example.net n1\n127.0.0.1 localhost\n") || strings.Contains(got, "junk") {
+		t.Errorf("hosts %q", got)
+	}
+	te.wantMode("/etc/hosts", 0o640, 0, 0)
+	te = newEnv(t, "manage_etc_hosts: maybe\nhostname: x")
+	if err := te.runModule("update_etc_hosts"); err == nil {
+		t.Error("bad manage_etc_hosts accepted")
+	}
+}
+
+func TestResolvConf(t *testing.T) {
+	te := newEnv(t, `manage_resolv_conf: true
+resolv_conf:
+  nameservers: [8.8.8.8, 1.1.1.1]
+  searchdomains: [a.example, b.example]
+  domain: example.com
+  sortlist: [10.0.0.0/8]
+  options: {rotate: true, debug: false, timeout: 1}
+`)
+	te.Root.Symlink("../run/systemd/resolve/stub-resolv.conf", "/etc/resolv.conf")
+	te.write("/run/systemd/resolve/stub-resolv.conf", "stub", 0o644)
+	if err := te.runModule("resolv_conf"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/resolv.conf", "# Written by earlyinit from cloud-config's resolv_conf (manage_resolv_conf: true).\nnameserver 8.8.8.8\nnameserver 1.1.1.1\nsearch a.example b.example\ndomain example.com\nsortlist 10.0.0.0/8\noptions rotate timeout:1\n", 0o644, 0, 0)
+	if te.read("/run/systemd/resolve/stub-resolv.conf") != "stub" {
+		t.Error("wrote through the symlink")
+	}
+	if _, err := RenderResolvConf(map[string]any{"domain": "x\nnameserver 6.6.6.6\nbad"}); err == nil {
+		t.Error("newline in a value accepted")
+	}
+}
+
+func TestTimezone(t *testing.T) {
+	te := newEnv(t, "timezone: Europe/Paris")
+	te.write("/usr/share/zoneinfo/Europe/Paris", "TZif-paris", 0o644)
+	if err := te.runModule("timezone"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/timezone", "Europe/Paris\n", 0o644, 0, 0)
+	if l, err := te.Root.Readlink("/etc/localtime"); err != nil || l != "/usr/share/zoneinfo/Europe/Paris" {
+		t.Errorf("localtime -> %q %v", l, err)
+	}
+	// A regular /etc/localtime is overwritten with a copy.
+	te.Root.Remove("/etc/localtime")
+	te.write("/etc/localtime", "old", 0o644)
+	if err := te.runModule("timezone"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/localtime", "TZif-paris", 0o644, 0, 0)
+	for _, tz := range []string{"Mars/Olympus", "../../etc/shadow", "/etc/passwd"} {
+		te := newEnv(t, "timezone: '"+tz+"'")
+		if err := te.runModule("timezone"); err == nil {
+			t.Errorf("%s accepted", tz)
+		}
+	}
+}
+
+func TestMounts(t *testing.T) {
+	te := newEnv(t, `mounts:
+  - [sdb1, /data]
+  - [LABEL=logs, /var/log/app, ext4, "defaults,noatime", "0", "0"]
+  - ["server:/export", /mnt/nfs, nfs, "rw,nofail"]
+  - [ephemeral0, /mnt]
+  - [/dev/vda1, /already]
+`)
+	te.write("/etc/fstab", "# static\n/dev/vda1\t/\text4\tdefaults\t0\t1\n/dev/old\t/old\tauto\tdefaults,comment=earlyinit\t0\t2\n", 0o644)
+	if err := te.runModule("mounts"); err != nil {
+		t.Fatal(err)
+	}
+	want := "# static\n/dev/vda1\t/\text4\tdefaults\t0\t1\n" +
+		"/dev/sdb1\t/data\tauto\tdefaults,nofail,comment=earlyinit\t0\t2\n" +
+		"LABEL=logs\t/var/log/app\text4\tdefaults,noatime,nofail,comment=earlyinit\t0\t0\n" +
+		"server:/export\t/mnt/nfs\tnfs\trw,nofail,comment=earlyinit\t0\t2\n"
+	te.wantFile("/etc/fstab", want, 0o644, 0, 0)
+	for _, d := range []string{"/data", "/var/log/app", "/mnt/nfs"} {
+		if fi, err := te.Root.Stat(d); err != nil || !fi.IsDir() {
+			t.Errorf("%s not made: %v", d, err)
+		}
+	}
+	te.wantCalls("mount -a")
+	// Idempotent: a second run changes nothing and mounts nothing.
+	te.exec.calls = nil
+	if err := te.runModule("mounts"); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/fstab", want, 0o644, 0, 0)
+	te.wantCalls()
+
+	te = newEnv(t, "mounts: [[sdc, '/bad dir']]")
+	if err := te.runModule("mounts"); err == nil {
+		t.Error("blank in a field accepted")
+	}
+}
+
+func TestFinalMessage(t *testing.T) {
+	te := newEnv(t, "final_message: 'up $UPTIME at ${TIMESTAMP} v$version on {{ datasource }} $unknown'")
+	te.Data = &instance.Data{Datasource: "nocloud", DatasourceClass: "NoCloud", Subplatform: "seed-dir (/s)"}
+	te.Version = "0.9"
+	te.Now = func() time.Time { return time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC) }
+	te.Uptime = func() float64 { return 42.125 }
+	if err := te.runModule("final_message"); err != nil {
+		t.Fatal(err)
+	}
+	want := "up 42.12 at Tue, 02 Jan 2024 03:04:05 +0000 v0.9 on DataSourceNoCloud: seed-dir (/s) $unknown\n"
+	if te.out.String() != want {
+		t.Errorf("output %q\nwant   %q", te.out.String(), want)
+	}
+	te.wantFile("/var/lib/earlyinit/instances/iid-1/boot-finished", "42.12 - Tue, 02 Jan 2024 03:04:05 +0000 - v. 0.9\n", 0o644, 0, 0)
+
+	te = newEnv(t, "")
+	te.Version, te.Uptime = "1", func() float64 { return 1 }
+	te.runModule("final_message")
+	if !strings.HasPrefix(te.out.String(), "earlyinit v. 1 finished at ") || !strings.HasSuffix(te.out.String(), "Up 1.00 seconds\n") {
+		t.Errorf("default %q", te.out.String())
+	}
+}
+
+func TestPhoneHome(t *testing.T) {
+	clearProxyEnv(t) // a proxy of the machine's would get the posts
+	var hits []url.Values
+	var paths []string
+	fail := 2
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		v, _ := url.ParseQuery(string(b))
+		hits = append(hits, v)
+		paths = append(paths, r.URL.Path)
+		if fail > 0 {
+			fail--
+			w.WriteHeader(503)
+		}
+	}))
+	defer srv.Close()
+	te := newEnv(t, "phone_home: {url: '"+srv.URL+"/$INSTANCE_ID/', post: [instance_id, pub_key_rsa, fqdn, nope], tries: 5}\nfqdn: h.example")
+	te.write("/etc/ssh/ssh_host_rsa_key.pub", "ssh-rsa AAAA\n", 0o644)
+	var slept []time.Duration
+	te.Sleep = func(_ context.Context, d time.Duration) { slept = append(slept, d) }
+	if err := te.runModule("phone_home"); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 || len(slept) != 2 || paths[2] != "/iid-1/" {
+		t.Fatalf("hits %d slept %v paths %q", len(hits), slept, paths)
+	}
+	got := hits[2]
+	if got.Get("instance_id") != "iid-1" || got.Get("pub_key_rsa") != "ssh-rsa AAAA\n" || got.Get("fqdn") != "h.example" || got.Get("nope") != "N/A" || len(got) != 4 {
+		t.Errorf("posted %v", got)
+	}
+	// Bounded: tries capped at 10, failure is not a module error.
+	fail, hits = 100, nil
+	te.Cfg["phone_home"] = map[string]any{"url": srv.URL, "tries": 1000}
+	if err := te.runModule("phone_home"); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != phoneHomeMaxTries {
+		t.Errorf("%d tries", len(hits))
+	}
+}
+
+func TestPowerState(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		argv string
+		err  bool
+	}{
+		{"power_state: {mode: poweroff}", "shutdown -P now", false},
+		{"power_state: {mode: reboot, delay: '+5', message: bye now}", "shutdown -r +5 bye now", false},
+		{"power_state: {mode: halt, delay: 10}", "shutdown -H +10", false},
+		{"power_state: {mode: explode}", "", true},
+		{"power_state: {mode: poweroff, delay: soon}", "", true},
+		{"power_state: {mode: poweroff, timeout: x}", "", true},
+	} {
+		te := newEnv(t, tc.cfg)
+		err := te.runModule("power_state")
+		if (err != nil) != tc.err {
+			t.Errorf("%s: err %v", tc.cfg, err)
+			continue
+		}
+		if tc.err {
+			if te.Power != nil {
+				t.Errorf("%s: request made", tc.cfg)
+			}
+			continue
+		}
+		if strings.Join(te.Power.Argv, " ") != tc.argv {
+			t.Errorf("%s: argv %q", tc.cfg, te.Power.Argv)
+		}
+		te.wantCalls() // nothing runs in the module
+	}
+	x := &fakeExec{handlers: map[string]func(Cmd) ([]byte, error){}}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cond any
+		exit int
+		want bool
+		err  bool
+	}{
+		{nil, 0, true, false}, {true, 0, true, false}, {false, 0, false, false},
+		{"test -f /x", 0, true, false}, {"test -f /x", 1, false, false}, {[]any{"false"}, 1, false, false},
+		{"weird", 2, false, true},
+	} {
+		code := tc.exit
+		x.handlers["sh"] = func(Cmd) ([]byte, error) {
+			if code != 0 {
+				return nil, exitErr(code)
+			}
+			return nil, nil
+		}
+		x.handlers["false"] = x.handlers["sh"]
+		ok, err := (&PowerRequest{Condition: tc.cond, Timeout: time.Second}).Go(ctx, x)
+		if ok != tc.want || (err != nil) != tc.err {
+			t.Errorf("condition %v exit %d: %v %v", tc.cond, tc.exit, ok, err)
+		}
+	}
+}
+
+func TestLookupAndActive(t *testing.T) {
+	for _, n := range []string{"users-groups", "cc_users_groups", "power-state-change", "write-files-deferred"} {
+		if _, ok := Lookup(n); !ok {
+			t.Errorf("Lookup(%q) failed", n)
+		}
+	}
+	if _, ok := Lookup("landscape"); ok {
+		t.Error("unknown module found")
+	}
+	m, _ := Lookup("runcmd")
+	if m.Active(map[string]any{}) || !m.Active(map[string]any{"runcmd": nil}) {
+		t.Error("runcmd activation")
+	}
+	seen := map[string]bool{}
+	for _, m := range All() {
+		if seen[m.Name] || m.Run == nil {
+			t.Errorf("module %s duplicated or without Run", m.Name)
+		}
+		seen[m.Name] = true
+	}
+}
+
+func TestForSysvinit(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"shutdown -P now", "shutdown -h -P now"},
+		{"shutdown -H +5 bye", "shutdown -h -H +5 bye"},
+		{"shutdown -r now", "shutdown -r now"},
+		{"poweroff", "poweroff"},
+	} {
+		if got := strings.Join(ForSysvinit(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("ForSysvinit(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

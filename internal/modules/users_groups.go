@@ -1,0 +1,521 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/accounts"
+)
+
+// SudoersFile holds the sudo rules of users entries (cloud-init's
+// /etc/sudoers.d/90-cloud-init-users).
+const SudoersFile = "/etc/sudoers.d/90-earlyinit-users"
+
+// usersGroups is cc_users_groups: groups first (groupadd, members added
+// with usermod -a -G), then each user: useradd when it does not exist yet
+// (options as cloud-init's distro.add_user, sorted by key), passwords
+// through chpasswd (stdin, never logged), passwd -l unless lock_passwd is
+// false, sudo rules into SudoersFile (checked with visudo -cf when the root
+// has visudo), and ssh_authorized_keys appended to ~/.ssh/authorized_keys.
+//
+// Roots without useradd but with busybox get busybox's adduser/addgroup.
+// A failing user does not stop the others; the errors are joined.
+func usersGroups(ctx context.Context, e *Env) error {
+	groups, err := e.normalizeGroups()
+	if err != nil {
+		return err
+	}
+	users, warns, err := e.normalizeUsers()
+	for _, w := range warns {
+		e.logf("%s", w)
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, g := range groups {
+		if err := e.createGroup(ctx, g.Name, false); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, m := range g.Members {
+			errs = append(errs, e.addMember(ctx, g.Name, m))
+		}
+	}
+	var sudo []string
+	for _, u := range users {
+		rules, err := e.createUser(ctx, u)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("user %s: %w", u.Name, err))
+		}
+		sudo = append(sudo, rules...)
+	}
+	if len(sudo) > 0 {
+		errs = append(errs, e.writeSudoers(ctx, sudo))
+	}
+	return errors.Join(errs...)
+}
+
+// busybox tells whether users are made with busybox's adduser: the root
+// has no useradd but has busybox.
+func (e *Env) busybox() bool {
+	if _, ok := e.tool("useradd"); ok {
+		return false
+	}
+	_, ok := e.has("/bin/busybox", "/usr/bin/busybox", "/sbin/busybox")
+	return ok
+}
+
+func (e *Env) createGroup(ctx context.Context, name string, system bool) error {
+	if err := checkNamed("group name", name); err != nil {
+		return err
+	}
+	a, err := readAccounts(e.Root)
+	if err != nil {
+		return err
+	}
+	if _, ok := a.group(name); ok {
+		e.logf("group %s exists", name)
+		return nil
+	}
+	if e.accountsInGo() {
+		e.logf("creating group %s", name)
+		return e.inAccounts(func(tx *accounts.Tx) error {
+			_, err := tx.GroupAdd(name, system)
+			return err
+		})
+	}
+	c := Cmd{Name: "groupadd", Args: []string{"--", name}}
+	if e.busybox() {
+		c = Cmd{Name: "addgroup", Args: []string{name}}
+		if system {
+			c.Args = []string{"-S", name}
+		}
+	}
+	e.logf("creating group %s", name)
+	_, err = e.run(ctx, c)
+	return err
+}
+
+func (e *Env) addMember(ctx context.Context, group, user string) error {
+	if err := checkNamed("group "+group+": member", user); err != nil {
+		return err
+	}
+	a, err := readAccounts(e.Root)
+	if err != nil {
+		return err
+	}
+	if _, ok := a.user(user); !ok {
+		e.logf("group %s: member %s does not exist: not added", group, user)
+		return nil
+	}
+	if e.accountsInGo() {
+		return e.inAccounts(func(tx *accounts.Tx) error { return tx.AddMember(group, user) })
+	}
+	c := Cmd{Name: "usermod", Args: []string{"-a", "-G", group, "--", user}}
+	if e.busybox() {
+		c = Cmd{Name: "addgroup", Args: []string{user, group}}
+	}
+	_, err = e.run(ctx, c)
+	return err
+}
+
+// useraddOpts are cloud-init's add_user options, in the sorted key order
+// it applies them. passwd is not one: cloud-init passes the hash as
+// useradd --password, where any local user can read it in
+// /proc/<pid>/cmdline while useradd runs; here it goes to chpasswd -e on
+// stdin after useradd.
+var useraddOpts = []struct {
+	key, opt string
+	flag     bool // a flag without a value, given when the key is true
+}{
+	{"expiredate", "--expiredate", false},
+	{"gecos", "--comment", false},
+	{"groups", "--groups", false},
+	{"homedir", "--home", false},
+	{"inactive", "--inactive", false},
+	{"no_log_init", "--no-log-init", true},
+	{"no_user_group", "--no-user-group", true},
+	{"primary_group", "--gid", false},
+	{"selinux_user", "--selinux-user", false},
+	{"shell", "--shell", false},
+	{"system", "--system", true},
+	{"uid", "--uid", false},
+}
+
+// createUser makes one user and returns its sudo rules.
+func (e *Env) createUser(ctx context.Context, u userSpec) ([]string, error) {
+	cfg := u.Cfg
+	for _, k := range []string{"snapuser", "ssh_redirect_user"} {
+		if _, ok := cfg[k]; ok {
+			e.logf("user %s: %s is not supported by earlyinit: ignored", u.Name, k)
+		}
+	}
+	if err := checkNamed("user name", u.Name); err != nil {
+		return nil, err
+	}
+	if err := checkUserPasswords(cfg); err != nil {
+		return nil, err
+	}
+	groups, err := cfgStrings(cfg, "groups", true)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) > 0 {
+		cfg["groups"] = strings.Join(groups, ",")
+	}
+	if err := e.ensureUser(ctx, u.Name, cfg, groups); err != nil {
+		return nil, err
+	}
+	if err := e.userPasswords(ctx, u.Name, cfg); err != nil {
+		return nil, err
+	}
+	rules, err := e.sudoRules(u.Name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.userAuthorizedKeys(u.Name, cfg); err != nil {
+		return rules, err
+	}
+	return rules, nil
+}
+
+// ensureUser adds user name, and its groups unless create_groups is false,
+// when the root does not have it yet.
+func (e *Env) ensureUser(ctx context.Context, name string, cfg map[string]any, groups []string) error {
+	a, err := readAccounts(e.Root)
+	if err != nil {
+		return err
+	}
+	if _, exists := a.user(name); exists {
+		e.logf("user %s exists: not created", name)
+		return nil
+	}
+	if cfgBool(cfg, "create_groups", true) {
+		want := groups
+		if pg := cfgString(cfg, "primary_group", ""); pg != "" {
+			want = append(append([]string{}, groups...), pg)
+		}
+		for _, g := range want {
+			if err := e.createGroup(ctx, g, false); err != nil {
+				return err
+			}
+		}
+	}
+	return e.addUser(ctx, name, cfg, groups)
+}
+
+// userPasswords is the password part of cloud-init's create_user, for a
+// new or an existing user: plain_text_passwd through chpasswd, then
+// hashed_passwd through chpasswd -e (each when Python would call it true:
+// not null, "", 0 or false), then passwd -l unless lock_passwd (or the
+// later lock-passwd) is there and not true in Python's sense: null, false,
+// 0 and "" keep the password unlocked, "false" (a string) locks it, as
+// kwargs.get("lock_passwd", True) does. A locked password that chpasswd
+// sets later (set_passwords) is unlocked: chpasswd replaces the field.
+func (e *Env) userPasswords(ctx context.Context, name string, cfg map[string]any) error {
+	if v := cfg["plain_text_passwd"]; pyTruthy(v) {
+		if err := e.chpasswd(ctx, []string{name + ":" + scalarString(v)}, false); err != nil {
+			return err
+		}
+	}
+	if v := cfg["hashed_passwd"]; pyTruthy(v) {
+		if err := e.chpasswd(ctx, []string{name + ":" + scalarString(v)}, true); err != nil {
+			return err
+		}
+	}
+	lock := true
+	if v, ok := cfg["lock_passwd"]; ok {
+		lock = pyTruthy(v)
+	} else if v, ok := cfg["lock-passwd"]; ok {
+		lock = pyTruthy(v)
+	}
+	if lock {
+		return e.lockPasswd(ctx, name)
+	}
+	return nil
+}
+
+// pyTruthy is Python's truth of a YAML value: false for null, false, 0,
+// "" and empty lists and maps.
+func pyTruthy(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map, reflect.String:
+		return rv.Len() > 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return !rv.IsZero()
+	}
+	return true
+}
+
+// sudoRules is the user's sudo key as "name rule" lines for SudoersFile.
+func (e *Env) sudoRules(name string, cfg map[string]any) ([]string, error) {
+	var rules []string
+	switch t := cfg["sudo"].(type) {
+	case nil:
+	case bool:
+		if t {
+			return nil, errors.New(`sudo: true is not a rule; write "ALL=(ALL) NOPASSWD:ALL"`)
+		}
+		e.logf("user %s: sudo: false is deprecated, use null", name)
+	default:
+		rs, err := toStrings("sudo", t, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if strings.ContainsAny(r, "\n\r") {
+				return nil, fmt.Errorf("sudo rule %q: has a newline", r)
+			}
+			rules = append(rules, name+" "+r)
+		}
+	}
+	return rules, nil
+}
+
+// userAuthorizedKeys appends ssh_authorized_keys (a list, a string or a map
+// whose values are keys) to the user's ~/.ssh/authorized_keys.
+func (e *Env) userAuthorizedKeys(name string, cfg map[string]any) error {
+	k := cfg["ssh_authorized_keys"]
+	if k == nil {
+		return nil
+	}
+	var keys []string
+	if m, ok := k.(map[string]any); ok {
+		for _, v := range m {
+			keys = append(keys, scalarString(v))
+		}
+		sort.Strings(keys)
+	} else {
+		var err error
+		if keys, err = toStrings("ssh_authorized_keys", k, false); err != nil {
+			return err
+		}
+	}
+	return e.addAuthorizedKeys(name, keys, "")
+}
+
+func (e *Env) addUser(ctx context.Context, name string, cfg map[string]any, groups []string) error {
+	noHome := cfgBool(cfg, "no_create_home", false) || cfgBool(cfg, "system", false)
+	if e.busybox() {
+		return e.busyboxAddUser(ctx, name, cfg, groups, noHome)
+	}
+	if e.accountsInGo() {
+		err := e.goUseradd(ctx, name, cfg, groups, noHome)
+		if !errors.Is(err, accounts.ErrUnsupported) {
+			return err
+		}
+		e.logf("user %s: %v: running the root's tools", name, err)
+	}
+	args := []string{name}
+	for _, o := range useraddOpts {
+		v, ok := cfg[o.key]
+		if !ok || v == nil {
+			continue
+		}
+		if o.flag {
+			if isTrue(v) {
+				args = append(args, o.opt)
+			}
+			continue
+		}
+		s := scalarString(v)
+		if o.key == "uid" {
+			if _, err := strconv.Atoi(s); err != nil {
+				return fmt.Errorf("uid %q: not a number", s)
+			}
+		}
+		if _, isStr := v.(string); (isStr || o.key == "uid") && s != "" {
+			args = append(args, o.opt, s)
+		}
+	}
+	if noHome {
+		args = append(args, "-M")
+	} else {
+		args = append(args, "-m")
+	}
+	e.logf("creating user %s", name)
+	_, err := e.Exec.Run(ctx, Cmd{Name: "useradd", Args: args})
+	if err != nil {
+		return fmt.Errorf("useradd %s failed: %w", name, redactErr(err))
+	}
+	return e.newUserPasswd(ctx, name, cfg)
+}
+
+// newUserPasswd sets a new user's passwd, the hash cloud-init gives
+// useradd --password when it is a non-empty string (anything else is not
+// passed), with chpasswd -e on stdin: the same field in /etc/shadow, set
+// verbatim, but not on a command line any local user can read.
+func (e *Env) newUserPasswd(ctx context.Context, name string, cfg map[string]any) error {
+	pw, ok := cfg["passwd"].(string)
+	if !ok || pw == "" {
+		return nil
+	}
+	return e.chpasswd(ctx, []string{name + ":" + pw}, true)
+}
+
+// checkUserPasswords refuses, before any tool runs for the user, a
+// password that would be a second chpasswd line (a line break or a NUL)
+// and a hash holding a ":". The value is never in the error.
+func checkUserPasswords(cfg map[string]any) error {
+	for _, k := range []string{"passwd", "plain_text_passwd", "hashed_passwd"} {
+		v := cfg[k]
+		if !pyTruthy(v) {
+			continue
+		}
+		check := checkHash
+		if k == "plain_text_passwd" {
+			check = checkPassword
+		}
+		if err := check(scalarString(v)); err != nil {
+			return fmt.Errorf("%s %w: not set", k, err)
+		}
+	}
+	return nil
+}
+
+// redactErr keeps an error's exit status but not its text, which might
+// echo a password.
+func redactErr(err error) error {
+	if c, ok := ExitCode(err); ok {
+		return fmt.Errorf("exit status %d", c)
+	}
+	return errors.New("failed")
+}
+
+func (e *Env) busyboxAddUser(ctx context.Context, name string, cfg map[string]any, groups []string, noHome bool) error {
+	args := []string{"-D"}
+	if s := cfgString(cfg, "gecos", ""); s != "" {
+		args = append(args, "-g", s)
+	}
+	if s := cfgString(cfg, "homedir", ""); s != "" {
+		args = append(args, "-h", s)
+	}
+	if s := cfgString(cfg, "shell", ""); s != "" {
+		args = append(args, "-s", s)
+	}
+	if s := cfgString(cfg, "primary_group", ""); s != "" {
+		args = append(args, "-G", s)
+	}
+	if cfgBool(cfg, "system", false) {
+		args = append(args, "-S")
+	}
+	if noHome {
+		args = append(args, "-H")
+	}
+	if s := cfgString(cfg, "uid", ""); s != "" {
+		if _, err := strconv.Atoi(s); err != nil {
+			return fmt.Errorf("uid %q: not a number", s)
+		}
+		args = append(args, "-u", s)
+	}
+	args = append(args, name)
+	e.logf("creating user %s (busybox adduser)", name)
+	if _, err := e.run(ctx, Cmd{Name: "adduser", Args: args}); err != nil {
+		return err
+	}
+	if err := e.newUserPasswd(ctx, name, cfg); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if _, err := e.run(ctx, Cmd{Name: "addgroup", Args: []string{name, g}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chpasswd feeds name:password lines to the root's chpasswd (-e for
+// hashes). The lines are the command's stdin only: no log, no error text.
+func (e *Env) chpasswd(ctx context.Context, lines []string, hashed bool) error {
+	if e.Exec == nil {
+		return errNoExec
+	}
+	c := Cmd{Name: "chpasswd", Stdin: []byte(strings.Join(lines, "\n") + "\n")}
+	if hashed {
+		c.Args = []string{"-e"}
+	}
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i], _, _ = strings.Cut(l, ":")
+	}
+	e.logf("setting password (%s) for %s", map[bool]string{true: "hashed", false: "text"}[hashed], strings.Join(names, ", "))
+	if _, err := e.Exec.Run(ctx, c); err != nil {
+		return fmt.Errorf("chpasswd for %s failed: %w", strings.Join(names, ", "), redactErr(err))
+	}
+	return nil
+}
+
+// lockPasswd is distro.lock_passwd: passwd -l, or usermod --lock without
+// passwd.
+func (e *Env) lockPasswd(ctx context.Context, name string) error {
+	if e.accountsInGo() {
+		return e.inAccounts(func(tx *accounts.Tx) error { return tx.Lock(name) })
+	}
+	c := Cmd{Name: "passwd", Args: []string{"-l", "--", name}}
+	if _, ok := e.tool("passwd"); !ok {
+		if _, ok := e.tool("usermod"); ok {
+			c = Cmd{Name: "usermod", Args: []string{"--lock", "--", name}}
+		}
+	}
+	_, err := e.run(ctx, c)
+	return err
+}
+
+// writeSudoers writes SudoersFile with rules ("user rule" lines), after
+// checking a candidate copy with visudo -cf when the root has visudo (a
+// broken file in /etc/sudoers.d breaks sudo for everyone), and makes sure
+// /etc/sudoers includes /etc/sudoers.d.
+func (e *Env) writeSudoers(ctx context.Context, rules []string) error {
+	content := "# Created by earlyinit from cloud-config users entries.\n\n" + strings.Join(rules, "\n") + "\n"
+	if _, ok := e.has("/usr/sbin/visudo", "/sbin/visudo"); ok {
+		// sudo ignores files with a "." in /etc/sudoers.d.
+		cand := SudoersFile + ".check"
+		if err := e.Root.WriteFile(cand, []byte(content), 0o440, 0, 0); err != nil {
+			return err
+		}
+		_, err := e.run(ctx, Cmd{Name: "visudo", Args: []string{"-cf", e.Root.Path(cand)}})
+		e.Root.Remove(cand)
+		if err != nil {
+			return fmt.Errorf("sudo rules refused by visudo, %s not written: %w", SudoersFile, err)
+		}
+	}
+	if err := e.ensureSudoInclude(); err != nil {
+		return err
+	}
+	if err := e.Root.MkdirAll("/etc/sudoers.d", 0o750, 0, 0); err != nil {
+		return err
+	}
+	return e.Root.WriteFile(SudoersFile, []byte(content), 0o440, 0, 0)
+}
+
+// ensureSudoInclude is distro.ensure_sudo_dir: /etc/sudoers gets an
+// "#includedir /etc/sudoers.d" unless it has one (or @includedir).
+func (e *Env) ensureSudoInclude() error {
+	old, err := e.Root.ReadFile("/etc/sudoers")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, l := range strings.Split(string(old), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && (f[0] == "#includedir" || f[0] == "@includedir") && strings.TrimSuffix(f[1], "/") == "/etc/sudoers.d" {
+			return nil
+		}
+	}
+	add := "\n# Added by earlyinit\n#includedir /etc/sudoers.d\n"
+	if len(old) == 0 {
+		return e.Root.WriteFile("/etc/sudoers", []byte("# See sudoers(5) for more information on \"#include\" directives:\n"+add), 0o440, 0, 0)
+	}
+	return e.Root.AppendFile("/etc/sudoers", []byte(add), 0o440, 0, 0)
+}
