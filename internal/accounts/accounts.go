@@ -176,7 +176,7 @@ func Begin(r *rootfs.Root, now time.Time) (*Tx, error) {
 		}
 		tx.dbs[name] = d
 	}
-	defs, err := ReadDefs(r)
+	defs, err := readDefs(r)
 	if err != nil {
 		tx.Close()
 		return nil, err

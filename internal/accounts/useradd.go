@@ -28,9 +28,9 @@ type Defs struct {
 	useradd map[string]string
 }
 
-// ReadDefs reads r's login.defs and default/useradd (either may be
+// readDefs reads r's login.defs and default/useradd (either may be
 // missing: useradd's built-in defaults then).
-func ReadDefs(r *rootfs.Root) (Defs, error) {
+func readDefs(r *rootfs.Root) (Defs, error) {
 	d := Defs{login: map[string]string{}, useradd: map[string]string{}}
 	if b, err := r.ReadFile("/etc/login.defs"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {

@@ -70,17 +70,17 @@ func (d Device) String() string {
 // in its ProbeErr and does not stop the listing. Sorted by name.
 //
 // A stuck device cannot hold List: probes together wait at most
-// ProbeTimeout (see ListContext).
+// ProbeTimeout (see listContext).
 func List(sysRoot, devRoot string) ([]Device, error) {
-	return ListContext(context.Background(), sysRoot, devRoot)
+	return listContext(context.Background(), sysRoot, devRoot)
 }
 
-// ListContext is List whose device reads, run concurrently, end by ctx's
+// listContext is List whose device reads, run concurrently, end by ctx's
 // deadline or ProbeTimeout from the call, whichever comes first. A device whose open or
-// read has not returned by then gets a ProbeErr wrapping ErrProbeTimeout and
+// read has not returned by then gets a ProbeErr wrapping errProbeTimeout and
 // its read is abandoned: it is not started again while it is still stuck,
 // so a later listing reports it at once and leaks nothing more.
-func ListContext(ctx context.Context, sysRoot, devRoot string) ([]Device, error) {
+func listContext(ctx context.Context, sysRoot, devRoot string) ([]Device, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	dir := filepath.Join(sysRoot, "class", "block")
@@ -195,9 +195,9 @@ const ProbeTimeout = 5 * time.Second
 // probeTimeout is ProbeTimeout; tests shorten it.
 var probeTimeout = ProbeTimeout
 
-// ErrProbeTimeout is wrapped by a device's ProbeErr when reading it did not
+// errProbeTimeout is wrapped by a device's ProbeErr when reading it did not
 // finish in time.
-var ErrProbeTimeout = errors.New("probe timed out")
+var errProbeTimeout = errors.New("probe timed out")
 
 // device is what probing needs of an open device node.
 type device interface {
@@ -218,10 +218,10 @@ var stuck sync.Map
 func bounded[T any](ctx context.Context, key string, fn func() (T, error)) (T, error) {
 	var zero T
 	if _, ok := stuck.Load(key); ok {
-		return zero, fmt.Errorf("%w: an earlier read has not returned yet", ErrProbeTimeout)
+		return zero, fmt.Errorf("%w: an earlier read has not returned yet", errProbeTimeout)
 	}
 	if err := ctx.Err(); err != nil {
-		return zero, fmt.Errorf("%w: not started: %w", ErrProbeTimeout, err)
+		return zero, fmt.Errorf("%w: not started: %w", errProbeTimeout, err)
 	}
 	type result struct {
 		v   T
@@ -259,7 +259,7 @@ func bounded[T any](ctx context.Context, key string, fn func() (T, error)) (T, e
 			return r.v, r.err
 		default:
 		}
-		return zero, fmt.Errorf("%w after %s", ErrProbeTimeout, time.Since(start).Round(time.Millisecond))
+		return zero, fmt.Errorf("%w after %s", errProbeTimeout, time.Since(start).Round(time.Millisecond))
 	}
 }
 

@@ -80,7 +80,7 @@ func TestListStuckDevice(t *testing.T) {
 	if took < 250*time.Millisecond || took > 2*time.Second {
 		t.Errorf("first List took %s, want about the 300ms bound", took)
 	}
-	if len(devs) != 2 || !errors.Is(devs[0].ProbeErr, ErrProbeTimeout) || devs[1].FS.Label != "root" {
+	if len(devs) != 2 || !errors.Is(devs[0].ProbeErr, errProbeTimeout) || devs[1].FS.Label != "root" {
 		t.Fatalf("List = %v", devs)
 	}
 	if s := devs[0].String(); !strings.HasPrefix(s, "vda unknown (probe timed out after ") {
@@ -92,7 +92,7 @@ func TestListStuckDevice(t *testing.T) {
 	if took := time.Since(t0); took > 200*time.Millisecond {
 		t.Errorf("second List took %s, want no wait on the stuck device", took)
 	}
-	if err != nil || !errors.Is(devs[0].ProbeErr, ErrProbeTimeout) || devs[1].FS.Label != "root" {
+	if err != nil || !errors.Is(devs[0].ProbeErr, errProbeTimeout) || devs[1].FS.Label != "root" {
 		t.Fatalf("second List = %v, %v", devs, err)
 	}
 	if n := reads.Load(); n != 1 {
@@ -120,7 +120,7 @@ func TestWaitStuckDevice(t *testing.T) {
 	if took := time.Since(t0); took > ProbeGrace+time.Second {
 		t.Errorf("Wait took %s with a 200ms context and a %s probe grace", took, ProbeGrace)
 	}
-	if !errors.Is(err, context.DeadlineExceeded) || len(seen) != 1 || !errors.Is(seen[0].ProbeErr, ErrProbeTimeout) {
+	if !errors.Is(err, context.DeadlineExceeded) || len(seen) != 1 || !errors.Is(seen[0].ProbeErr, errProbeTimeout) {
 		t.Fatalf("Wait = %v, %v; want the deadline and vda timed out", seen, err)
 	}
 }

@@ -20,7 +20,7 @@ const ProbeGrace = time.Second
 // devices get their drivers (coldplug). It returns the matching device and the listing, or the last
 // listing seen and ctx's error (wrapped with the last listing error, if
 // listing itself failed) so the caller can print what was seen. Device
-// reads end by ctx's deadline too (see ListContext): a stuck device cannot
+// reads end by ctx's deadline too (see listContext): a stuck device cannot
 // hold Wait past it, but each listing gets at least ProbeGrace to probe,
 // so a wait always ends with one real look.
 func Wait(ctx context.Context, sysRoot, devRoot string, interval time.Duration, match func(Device) bool, scan func()) (Device, []Device, error) {
@@ -57,12 +57,12 @@ func Wait(ctx context.Context, sysRoot, devRoot string, interval time.Duration, 
 	}
 }
 
-// listGrace is ListContext with at least ProbeGrace to probe.
+// listGrace is listContext with at least ProbeGrace to probe.
 func listGrace(ctx context.Context, sysRoot, devRoot string) ([]Device, error) {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < ProbeGrace {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), ProbeGrace)
 		defer cancel()
 	}
-	return ListContext(ctx, sysRoot, devRoot)
+	return listContext(ctx, sysRoot, devRoot)
 }

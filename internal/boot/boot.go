@@ -61,7 +61,7 @@ func Main() error {
 	b := &Boot{root: newRoot, start: start, uptime: bootUptime()}
 	mountErr := earlyMounts()
 	kmsg, _ := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
-	b.Log = NewLog(os.Stdout, kmsg, start)
+	b.Log = newLog(os.Stdout, kmsg, start)
 	b.Log.Printf("earlyinit %s starting as PID %d", Version, os.Getpid())
 	if mountErr != nil {
 		b.Log.Errorf("early mounts: %v", mountErr)
@@ -225,9 +225,9 @@ func (b *Boot) LoadFS(fstype string) {
 }
 
 func (b *Boot) mountRoot() (blockdev.Device, error) {
-	req, err := NewRootRequest(b.Cmd)
+	req, err := newRootRequest(b.Cmd)
 	if err != nil {
-		return blockdev.Device{}, &RootError{Asked: fmt.Sprintf("root=%q", b.Cmd.Root), Err: err, FSTypes: knownFilesystems()}
+		return blockdev.Device{}, &rootError{Asked: fmt.Sprintf("root=%q", b.Cmd.Root), Err: err, FSTypes: knownFilesystems()}
 	}
 	if b.Cmd.RootDelay > 0 {
 		d := min(b.Cmd.RootDelay, b.Cmd.Timeout)
@@ -241,7 +241,7 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 	dev, seen, err := b.pollDevices(ctx, req.Spec.Match)
 	b.deviceWait += time.Since(t0) - (b.loadTime() - loaded)
 	if err != nil {
-		return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: fmt.Errorf("no such device: %w", err)}
+		return dev, &rootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: fmt.Errorf("no such device: %w", err)}
 	}
 	b.Log.Printf("root device %s", dev)
 	types := req.FSTypes
@@ -250,7 +250,7 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 	}
 	if len(types) == 0 {
 		err := fmt.Errorf("unknown filesystem on %s (%v); give rootfstype=", dev.Path, dev.ProbeErr)
-		return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: err}
+		return dev, &rootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: err}
 	}
 	if err := os.MkdirAll(b.root, 0o755); err != nil {
 		return dev, err
@@ -283,7 +283,7 @@ func (b *Boot) mountRoot() (blockdev.Device, error) {
 			return dev, nil
 		}
 	}
-	return dev, &RootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: errors.Join(errs...)}
+	return dev, &rootError{Asked: "root=" + b.Cmd.Root, Waited: time.Since(t0), Seen: seen, FSTypes: knownFilesystems(), Err: errors.Join(errs...)}
 }
 
 // chooseInit picks init= or the first of the kernel's defaults that exists

@@ -39,7 +39,7 @@ func TestChooseInit(t *testing.T) {
 	link("/nonexistent", "bin/dangling")
 
 	var logBuf bytes.Buffer
-	log := NewLog(&logBuf, nil, time.Now())
+	log := newLog(&logBuf, nil, time.Now())
 	for _, tt := range []struct {
 		requested, want string
 		logged          string
@@ -82,7 +82,7 @@ func TestParseMountOptions(t *testing.T) {
 }
 
 func TestRootErrorMessage(t *testing.T) {
-	e := &RootError{Asked: "root=LABEL=x", Waited: 3 * time.Second, FSTypes: []string{"ext4", "vfat"}, Err: errors.New("no such device")}
+	e := &rootError{Asked: "root=LABEL=x", Waited: 3 * time.Second, FSTypes: []string{"ext4", "vfat"}, Err: errors.New("no such device")}
 	want := "cannot mount root root=LABEL=x after 3s: no such device\nblock devices seen: none\nfilesystems known to the kernel: ext4 vfat"
 	if e.Error() != want {
 		t.Errorf("got\n%s\nwant\n%s", e.Error(), want)
@@ -91,7 +91,7 @@ func TestRootErrorMessage(t *testing.T) {
 
 func TestLogStep(t *testing.T) {
 	var console, kmsg bytes.Buffer
-	l := NewLog(&console, &kmsg, time.Now())
+	l := newLog(&console, &kmsg, time.Now())
 	l.Step("ok", func() error { return nil })
 	err := l.Step("bad", func() error { return errors.New("boom") })
 	if err == nil || err.Error() != "boom" {
@@ -122,7 +122,7 @@ func panicsInStep() error {
 
 func TestLogStepRecoversPanic(t *testing.T) {
 	var console, kmsg bytes.Buffer
-	l := NewLog(&console, &kmsg, time.Now())
+	l := newLog(&console, &kmsg, time.Now())
 	err := l.Step("network", panicsInStep)
 	if err == nil || !strings.HasPrefix(err.Error(), "panic: assignment to entry in nil map") {
 		t.Fatalf("Step returned %v", err)

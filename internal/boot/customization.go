@@ -12,11 +12,11 @@ import (
 	"github.com/earlyinit/earlyinit/internal/settings"
 )
 
-// NoInstanceFile, in the run directory, says this boot has no instance
+// noInstanceFile, in the run directory, says this boot has no instance
 // after all: the VMware guest customization the initramfs left to the
 // boot stage did not come, and there was nothing to fall back to. The late
 // stages then have nothing to do.
-const NoInstanceFile = paths.RunDir + "/no-instance"
+const noInstanceFile = paths.RunDir + "/no-instance"
 
 // AwaitCustomization is the boot stage's first step in the running system
 // (root "/"): when the initramfs left the instance to a VMware guest
@@ -28,18 +28,18 @@ const NoInstanceFile = paths.RunDir + "/no-instance"
 // did not come and there is nothing else.
 func AwaitCustomization(ctx context.Context, root string) bool {
 	if _, err := os.Lstat(filepath.Join(root, provision.IMCWaitFile)); err != nil {
-		return !exists(filepath.Join(root, NoInstanceFile))
+		return !exists(filepath.Join(root, noInstanceFile))
 	}
 	raw, _ := os.ReadFile("/proc/cmdline")
 	s, _ := settings.ParseCmdline(string(raw))
-	log := NewLog(os.Stderr, nil, time.Now())
+	log := newLog(os.Stderr, nil, time.Now())
 	log.SetDebug(s.Debug)
 	_, ok := provision.AwaitCustomization(ctx, provision.Env{Root: root, RunRoot: root, Settings: s, Log: log})
 	if r, err := rootfs.Open(root); err == nil {
 		prev, _ := r.ReadFile(paths.InitramfsLogFile)
 		r.WriteFile(paths.InitramfsLogFile, append(prev, log.Bytes()...), 0o600, 0, 0)
 		if !ok {
-			r.WriteFile(NoInstanceFile, nil, 0o644, 0, 0)
+			r.WriteFile(noInstanceFile, nil, 0o644, 0, 0)
 		}
 	}
 	return ok

@@ -34,7 +34,7 @@ func Provision(root string, console io.Writer) (err error) {
 	if kmsg != nil {
 		defer kmsg.Close()
 	}
-	b := &Boot{root: root, start: start, uptime: bootUptime(), Log: NewLog(console, kmsg, start)}
+	b := &Boot{root: root, start: start, uptime: bootUptime(), Log: newLog(console, kmsg, start)}
 	b.Log.Printf("earlyinit %s provisioning %s from the distribution's initramfs", Version, root)
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		b.Log.Errorf("the root %s is not a mounted directory: %v", root, err)

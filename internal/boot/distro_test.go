@@ -22,7 +22,7 @@ func TestRemountWritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	b := &Boot{root: dir, start: time.Now(), Log: NewLog(&out, nil, time.Now())}
+	b := &Boot{root: dir, start: time.Now(), Log: newLog(&out, nil, time.Now())}
 	wasRO, err := b.remountWritable()
 	if err != nil || !wasRO {
 		t.Fatalf("remountWritable = %v, %v; want true, nil", wasRO, err)
@@ -69,7 +69,7 @@ func TestProvisionDisabledFile(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "etc/earlyinit"), 0o755)
 	os.WriteFile(filepath.Join(root, "etc/earlyinit/disabled"), nil, 0o644)
 	var out bytes.Buffer
-	b := &Boot{root: root, start: time.Now(), Log: NewLog(&out, nil, time.Now())}
+	b := &Boot{root: root, start: time.Now(), Log: newLog(&out, nil, time.Now())}
 	b.provisionMounted()
 	if !strings.Contains(out.String(), "exists in the real root: nothing to do") {
 		t.Errorf("log:\n%s", out.String())

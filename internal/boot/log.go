@@ -33,8 +33,8 @@ type StepRecord struct {
 	Error    string        `json:"error,omitempty"`
 }
 
-// NewLog returns a log writing to console and kmsg (nil to skip).
-func NewLog(console, kmsg io.Writer, start time.Time) *Log {
+// newLog returns a log writing to console and kmsg (nil to skip).
+func newLog(console, kmsg io.Writer, start time.Time) *Log {
 	return &Log{console: console, kmsg: kmsg, start: start, now: time.Now}
 }
 

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RootRequest is what the command line asks for the root.
-type RootRequest struct {
+// rootRequest is what the command line asks for the root.
+type rootRequest struct {
 	Spec     blockdev.Spec
 	FSTypes  []string // from rootfstype=; empty means "what the probe found"
 	Flags    uintptr
@@ -23,16 +23,16 @@ type RootRequest struct {
 	ReadOnly bool
 }
 
-// NewRootRequest builds a request from the command line.
-func NewRootRequest(c settings.Settings) (RootRequest, error) {
+// newRootRequest builds a request from the command line.
+func newRootRequest(c settings.Settings) (rootRequest, error) {
 	if c.Root == "" {
-		return RootRequest{}, errors.New("no root= on the kernel command line")
+		return rootRequest{}, errors.New("no root= on the kernel command line")
 	}
 	spec, err := blockdev.ParseSpec(c.Root)
 	if err != nil {
-		return RootRequest{}, fmt.Errorf("root=%s: %w", c.Root, err)
+		return rootRequest{}, fmt.Errorf("root=%s: %w", c.Root, err)
 	}
-	r := RootRequest{Spec: spec, ReadOnly: c.ReadOnly}
+	r := rootRequest{Spec: spec, ReadOnly: c.ReadOnly}
 	if c.RootFSType != "" {
 		r.FSTypes = strings.Split(c.RootFSType, ",")
 	}
@@ -81,8 +81,8 @@ func ParseMountOptions(opts string) (uintptr, string) {
 	return flags, strings.Join(data, ",")
 }
 
-// RootError is the one clear message for a root that cannot be mounted.
-type RootError struct {
+// rootError is the one clear message for a root that cannot be mounted.
+type rootError struct {
 	Asked   string
 	Waited  time.Duration
 	Seen    []blockdev.Device
@@ -90,7 +90,7 @@ type RootError struct {
 	Err     error
 }
 
-func (e *RootError) Error() string {
+func (e *rootError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cannot mount root %s after %s: %v\n", e.Asked, e.Waited.Round(time.Millisecond), e.Err)
 	if len(e.Seen) == 0 {
@@ -109,7 +109,7 @@ func (e *RootError) Error() string {
 	return b.String()
 }
 
-func (e *RootError) Unwrap() error { return e.Err }
+func (e *rootError) Unwrap() error { return e.Err }
 
 // pollDevices lists block devices until match accepts one or ctx ends,
 // running coldplug on every round so late devices get their drivers. It

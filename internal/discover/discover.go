@@ -762,9 +762,9 @@ func (f *finder) metadata(srcs []datasource.Source) (*instance.Data, error) {
 	return nil, errors.Join(errs...)
 }
 
-// RootDirer is a System that knows where the real root is mounted, for
+// rootDirer is a System that knows where the real root is mounted, for
 // the sources that run the image's own tools (Service.Root).
-type RootDirer interface {
+type rootDirer interface {
 	RootDir() string
 }
 
@@ -774,7 +774,7 @@ func (f *finder) local(src datasource.Source) *instance.Data {
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
 	svc := datasource.Service{Logf: f.log.Debugf}
-	if r, ok := f.sys.(RootDirer); ok {
+	if r, ok := f.sys.(rootDirer); ok {
 		svc.Root = r.RootDir()
 	}
 	d, err := f.askMetadata(ctx, svc, src)

@@ -102,9 +102,9 @@ type ModuleRow struct {
 	Frequency modules.Frequency
 }
 
-// ModuleRows is what the module tables must list: every module of
+// moduleRows is what the module tables must list: every module of
 // modules.All, by stage, in order.
-func ModuleRows() []ModuleRow {
+func moduleRows() []ModuleRow {
 	var rows []ModuleRow
 	for _, m := range modules.All() {
 		rows = append(rows, ModuleRow{m.Stage, m.Name, m.Frequency})
@@ -117,9 +117,9 @@ var (
 	moduleRow    = regexp.MustCompile("^\\| `([a-z0-9_]+)`\\s*\\|\\s*([a-z-]+)\\s*\\|")
 )
 
-// ParseModuleTables reads the rows of the "### Boot stage, in order" and
+// parseModuleTables reads the rows of the "### Boot stage, in order" and
 // "### Final stage, in order" tables of docs/cloud-config.md.
-func ParseModuleTables(text string) []ModuleRow {
+func parseModuleTables(text string) []ModuleRow {
 	var rows []ModuleRow
 	locs := stageHeading.FindAllStringSubmatchIndex(text, -1)
 	for _, loc := range locs {

@@ -60,7 +60,7 @@ func TestModuleTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := ParseModuleTables(string(b)), ModuleRows()
+	got, want := parseModuleTables(string(b)), moduleRows()
 	if !reflect.DeepEqual(got, want) {
 		var g, w []string
 		for _, r := range got {

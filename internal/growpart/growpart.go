@@ -28,13 +28,13 @@ import (
 	"strings"
 )
 
-// Fudge is growpart's threshold (its FUDGE): a partition that could grow
+// fudge is growpart's threshold (its FUDGE): a partition that could grow
 // by less than this many bytes is left as it is.
-const Fudge = 1 << 20
+const fudge = 1 << 20
 
-// ReadWriterAt is a whole disk: its partition table is read and written at
+// readWriterAt is a whole disk: its partition table is read and written at
 // byte offsets.
-type ReadWriterAt interface {
+type readWriterAt interface {
 	io.ReaderAt
 	io.WriterAt
 }
@@ -44,7 +44,7 @@ type Disk struct {
 	// Name names the disk in messages ("/dev/vda").
 	Name string
 	// RW reads and writes the disk.
-	RW ReadWriterAt
+	RW readWriterAt
 	// SectorSize is the logical sector size in bytes: 512, 1024, 2048
 	// or 4096. The partition table counts in these.
 	SectorSize int64
@@ -78,7 +78,7 @@ type Change struct {
 	// kernel the partition's new size.
 	KernelResized bool
 
-	rw     ReadWriterAt
+	rw     readWriterAt
 	writes []write
 	// undo is what the writes overwrote, read just before each one,
 	// for Restore.
@@ -273,9 +273,9 @@ func (o overlay) WriteAt([]byte, int64) (int, error) {
 	return 0, errors.New("overlay is read-only")
 }
 
-// fudgeSectors is Fudge in sectors of ss bytes, as growpart's
+// fudgeSectors is fudge in sectors of ss bytes, as growpart's
 // $((FUDGE/sector_size)).
-func fudgeSectors(ss int64) int64 { return Fudge / ss }
+func fudgeSectors(ss int64) int64 { return fudge / ss }
 
 // noGrowth is the reason a partition ending (exclusive) at end does not
 // grow to maxEnd (exclusive), growpart's two NOCHANGE messages, or "" when

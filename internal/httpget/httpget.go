@@ -40,7 +40,7 @@ import (
 
 // Defaults for the zero values of Getter's fields.
 const (
-	DefaultRequestTimeout = 2 * time.Second
+	defaultRequestTimeout = 2 * time.Second
 	DefaultRetries        = 2 // 3 tries in all
 	DefaultBackoff        = 200 * time.Millisecond
 )
@@ -54,7 +54,7 @@ type Fetcher interface {
 // Getter fetches URLs. The zero value is usable.
 type Getter struct {
 	// RequestTimeout bounds one try, from dialing to the end of the body.
-	// 0 means DefaultRequestTimeout.
+	// 0 means defaultRequestTimeout.
 	RequestTimeout time.Duration
 	// Retries is how many times a failed request is tried again: 0 means
 	// DefaultRetries, a negative value means never.
@@ -82,7 +82,7 @@ type Getter struct {
 	CAs *CAPool
 	// Redirects is how many redirects Get follows (redirect.go): 0, as
 	// the metadata clients have it, follows none, and a 3xx answer is a
-	// *StatusError naming its Location. System's Getter has MaxRedirects.
+	// *StatusError naming its Location. System's Getter has maxRedirects.
 	// The initramfs build follows none whatever this says.
 	Redirects int
 	// Proxy, if set, says which proxy a request for a URL goes through,
@@ -274,7 +274,7 @@ func (g *Getter) get(ctx context.Context, r Request) ([]byte, error) {
 func (g *Getter) try(ctx context.Context, r Request, try int, cas *CAPool) (body []byte, again bool, err error) {
 	timeout := g.RequestTimeout
 	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
+		timeout = defaultRequestTimeout
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -333,7 +333,7 @@ func (g *Getter) try(ctx context.Context, r Request, try int, cas *CAPool) (body
 		// Another try gets the same certificate.
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)
 	}
-	if pe := (*ProxyError)(nil); proxySupport && errors.As(err, &pe) && pe.Code < 500 {
+	if pe := (*proxyError)(nil); proxySupport && errors.As(err, &pe) && pe.Code < 500 {
 		// The proxy refused the tunnel (407 credentials, 403 the host):
 		// another try gets the same answer.
 		return nil, false, fmt.Errorf("%s %s: %w", r.Method, name, err)

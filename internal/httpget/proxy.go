@@ -28,17 +28,17 @@ type proxyHop struct {
 	shown string
 }
 
-// ProxyError is a proxy's answer other than 2xx to the CONNECT that
+// proxyError is a proxy's answer other than 2xx to the CONNECT that
 // opens a tunnel to an https server: 407 when it wants credentials, 403
 // when it refuses the host, 502 or 504 when it could not reach it. A 4xx
 // answer is not retried. (Through a proxy, an http request's answers,
 // the proxy's own included, are the server's: a *StatusError.)
-type ProxyError struct {
+type proxyError struct {
 	Proxy string // http://host:port
 	Code  int
 }
 
-func (e *ProxyError) Error() string {
+func (e *proxyError) Error() string {
 	s := fmt.Sprintf("the proxy refused the tunnel: HTTP %d", e.Code)
 	if t := statusText(e.Code); t != "" {
 		s += " " + t
@@ -100,7 +100,7 @@ func authority(t target) string {
 // connect opens a tunnel to t through the proxy conn is connected to: a
 // CONNECT request, and its answer's status line and header read. A 2xx
 // answer leaves conn a byte stream to t, for TLS; anything else is a
-// *ProxyError. TLS has the client speak first, so a proxy sends nothing
+// *proxyError. TLS has the client speak first, so a proxy sends nothing
 // after its answer until then: bytes that come early are an error.
 func (h *proxyHop) connect(conn net.Conn, t target) error {
 	a := authority(t)
@@ -135,7 +135,7 @@ func (h *proxyHop) connect(conn net.Conn, t target) error {
 		return fail(headerErr("read header", err, false))
 	}
 	if code < 200 || code > 299 {
-		return &ProxyError{Proxy: h.shown, Code: code}
+		return &proxyError{Proxy: h.shown, Code: code}
 	}
 	if br.Buffered() > 0 {
 		return fail(errors.New("data after the answer, before the TLS handshake"))

@@ -217,7 +217,7 @@ func TestProxyHTTPS(t *testing.T) {
 	p.User = url.UserPassword("user", "hunter2")
 	g.Proxy = via(p.String())
 	_, err = g.Get(context.Background(), Request{URL: u, Limit: 100})
-	var pe *ProxyError
+	var pe *proxyError
 	want := "GET " + u + " (through proxy " + proxy.URL + "): the proxy refused the tunnel: HTTP 407 Proxy Authentication Required"
 	if !errors.As(err, &pe) || err.Error() != want {
 		t.Errorf("wrong credentials: err = %v\nwant %s", err, want)
@@ -311,12 +311,12 @@ func TestProxyErrors(t *testing.T) {
 	}
 }
 
-// TestSystem: System's Getter follows MaxRedirects, resolves names, and
+// TestSystem: System's Getter follows maxRedirects, resolves names, and
 // has no proxy when the environment names none.
 func TestSystem(t *testing.T) {
 	clearProxyEnv(t)
 	g := System("/x")
-	if g.Redirects != MaxRedirects || g.Resolve == nil || g.Proxy != nil || g.CARoot != "/x" {
+	if g.Redirects != maxRedirects || g.Resolve == nil || g.Proxy != nil || g.CARoot != "/x" {
 		t.Errorf("System: %+v", g)
 	}
 }

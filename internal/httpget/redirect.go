@@ -6,24 +6,24 @@ import (
 	"strings"
 )
 
-// MaxRedirects is how many redirects System's Getter follows. Python's
+// maxRedirects is how many redirects System's Getter follows. Python's
 // requests follows 30 (cloud-init keeps that default); Go's net/http 10,
 // which is what this is: the chains real servers make (http to https, a
 // short link to a CDN to a signed URL) take two to four, and every hop is
 // a full request inside the caller's time bound, which 30 would not fit.
-const MaxRedirects = 10
+const maxRedirects = 10
 
-// RedirectError is a redirect Get does not follow: one more than
+// redirectError is a redirect Get does not follow: one more than
 // g.Redirects, one to a URL it cannot fetch (another scheme, user
 // information), or from https to http, which would send the request, and
 // fetch what comes back, in the clear.
-type RedirectError struct {
+type redirectError struct {
 	Method, URL string // the request as it was asked for
 	To          string // where the redirect pointed, its query redacted
 	Reason      string
 }
 
-func (e *RedirectError) Error() string {
+func (e *redirectError) Error() string {
 	return fmt.Sprintf("%s %s: redirect to %s refused: %s", e.Method, e.URL, e.To, e.Reason)
 }
 
@@ -52,7 +52,7 @@ func redirectCode(code int) bool {
 //   - https to http is refused, as is anything past g.Redirects.
 func (g *Getter) redirect(first, r Request, n int, se *StatusError) (Request, error) {
 	refuse := func(to, why string) (Request, error) {
-		return Request{}, &RedirectError{Method: first.Method, URL: first.URL, To: to, Reason: why}
+		return Request{}, &redirectError{Method: first.Method, URL: first.URL, To: to, Reason: why}
 	}
 	cur, err := url.Parse(r.URL)
 	if err != nil {

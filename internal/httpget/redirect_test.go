@@ -71,7 +71,7 @@ func redirector(code int) http.HandlerFunc {
 // under .test to 127.0.0.1.
 func following() *Getter {
 	g := getter()
-	g.Redirects = MaxRedirects
+	g.Redirects = maxRedirects
 	g.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		if strings.HasSuffix(host, ".test") {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
@@ -122,25 +122,25 @@ func TestRedirectMethods(t *testing.T) {
 	}
 }
 
-// TestRedirectBound: MaxRedirects redirects are followed; one more is an
+// TestRedirectBound: maxRedirects redirects are followed; one more is an
 // error that says so, and its target is not asked for.
 func TestRedirectBound(t *testing.T) {
 	rec := newRecorder(t, redirector(302))
 	g := following()
-	b, err := g.Get(context.Background(), Request{URL: rec.srv.URL + fmt.Sprintf("/hop/%d", MaxRedirects), Limit: 100})
-	if err != nil || string(b) != "done" || len(rec.got()) != MaxRedirects+1 {
-		t.Fatalf("%d redirects: %q, %v, %d requests", MaxRedirects, b, err, len(rec.got()))
+	b, err := g.Get(context.Background(), Request{URL: rec.srv.URL + fmt.Sprintf("/hop/%d", maxRedirects), Limit: 100})
+	if err != nil || string(b) != "done" || len(rec.got()) != maxRedirects+1 {
+		t.Fatalf("%d redirects: %q, %v, %d requests", maxRedirects, b, err, len(rec.got()))
 	}
 	rec.reqs = nil
-	u := rec.srv.URL + fmt.Sprintf("/hop/%d", MaxRedirects+1)
+	u := rec.srv.URL + fmt.Sprintf("/hop/%d", maxRedirects+1)
 	_, err = g.Get(context.Background(), Request{URL: u, Limit: 100})
-	var re *RedirectError
-	want := fmt.Sprintf("GET %s: redirect to %s/hop/0 refused: more than %d redirects", u, rec.srv.URL, MaxRedirects)
+	var re *redirectError
+	want := fmt.Sprintf("GET %s: redirect to %s/hop/0 refused: more than %d redirects", u, rec.srv.URL, maxRedirects)
 	if !errors.As(err, &re) || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
-	if n := len(rec.got()); n != MaxRedirects+1 {
-		t.Errorf("%d requests, want %d", n, MaxRedirects+1)
+	if n := len(rec.got()); n != maxRedirects+1 {
+		t.Errorf("%d requests, want %d", n, maxRedirects+1)
 	}
 }
 
@@ -221,7 +221,7 @@ func TestRedirectErrors(t *testing.T) {
 		"/user": "redirect to http://REDACTED@a.test" + rec.port + "/x refused: bad URL: user info is not supported",
 	} {
 		_, err := following().Get(context.Background(), Request{URL: rec.srv.URL + path, Limit: 100})
-		var re *RedirectError
+		var re *redirectError
 		if !errors.As(err, &re) || err.Error() != "GET "+rec.srv.URL+path+": "+want || strings.Contains(err.Error(), "pw") {
 			t.Errorf("%s: err = %v\nwant %s", path, err, want)
 		}

@@ -12,7 +12,7 @@ import (
 // resolved by the system's resolver (/etc/resolv.conf, /etc/hosts); the
 // proxy the environment names (ProxyFromEnvironment: http_proxy,
 // https_proxy, all_proxy, no_proxy; never in the initramfs build);
-// redirects followed, at most MaxRedirects, never from https to http (not
+// redirects followed, at most maxRedirects, never from https to http (not
 // in the initramfs build either);
 // https servers verified against the CA bundle of the root caRoot ("" is
 // "/"). The caller sets its bounds (RequestTimeout, Retries) and Logf.
@@ -26,6 +26,6 @@ func System(caRoot string) *Getter {
 		},
 		CARoot:    caRoot,
 		Proxy:     ProxyFromEnvironment(),
-		Redirects: MaxRedirects,
+		Redirects: maxRedirects,
 	}
 }

@@ -40,7 +40,7 @@ func TestRedirectHTTPS(t *testing.T) {
 	plain.reqs = nil
 	u := secure.url + "/down"
 	_, err = g.Get(context.Background(), Request{URL: u, Limit: 100})
-	var re *RedirectError
+	var re *redirectError
 	want := "GET " + u + ": redirect to " + plain.srv.URL + "/plain?REDACTED refused: from https to http (earlyinit never downgrades)"
 	if !errors.As(err, &re) || err.Error() != want {
 		t.Errorf("https to http: err = %v\nwant %s", err, want)

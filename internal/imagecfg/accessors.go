@@ -372,13 +372,13 @@ func (c *Config) distro(w *warner) string {
 
 // The three module lists, in the order cloud-init runs them.
 const (
-	InitModules   = "cloud_init_modules"
-	ConfigModules = "cloud_config_modules"
-	FinalModules  = "cloud_final_modules"
+	initModules   = "cloud_init_modules"
+	configModules = "cloud_config_modules"
+	finalModules  = "cloud_final_modules"
 )
 
-// ModuleListKeys are the three module list keys, in cloud-init's order.
-var ModuleListKeys = []string{InitModules, ConfigModules, FinalModules}
+// moduleListKeys are the three module list keys, in cloud-init's order.
+var moduleListKeys = []string{initModules, configModules, finalModules}
 
 // Frequencies cloud-init accepts in a module list entry (FREQUENCIES).
 var Frequencies = []string{"once-per-instance", "always", "once"}
@@ -432,7 +432,7 @@ func (c *Config) ModuleLists() ModuleLists { return c.moduleLists(nil) }
 
 func (c *Config) moduleLists(w *warner) ModuleLists {
 	var out ModuleLists
-	for _, key := range ModuleListKeys {
+	for _, key := range moduleListKeys {
 		v, ok := c.raw()[key]
 		if !ok {
 			continue
@@ -453,11 +453,11 @@ func (c *Config) moduleLists(w *warner) ModuleLists {
 			continue
 		}
 		switch key {
-		case InitModules:
+		case initModules:
 			out.Init = entries
-		case ConfigModules:
+		case configModules:
 			out.Config = entries
-		case FinalModules:
+		case finalModules:
 			out.Final = entries
 		}
 	}

@@ -216,19 +216,19 @@ func TestModuleLists(t *testing.T) {
 cloud_final_modules: []
 `,
 		want: ModuleLists{Set: true, Init: []ModuleEntry{
-			{Name: "migrator", Given: "migrator", List: InitModules},
-			{Name: "write_files", Given: "write-files", List: InitModules},
-			{Name: "users_groups", Given: "users-groups", Frequency: "always", List: InitModules},
-			{Name: "ssh", Given: "cc_ssh.py", Frequency: "once-per-instance", Args: []any{"a", 2}, List: InitModules},
-			{Name: "bootcmd", Given: "bootcmd", Frequency: "once", Args: []any{"x"}, List: InitModules},
+			{Name: "migrator", Given: "migrator", List: initModules},
+			{Name: "write_files", Given: "write-files", List: initModules},
+			{Name: "users_groups", Given: "users-groups", Frequency: "always", List: initModules},
+			{Name: "ssh", Given: "cc_ssh.py", Frequency: "once-per-instance", Args: []any{"a", 2}, List: initModules},
+			{Name: "bootcmd", Given: "bootcmd", Frequency: "once", Args: []any{"x"}, List: initModules},
 		}},
 	}, {
 		name: "bad frequency, bad entries",
 		yaml: "cloud_config_modules: [[runcmd, weekly], [timezone, 1], 7, [3], {frequency: always}, [ntp, per-instance]]\ncloud_final_modules: final_message\n",
 		want: ModuleLists{Set: true, Config: []ModuleEntry{
-			{Name: "runcmd", Given: "runcmd", List: ConfigModules},
-			{Name: "timezone", Given: "timezone", List: ConfigModules},
-			{Name: "ntp", Given: "ntp", List: ConfigModules},
+			{Name: "runcmd", Given: "runcmd", List: configModules},
+			{Name: "timezone", Given: "timezone", List: configModules},
+			{Name: "ntp", Given: "ntp", List: configModules},
 		}},
 		warns: []string{
 			"cloud.cfg: cloud_config_modules[0]: module runcmd: unknown frequency (want once-per-instance, always, once): the module's own is used",

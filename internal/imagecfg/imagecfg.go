@@ -27,7 +27,7 @@
 // Everything is read through an fs.FS over the root (LoadRoot:
 // datasource.DriveFS, which follows no link, without earlyinit's own
 // drop-in for cloud-init), each file capped at MaxFileSize and at most
-// MaxFiles files. The package is otherwise pure:
+// maxFiles files. The package is otherwise pure:
 // the typed accessors (DatasourceList, DefaultUser, ModuleLists, ...) read
 // Raw and give cloud-init's defaults.
 package imagecfg
@@ -52,9 +52,9 @@ const (
 	// MaxFileSize bounds one configuration file: 1 MiB, far above any
 	// real cloud.cfg (a few KiB).
 	MaxFileSize = 1 << 20
-	// MaxFiles bounds the configuration files read in all: the main files
+	// maxFiles bounds the configuration files read in all: the main files
 	// and every *.cfg in their .d directories.
-	MaxFiles = 256
+	maxFiles = 256
 )
 
 // The main configuration files, as absolute paths in the root.
@@ -62,9 +62,9 @@ const (
 	// CloudConfig is cloud-init's main file; its .d directory is
 	// CloudConfig + ".d".
 	CloudConfig = "/etc/cloud/cloud.cfg"
-	// EarlyinitConfig is earlyinit's own; it and its .d directory win
+	// earlyinitConfig is earlyinit's own; it and its .d directory win
 	// over cloud-init's.
-	EarlyinitConfig = "/etc/earlyinit/earlyinit.cfg"
+	earlyinitConfig = "/etc/earlyinit/earlyinit.cfg"
 )
 
 // Config is the image's merged configuration.
@@ -113,7 +113,7 @@ func Load(fsys fs.FS) (*Config, error) {
 	}
 	l := &loader{fsys: fsys}
 	cloud := l.readConfWithConfd(CloudConfig)
-	early := l.readConfWithConfd(EarlyinitConfig)
+	early := l.readConfWithConfd(earlyinitConfig)
 	raw, ws := userdata.MergeConfigs(early, cloud)
 	for _, w := range ws {
 		l.warnf("merge: %s", w)
@@ -169,9 +169,9 @@ func (l *loader) readConf(name string) map[string]any {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if l.count >= MaxFiles {
+	if l.count >= maxFiles {
 		if !l.full {
-			l.warnf("%s: more than %d configuration files: it and the rest are not read", name, MaxFiles)
+			l.warnf("%s: more than %d configuration files: it and the rest are not read", name, maxFiles)
 			l.full = true
 		}
 		return nil

@@ -232,7 +232,7 @@ func TestLoadMissing(t *testing.T) {
 	}
 }
 
-// TestLoadLimits: a file past MaxFileSize is skipped, files past MaxFiles
+// TestLoadLimits: a file past MaxFileSize is skipped, files past maxFiles
 // are not read, each with one warning; a jinja template is read as YAML
 // with a warning.
 func TestLoadLimits(t *testing.T) {
@@ -242,7 +242,7 @@ func TestLoadLimits(t *testing.T) {
 		"etc/earlyinit/earlyinit.cfg":   {Data: []byte("c: 1\n")},
 		"etc/earlyinit/earlyinit.cfg.d": {Mode: 0o755 | os.ModeDir},
 	}
-	for i := 0; i < MaxFiles; i++ {
+	for i := 0; i < maxFiles; i++ {
 		fsys[fmt.Sprintf("etc/cloud/cloud.cfg.d/%04d-x.cfg", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf("k%d: 1\n", i))}
 	}
 	c, err := Load(fsys)
@@ -257,8 +257,8 @@ func TestLoadLimits(t *testing.T) {
 	if strings.Join(c.Warnings, "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(c.Warnings, "\n"), strings.Join(want, "\n"))
 	}
-	if len(c.Files) != MaxFiles-1 {
-		t.Errorf("%d files read, want %d (one skipped for its size)", len(c.Files), MaxFiles-1)
+	if len(c.Files) != maxFiles-1 {
+		t.Errorf("%d files read, want %d (one skipped for its size)", len(c.Files), maxFiles-1)
 	}
 	if c.Raw["b"] != 1 || c.Raw["k253"] != 1 || c.Raw["k254"] != nil || c.Raw["c"] != nil || c.Raw["a"] != nil {
 		t.Errorf("b=%v k253=%v k254=%v c=%v a=%v, want 1 1 <nil> <nil> <nil>", c.Raw["b"], c.Raw["k253"], c.Raw["k254"], c.Raw["c"], c.Raw["a"] != nil)

@@ -17,9 +17,9 @@ import (
 func Hostnames(name string) (fqdn, short string, err error) {
 	fqdn = strings.TrimSuffix(name, ".")
 	if ip, err := netip.ParseAddr(fqdn); err == nil && ip.Is4() {
-		fqdn = ShortHostname(fqdn) // an IPv4 address has no domain
+		fqdn = shortHostname(fqdn) // an IPv4 address has no domain
 	}
-	short = ShortHostname(fqdn)
+	short = shortHostname(fqdn)
 	bad := func(reason string) (string, string, error) {
 		return "", "", fmt.Errorf("local-hostname %q: %s", name, reason)
 	}
@@ -42,9 +42,9 @@ func Hostnames(name string) (fqdn, short string, err error) {
 	return fqdn, short, nil
 }
 
-// ShortHostname is the host name cloud-init derives from local-hostname:
+// shortHostname is the host name cloud-init derives from local-hostname:
 // the part before the first dot, or "ip-10-0-0-1" for an IPv4 address.
-func ShortHostname(name string) string {
+func shortHostname(name string) string {
 	if ip, err := netip.ParseAddr(name); err == nil && ip.Is4() {
 		return "ip-" + strings.ReplaceAll(name, ".", "-")
 	}

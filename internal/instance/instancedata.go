@@ -221,7 +221,7 @@ func v1(d *Data, sys SysInfo) map[string]any {
 	}
 	var host any
 	if d.LocalHostname != "" {
-		host = ShortHostname(d.LocalHostname)
+		host = shortHostname(d.LocalHostname)
 	}
 	keys := []any{}
 	for _, k := range d.PublicKeys {

@@ -19,9 +19,9 @@ import (
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
-// QueryPaths are the files the query verb reads, like cloud-init query's
+// queryPaths are the files the query verb reads, like cloud-init query's
 // --instance-data, --user-data and --vendor-data.
-type QueryPaths struct {
+type queryPaths struct {
 	InstanceData string
 	UserData     string
 	VendorData   string
@@ -31,9 +31,9 @@ type QueryPaths struct {
 // user with uid, under rootDir ("/" on a running system): the sensitive
 // instance data for root when it exists, else the redacted one, and the
 // current instance's user-data.txt and vendor-data.txt.
-func DefaultQueryPaths(rootDir string, uid int) QueryPaths {
+func DefaultQueryPaths(rootDir string, uid int) queryPaths {
 	run := filepath.Join(rootDir, paths.RunDir)
-	p := QueryPaths{
+	p := queryPaths{
 		InstanceData: filepath.Join(run, InstanceDataFile),
 		UserData:     filepath.Join(rootDir, paths.InstanceLink, "user-data.txt"),
 		VendorData:   filepath.Join(rootDir, paths.InstanceLink, "vendor-data.txt"),
@@ -52,7 +52,7 @@ func DefaultQueryPaths(rootDir string, uid int) QueryPaths {
 // (privileged), the content of p.UserData and p.VendorData (decoded as UTF-8,
 // or gunzipped, else base64 with cloud-init's "ci-b64:" prefix; "" when
 // missing); for anyone else "<redacted for non-root user> file:<path>".
-func ReadQueryData(p QueryPaths, privileged bool) ([]byte, error) {
+func ReadQueryData(p queryPaths, privileged bool) ([]byte, error) {
 	b, err := os.ReadFile(p.InstanceData)
 	if err != nil {
 		return nil, fmt.Errorf("read instance data: %w", err)

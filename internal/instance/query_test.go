@@ -158,7 +158,7 @@ func TestReadQueryData(t *testing.T) {
 	if p := DefaultQueryPaths(root, 0); filepath.Base(p.InstanceData) != InstanceDataFile {
 		t.Errorf("without the sensitive file root reads %s", p.InstanceData)
 	}
-	if _, err := ReadQueryData(QueryPaths{InstanceData: filepath.Join(root, "missing")}, true); err == nil {
+	if _, err := ReadQueryData(queryPaths{InstanceData: filepath.Join(root, "missing")}, true); err == nil {
 		t.Errorf("ReadQueryData of a missing file succeeded")
 	}
 }

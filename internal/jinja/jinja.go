@@ -78,9 +78,9 @@ var DefaultLimits = Limits{
 	Alloc:      64 << 20,
 }
 
-// MissingPrefix is how an undefined value prints: cloud-init's
+// missingPrefix is how an undefined value prints: cloud-init's
 // MISSING_JINJA_PREFIX, then the undefined name.
-const MissingPrefix = "CI_MISSING_JINJA_VAR/"
+const missingPrefix = "CI_MISSING_JINJA_VAR/"
 
 // Error is a template that does not parse or render: its line (0 when
 // none applies) and what is wrong. Messages name constructs, variables and
@@ -158,7 +158,7 @@ func (l Limits) withDefaults() Limits {
 
 // Render renders t with vars as the template's variables (nil: none). It
 // returns the output and the names of the undefined values whose marker
-// (MissingPrefix and the name) is in it, in the order they are there, as
+// (missingPrefix and the name) is in it, in the order they are there, as
 // cloud-init's warning lists them.
 func (t *Template) Render(vars *Dict) (out string, missing []string, err error) {
 	r := &renderer{lim: t.lim, vars: vars}
@@ -183,11 +183,11 @@ func (t *Template) Render(vars *Dict) (out string, missing []string, err error) 
 func (r *renderer) missingIn(out string) []string {
 	var names []string
 	for {
-		i := strings.Index(out, MissingPrefix)
+		i := strings.Index(out, missingPrefix)
 		if i < 0 {
 			return names
 		}
-		out = out[i+len(MissingPrefix):]
+		out = out[i+len(missingPrefix):]
 		best := ""
 		for _, n := range r.missing {
 			if len(n) > len(best) && strings.HasPrefix(out, n) {

@@ -136,7 +136,7 @@ type iterV struct {
 }
 
 // undefined is Jinja's Undefined, as cloud-init's DebugUndefined
-// subclass prints it (MissingPrefix and the name).
+// subclass prints it (missingPrefix and the name).
 type undefined struct {
 	name  string // "None" for one made with a hint only
 	hint  string // the error's message, when not the name's
@@ -231,7 +231,7 @@ func (p *printer) str(v any) error {
 		if p.r != nil {
 			p.r.missing = append(p.r.missing, x.name)
 		}
-		return p.write(MissingPrefix + x.name)
+		return p.write(missingPrefix + x.name)
 	}
 	return p.repr(v)
 }

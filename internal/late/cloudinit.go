@@ -22,10 +22,10 @@ import (
 // that `cloud-init status [--wait] [--long]` of an installed cloud-init
 // follows earlyinit's stages.
 const (
-	CloudStatusFile = paths.CloudDataDir + "/status.json"
-	CloudResultFile = paths.CloudDataDir + "/result.json"
-	CloudStatusLink = paths.CloudRunDir + "/status.json"
-	CloudResultLink = paths.CloudRunDir + "/result.json"
+	cloudStatusFile = paths.CloudDataDir + "/status.json"
+	cloudResultFile = paths.CloudDataDir + "/result.json"
+	cloudStatusLink = paths.CloudRunDir + "/status.json"
+	cloudResultLink = paths.CloudRunDir + "/result.json"
 	// cloudBootFinished is what cloud-init's final_message writes at the
 	// end of every boot and its init-local stage removes at the start
 	// (purge_cache); scripts wait for it.
@@ -106,10 +106,10 @@ func cloudDatasource(s *string) *string {
 // run directory.
 func writeCloudStatus(r *rootfs.Root, st *statusFile, result bool) error {
 	cs := cloudStatus(st)
-	if err := writeJSON(r, CloudStatusFile, cs); err != nil {
+	if err := writeJSON(r, cloudStatusFile, cs); err != nil {
 		return err
 	}
-	if err := cloudLink(r, CloudStatusFile, CloudStatusLink); err != nil {
+	if err := cloudLink(r, cloudStatusFile, cloudStatusLink); err != nil {
 		return err
 	}
 	if !result {
@@ -120,10 +120,10 @@ func writeCloudStatus(r *rootfs.Root, st *statusFile, result bool) error {
 		errs = append(errs, cs["v1"].(map[string]any)[s].(cloudStage).Errors...)
 	}
 	rf := map[string]any{"v1": map[string]any{"datasource": cloudDatasource(st.V1.Datasource), "errors": errs}}
-	if err := writeJSON(r, CloudResultFile, rf); err != nil {
+	if err := writeJSON(r, cloudResultFile, rf); err != nil {
 		return err
 	}
-	return cloudLink(r, CloudResultFile, CloudResultLink)
+	return cloudLink(r, cloudResultFile, cloudResultLink)
 }
 
 // cloudLink makes link (in cloud-init's run directory) the relative
@@ -141,7 +141,7 @@ func cloudLink(r *rootfs.Root, file, link string) error {
 // boot-finished; status.json is rewritten right after.
 func purgeCloudStatus(r *rootfs.Root) error {
 	var errs []error
-	for _, f := range []string{CloudResultLink, CloudResultFile, cloudBootFinished} {
+	for _, f := range []string{cloudResultLink, cloudResultFile, cloudBootFinished} {
 		if err := r.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -142,12 +142,12 @@ func TestCloudInitStatus(t *testing.T) {
 	mods := []modules.Module{c.module("good", modules.StageBoot, modules.Always), probe}
 	f.run(modules.StageBoot, mods)
 	roots = append(roots, f.snapshot()) // 1: after the boot stage
-	if l, err := os.Readlink(f.root.Path(CloudStatusLink)); err != nil || l != "../../var/lib/cloud/data/status.json" {
-		t.Errorf("%s -> %q, %v; want cloud-init's relative link", CloudStatusLink, l, err)
+	if l, err := os.Readlink(f.root.Path(cloudStatusLink)); err != nil || l != "../../var/lib/cloud/data/status.json" {
+		t.Errorf("%s -> %q, %v; want cloud-init's relative link", cloudStatusLink, l, err)
 	}
 	f.run(modules.StageFinal, mods)
 	roots = append(roots, f.snapshot()) // 3: done
-	if rep, _ := Status(f.dir); rep.Status != StatusDone {
+	if rep, _ := Status(f.dir); rep.Status != statusDone {
 		t.Errorf("earlyinit status %q, want done", rep.Status)
 	}
 
@@ -164,7 +164,7 @@ func TestCloudInitStatus(t *testing.T) {
 			Errors     []string `json:"errors"`
 		} `json:"v1"`
 	}
-	if err := json.Unmarshal([]byte(f.read(CloudResultLink)), &res); err != nil || res.V1.Datasource != "DataSourceNoCloud [seed-dir (/x)]" || len(res.V1.Errors) != 1 {
+	if err := json.Unmarshal([]byte(f.read(cloudResultLink)), &res); err != nil || res.V1.Datasource != "DataSourceNoCloud [seed-dir (/x)]" || len(res.V1.Errors) != 1 {
 		t.Errorf("result.json %+v %v", res, err)
 	}
 
@@ -179,7 +179,7 @@ func TestCloudInitStatus(t *testing.T) {
 	var st struct {
 		V1 map[string]json.RawMessage `json:"v1"`
 	}
-	if err := json.Unmarshal([]byte(f.read(CloudStatusFile)), &st); err != nil {
+	if err := json.Unmarshal([]byte(f.read(cloudStatusFile)), &st); err != nil {
 		t.Fatal(err)
 	}
 	var initStage cloudStage
@@ -311,11 +311,11 @@ func TestWaitStatus(t *testing.T) {
 	time.Sleep(600 * time.Millisecond)
 	f.run(modules.StageFinal, []modules.Module{})
 	rep := <-done
-	if rep.Status != StatusDone || !regexp.MustCompile(`^\.{3,}\n$`).MatchString(out.String()) {
+	if rep.Status != statusDone || !regexp.MustCompile(`^\.{3,}\n$`).MatchString(out.String()) {
 		t.Errorf("wait: %+v, printed %q", rep, out.String())
 	}
 	out.Reset()
-	if rep, err := WaitStatus(f.dir, true, "json", &out); err != nil || rep.Status != StatusDone || out.Len() != 0 {
+	if rep, err := WaitStatus(f.dir, true, "json", &out); err != nil || rep.Status != statusDone || out.Len() != 0 {
 		t.Errorf("json: %+v %v %q", rep, err, out.String())
 	}
 }

@@ -39,7 +39,7 @@ func TestIncludeOnce(t *testing.T) {
 	}
 	once, always := "http://h.example/once?token=SECRET", "http://h.example/always"
 	sum := md5.Sum([]byte(once))
-	cached := URLCacheDir("iid-1") + "/" + hex.EncodeToString(sum[:])
+	cached := urlCacheDir("iid-1") + "/" + hex.EncodeToString(sum[:])
 
 	boot()
 	boot()
@@ -58,7 +58,7 @@ func TestIncludeOnce(t *testing.T) {
 	}
 
 	// cloud-init's cache of the instance has the same body, 0600.
-	cloudCached := CloudURLCacheDir("iid-1") + "/" + hex.EncodeToString(sum[:])
+	cloudCached := cloudURLCacheDir("iid-1") + "/" + hex.EncodeToString(sum[:])
 	if fi, err := f.root.Stat(cloudCached); err != nil || fi.Mode().Perm() != 0o600 || f.read(cloudCached) != f.read(cached) {
 		t.Errorf("cloud-init's cache file %s: %v %v", cloudCached, fi, err)
 	}

@@ -17,7 +17,7 @@
 // any, choose and order the modules of each stage (see image.go).
 //
 // Each module runs at its frequency, with semaphores in the instance
-// cache (see SemPath); as in cloud-init, a module that fails still writes it,
+// cache (see semPath); as in cloud-init, a module that fails still writes it,
 // so it does not run again; only a script's exit code 1002 or 1003 (which
 // Linux delivers as 234 and 235: see modules.ExitRerun) runs it
 // again next time. Every module and step runs under a recover: a panic is
@@ -31,8 +31,8 @@
 // status.json and result.json writes cloud-init's too, in its 22.4 shape
 // (/var/lib/cloud/data, linked from /run/cloud-init), so `cloud-init
 // status [--wait]` follows the stages; a module's semaphore is written in
-// cloud-init's name as well (CloudSemPath), and cloud-init's semaphores
-// count as earlyinit's (HasRun), so that neither program runs again on an
+// cloud-init's name as well (cloudSemPath), and cloud-init's semaphores
+// count as earlyinit's (hasRun), so that neither program runs again on an
 // instance what the other ran; final_message's boot-finished is copied to
 // cloud-init's instance.
 //
@@ -233,9 +233,9 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 		}
 		return res, nil
 	}
-	if !force && HasRun(r, iid, m.Name, freq) {
+	if !force && hasRun(r, iid, m.Name, freq) {
 		by := ""
-		if p := SemPath(iid, m.Name, freq); p == "" || !r.Exists(p) {
+		if p := semPath(iid, m.Name, freq); p == "" || !r.Exists(p) {
 			by = ", by cloud-init"
 		}
 		res.Status, res.Reason = ModuleSkipped, "already ran ("+string(freq)+by+")"
@@ -254,7 +254,7 @@ func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.
 	case err == nil:
 		res.Status = ModuleOK
 	case errors.As(err, &inc):
-		res.Status, res.Reason = ModuleIncomplete, inc.Reason
+		res.Status, res.Reason = moduleIncomplete, inc.Reason
 		if inc.Err != nil {
 			res.Status, res.Error = ModuleError, inc.Err.Error()
 		}

@@ -153,7 +153,7 @@ func TestFrequencies(t *testing.T) {
 		t.Errorf("statuses %v, want %v", statuses, want)
 	}
 	// As in cloud-init, a module that failed is still marked as run.
-	if !f.root.Exists(SemPath("iid-1", "flaky", modules.PerInstance)) {
+	if !f.root.Exists(semPath("iid-1", "flaky", modules.PerInstance)) {
 		t.Error("failed module wrote no semaphore: it would run again every boot")
 	}
 	if !f.root.Exists("/var/lib/earlyinit/instances/iid-1/sem/inst") || !f.root.Exists("/var/lib/earlyinit/sem/once.once") {
@@ -212,7 +212,7 @@ func TestStatusAndResult(t *testing.T) {
 	}
 	f.run(modules.StageFinal, mods)
 	rep, _ = Status(f.dir)
-	if rep.Status != StatusDone || rep.ExitCode() != 0 || rep.LastUpdate == "" {
+	if rep.Status != statusDone || rep.ExitCode() != 0 || rep.LastUpdate == "" {
 		t.Errorf("second boot: %+v", rep)
 	}
 
@@ -221,7 +221,7 @@ func TestStatusAndResult(t *testing.T) {
 	f.run(modules.StageBoot, mods)
 	f.run(modules.StageFinal, mods)
 	rep, _ = Status(f.dir)
-	if rep.Status != StatusDone || rep.ExtendedStatus != "degraded done" || rep.ExitCode() != 2 || len(rep.RecoverableErrors["WARNING"]) == 0 {
+	if rep.Status != statusDone || rep.ExtendedStatus != "degraded done" || rep.ExitCode() != 2 || len(rep.RecoverableErrors["WARNING"]) == 0 {
 		t.Errorf("degraded: %+v", rep)
 	}
 
@@ -278,13 +278,13 @@ func TestRebootRequest(t *testing.T) {
 	}
 	f.store("iid-1", "")
 	res := f.run(modules.StageBoot, mods)
-	if !res.Reboot || ran != 0 || res.Modules[0].Status != ModuleIncomplete || res.Modules[1].Reason != "reboot requested" {
+	if !res.Reboot || ran != 0 || res.Modules[0].Status != moduleIncomplete || res.Modules[1].Reason != "reboot requested" {
 		t.Errorf("result %+v, ran %d", res, ran)
 	}
 	if !reflect.DeepEqual(f.actions, [][]string{{"shutdown", "-r", "now"}}) {
 		t.Errorf("actions %q", f.actions)
 	}
-	if f.root.Exists(SemPath("iid-1", "asks", modules.PerInstance)) {
+	if f.root.Exists(semPath("iid-1", "asks", modules.PerInstance)) {
 		t.Error("semaphore written for a module to run again")
 	}
 	if len(res.Errors) != 0 {
@@ -400,7 +400,7 @@ echo no interpreter line
 	if !strings.Contains(log, "earlyinit v. 1.2.3 finished at") || !strings.Contains(log, "Up 12.50 seconds") {
 		t.Errorf("log lacks the final message:\n%s", log)
 	}
-	if rep, _ := Status(f.dir); rep.Status != StatusDone {
+	if rep, _ := Status(f.dir); rep.Status != statusDone {
 		t.Errorf("status %+v", rep)
 	}
 	// cloud-init's boot-finished, which scripts wait for: final_message's.

@@ -49,15 +49,15 @@ func TestMaskCloudInit(t *testing.T) {
 		}
 	}
 	// cloud-final.service, defined in /etc (which outranks SystemDir), is
-	// stood in for in ControlDir, with the drop-in that keeps the image's
+	// stood in for in controlDir, with the drop-in that keeps the image's
 	// commands from running.
-	if !slices.Equal(stoodIn, []string{CloudFinal}) {
-		t.Errorf("stood in for %v, want %s", stoodIn, CloudFinal)
+	if !slices.Equal(stoodIn, []string{cloudFinal}) {
+		t.Errorf("stood in for %v, want %s", stoodIn, cloudFinal)
 	}
-	if b, err := os.ReadFile(filepath.Join(runDir, ControlDir, CloudFinal)); err != nil || string(b) != string(StandIn(paths.LateBinary)) {
+	if b, err := os.ReadFile(filepath.Join(runDir, controlDir, cloudFinal)); err != nil || string(b) != string(standIn(paths.LateBinary)) {
 		t.Errorf("stand-in %q, %v", b, err)
 	}
-	if b, err := os.ReadFile(filepath.Join(runDir, ControlDir, CloudFinal+".d", standInDropInName)); err != nil || string(b) != string(StandInDropIn(paths.LateBinary)) {
+	if b, err := os.ReadFile(filepath.Join(runDir, controlDir, cloudFinal+".d", standInDropInName)); err != nil || string(b) != string(standInDropIn(paths.LateBinary)) {
 		t.Errorf("stand-in's drop-in %q, %v", b, err)
 	}
 	for _, u := range []string{"cloud-init.target", "cloud-init-main.service"} {

@@ -16,7 +16,7 @@ import (
 func ciModules() (ci []string, ours map[string]modules.Module) {
 	ours = map[string]modules.Module{}
 	for _, m := range modules.All() {
-		name := strings.TrimPrefix(CloudSemName(m.Name), "config_")
+		name := strings.TrimPrefix(cloudSemName(m.Name), "config_")
 		if name == "" {
 			continue
 		}
@@ -145,7 +145,7 @@ func TestMigrationFromCloudInit(t *testing.T) {
 		if !ok {
 			t.Fatalf("no module %s", res.Name)
 		}
-		ranByCloudInit := laid.Ran[strings.TrimPrefix(CloudSemName(m.Name), "config_")]
+		ranByCloudInit := laid.Ran[strings.TrimPrefix(cloudSemName(m.Name), "config_")]
 		switch {
 		case ranByCloudInit && runs[m.Name] != 0:
 			t.Errorf("%s (%s) ran again after cloud-init ran it", m.Name, m.Frequency)
@@ -154,7 +154,7 @@ func TestMigrationFromCloudInit(t *testing.T) {
 		case !ranByCloudInit && runs[m.Name] != 1:
 			t.Errorf("%s (%s) ran %d times; cloud-init did not run it", m.Name, m.Frequency, runs[m.Name])
 		}
-		if m.Frequency != modules.Always && ours[strings.TrimPrefix(CloudSemName(m.Name), "config_")].Name == m.Name && !ranByCloudInit {
+		if m.Frequency != modules.Always && ours[strings.TrimPrefix(cloudSemName(m.Name), "config_")].Name == m.Name && !ranByCloudInit {
 			t.Errorf("%s (%s): cloud-init wrote no semaphore for it", m.Name, m.Frequency)
 		}
 	}
@@ -245,7 +245,7 @@ func TestMigrationToCloudInitInactive(t *testing.T) {
 		}
 		inactive++
 		m, _ := modules.Lookup(res.Name)
-		if p := SemPath("iid-e", m.Name, m.Frequency); p != "" && f.root.Exists(p) {
+		if p := semPath("iid-e", m.Name, m.Frequency); p != "" && f.root.Exists(p) {
 			t.Errorf("%s: inactive, yet earlyinit's semaphore %s was written", m.Name, p)
 		}
 	}

@@ -12,18 +12,18 @@ import (
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 )
 
-// SemDir holds the semaphores of "once" modules.
-const SemDir = paths.CacheDir + "/sem"
+// semDir holds the semaphores of "once" modules.
+const semDir = paths.CacheDir + "/sem"
 
-// SemPath is the semaphore of module at frequency f for instance iid:
+// semPath is the semaphore of module at frequency f for instance iid:
 // instances/<iid>/sem/<module> per instance, sem/<module>.once once, ""
 // for always (no semaphore).
-func SemPath(iid, module string, f modules.Frequency) string {
+func semPath(iid, module string, f modules.Frequency) string {
 	switch f {
 	case modules.PerInstance:
 		return paths.InstancesDir + "/" + instance.InstanceDirName(iid) + "/sem/" + module
 	case modules.Once:
-		return SemDir + "/" + module + ".once"
+		return semDir + "/" + module + ".once"
 	}
 	return ""
 }
@@ -31,31 +31,31 @@ func SemPath(iid, module string, f modules.Frequency) string {
 // stateDir is where module keeps per-item markers (scripts already run)
 // at frequency f: next to its semaphore, "" for always.
 func stateDir(iid, module string, f modules.Frequency) string {
-	if p := SemPath(iid, module, f); p != "" {
+	if p := semPath(iid, module, f); p != "" {
 		return p + ".d"
 	}
 	return ""
 }
 
-// HasRun tells whether module's semaphore exists: earlyinit's, or
-// cloud-init's (CloudSemPath) for an instance cloud-init provisioned.
-func HasRun(r *rootfs.Root, iid, module string, f modules.Frequency) bool {
-	p := SemPath(iid, module, f)
+// hasRun tells whether module's semaphore exists: earlyinit's, or
+// cloud-init's (cloudSemPath) for an instance cloud-init provisioned.
+func hasRun(r *rootfs.Root, iid, module string, f modules.Frequency) bool {
+	p := semPath(iid, module, f)
 	return p != "" && r.Exists(p) || cloudInitRan(r, iid, module, f)
 }
 
 // cloudInitRan tells whether cloud-init's semaphore of module exists.
 func cloudInitRan(r *rootfs.Root, iid, module string, f modules.Frequency) bool {
-	p := CloudSemPath(iid, module, f)
+	p := cloudSemPath(iid, module, f)
 	return p != "" && r.Exists(p)
 }
 
-// CloudSemName is the name of cloud-init's semaphore of earlyinit's
+// cloudSemName is the name of cloud-init's semaphore of earlyinit's
 // module: "config_" and cloud-init's module name (config/modules.py runs
 // a module as "config-<name>", helpers.canon_sem_name makes "-" "_");
 // power_state is cloud-init's power_state_change. "" for a module
 // cloud-init does not have (post_password).
-func CloudSemName(module string) string {
+func cloudSemName(module string) string {
 	m := modules.Module{Name: module}
 	if m.EarlyinitOnly() {
 		return ""
@@ -66,13 +66,13 @@ func CloudSemName(module string) string {
 	return "config_" + strings.ReplaceAll(module, "-", "_")
 }
 
-// CloudSemPath is cloud-init's semaphore of module at frequency f for
+// cloudSemPath is cloud-init's semaphore of module at frequency f for
 // instance iid, where helpers.Runners and FileSemaphores put it:
 // instances/<iid>/sem/config_<module> per instance,
 // sem/config_<module>.once once, "" for always (no semaphore) or a module
 // cloud-init does not have.
-func CloudSemPath(iid, module string, f modules.Frequency) string {
-	name := CloudSemName(module)
+func cloudSemPath(iid, module string, f modules.Frequency) string {
+	name := cloudSemName(module)
 	if name == "" {
 		return ""
 	}
@@ -89,7 +89,7 @@ func CloudSemPath(iid, module string, f modules.Frequency) string {
 // FileSemaphores does ("<pid>: <time>"), so that a cloud-init booted later
 // on the same instance does not run again what earlyinit ran.
 func markCloudInit(r *rootfs.Root, iid, module string, f modules.Frequency, now time.Time) error {
-	p := CloudSemPath(iid, module, f)
+	p := cloudSemPath(iid, module, f)
 	if p == "" {
 		return nil
 	}
@@ -100,7 +100,7 @@ func markCloudInit(r *rootfs.Root, iid, module string, f modules.Frequency, now 
 // markRun writes module's semaphore: the time it ran, as cloud-init's
 // "<pid>: <time>" content says when.
 func markRun(r *rootfs.Root, iid, module string, f modules.Frequency, now time.Time) error {
-	p := SemPath(iid, module, f)
+	p := semPath(iid, module, f)
 	if p == "" {
 		return nil
 	}

@@ -41,7 +41,7 @@ const (
 	ModuleOK         = "ok"
 	ModuleError      = "error"
 	ModuleSkipped    = "skipped"
-	ModuleIncomplete = "incomplete"
+	moduleIncomplete = "incomplete"
 )
 
 // StageStatus is one stage in status.json, cloud-init's shape (start,
@@ -104,7 +104,7 @@ func writeJSON(r *rootfs.Root, name string, v any) error {
 const (
 	StatusNotRun   = "not run"
 	StatusRunning  = "running"
-	StatusDone     = "done"
+	statusDone     = "done"
 	StatusError    = "error"
 	StatusDisabled = "disabled"
 )
@@ -203,14 +203,14 @@ func Status(root string) (StatusReport, error) {
 		rep.Status = StatusError
 		rep.Detail = strings.Join(rep.Errors, "\n")
 	} else if rep.Status == StatusNotRun && latest > 0 {
-		rep.Status = StatusDone
+		rep.Status = statusDone
 	}
 	rep.ExtendedStatus = rep.Status
 	n := 0
 	for _, v := range rep.RecoverableErrors {
 		n += len(v)
 	}
-	if n > 0 && (rep.Status == StatusDone || rep.Status == StatusRunning) {
+	if n > 0 && (rep.Status == statusDone || rep.Status == StatusRunning) {
 		rep.ExtendedStatus = "degraded " + rep.Status
 	}
 	if latest > 0 {

@@ -199,7 +199,7 @@ func (r *ansibleRunner) cmd(dir string, argv []string) Cmd {
 	if r.extraPath != "" {
 		p := os.Getenv("PATH")
 		if p == "" {
-			p = DefaultPath
+			p = defaultPath
 		}
 		env = append(append([]string{}, env...), "PATH="+p+":"+r.extraPath)
 	}
@@ -268,9 +268,9 @@ func (e *Env) runShown(ctx context.Context, c Cmd, shown string) ([]byte, error)
 }
 
 // whichRoot tells whether name is in one of the root's PATH directories
-// (DefaultPath's).
+// (defaultPath's).
 func (e *Env) whichRoot(name string) bool {
-	for _, d := range strings.Split(DefaultPath, ":") {
+	for _, d := range strings.Split(defaultPath, ":") {
 		if fi, err := e.Root.Stat(d + "/" + name); err == nil && !fi.IsDir() {
 			return true
 		}

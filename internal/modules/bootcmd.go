@@ -6,8 +6,8 @@ import (
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
-// BootcmdPath is where bootcmd's script is written before it runs.
-const BootcmdPath = paths.RunDir + "/bootcmd"
+// bootcmdPath is where bootcmd's script is written before it runs.
+const bootcmdPath = paths.RunDir + "/bootcmd"
 
 // bootcmd is cc_bootcmd: the bootcmd list made into one sh script
 // (shellify: a list item is an argv, quoted; a string is a shell line) and
@@ -18,13 +18,13 @@ func bootcmd(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := e.Root.WriteFile(BootcmdPath, []byte(script), 0o700, 0, 0); err != nil {
+	if err := e.Root.WriteFile(bootcmdPath, []byte(script), 0o700, 0, 0); err != nil {
 		return err
 	}
 	var env []string
 	if e.InstanceID != "" {
 		env = []string{"INSTANCE_ID=" + e.InstanceID}
 	}
-	_, err = e.run(ctx, Cmd{Name: "/bin/sh", Args: []string{e.Root.Path(BootcmdPath)}, Env: env, Output: e.output()})
+	_, err = e.run(ctx, Cmd{Name: "/bin/sh", Args: []string{e.Root.Path(bootcmdPath)}, Env: env, Output: e.output()})
 	return err
 }

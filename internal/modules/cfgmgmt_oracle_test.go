@@ -593,7 +593,7 @@ func runOracleCases(t *testing.T, module, ccModule string, cases []ocCase) {
 			owners := map[string][2]int{}
 			for _, ev := range want {
 				if ev.Kind == "chown" {
-					uid, gid, err := ResolveOwner(te.Root, ev.User+":"+ev.Group)
+					uid, gid, err := resolveOwner(te.Root, ev.User+":"+ev.Group)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -52,8 +52,8 @@ func ExitCode(err error) (int, bool) {
 // root's sbin tools.
 type SystemExec struct{}
 
-// DefaultPath is the PATH commands run with.
-const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+// defaultPath is the PATH commands run with.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // Run runs c through proc.Run: in a process group of its own, killed
 // as a group when ctx ends; a child c leaves in the background (bootcmd's
@@ -70,7 +70,7 @@ func (SystemExec) Run(ctx context.Context, c Cmd) ([]byte, error) {
 		}
 	}
 	if !hasPath {
-		env = append(env, "PATH="+DefaultPath)
+		env = append(env, "PATH="+defaultPath)
 	}
 	cmd.Env = append(env, c.Env...)
 	if c.Stdin != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/earlyinit/earlyinit/internal/instance"
 )
 
-// DefaultFinalMessage is cloud-init's default, with earlyinit's name.
-const DefaultFinalMessage = "earlyinit v. $VERSION finished at $TIMESTAMP. Datasource $DATASOURCE.  Up $UPTIME seconds"
+// defaultFinalMessage is cloud-init's default, with earlyinit's name.
+const defaultFinalMessage = "earlyinit v. $VERSION finished at $TIMESTAMP. Datasource $DATASOURCE.  Up $UPTIME seconds"
 
 // finalMessage is cc_final_message, at every boot: final_message (or the
 // default) with $UPTIME, $TIMESTAMP, $VERSION and $DATASOURCE (also
@@ -22,7 +22,7 @@ const DefaultFinalMessage = "earlyinit v. $VERSION finished at $TIMESTAMP. Datas
 func finalMessage(_ context.Context, e *Env) error {
 	msg := strings.TrimSpace(cfgString(e.Cfg, "final_message", ""))
 	if msg == "" {
-		msg = DefaultFinalMessage
+		msg = defaultFinalMessage
 	}
 	now := time.Now
 	if e.Now != nil {
@@ -36,7 +36,7 @@ func finalMessage(_ context.Context, e *Env) error {
 	}
 	upS := strconv.FormatFloat(up, 'f', 2, 64)
 	subs := map[string]string{"uptime": upS, "timestamp": ts, "version": e.Version, "datasource": ds}
-	out := RenderTemplate(msg, subs)
+	out := renderTemplate(msg, subs)
 	fmt.Fprintln(e.output(), out)
 	e.logf("%s", out)
 	return e.Root.WriteFile(e.instanceDir()+"/boot-finished", []byte(fmt.Sprintf("%s - %s - v. %s\n", upS, ts, e.Version)), 0o644, 0, 0)
@@ -58,11 +58,11 @@ func (e *Env) uptime() float64 {
 	return v
 }
 
-// RenderTemplate replaces $name, ${name} and {{ name }} for each key of
+// renderTemplate replaces $name, ${name} and {{ name }} for each key of
 // subs, in lower or upper case, as cloud-init's templater does for basic
 // (Cheetah-like) and simple jinja templates. Unknown names stay as they
 // are. A leading "## template: jinja" line is dropped.
-func RenderTemplate(s string, subs map[string]string) string {
+func renderTemplate(s string, subs map[string]string) string {
 	if strings.HasPrefix(strings.ToLower(s), "## template:") {
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
 			s = s[i+1:]

@@ -13,10 +13,10 @@ import (
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
-// PreviousHostnameFile remembers the host name earlyinit last wrote, so a
+// previousHostnameFile remembers the host name earlyinit last wrote, so a
 // name the admin changed since is left alone (cloud-init's
 // data/previous-hostname).
-const PreviousHostnameFile = paths.DataDir + "/previous-hostname"
+const previousHostnameFile = paths.DataDir + "/previous-hostname"
 
 // hostnames is cloud-init's util.get_hostname_fqdn: fqdn wins, then a
 // dotted hostname, then the datasource's local-hostname, overridden by a
@@ -68,7 +68,7 @@ func (e *Env) hostnamePair() (short, fqdn string, ok bool, err error) {
 
 // setHostname is cc_set_hostname, per instance: /etc/hostname gets the
 // host name (the fqdn with prefer_fqdn_over_hostname), remembered in
-// PreviousHostnameFile, and the running system's name is set with
+// previousHostnameFile, and the running system's name is set with
 // hostname(1). Nothing happens with preserve_hostname.
 func setHostname(ctx context.Context, e *Env) error {
 	if cfgBool(e.Cfg, "preserve_hostname", false) {
@@ -97,14 +97,14 @@ func updateHostname(ctx context.Context, e *Env) error {
 	if err != nil || !ok {
 		return err
 	}
-	prev := readTrim(e, PreviousHostnameFile)
+	prev := readTrim(e, previousHostnameFile)
 	sys := readTrim(e, "/etc/hostname")
 	if sys != "" && prev != "" && sys != prev {
-		e.logf("update_hostname: /etc/hostname (%s) differs from %s (%s): assuming the admin keeps it", sys, PreviousHostnameFile, prev)
+		e.logf("update_hostname: /etc/hostname (%s) differs from %s (%s): assuming the admin keeps it", sys, previousHostnameFile, prev)
 		return nil
 	}
 	if prev != name {
-		if err := e.Root.WriteFile(PreviousHostnameFile, []byte(name+"\n"), 0o644, 0, 0); err != nil {
+		if err := e.Root.WriteFile(previousHostnameFile, []byte(name+"\n"), 0o644, 0, 0); err != nil {
 			return err
 		}
 	}
@@ -123,7 +123,7 @@ func (e *Env) writeHostname(name string) error {
 	if err := e.keepWrite("/etc/hostname", []byte(name+"\n")); err != nil {
 		return err
 	}
-	return e.Root.WriteFile(PreviousHostnameFile, []byte(name+"\n"), 0o644, 0, 0)
+	return e.Root.WriteFile(previousHostnameFile, []byte(name+"\n"), 0o644, 0, 0)
 }
 
 // applyHostname sets the running system's host name: `hostname NAME`,

@@ -80,7 +80,7 @@ func keygenList(t *testing.T, content string) (string, bool) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(sshKeygen(t), "-l", "-f", f)
-	cmd.Env = []string{"LC_ALL=C", "PATH=" + DefaultPath}
+	cmd.Env = []string{"LC_ALL=C", "PATH=" + defaultPath}
 	out, err := cmd.Output()
 	if err != nil {
 		return "", false
@@ -195,7 +195,7 @@ func runHelper(t *testing.T, root string, args ...string) string {
 		}
 	}()
 	cmd := exec.Command("/bin/sh", append([]string{helperScript(t, root, sock)}, args...)...)
-	cmd.Env = []string{"LC_ALL=C", "PATH=" + DefaultPath}
+	cmd.Env = []string{"LC_ALL=C", "PATH=" + defaultPath}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

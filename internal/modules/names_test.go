@@ -120,7 +120,7 @@ func TestHostnameRefused(t *testing.T) {
 				if len(te.exec.calls) > 0 {
 					t.Errorf("ran %q", te.calls())
 				}
-				for _, f := range []string{"/etc/hostname", "/etc/hosts", PreviousHostnameFile} {
+				for _, f := range []string{"/etc/hostname", "/etc/hosts", previousHostnameFile} {
 					if te.Root.Exists(f) {
 						t.Errorf("%s written", f)
 					}

@@ -10,8 +10,8 @@ import (
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 )
 
-// PasswdEntry is one line of /etc/passwd.
-type PasswdEntry struct {
+// passwdEntry is one line of /etc/passwd.
+type passwdEntry struct {
 	Name     string
 	UID, GID int
 	Gecos    string
@@ -19,17 +19,17 @@ type PasswdEntry struct {
 	Shell    string
 }
 
-// GroupEntry is one line of /etc/group.
-type GroupEntry struct {
+// groupEntry is one line of /etc/group.
+type groupEntry struct {
 	Name    string
 	GID     int
 	Members []string
 }
 
-// ParsePasswd parses passwd(5) content. Blank lines, comments and NIS
+// parsePasswd parses passwd(5) content. Blank lines, comments and NIS
 // "+"/"-" lines are skipped; a malformed line is an error naming it.
-func ParsePasswd(data []byte) ([]PasswdEntry, error) {
-	var out []PasswdEntry
+func parsePasswd(data []byte) ([]passwdEntry, error) {
+	var out []passwdEntry
 	for i, line := range strings.Split(string(data), "\n") {
 		if skipDBLine(line) {
 			continue
@@ -43,14 +43,14 @@ func ParsePasswd(data []byte) ([]PasswdEntry, error) {
 		if err1 != nil || err2 != nil || uid < 0 || gid < 0 {
 			return nil, fmt.Errorf("/etc/passwd line %d: bad uid %q or gid %q", i+1, f[2], f[3])
 		}
-		out = append(out, PasswdEntry{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]})
+		out = append(out, passwdEntry{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]})
 	}
 	return out, nil
 }
 
-// ParseGroup parses group(5) content, as ParsePasswd.
-func ParseGroup(data []byte) ([]GroupEntry, error) {
-	var out []GroupEntry
+// parseGroup parses group(5) content, as parsePasswd.
+func parseGroup(data []byte) ([]groupEntry, error) {
+	var out []groupEntry
 	for i, line := range strings.Split(string(data), "\n") {
 		if skipDBLine(line) {
 			continue
@@ -63,7 +63,7 @@ func ParseGroup(data []byte) ([]GroupEntry, error) {
 		if err != nil || gid < 0 {
 			return nil, fmt.Errorf("/etc/group line %d: bad gid %q", i+1, f[2])
 		}
-		g := GroupEntry{Name: f[0], GID: gid}
+		g := groupEntry{Name: f[0], GID: gid}
 		for _, m := range strings.Split(f[3], ",") {
 			if m != "" {
 				g.Members = append(g.Members, m)
@@ -82,21 +82,21 @@ func skipDBLine(line string) bool {
 // userDB is the root's users and groups, read when needed (useradd
 // changes them between reads).
 type userDB struct {
-	users  []PasswdEntry
-	groups []GroupEntry
+	users  []passwdEntry
+	groups []groupEntry
 }
 
 func readAccounts(r *rootfs.Root) (*userDB, error) {
 	a := &userDB{}
 	if b, err := r.ReadFile("/etc/passwd"); err == nil {
-		if a.users, err = ParsePasswd(b); err != nil {
+		if a.users, err = parsePasswd(b); err != nil {
 			return nil, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	if b, err := r.ReadFile("/etc/group"); err == nil {
-		if a.groups, err = ParseGroup(b); err != nil {
+		if a.groups, err = parseGroup(b); err != nil {
 			return nil, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -105,30 +105,30 @@ func readAccounts(r *rootfs.Root) (*userDB, error) {
 	return a, nil
 }
 
-func (a *userDB) user(name string) (PasswdEntry, bool) {
+func (a *userDB) user(name string) (passwdEntry, bool) {
 	for _, u := range a.users {
 		if u.Name == name {
 			return u, true
 		}
 	}
-	return PasswdEntry{}, false
+	return passwdEntry{}, false
 }
 
-func (a *userDB) group(name string) (GroupEntry, bool) {
+func (a *userDB) group(name string) (groupEntry, bool) {
 	for _, g := range a.groups {
 		if g.Name == name {
 			return g, true
 		}
 	}
-	return GroupEntry{}, false
+	return groupEntry{}, false
 }
 
-// ResolveOwner resolves a write_files owner, "user", "user:group" or
+// resolveOwner resolves a write_files owner, "user", "user:group" or
 // ":group", to ids through the root's /etc/passwd and /etc/group, as
 // cloud-init's extract_usergroup and chownbyname: an empty, "-1" or "none"
 // part keeps root (0). Numeric ids are taken as they are. An unknown name
 // is an error.
-func ResolveOwner(r *rootfs.Root, owner string) (uid, gid int, err error) {
+func resolveOwner(r *rootfs.Root, owner string) (uid, gid int, err error) {
 	u, g, _ := strings.Cut(owner, ":")
 	u, g = strings.TrimSpace(u), strings.TrimSpace(g)
 	none := func(s string) bool { return s == "" || s == "-1" || strings.EqualFold(s, "none") }

@@ -38,7 +38,7 @@ import (
 //   - on OpenStack's metadata service (datasource openstack), the default
 //     user's password, when set_passwords set it in clear text (given in
 //     user-data, RANDOM, or the platform's), is kept for the final stage in
-//     PendingPasswordFile (0600, on /run's tmpfs: never on disk), and
+//     pendingPasswordFile (0600, on /run's tmpfs: never on disk), and
 //     post_password (final stage, after network-online) posts it
 //     encrypted with the instance's first SSH key to the password endpoint
 //     if that holds none (see openstack.Client.PostPassword), then removes
@@ -53,9 +53,9 @@ const (
 	injectKey = "inject_user_password"
 )
 
-// PendingPasswordFile keeps, from the boot stage to the final one, the
+// pendingPasswordFile keeps, from the boot stage to the final one, the
 // default user's clear-text password for post_password.
-const PendingPasswordFile = paths.RunDir + "/password-to-post"
+const pendingPasswordFile = paths.RunDir + "/password-to-post"
 
 // Bounds of post_password: each request, and the whole exchange (GET,
 // encrypt, POST, with retries).
@@ -68,7 +68,7 @@ const (
 // platform's password, as the late stage bounds instance-data.json.
 const maxSensitiveData = 64 << 20
 
-// maxPendingPassword bounds PendingPasswordFile (a password is far less).
+// maxPendingPassword bounds pendingPasswordFile (a password is far less).
 const maxPendingPassword = 4 << 10
 
 // injectUserPassword tells whether the configuration opts in.
@@ -179,7 +179,7 @@ func (e *Env) platformPassword() (p, src string, err error) {
 	return "", "", nil
 }
 
-// keepForPost keeps du's clear-text password in PendingPasswordFile for
+// keepForPost keeps du's clear-text password in pendingPasswordFile for
 // post_password, on OpenStack's metadata service only.
 func (e *Env) keepForPost(pw *passwords, du string) error {
 	if e.Data == nil || e.Data.Datasource != "openstack" || du == "" {
@@ -190,15 +190,15 @@ func (e *Env) keepForPost(pw *passwords, du string) error {
 		e.logf("%s.%s: %s has no clear-text password from this run (a hash, or none): nothing to post to the metadata service", optInKey, injectKey, du)
 		return nil
 	}
-	if err := e.Root.WriteFile(PendingPasswordFile, []byte(p), 0o600, 0, 0); err != nil {
+	if err := e.Root.WriteFile(pendingPasswordFile, []byte(p), 0o600, 0, 0); err != nil {
 		return fmt.Errorf("keep %s's password for post_password: %w", du, err)
 	}
 	return nil
 }
 
-// takePending reads and removes PendingPasswordFile; none is "".
+// takePending reads and removes pendingPasswordFile; none is "".
 func (e *Env) takePending() (string, error) {
-	fi, err := e.Root.Stat(PendingPasswordFile)
+	fi, err := e.Root.Stat(pendingPasswordFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -207,11 +207,11 @@ func (e *Env) takePending() (string, error) {
 	}
 	var b []byte
 	if fi.Size() <= maxPendingPassword {
-		b, err = e.Root.ReadFile(PendingPasswordFile)
+		b, err = e.Root.ReadFile(pendingPasswordFile)
 	} else {
-		err = fmt.Errorf("%s: %d bytes, more than the limit of %d: not read", PendingPasswordFile, fi.Size(), maxPendingPassword)
+		err = fmt.Errorf("%s: %d bytes, more than the limit of %d: not read", pendingPasswordFile, fi.Size(), maxPendingPassword)
 	}
-	if rerr := e.Root.Remove(PendingPasswordFile); rerr != nil {
+	if rerr := e.Root.Remove(pendingPasswordFile); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
 	if err != nil {

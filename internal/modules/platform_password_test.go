@@ -74,7 +74,7 @@ func TestInjectUserPassword(t *testing.T) {
 		fail    bool   // chpasswd fails
 		stdins  []string
 		calls   []string
-		pending string // PendingPasswordFile's content, "" none
+		pending string // pendingPasswordFile's content, "" none
 		wantErr string
 		log     string
 	}{
@@ -156,11 +156,11 @@ func TestInjectUserPassword(t *testing.T) {
 				t.Errorf("chpasswd stdin %q, want %q", *got, tc.stdins)
 			}
 			if tc.pending == "" {
-				if te.Root.Exists(PendingPasswordFile) {
-					t.Errorf("%s kept: %q", PendingPasswordFile, te.read(PendingPasswordFile))
+				if te.Root.Exists(pendingPasswordFile) {
+					t.Errorf("%s kept: %q", pendingPasswordFile, te.read(pendingPasswordFile))
 				}
 			} else {
-				te.wantFile(PendingPasswordFile, tc.pending, 0o600, 0, 0)
+				te.wantFile(pendingPasswordFile, tc.pending, 0o600, 0, 0)
 			}
 			if tc.log != "" && !strings.Contains(te.log.String(), tc.log) {
 				t.Errorf("log %q lacks %q", te.log.String(), tc.log)
@@ -339,7 +339,7 @@ func TestPostPassword(t *testing.T) {
 			}
 			switch want := tc.want; {
 			case want == "random":
-				line := strings.TrimSpace(te.read(te.instanceDir() + "/" + RandomPasswordsFile))
+				line := strings.TrimSpace(te.read(te.instanceDir() + "/" + randomPasswordsFile))
 				want = strings.TrimPrefix(line, "debian:")
 				if p := decryptPosted(t, k, nova.stored); p != want || len(p) != 20 {
 					t.Errorf("posted %q, want the random password %q", p, want)
@@ -352,8 +352,8 @@ func TestPostPassword(t *testing.T) {
 			case nova.stored != tc.stored:
 				t.Errorf("endpoint holds %q, want %q", nova.stored, tc.stored)
 			}
-			if te.Root.Exists(PendingPasswordFile) {
-				t.Errorf("%s left after post_password", PendingPasswordFile)
+			if te.Root.Exists(pendingPasswordFile) {
+				t.Errorf("%s left after post_password", pendingPasswordFile)
 			}
 			if tc.log != "" && !strings.Contains(te.log.String(), tc.log) {
 				t.Errorf("log %q lacks %q", te.log.String(), tc.log)
@@ -389,8 +389,8 @@ func TestPostPasswordUnreachable(t *testing.T) {
 	if d := time.Since(start); d > postPasswordBudget {
 		t.Errorf("took %v, more than the %v bound", d, postPasswordBudget)
 	}
-	if te.Root.Exists(PendingPasswordFile) {
-		t.Errorf("%s left", PendingPasswordFile)
+	if te.Root.Exists(pendingPasswordFile) {
+		t.Errorf("%s left", pendingPasswordFile)
 	}
 	te.noSecret(err, platformSecret)
 }
@@ -417,15 +417,15 @@ func TestMetadataBase(t *testing.T) {
 // the size bound is removed unread.
 func TestTakePending(t *testing.T) {
 	te := newEnv(t, "")
-	te.write(PendingPasswordFile, "pw", 0o600)
+	te.write(pendingPasswordFile, "pw", 0o600)
 	if p, err := te.takePending(); p != "pw" || err != nil {
 		t.Errorf("got %q, %v", p, err)
 	}
-	if p, err := te.takePending(); p != "" || err != nil || te.Root.Exists(PendingPasswordFile) {
+	if p, err := te.takePending(); p != "" || err != nil || te.Root.Exists(pendingPasswordFile) {
 		t.Errorf("second take: %q, %v", p, err)
 	}
-	te.write(PendingPasswordFile, strings.Repeat("x", maxPendingPassword+1), 0o600)
-	if p, err := te.takePending(); p != "" || err == nil || te.Root.Exists(PendingPasswordFile) {
+	te.write(pendingPasswordFile, strings.Repeat("x", maxPendingPassword+1), 0o600)
+	if p, err := te.takePending(); p != "" || err == nil || te.Root.Exists(pendingPasswordFile) {
 		t.Errorf("oversized: %q, %v", p, err)
 	}
 }

@@ -22,7 +22,7 @@ func shutdownOpt(mode string) (string, bool) {
 	return "", false
 }
 
-// ForSysvinit adapts a shutdown argv of ParsePowerState's to sysvinit's
+// ForSysvinit adapts a shutdown argv of parsePowerState's to sysvinit's
 // shutdown, which wants -h with -P or -H (systemd's takes -h as poweroff
 // too, but the runner only calls this when systemd is not running).
 func ForSysvinit(argv []string) []string {
@@ -39,7 +39,7 @@ func ForSysvinit(argv []string) []string {
 // a string for sh -c or a list as argv, exit 0 meaning go) holds, the
 // condition bounded by timeout seconds (default 30).
 func powerState(_ context.Context, e *Env) error {
-	req, err := ParsePowerState(e.Cfg["power_state"])
+	req, err := parsePowerState(e.Cfg["power_state"])
 	if err != nil || req == nil {
 		return err
 	}
@@ -48,8 +48,8 @@ func powerState(_ context.Context, e *Env) error {
 	return nil
 }
 
-// ParsePowerState reads a power_state map; nil for none.
-func ParsePowerState(v any) (*PowerRequest, error) {
+// parsePowerState reads a power_state map; nil for none.
+func parsePowerState(v any) (*PowerRequest, error) {
 	if v == nil {
 		return nil, nil
 	}

@@ -234,7 +234,7 @@ func (e *Env) puppetConf(c any, confFile, sslDir, puppetUser string) error {
 			if !ok {
 				return fmt.Errorf("%s: want a string, got %s", key, kind(cm[name]))
 			}
-			uid, gid, err := ResolveOwner(e.Root, puppetUser+":root")
+			uid, gid, err := resolveOwner(e.Root, puppetUser+":root")
 			if err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}

@@ -77,7 +77,7 @@ func seedData(rc map[string]any) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("random_seed.encoding %q: want raw, b64, base64, gz, gzip or b64-gz", enc)
 	}
-	out, err := WriteFilesEncoding(wf, data)
+	out, err := writeFilesEncoding(wf, data)
 	if err != nil {
 		// The decoder's message names the encoding, never the data.
 		return nil, fmt.Errorf("random_seed.data: %w", err)

@@ -23,7 +23,7 @@ func resolvConf(_ context.Context, e *Env) error {
 		e.logf("manage_resolv_conf is set but resolv_conf is %s: nothing written", kind(e.Cfg["resolv_conf"]))
 		return nil
 	}
-	content, err := RenderResolvConf(rc)
+	content, err := renderResolvConf(rc)
 	if err != nil {
 		return err
 	}
@@ -35,8 +35,8 @@ func resolvConf(_ context.Context, e *Env) error {
 	return e.Root.WriteFile("/etc/resolv.conf", []byte(content), 0o644, 0, 0)
 }
 
-// RenderResolvConf renders resolv.conf(5) from a resolv_conf map.
-func RenderResolvConf(rc map[string]any) (string, error) {
+// renderResolvConf renders resolv.conf(5) from a resolv_conf map.
+func renderResolvConf(rc map[string]any) (string, error) {
 	var b strings.Builder
 	b.WriteString("# Written by earlyinit from cloud-config's resolv_conf (manage_resolv_conf: true).\n")
 	ns, err := cfgStrings(rc, "nameservers", false)

@@ -187,7 +187,7 @@ func standinEnv(t *testing.T, distro, cfg string, tools ...string) *testEnv {
 	if err := te.Root.MkdirAll("/var/lib/standin", 0o755, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", filepath.Join(te.dir, "usr/bin")+":"+DefaultPath)
+	t.Setenv("PATH", filepath.Join(te.dir, "usr/bin")+":"+defaultPath)
 	te.Env.Exec = SystemExec{}
 	return te
 }

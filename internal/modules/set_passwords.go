@@ -33,7 +33,7 @@ func isCryptHash(p string) bool {
 //     (users' text entries, users' RANDOM entries, then list's text and
 //     random lines), the hashes to chpasswd -e (users' hash entries, then
 //     list's), each on stdin;
-//   - random passwords are kept in RandomPasswordsFile (0600 root) and
+//   - random passwords are kept in randomPasswordsFile (0600 root) and
 //     nowhere else: cloud-init prints them on /dev/console ("Set the
 //     following 'random' passwords"), which earlyinit does not, since no
 //     secret reaches a console (docs/security.md); the runner's log says
@@ -191,7 +191,7 @@ func pySplitlines(s string) []string {
 // passwords are the {name, password} pairs set_passwords sets: clear-text
 // ones for chpasswd and hashes for chpasswd -e, each in the order chpasswd
 // gets them, and the random ones (also in text) as "name:password" lines
-// for the console and RandomPasswordsFile.
+// for the console and randomPasswordsFile.
 type passwords struct {
 	text, hashed [][2]string
 	random       []string
@@ -427,12 +427,12 @@ func randomPassword() (string, error) {
 	return string(b), nil
 }
 
-// RandomPasswordsFile, in the instance's directory, keeps the random
+// randomPasswordsFile, in the instance's directory, keeps the random
 // passwords chpasswd set, 0600 root, for root to read once the console
 // has scrolled past them.
-const RandomPasswordsFile = "random-passwords"
+const randomPasswordsFile = "random-passwords"
 
-// keepRandom keeps random ("name:password" lines) in RandomPasswordsFile,
+// keepRandom keeps random ("name:password" lines) in randomPasswordsFile,
 // the only place they are written. The runner's log says only whose they
 // are and where.
 func (e *Env) keepRandom(random []string) error {
@@ -440,7 +440,7 @@ func (e *Env) keepRandom(random []string) error {
 	for i, r := range random {
 		users[i], _, _ = strings.Cut(r, ":")
 	}
-	name := e.instanceDir() + "/" + RandomPasswordsFile
+	name := e.instanceDir() + "/" + randomPasswordsFile
 	if err := e.Root.AppendFile(name, []byte(strings.Join(random, "\n")+"\n"), 0o600, 0, 0); err != nil {
 		return fmt.Errorf("chpasswd: keep the random passwords: %w", err)
 	}

@@ -161,8 +161,8 @@ func TestSetPasswordsMatchesCloudInit(t *testing.T) {
 
 			// Random passwords: each owner's, as the oracle's RANDOMPW.
 			kept := ""
-			if te.Root.Exists(te.instanceDir() + "/" + RandomPasswordsFile) {
-				kept = te.read(te.instanceDir() + "/" + RandomPasswordsFile)
+			if te.Root.Exists(te.instanceDir() + "/" + randomPasswordsFile) {
+				kept = te.read(te.instanceDir() + "/" + randomPasswordsFile)
 			}
 			norm := func(s string) string {
 				for _, l := range strings.Split(strings.TrimSpace(kept), "\n") {
@@ -289,17 +289,17 @@ func TestRandomPasswordsKept(t *testing.T) {
 	if err := te.runModule("set_passwords"); err != nil {
 		t.Fatal(err)
 	}
-	kept := te.read(te.instanceDir() + "/" + RandomPasswordsFile)
+	kept := te.read(te.instanceDir() + "/" + randomPasswordsFile)
 	pw, ok := strings.CutPrefix(kept, "carol:")
 	pw, nl := strings.CutSuffix(pw, "\n")
 	if !ok || !nl || len(pw) != 20 || strings.Trim(pw, pwChars) != "" {
 		t.Errorf("kept %q", kept)
 	}
-	te.wantMode(te.instanceDir()+"/"+RandomPasswordsFile, 0o600, 0, 0)
+	te.wantMode(te.instanceDir()+"/"+randomPasswordsFile, 0o600, 0, 0)
 	if con := te.read("/dev/console"); con != "" {
 		t.Errorf("the console got %q", con)
 	}
-	if log := te.log.String(); strings.Contains(log, pw) || !strings.Contains(log, "random passwords for carol are in "+te.instanceDir()+"/"+RandomPasswordsFile) {
+	if log := te.log.String(); strings.Contains(log, pw) || !strings.Contains(log, "random passwords for carol are in "+te.instanceDir()+"/"+randomPasswordsFile) {
 		t.Errorf("log:\n%s", log)
 	}
 }

@@ -13,10 +13,10 @@ import (
 	"syscall"
 )
 
-// DisableRootOpts is cloud-init's ssh_util.DISABLE_USER_OPTS, the default
+// disableRootOpts is cloud-init's ssh_util.DISABLE_USER_OPTS, the default
 // disable_root_opts: root's keys get it as a prefix, so logging in as
 // root prints where to log in instead.
-const DisableRootOpts = `no-port-forwarding,no-agent-forwarding,no-X11-forwarding,command="echo 'Please login as the user \"$USER\" rather than the user \"$DISABLE_USER\".';echo;sleep 10;exit 142"`
+const disableRootOpts = `no-port-forwarding,no-agent-forwarding,no-X11-forwarding,command="echo 'Please login as the user \"$USER\" rather than the user \"$DISABLE_USER\".';echo;sleep 10;exit 142"`
 
 // defaultKeyTypes is cloud-init's GENERATE_KEY_NAMES without dsa (which
 // OpenSSH deprecated; TestDefaultKeyTypesAsCloudInit), what
@@ -138,7 +138,7 @@ func ssh(ctx context.Context, e *Env) error {
 		if u == "" {
 			u = "NONE"
 		}
-		prefix = cfgString(e.Cfg, "disable_root_opts", DisableRootOpts)
+		prefix = cfgString(e.Cfg, "disable_root_opts", disableRootOpts)
 		prefix = strings.ReplaceAll(prefix, "$USER", u)
 		prefix = strings.ReplaceAll(prefix, "$DISABLE_USER", "root")
 	}
@@ -238,7 +238,7 @@ func (e *Env) addAuthorizedKeys(user string, keys []string, prefix string) error
 		if user != "root" {
 			return fmt.Errorf("ssh keys for %s: no such user in /etc/passwd", user)
 		}
-		pw = PasswdEntry{Name: "root", Home: "/root"}
+		pw = passwdEntry{Name: "root", Home: "/root"}
 	}
 	if pw.Home == "" || pw.Home[0] != '/' {
 		return fmt.Errorf("ssh keys for %s: home %q is not an absolute path", user, pw.Home)

@@ -87,7 +87,7 @@ func sshAuthkeyFingerprints(_ context.Context, e *Env) error {
 // sshd_config's AuthorizedKeysFile (default %h/.ssh/authorized_keys), the
 // first path that is the user's (it has %h or %u, or is under the home)
 // and a regular file; else the home's .ssh/authorized_keys.
-func (e *Env) authorizedKeysFile(pw PasswdEntry) string {
+func (e *Env) authorizedKeysFile(pw passwdEntry) string {
 	home := strings.TrimSuffix(pw.Home, "/")
 	def := home + "/.ssh/authorized_keys"
 	value := "%h/.ssh/authorized_keys"

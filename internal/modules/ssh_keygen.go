@@ -7,11 +7,11 @@ import (
 	"slices"
 )
 
-// Starter is an Exec that can start a command and wait for it later, so
+// starter is an Exec that can start a command and wait for it later, so
 // that independent commands run side by side. wait returns what Run
 // would have, and is called once. An Exec without Start runs each
 // command when it is started (Env.start), one after the other.
-type Starter interface {
+type starter interface {
 	Start(ctx context.Context, c Cmd) (wait func() ([]byte, error))
 }
 
@@ -36,7 +36,7 @@ func (s SystemExec) Start(ctx context.Context, c Cmd) func() ([]byte, error) {
 // run at once with wait returning its result. A failure is wrapped as
 // run's.
 func (e *Env) start(ctx context.Context, c Cmd) (wait func() ([]byte, error)) {
-	s, ok := e.Exec.(Starter)
+	s, ok := e.Exec.(starter)
 	if !ok {
 		out, err := e.run(ctx, c)
 		return func() ([]byte, error) { return out, err }

@@ -121,7 +121,7 @@ resolv_conf:
 	if te.read("/run/systemd/resolve/stub-resolv.conf") != "stub" {
 		t.Error("wrote through the symlink")
 	}
-	if _, err := RenderResolvConf(map[string]any{"domain": "x\nnameserver 6.6.6.6\nbad"}); err == nil {
+	if _, err := renderResolvConf(map[string]any{"domain": "x\nnameserver 6.6.6.6\nbad"}); err == nil {
 		t.Error("newline in a value accepted")
 	}
 }

@@ -67,7 +67,7 @@ func TestUsersInProcess(t *testing.T) {
 	te.wantFile("/home/alice/.profile", "# profile\n", 0o644, 1001, 1002)
 	te.wantMode("/home/alice", 0o755, 1001, 1002)
 	te.wantFile("/home/alice/.ssh/authorized_keys", "ssh-ed25519 AAAAalice alice@k\n", 0o600, 1001, 1002)
-	if !strings.Contains(te.read(SudoersFile), "alice ALL=(ALL) NOPASSWD:ALL") {
+	if !strings.Contains(te.read(sudoersFile), "alice ALL=(ALL) NOPASSWD:ALL") {
 		t.Error("no sudo rule for alice")
 	}
 	if te.Root.Exists("/etc/passwd.lock") || te.Root.Exists("/etc/shadow.lock") {

@@ -13,15 +13,15 @@ import (
 	"github.com/earlyinit/earlyinit/internal/accounts"
 )
 
-// SudoersFile holds the sudo rules of users entries (cloud-init's
+// sudoersFile holds the sudo rules of users entries (cloud-init's
 // /etc/sudoers.d/90-cloud-init-users).
-const SudoersFile = "/etc/sudoers.d/90-earlyinit-users"
+const sudoersFile = "/etc/sudoers.d/90-earlyinit-users"
 
 // usersGroups is cc_users_groups: groups first (groupadd, members added
 // with usermod -a -G), then each user: useradd when it does not exist yet
 // (options as cloud-init's distro.add_user, sorted by key), passwords
 // through chpasswd (stdin, never logged), passwd -l unless lock_passwd is
-// false, sudo rules into SudoersFile (checked with visudo -cf when the root
+// false, sudo rules into sudoersFile (checked with visudo -cf when the root
 // has visudo), and ssh_authorized_keys appended to ~/.ssh/authorized_keys.
 //
 // Roots without useradd but with busybox get busybox's adduser/addgroup.
@@ -259,7 +259,7 @@ func pyTruthy(v any) bool {
 	return true
 }
 
-// sudoRules is the user's sudo key as "name rule" lines for SudoersFile.
+// sudoRules is the user's sudo key as "name rule" lines for sudoersFile.
 func (e *Env) sudoRules(name string, cfg map[string]any) ([]string, error) {
 	var rules []string
 	switch t := cfg["sudo"].(type) {
@@ -473,7 +473,7 @@ func (e *Env) lockPasswd(ctx context.Context, name string) error {
 	return err
 }
 
-// writeSudoers writes SudoersFile with rules ("user rule" lines), after
+// writeSudoers writes sudoersFile with rules ("user rule" lines), after
 // checking a candidate copy with visudo -cf when the root has visudo (a
 // broken file in /etc/sudoers.d breaks sudo for everyone), and makes sure
 // /etc/sudoers includes /etc/sudoers.d.
@@ -481,14 +481,14 @@ func (e *Env) writeSudoers(ctx context.Context, rules []string) error {
 	content := "# Created by earlyinit from cloud-config users entries.\n\n" + strings.Join(rules, "\n") + "\n"
 	if _, ok := e.has("/usr/sbin/visudo", "/sbin/visudo"); ok {
 		// sudo ignores files with a "." in /etc/sudoers.d.
-		cand := SudoersFile + ".check"
+		cand := sudoersFile + ".check"
 		if err := e.Root.WriteFile(cand, []byte(content), 0o440, 0, 0); err != nil {
 			return err
 		}
 		_, err := e.run(ctx, Cmd{Name: "visudo", Args: []string{"-cf", e.Root.Path(cand)}})
 		e.Root.Remove(cand)
 		if err != nil {
-			return fmt.Errorf("sudo rules refused by visudo, %s not written: %w", SudoersFile, err)
+			return fmt.Errorf("sudo rules refused by visudo, %s not written: %w", sudoersFile, err)
 		}
 	}
 	if err := e.ensureSudoInclude(); err != nil {
@@ -497,7 +497,7 @@ func (e *Env) writeSudoers(ctx context.Context, rules []string) error {
 	if err := e.Root.MkdirAll("/etc/sudoers.d", 0o750, 0, 0); err != nil {
 		return err
 	}
-	return e.Root.WriteFile(SudoersFile, []byte(content), 0o440, 0, 0)
+	return e.Root.WriteFile(sudoersFile, []byte(content), 0o440, 0, 0)
 }
 
 // ensureSudoInclude is distro.ensure_sudo_dir: /etc/sudoers gets an

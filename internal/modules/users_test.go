@@ -51,8 +51,8 @@ users:
 	if strings.Contains(te.log.String(), "$6$salt") {
 		t.Error("password hash in the log")
 	}
-	te.wantFile(SudoersFile, "# Created by earlyinit from cloud-config users entries.\n\ndebian ALL=(ALL) NOPASSWD:ALL\nalice ALL=(ALL) ALL\n", 0o440, 0, 0)
-	if te.Root.Exists(SudoersFile + ".check") {
+	te.wantFile(sudoersFile, "# Created by earlyinit from cloud-config users entries.\n\ndebian ALL=(ALL) NOPASSWD:ALL\nalice ALL=(ALL) ALL\n", 0o440, 0, 0)
+	if te.Root.Exists(sudoersFile + ".check") {
 		t.Error("candidate sudoers file left")
 	}
 	if !strings.Contains(te.read("/etc/sudoers"), "#includedir /etc/sudoers.d") {
@@ -82,7 +82,7 @@ func TestUsersVisudoRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refused by visudo") {
 		t.Fatalf("err %v", err)
 	}
-	if te.Root.Exists(SudoersFile) || te.Root.Exists(SudoersFile+".check") {
+	if te.Root.Exists(sudoersFile) || te.Root.Exists(sudoersFile+".check") {
 		t.Error("refused sudoers written")
 	}
 }
@@ -108,7 +108,7 @@ func TestUsersDefaultRenamedAndErrors(t *testing.T) {
 	if c := te.calls(); len(c) < 2 || !strings.HasPrefix(c[len(c)-2], "useradd admin --comment Debian") {
 		t.Errorf("calls %q", c)
 	}
-	if te.Root.Exists(SudoersFile) {
+	if te.Root.Exists(sudoersFile) {
 		t.Error("sudo: null wrote rules")
 	}
 	for _, cfg := range []string{"users: [{gecos: x}]", "users: [{name: '-rf'}]", "users: 42", "users: [{name: x, uid: abc}]"} {
@@ -138,7 +138,7 @@ ssh_genkeytypes: [ed25519, rsa]
 		t.Error("old host key kept, new one not made or sshd_config removed")
 	}
 	te.wantFile("/home/debian/.ssh/authorized_keys", "ssh-rsa AAAAcfg cfg@key\n", 0o600, 1000, 1000)
-	prefix := strings.ReplaceAll(strings.ReplaceAll(DisableRootOpts, "$USER", "debian"), "$DISABLE_USER", "root")
+	prefix := strings.ReplaceAll(strings.ReplaceAll(disableRootOpts, "$USER", "debian"), "$DISABLE_USER", "root")
 	te.wantFile("/root/.ssh/authorized_keys", "# mine\n"+prefix+" ssh-rsa AAAAcfg cfg@key\n", 0o600, 0, 0)
 }
 

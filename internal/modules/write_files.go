@@ -54,13 +54,13 @@ func (e *Env) writeFilesEntries(deferred bool) error {
 	return errors.Join(errs...)
 }
 
-// WriteFilesEncoding decodes content per a write_files encoding, as
+// writeFilesEncoding decodes content per a write_files encoding, as
 // cloud-init's canonicalize_extraction and extract_contents: gz/gzip,
 // gz+base64 (gzip+base64, gz+b64, gzip+b64), b64/base64, text/plain or
 // empty as is. Unlike cloud-init, an unknown encoding is an error rather
 // than plain text with a warning: writing base64 text where a binary was
 // meant helps nobody.
-func WriteFilesEncoding(encoding string, content []byte) ([]byte, error) {
+func writeFilesEncoding(encoding string, content []byte) ([]byte, error) {
 	enc := strings.ToLower(strings.TrimSpace(encoding))
 	var steps []string
 	switch enc {
@@ -168,7 +168,7 @@ func (e *Env) writeFile(f map[string]any) error {
 	default:
 		content = []byte(scalarString(c))
 	}
-	data, err := WriteFilesEncoding(cfgString(f, "encoding", ""), content)
+	data, err := writeFilesEncoding(cfgString(f, "encoding", ""), content)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
@@ -176,7 +176,7 @@ func (e *Env) writeFile(f map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
-	uid, gid, err := ResolveOwner(e.Root, cfgString(f, "owner", "root:root"))
+	uid, gid, err := resolveOwner(e.Root, cfgString(f, "owner", "root:root"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}

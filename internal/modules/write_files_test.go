@@ -130,7 +130,7 @@ func FuzzWriteFilesEncoding(f *testing.F) {
 	f.Add("gzip", string(gzipped("z")))
 	f.Add("text/plain", "plain")
 	f.Fuzz(func(t *testing.T, enc, content string) {
-		out, err := WriteFilesEncoding(enc, []byte(content))
+		out, err := writeFilesEncoding(enc, []byte(content))
 		if err == nil && len(out) > maxFileSize {
 			t.Fatalf("output of %d bytes", len(out))
 		}
@@ -142,7 +142,7 @@ func FuzzParsePasswd(f *testing.F) {
 	f.Add("a:x:1:2:g:/h:/s\n#c\n+nis\n")
 	f.Add("bad:line\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		es, err := ParsePasswd([]byte(s))
+		es, err := parsePasswd([]byte(s))
 		if err == nil {
 			for _, e := range es {
 				if e.UID < 0 || e.GID < 0 || strings.Contains(e.Name, ":") {
@@ -150,7 +150,7 @@ func FuzzParsePasswd(f *testing.F) {
 				}
 			}
 		}
-		gs, err := ParseGroup([]byte(s))
+		gs, err := parseGroup([]byte(s))
 		if err == nil {
 			for _, g := range gs {
 				if g.GID < 0 {

@@ -23,12 +23,12 @@ const IfNameMax = 15
 // quotes, '#', '=') has a meaning in one of the files the renderers write.
 const ifNameExtra = "._-@+"
 
-// CheckIfName tells why name cannot name a network interface, or returns
+// checkIfName tells why name cannot name a network interface, or returns
 // nil. It applies the kernel's dev_valid_name (1 to 15 bytes, not "." or
 // "..", no '/', ':' or whitespace), systemd's ifname_valid (printable ASCII
 // only) and, since names are written into shell-sourced files and glob
 // matches, allows only letters, digits and "._-@+".
-func CheckIfName(name string) error {
+func checkIfName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("empty interface name")
@@ -188,7 +188,7 @@ func (c *Config) checkSize() error {
 // CheckValues checks the size of the configuration (the Max* bounds) and
 // every string of the configuration against the syntax
 // it lands in: interface names and the names bonds, bridges and VLANs refer
-// to (CheckIfName), MACs (lower-case, colon separated), drivers, bond and
+// to (checkIfName), MACs (lower-case, colon separated), drivers, bond and
 // bridge parameters, DHCP host names and use-domains, and search domains.
 // It does not check references between interfaces (Validate does). Every
 // renderer calls it, so no value with a newline, a quote or a shell or glob
@@ -206,7 +206,7 @@ func (c *Config) CheckValues() error {
 		what := fmt.Sprintf("interfaces[%d] (%s %q)", i, iface.Kind, iface.Name)
 		bad := func(err error) { errs = append(errs, fmt.Errorf("%s: %w", what, err)) }
 		if iface.Name != "" { // Validate reports unnamed interfaces
-			if err := CheckIfName(iface.Name); err != nil {
+			if err := checkIfName(iface.Name); err != nil {
 				bad(fmt.Errorf("name: %w", err))
 			}
 		}
@@ -223,7 +223,7 @@ func (c *Config) CheckValues() error {
 			}
 		}
 		for j, m := range iface.Matches {
-			if err := CheckIfName(m); err != nil {
+			if err := checkIfName(m); err != nil {
 				bad(fmt.Errorf("matches[%d]: %w", j, err))
 			}
 		}
@@ -242,7 +242,7 @@ func (c *Config) CheckValues() error {
 		refs := func(key string, names []string) {
 			seen := map[string]bool{}
 			for j, n := range names {
-				if err := CheckIfName(n); err != nil {
+				if err := checkIfName(n); err != nil {
 					bad(fmt.Errorf("%s[%d]: %w", key, j, err))
 				} else if seen[n] {
 					bad(fmt.Errorf("%s[%d]: %q listed twice", key, j, n))
@@ -263,7 +263,7 @@ func (c *Config) CheckValues() error {
 			}
 		}
 		if iface.VLAN != nil && iface.VLAN.Link != "" {
-			if err := CheckIfName(iface.VLAN.Link); err != nil {
+			if err := checkIfName(iface.VLAN.Link); err != nil {
 				bad(fmt.Errorf("vlan.link: %w", err))
 			}
 		}

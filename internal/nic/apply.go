@@ -104,7 +104,7 @@ func WaitFor(ctx context.Context, nl Netlinker, macs []string, interval time.Dur
 	}
 	want := map[string]bool{}
 	for _, m := range macs {
-		if n, err := NormalizeMAC(m); err == nil {
+		if n, err := normalizeMAC(m); err == nil {
 			want[n] = true
 		} else {
 			want[m] = true

@@ -79,9 +79,9 @@ func ValidName(name string) error {
 	return nil
 }
 
-// NormalizeMAC returns mac in the lower-case colon-separated form the kernel
+// normalizeMAC returns mac in the lower-case colon-separated form the kernel
 // prints ("52:54:00:12:34:56"), accepting what net.ParseMAC accepts.
-func NormalizeMAC(mac string) (string, error) {
+func normalizeMAC(mac string) (string, error) {
 	hw, err := net.ParseMAC(strings.TrimSpace(mac))
 	if err != nil {
 		return "", fmt.Errorf("invalid MAC address %q", mac)
@@ -92,7 +92,7 @@ func NormalizeMAC(mac string) (string, error) {
 // linkMAC is a live link's MAC in normal form; links come from the kernel,
 // so a MAC that does not parse is only lower-cased.
 func linkMAC(mac string) string {
-	if m, err := NormalizeMAC(mac); err == nil {
+	if m, err := normalizeMAC(mac); err == nil {
 		return m
 	}
 	return strings.ToLower(mac)

@@ -12,14 +12,14 @@ import (
 
 // Where the persistence files go in the real root.
 const (
-	LinkDir   = "/etc/systemd/network"
+	linkDir   = "/etc/systemd/network"
 	UdevRules = "/etc/udev/rules.d/70-persistent-net.rules"
 )
 
 // PersistFiles returns the files that make the names in want (MAC -> name)
 // stick in the real OS, as netcfg.File like the renderers' output. With
 // systemd it is one systemd .link file per entry,
-// LinkDir/10-earlyinit-<name>.link, matching the MAC; without, one classic
+// linkDir/10-earlyinit-<name>.link, matching the MAC; without, one classic
 // udev rules file, UdevRules, with a line per entry as cloud-init writes it.
 // Files and lines are sorted by name. Entries Plan rejects whatever the live
 // links (invalid MAC or name, a MAC given two names, a name given to two
@@ -48,7 +48,7 @@ func PersistLinks(want map[string]string, wakeOnLAN []string, systemd bool) []ne
 	if systemd {
 		wol := map[string]bool{}
 		for _, m := range wakeOnLAN {
-			if mac, err := NormalizeMAC(m); err == nil {
+			if mac, err := normalizeMAC(m); err == nil {
 				wol[mac] = true
 			}
 		}
@@ -59,7 +59,7 @@ func PersistLinks(want map[string]string, wakeOnLAN []string, systemd bool) []ne
 				b = append(b, "WakeOnLan=magic\n"...)
 			}
 			files = append(files, netcfg.File{
-				Path: path.Join(LinkDir, "10-earlyinit-"+e.name+".link"),
+				Path: path.Join(linkDir, "10-earlyinit-"+e.name+".link"),
 				Data: b,
 				Mode: 0o644,
 			})

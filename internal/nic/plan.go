@@ -121,7 +121,7 @@ func normalize(want map[string]string) (map[string]string, []Problem) {
 	clash := map[string][]string{} // normal MAC -> distinct names, when more than one
 	for _, k := range raw {
 		name := want[k]
-		mac, err := NormalizeMAC(k)
+		mac, err := normalizeMAC(k)
 		if err != nil {
 			skip(k, name, "%v", err)
 			continue

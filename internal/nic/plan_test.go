@@ -56,7 +56,7 @@ func checkPlan(t testing.TB, ls []Link, want map[string]string, steps []Step, pr
 	final := simulate(t, ls, steps)
 	norm := map[string]string{}
 	for k, v := range want {
-		if m, err := NormalizeMAC(k); err == nil {
+		if m, err := normalizeMAC(k); err == nil {
 			norm[m] = v
 		}
 	}

@@ -201,8 +201,8 @@ const (
 	offArgs = 16
 )
 
-// Program is k's filter as classic BPF, for install and for tests.
-func Program(k Kernel) ([]unix.SockFilter, error) {
+// program is k's filter as classic BPF, for install and for tests.
+func program(k Kernel) ([]unix.SockFilter, error) {
 	arch, ok := auditArch()
 	if !ok {
 		return nil, fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
@@ -262,7 +262,7 @@ func Program(k Kernel) ([]unix.SockFilter, error) {
 // (SECCOMP_FILTER_FLAG_TSYNC): Go's threads, and every thread and command
 // started later, inherit it.
 func install(k Kernel) error {
-	prog, err := Program(k)
+	prog, err := program(k)
 	if err != nil {
 		return err
 	}

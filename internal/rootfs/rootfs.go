@@ -211,14 +211,14 @@ func (r *Root) appendFile(name string, data []byte, mode fs.FileMode, uid, gid i
 // ReadFile reads name. It refuses anything but a regular file (a FIFO planted
 // in the root cannot block it).
 func (r *Root) ReadFile(name string) ([]byte, error) {
-	return r.ReadFileMax(name, MaxReadSize)
+	return r.ReadFileMax(name, maxReadSize)
 }
 
 // ReadFileMax is ReadFile with a smaller limit: a file of more than limit
 // bytes is refused before it is read. Errors name the file; one over the
 // limit ends "N bytes is over the LIMIT byte limit".
 func (r *Root) ReadFileMax(name string, limit int) ([]byte, error) {
-	limit = min(limit, MaxReadSize)
+	limit = min(limit, maxReadSize)
 	b, err := r.readFile(clean(name), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read %s in %s: %w", clean(name), r.dir, err)
@@ -321,11 +321,11 @@ func (r *Root) readHead(name string, n int) ([]byte, int64, error) {
 	return b, size, err
 }
 
-// MaxReadSize bounds ReadFile: a user can make the files earlyinit reads in
+// maxReadSize bounds ReadFile: a user can make the files earlyinit reads in
 // their home (authorized_keys) as large as the disk. Nothing earlyinit reads
 // from a root is legitimately larger: the instance cache's own files are
 // capped at 16 MiB, status files at 64 MiB.
-const MaxReadSize = 64 << 20
+const maxReadSize = 64 << 20
 
 // MkdirAll creates directory name and any missing parents. Parents are
 // created 0755 and owned by root; name itself, if created, gets mode and

@@ -678,7 +678,7 @@ func TestWriteFileFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := int64(MaxReadSize) + 1<<20
+	big := int64(maxReadSize) + 1<<20
 	if err := r.WriteFileFrom("/var/swap", func(f *os.File) error {
 		if err := f.Truncate(big); err != nil {
 			return err

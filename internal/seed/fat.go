@@ -20,11 +20,11 @@ const (
 	// (fewer is FAT12, more FAT32, to every reader).
 	fat16MinClusters = 4085
 	fat16MaxClusters = 65524
-	// FATMinSize and FATMaxSize bound a FAT16 image with 512-byte sectors:
+	// fatMinSize and fatMaxSize bound a FAT16 image with 512-byte sectors:
 	// the smallest holds 4085 one-sector clusters, the largest 65524 of
 	// 32 KiB.
-	FATMinSize = 4 << 20
-	FATMaxSize = 2 << 30
+	fatMinSize = 4 << 20
+	fatMaxSize = 2 << 30
 )
 
 // FAT writes a FAT16 filesystem of size bytes, labelled label, holding
@@ -35,7 +35,7 @@ const (
 // Every metadata byte (boot sector, both FATs, root directory, directory
 // clusters) and the files' clusters are written; free clusters are left as
 // they are, so w need not be zeroed. The caller makes w size bytes long
-// (a truncated file). size must be within FATMinSize and FATMaxSize; see
+// (a truncated file). size must be within fatMinSize and fatMaxSize; see
 // FATSize for the smallest that holds files.
 //
 // label is the FAT volume label, 1 to 11 characters of upper case letters,
@@ -61,14 +61,14 @@ func FAT(w io.WriterAt, size int64, label string, t time.Time, files []File) err
 }
 
 // FATSize is the smallest image size, a whole number of MiB and at least
-// FATMinSize, in which FAT can write files.
+// fatMinSize, in which FAT can write files.
 func FATSize(files []File) (int64, error) {
 	root, err := buildTree(files)
 	if err != nil {
 		return 0, err
 	}
 	var lastErr error
-	for size := int64(FATMinSize); size <= FATMaxSize; {
+	for size := int64(fatMinSize); size <= fatMaxSize; {
 		g, err := fatGeometry(size)
 		if err == nil {
 			l := &fatLayout{g: g, first: map[*node]uint32{}, count: map[*node]uint32{}}
@@ -80,7 +80,7 @@ func FATSize(files []File) (int64, error) {
 		// Grow by an eighth (whole MiB), so the result is close.
 		size += max(1<<20, size/8&^(1<<20-1))
 	}
-	return 0, fmt.Errorf("files do not fit in a FAT16 image of %d bytes: %w", int64(FATMaxSize), lastErr)
+	return 0, fmt.Errorf("files do not fit in a FAT16 image of %d bytes: %w", int64(fatMaxSize), lastErr)
 }
 
 func checkFATLabel(label string) error {
@@ -106,8 +106,8 @@ func (g fatGeo) clusterBytes() int64 { return int64(g.spc) * fatSector }
 // fatGeometry picks the smallest cluster that keeps the count within
 // FAT16's, as mkfs.fat does.
 func fatGeometry(size int64) (fatGeo, error) {
-	if size < FATMinSize || size > FATMaxSize || size%fatSector != 0 {
-		return fatGeo{}, fmt.Errorf("FAT16 image size %d: want a multiple of %d from %d to %d bytes", size, fatSector, int64(FATMinSize), int64(FATMaxSize))
+	if size < fatMinSize || size > fatMaxSize || size%fatSector != 0 {
+		return fatGeo{}, fmt.Errorf("FAT16 image size %d: want a multiple of %d from %d to %d bytes", size, fatSector, int64(fatMinSize), int64(fatMaxSize))
 	}
 	total := uint32(size / fatSector)
 	rootSecs := uint32(fatRootEntries * 32 / fatSector)

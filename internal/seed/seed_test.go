@@ -331,7 +331,7 @@ func TestFATShortNames(t *testing.T) {
 		{Name: "user-data2", Data: []byte("d")},
 		{Name: "meta_data.json", Data: []byte("e")},
 	}
-	img := writeFAT(t, FATMinSize, "CONFIG-2", files)
+	img := writeFAT(t, fatMinSize, "CONFIG-2", files)
 	out := run(t, "mdir", "-i", img, "::/")
 	for _, line := range []string{
 		"README               1 2026-03-04   5:06 \n",
@@ -352,8 +352,8 @@ func TestFATSize(t *testing.T) {
 		files []File
 		want  int64
 	}{
-		{"empty", nil, FATMinSize},
-		{"small", seedTrees()["nocloud"], FATMinSize},
+		{"empty", nil, fatMinSize},
+		{"small", seedTrees()["nocloud"], fatMinSize},
 		{"5 MiB", []File{{Name: "f", Data: make([]byte, 5<<20)}}, 6 << 20},
 		{"40 MiB", []File{{Name: "f", Data: make([]byte, 40<<20)}}, 41 << 20},
 	} {
@@ -369,7 +369,7 @@ func TestFATSize(t *testing.T) {
 			if err := FAT(discard{}, got, "X", when, tc.files); err != nil {
 				t.Errorf("FAT at FATSize: %v", err)
 			}
-			if got > FATMinSize {
+			if got > fatMinSize {
 				if err := FAT(discard{}, got-1<<20, "X", when, tc.files); err == nil {
 					t.Errorf("FAT at FATSize - 1 MiB fits: FATSize is not the smallest")
 				}

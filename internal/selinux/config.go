@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// ConfigPath is SELinux's configuration in a root.
-const ConfigPath = "/etc/selinux/config"
+// configPath is SELinux's configuration in a root.
+const configPath = "/etc/selinux/config"
 
 // defaultType is libselinux's SELINUXTYPE when the configuration has none.
 const defaultType = "targeted"

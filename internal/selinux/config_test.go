@@ -33,7 +33,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "empty", in: "", err: "no SELINUX= line"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := parseConfig(ConfigPath, []byte(c.in))
+			got, err := parseConfig(configPath, []byte(c.in))
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want one with %q", err, c.err)

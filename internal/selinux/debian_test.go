@@ -51,7 +51,7 @@ func writeConfig(t testing.TB, root, config string) {
 	if err := os.MkdirAll(filepath.Join(root, "etc/selinux"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, ConfigPath), []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, configPath), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -143,14 +143,14 @@ func Load(dir string) (*Policy, error) {
 // readConfig reads the root's /etc/selinux/config: nil when it has none
 // or SELinux is disabled.
 func readConfig(r *rootfs.Root) (*config, error) {
-	data, err := readFile(r, ConfigPath)
+	data, err := readFile(r, configPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	c, err := parseConfig(ConfigPath, data)
+	c, err := parseConfig(configPath, data)
 	if err != nil {
 		return nil, err
 	}

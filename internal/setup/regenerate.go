@@ -135,16 +135,16 @@ func (s System) Regenerate(ex Exec, m Mode, log io.Writer) error {
 // (the generators live in sbin).
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// CommandTimeout bounds one regenerating command by default: a generator
+// commandTimeout bounds one regenerating command by default: a generator
 // takes seconds to a few minutes for one kernel; one that hangs must not
 // hang the package's installation with it.
-const CommandTimeout = 30 * time.Minute
+const commandTimeout = 30 * time.Minute
 
 // SystemExec runs commands with os/exec, their output going to Stdout and
 // Stderr, stdin closed.
 type SystemExec struct {
 	Stdout, Stderr io.Writer
-	// Timeout bounds each command (0: CommandTimeout).
+	// Timeout bounds each command (0: commandTimeout).
 	Timeout time.Duration
 }
 
@@ -172,7 +172,7 @@ func (e SystemExec) Run(argv []string) error {
 	}
 	timeout := e.Timeout
 	if timeout == 0 {
-		timeout = CommandTimeout
+		timeout = commandTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -37,11 +37,11 @@ type Key struct {
 	Comment string
 }
 
-// RSABits and ECDSABits are ssh-keygen's default sizes (OpenSSH 8.0 on:
+// rsaBits and ecdsaBits are ssh-keygen's default sizes (OpenSSH 8.0 on:
 // RSA 3072; ECDSA 256, nistp256).
 const (
-	RSABits   = 3072
-	ECDSABits = 256
+	rsaBits   = 3072
+	ecdsaBits = 256
 )
 
 // Types are the key types Generate makes.
@@ -82,9 +82,9 @@ func Generate(typ, comment string, rand io.Reader) (*Key, error) {
 		alg = "ecdsa-sha2-nistp256"
 		pub = appendString(appendString(appendString(nil, alg), []byte("nistp256")), q)
 		priv = appendMpint(appendString(appendString(nil, []byte("nistp256")), q), new(big.Int).SetBytes(d))
-		k.Bits = ECDSABits
+		k.Bits = ecdsaBits
 	case "rsa":
-		s, err := rsa.GenerateKey(rand, RSABits)
+		s, err := rsa.GenerateKey(rand, rsaBits)
 		if err != nil {
 			return nil, fmt.Errorf("rsa key: %w", err)
 		}

@@ -50,21 +50,21 @@ func IncludeURLs(content []byte) []Include {
 // store what it fetched there).
 type Getter func(ctx context.Context, url string, once bool) ([]byte, error)
 
-// MaxIncludes bounds the URLs FetchIncludes fetches in one call, over all
+// maxIncludes bounds the URLs FetchIncludes fetches in one call, over all
 // nesting levels.
-const MaxIncludes = 64
+const maxIncludes = 64
 
 // FetchIncludes replaces every TypeInclude part by the parts its URLs
 // yield, in place and in order: each fetched payload is decoded like
 // user-data (gzip, MIME, further #includes, nested up to maxDepth levels).
 // A URL that fails to fetch or decode, an include past maxDepth and URLs
-// past MaxIncludes are warnings. Parts without a filename are renumbered
+// past maxIncludes are warnings. Parts without a filename are renumbered
 // part-001, part-002... in their final order.
 func FetchIncludes(ctx context.Context, parts []Part, get Getter, maxDepth int) ([]Part, []Warning) {
 	if !hasIncludes(parts) {
 		return dropIncludes(parts), nil
 	}
-	f := &fetcher{get: get, left: MaxIncludes, maxDepth: maxDepth}
+	f := &fetcher{get: get, left: maxIncludes, maxDepth: maxDepth}
 	out := f.expand(ctx, parts, 0)
 	for i := range out {
 		if out[i].autoName || out[i].Filename == "" {
@@ -102,7 +102,7 @@ func (f *fetcher) expand(ctx context.Context, parts []Part, depth int) []Part {
 				continue
 			}
 			if f.left <= 0 {
-				f.warnf("include %s: more than %d include URLs: not fetched", shown, MaxIncludes)
+				f.warnf("include %s: more than %d include URLs: not fetched", shown, maxIncludes)
 				continue
 			}
 			if err := ctx.Err(); err != nil {

@@ -87,9 +87,9 @@ func TestFetchIncludes(t *testing.T) {
 	}
 	// The total is bounded.
 	web.calls = nil
-	many := strings.Repeat("http://h/cc\n", MaxIncludes+5)
+	many := strings.Repeat("http://h/cc\n", maxIncludes+5)
 	out, warns = FetchIncludes(context.Background(), []Part{{Type: TypeInclude, Content: []byte(many)}}, web.get, 1)
-	if len(web.calls) != MaxIncludes || len(out) != MaxIncludes || !hasWarning(warns, "more than 64 include URLs") {
+	if len(web.calls) != maxIncludes || len(out) != maxIncludes || !hasWarning(warns, "more than 64 include URLs") {
 		t.Errorf("many: %d fetches, %d parts, warnings %d", len(web.calls), len(out), len(warns))
 	}
 	// A cancelled context fetches nothing.

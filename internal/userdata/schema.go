@@ -32,7 +32,7 @@ type SchemaError struct {
 }
 
 // Error formats e as "file:line:col: path: message". The message never
-// holds the value of a sensitive key (see SensitivePath): findings end up
+// holds the value of a sensitive key (see sensitivePath): findings end up
 // in logs and in status.json.
 func (e SchemaError) Error() string {
 	var b strings.Builder
@@ -201,14 +201,14 @@ func (v *validator) kind(n *yaml.Node, path string) (string, any, bool) {
 	return "", nil, false
 }
 
-// SensitivePath tells whether a value at a dotted key path
+// sensitivePath tells whether a value at a dotted key path
 // ("users.0.passwd") may be a secret, so that no message quotes it: any
 // component is a key instance.IsSensitiveKey names (password, passwd,
 // hashed_passwd, plain_text_passwd, admin_pass, chpasswd and everything
 // under it, random_seed, secrets, tokens, credentials, private keys) or
 // ends in "_private" (ssh_keys.rsa_private), and a WireGuard interface's
 // content (wireguard.interfaces.0.content: its private key is in it).
-func SensitivePath(path string) bool {
+func sensitivePath(path string) bool {
 	if strings.HasPrefix(path, "wireguard.") && strings.HasSuffix(path, ".content") {
 		return true // a WireGuard configuration, its private key in it
 	}
@@ -232,7 +232,7 @@ const hidden = "(value not shown: sensitive key)"
 
 // describe names a value for a message, with a hint when YAML 1.1 typed a
 // plain scalar other than the way it reads. With hide, the value itself is
-// left out (see SensitivePath).
+// left out (see sensitivePath).
 func describe(n *yaml.Node, k string, val any, hide bool) string {
 	switch k {
 	case "map", "list", "null":
@@ -263,7 +263,7 @@ func describe(n *yaml.Node, k string, val any, hide bool) string {
 }
 
 func (v *validator) typeError(n *yaml.Node, path string, want []string, k string, val any) {
-	v.errorf(n, path, "expected %s, got %s", strings.Join(want, " or "), describe(v.deref(n), k, val, SensitivePath(path)))
+	v.errorf(n, path, "expected %s, got %s", strings.Join(want, " or "), describe(v.deref(n), k, val, sensitivePath(path)))
 }
 
 // typed accepts nodes of the given kinds ("string", "boolean", "integer",
@@ -376,7 +376,7 @@ func enum(vals ...any) check {
 		for _, w := range vals {
 			names = append(names, fmt.Sprintf("%#v", w))
 		}
-		v.errorf(n, path, "expected one of %s, got %s", strings.Join(names, ", "), describe(v.deref(n), k, val, SensitivePath(path)))
+		v.errorf(n, path, "expected one of %s, got %s", strings.Join(names, ", "), describe(v.deref(n), k, val, sensitivePath(path)))
 	}
 }
 
@@ -401,7 +401,7 @@ func pattern(re string, what string) check {
 			return
 		}
 		if !rx.MatchString(val.(string)) {
-			if SensitivePath(path) {
+			if sensitivePath(path) {
 				v.errorf(n, path, "the value %s is not %s", hidden, what)
 				return
 			}
@@ -455,7 +455,7 @@ func (o obj) check(v *validator, n *yaml.Node, path string) {
 			}
 			return
 		}
-		if SensitivePath(path) {
+		if sensitivePath(path) {
 			// A stray key under chpasswd may be a "name:password" line.
 			v.errorf(key, joinPath(path, "(key not shown)"), "unknown key")
 			return

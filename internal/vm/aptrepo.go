@@ -113,23 +113,23 @@ func BuildDeb(dir string, d Deb) (string, error) {
 	return out, nil
 }
 
-// AptRepo is a flat apt repository ("deb [signed-by=KEY] URI ./") in Dir:
+// aptRepo is a flat apt repository ("deb [signed-by=KEY] URI ./") in Dir:
 // the .debs, Packages (each package's control fields with Filename, Size
 // and SHA256, as apt-ftparchive writes them), Release (Packages's size and
 // SHA256) and InRelease, Release clear-signed with a throwaway OpenPGP key
 // made for the repository; its public key, armoured, is PublicKey (the apt
 // module's key:). Handler serves it and counts what it served.
-type AptRepo struct {
+type aptRepo struct {
 	Dir string
 	// PublicKey is the armoured public key InRelease verifies with.
 	PublicKey string
 
 	mu   sync.Mutex
-	hits []RepoRequest
+	hits []repoRequest
 }
 
-// RepoRequest is one request Handler answered.
-type RepoRequest struct {
+// repoRequest is one request Handler answered.
+type repoRequest struct {
 	Method, Path string
 	Status       int
 }
@@ -138,7 +138,7 @@ type RepoRequest struct {
 // .deb files debs, copied in. It needs dpkg-deb (the control fields) and
 // gpg (the key and the signature); gpg works in a home of its own, removed
 // afterwards with its agent stopped.
-func NewAptRepo(dir string, debs ...string) (*AptRepo, error) {
+func NewAptRepo(dir string, debs ...string) (*aptRepo, error) {
 	if len(debs) == 0 {
 		return nil, errors.New("apt repository: no packages")
 	}
@@ -186,7 +186,7 @@ func NewAptRepo(dir string, debs ...string) (*AptRepo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apt repository %s: %w", dir, err)
 	}
-	return &AptRepo{Dir: dir, PublicKey: key}, nil
+	return &aptRepo{Dir: dir, PublicKey: key}, nil
 }
 
 // signRelease makes a throwaway signing key in a temporary gpg home,
@@ -233,7 +233,7 @@ func signRelease(dir string) (string, error) {
 
 // Handler serves the repository's files (a request's path cleaned, so
 // ./InRelease is InRelease) and records each request.
-func (r *AptRepo) Handler() http.Handler {
+func (r *aptRepo) Handler() http.Handler {
 	files := http.FileServer(http.Dir(r.Dir))
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		p := path.Clean("/" + req.URL.Path)
@@ -241,14 +241,14 @@ func (r *AptRepo) Handler() http.Handler {
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		files.ServeHTTP(rec, req)
 		r.mu.Lock()
-		r.hits = append(r.hits, RepoRequest{Method: req.Method, Path: p, Status: rec.status})
+		r.hits = append(r.hits, repoRequest{Method: req.Method, Path: p, Status: rec.status})
 		r.mu.Unlock()
 	})
 }
 
 // Served counts the GET requests for path ("/NAME.deb") answered with the
 // file (200, or 206 for a part).
-func (r *AptRepo) Served(p string) int {
+func (r *aptRepo) Served(p string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -261,10 +261,10 @@ func (r *AptRepo) Served(p string) int {
 }
 
 // Requests returns every request answered so far, in order.
-func (r *AptRepo) Requests() []RepoRequest {
+func (r *aptRepo) Requests() []repoRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]RepoRequest(nil), r.hits...)
+	return append([]repoRequest(nil), r.hits...)
 }
 
 type statusWriter struct {

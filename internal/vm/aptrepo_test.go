@@ -42,7 +42,7 @@ var testDeb = Deb{
 }
 
 // testRepo builds testDeb and a repository of it.
-func testRepo(t *testing.T) (*AptRepo, string) {
+func testRepo(t *testing.T) (*aptRepo, string) {
 	t.Helper()
 	needTools(t, "dpkg-deb", "gpg", "gpgv")
 	deb, err := BuildDeb(t.TempDir(), testDeb)

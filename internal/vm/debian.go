@@ -29,9 +29,9 @@ const (
 	// kernelRecipe is added for roots with initramfs-tools
 	// (initramfsModules).
 	kernelRecipe = "initramfs-modules-list/1"
-	// DefaultDebianMirror is used when apt's sources name no Debian
+	// defaultDebianMirror is used when apt's sources name no Debian
 	// mirror.
-	DefaultDebianMirror = "http://deb.debian.org/debian"
+	defaultDebianMirror = "http://deb.debian.org/debian"
 )
 
 // DebianPackages are the packages installed on top of minbase: systemd as
@@ -58,7 +58,7 @@ func CacheDir() string {
 
 // DebianMirror returns the Debian archive apt uses on this machine (the
 // first deb line or deb822 URIs of /etc/apt/sources.list{,.d/*} whose path
-// ends in /debian), else DefaultDebianMirror.
+// ends in /debian), else defaultDebianMirror.
 func DebianMirror() string {
 	files := []string{"/etc/apt/sources.list"}
 	more, _ := filepath.Glob("/etc/apt/sources.list.d/*")
@@ -68,7 +68,7 @@ func DebianMirror() string {
 			return m
 		}
 	}
-	return DefaultDebianMirror
+	return defaultDebianMirror
 }
 
 func mirrorIn(file string) string {

@@ -31,22 +31,22 @@ const PartStart = 1 << 20
 // PartName is the GPT partition name (PARTLABEL) PartitionedDisk gives.
 const PartName = "root"
 
-// GPTDisk makes a GPT disk image as a cloud image is and as it lands on a
+// gptDisk makes a GPT disk image as a cloud image is and as it lands on a
 // bigger volume: one partition of partMB named PartName (root=PARTLABEL=root)
 // holding a filesystem of fstype (ext4, xfs or btrfs) labelled label with
 // dir's tree, in a disk of partMB+2 MiB; then the file is grown to diskMB
 // without fixing the table, so the backup GPT header stays where the image
 // ended. See PartitionedDisk.
-func GPTDisk(img string, partMB, diskMB int, fstype, label, dir string) error {
+func gptDisk(img string, partMB, diskMB int, fstype, label, dir string) error {
 	return PartitionedDisk(img, GPT, partMB, diskMB, fstype, label, dir, "")
 }
 
-// MBRDisk is GPTDisk with an MBR: one primary partition (type 83).
-func MBRDisk(img string, partMB, diskMB int, fstype, label, dir string) error {
+// mbrDisk is gptDisk with an MBR: one primary partition (type 83).
+func mbrDisk(img string, partMB, diskMB int, fstype, label, dir string) error {
 	return PartitionedDisk(img, MBR, partMB, diskMB, fstype, label, dir, "")
 }
 
-// PartitionedDisk makes GPTDisk's or MBRDisk's disk (by table); subvol,
+// PartitionedDisk makes gptDisk's or mbrDisk's disk (by table); subvol,
 // for btrfs, puts dir's tree in a new subvolume of that name instead of the
 // top level (boot it with rootflags=subvol=NAME). The files are sparse.
 // It needs root: xfs, and btrfs with a subvolume, are filled through a
@@ -152,9 +152,9 @@ func fillMounted(part, dir, subvol string) (err error) {
 	return run("cp", "-a", dir+"/.", dst)
 }
 
-// PartitionFacts are what a test checks of a PartitionedDisk disk after
+// partitionFacts are what a test checks of a PartitionedDisk disk after
 // a boot.
-type PartitionFacts struct {
+type partitionFacts struct {
 	// Start and Size of partition 1, in 512-byte sectors.
 	Start, Size int64
 	// DiskSectors is the disk's size in 512-byte sectors.
@@ -166,16 +166,16 @@ type PartitionFacts struct {
 }
 
 // End is partition 1's last sector.
-func (f PartitionFacts) End() int64 { return f.Start + f.Size - 1 }
+func (f partitionFacts) End() int64 { return f.Start + f.Size - 1 }
 
 // GrowEnd is the last sector growpart grows partition 1 to on this disk:
 // the last usable sector of a GPT whose backup is at the disk's end, and
 // as much for MBR (growpart keeps the room of a backup GPT there too).
-func (f PartitionFacts) GrowEnd() int64 { return f.DiskSectors - 34 }
+func (f partitionFacts) GrowEnd() int64 { return f.DiskSectors - 34 }
 
 // Verified tells whether the table verifies: sgdisk -v found no problems
 // (GPT), sfdisk -V detected no errors (MBR).
-func (f PartitionFacts) Verified(table Table) bool {
+func (f partitionFacts) Verified(table Table) bool {
 	if table == GPT {
 		return strings.Contains(f.Verify, "No problems found")
 	}
@@ -184,8 +184,8 @@ func (f PartitionFacts) Verified(table Table) bool {
 
 // Partition reads partition 1 of img with sfdisk --json and verifies the
 // table: sgdisk -v for GPT, sfdisk -V for MBR.
-func Partition(img string, table Table) (PartitionFacts, error) {
-	var f PartitionFacts
+func Partition(img string, table Table) (partitionFacts, error) {
+	var f partitionFacts
 	out, err := exec.Command("sfdisk", "--json", img).Output()
 	if err != nil {
 		return f, fmt.Errorf("sfdisk --json %s: %w", img, err)

@@ -34,8 +34,8 @@ const dracutRecipe = "dracut-instead-of-initramfs-tools/2"
 // 18 MB. dracut's modules (earlyinit's among them) still add their own.
 var dracutDrivers = "drivers=\"" + strings.Join(BootModules, " ") + "\"\n"
 
-// DebianDracutTarball is DebianDracutRoot's cache file.
-func DebianDracutTarball(cacheDir, mirror string) string {
+// debianDracutTarball is DebianDracutRoot's cache file.
+func debianDracutTarball(cacheDir, mirror string) string {
 	base := DebianTarballOf(cacheDir, mirror, DebianKernelPackages())
 	h := sha256.Sum256([]byte(filepath.Base(base) + "\n" + dracutRecipe))
 	return filepath.Join(cacheDir, "debian-dracut-"+hex.EncodeToString(h[:])[:16]+".tar")
@@ -56,7 +56,7 @@ func DebianDracutRoot(cacheDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := DebianDracutTarball(cacheDir, DebianMirror())
+	out := debianDracutTarball(cacheDir, DebianMirror())
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -177,8 +177,8 @@ func InstalledKernels(root string) ([]string, error) {
 // are, pe_start into the partition.
 //
 // It returns where the volume's filesystem is on the disk, for
-// LogicalVolume.Extract.
-func LVMDisk(img string, partMB, diskMB, lvMB int, vg, label, dir string) (lv LogicalVolume, err error) {
+// logicalVolume.Extract.
+func LVMDisk(img string, partMB, diskMB, lvMB int, vg, label, dir string) (lv logicalVolume, err error) {
 	if err := sparseFile(img, int64(diskMB)<<20); err != nil {
 		return lv, err
 	}
@@ -241,15 +241,15 @@ func LVMDisk(img string, partMB, diskMB, lvMB int, vg, label, dir string) (lv Lo
 		return lv, err
 	}
 	loop = ""
-	return LogicalVolume{Offset: seek, Size: extents * extentSize * 512}, nil
+	return logicalVolume{Offset: seek, Size: extents * extentSize * 512}, nil
 }
 
-// LogicalVolume is where a linear logical volume's data is on its disk.
-type LogicalVolume struct{ Offset, Size int64 }
+// logicalVolume is where a linear logical volume's data is on its disk.
+type logicalVolume struct{ Offset, Size int64 }
 
 // Extract copies the volume's data out of disk into out (sparse), so
 // debugfs (Cat, Stat) can read the filesystem in it.
-func (lv LogicalVolume) Extract(disk, out string) error {
+func (lv logicalVolume) Extract(disk, out string) error {
 	return run("dd", "if="+disk, "of="+out, "bs=1M", "iflag=skip_bytes,count_bytes", "skip="+fmt.Sprint(lv.Offset),
 		"count="+fmt.Sprint(lv.Size), "conv=sparse", "status=none")
 }

@@ -51,9 +51,9 @@ const RHELSELinuxType = "default"
 // RHELDefaultUser is the default user RHELShapedRoot's cloud.cfg.d names.
 const RHELDefaultUser = "cloud-user"
 
-// RHELShapedTarball is RHELShapedRoot's cache file.
-func RHELShapedTarball(cacheDir, mirror string) string {
-	base := DebianDracutTarball(cacheDir, mirror)
+// rhelShapedTarball is RHELShapedRoot's cache file.
+func rhelShapedTarball(cacheDir, mirror string) string {
+	base := debianDracutTarball(cacheDir, mirror)
 	h := sha256.Sum256([]byte(filepath.Base(base) + "\n" + strings.Join(RHELShapedPackages(), ",") + "\n" + rhelRecipe))
 	return filepath.Join(cacheDir, "rhel-shaped-"+hex.EncodeToString(h[:])[:16]+".tar")
 }
@@ -113,7 +113,7 @@ func RHELShapedRoot(cacheDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := RHELShapedTarball(cacheDir, DebianMirror())
+	out := rhelShapedTarball(cacheDir, DebianMirror())
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}

@@ -12,7 +12,7 @@
 //     ISO: host name, admin user, SSH keys and custom data, which wins
 //     over IMDS's user-data. IMDS's computer name and admin user win over
 //     ovf-env.xml's, as in cloud-init.
-//   - The ready report (Reporter): GET the wire server's goal state and
+//   - The ready report (reporter): GET the wire server's goal state and
 //     POST a Ready health report for it. Without it Azure marks
 //     provisioning failed; it must run once the instance is read, over the
 //     temporary network (see Ready).
@@ -60,12 +60,12 @@ const AssetTag = "7783-7084-3265-9085-8269-3286-77"
 // IMDS API versions, as cloud-init asks for them.
 const (
 	APIVersion         = "2021-08-01"
-	FallbackAPIVersion = "2019-06-01"
+	fallbackAPIVersion = "2019-06-01"
 )
 
-// MaxIMDS bounds the instance document (it holds user-data, at most 64
+// maxIMDS bounds the instance document (it holds user-data, at most 64
 // KiB before base64, and the NICs).
-const MaxIMDS = 4 << 20
+const maxIMDS = 4 << 20
 
 // Platform recognises Azure as ds-identify and cloud-init's ds_detect do:
 // the chassis asset tag is AssetTag, exactly.
@@ -81,7 +81,7 @@ type Client struct {
 	// answer, a timeout or a connection error, and the Getter made when
 	// HTTP is nil does not retry.
 	datasource.HTTPClient
-	// MaxBody bounds the instance document; 0 means MaxIMDS.
+	// MaxBody bounds the instance document; 0 means maxIMDS.
 	MaxBody int64
 	// OVF is the provisioning ISO's ovf-env.xml, nil when there is none.
 	OVF *OVF
@@ -113,12 +113,12 @@ func (c *Client) fetch(ctx context.Context, base string) (map[string]any, string
 	h := c.HTTPClient
 	h.Retries = -1
 	g := h.Fetcher()
-	limit := datasource.Limit(c.MaxBody, MaxIMDS)
+	limit := datasource.Limit(c.MaxBody, maxIMDS)
 	u := base + "/metadata/instance?api-version=" + APIVersion + "&extended=true"
 	b, err := c.get(ctx, g, u, limit)
 	if httpget.Status(err) == 400 {
-		c.Log("azure: %v: trying api-version %s", err, FallbackAPIVersion)
-		u = base + "/metadata/instance?api-version=" + FallbackAPIVersion
+		c.Log("azure: %v: trying api-version %s", err, fallbackAPIVersion)
+		u = base + "/metadata/instance?api-version=" + fallbackAPIVersion
 		b, err = c.get(ctx, g, u, limit)
 	}
 	if err != nil {
@@ -402,6 +402,6 @@ func Ready(ctx context.Context, svc datasource.Service, d *instance.Data) error 
 	if d == nil || d.CloudName != "azure" {
 		return nil
 	}
-	r := &Reporter{HTTP: svc.HTTP, Logf: svc.Logf}
+	r := &reporter{HTTP: svc.HTTP, Logf: svc.Logf}
 	return r.Report(ctx)
 }

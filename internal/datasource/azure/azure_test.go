@@ -69,7 +69,7 @@ func (m *imds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := r.URL.Query().Get("api-version")
-	if m.refuse[v] || (v != APIVersion && v != FallbackAPIVersion) {
+	if m.refuse[v] || (v != APIVersion && v != fallbackAPIVersion) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
@@ -356,7 +356,7 @@ func TestReady(t *testing.T) {
 	if err := Ready(ctx, datasource.Service{}, &instance.Data{CloudName: "aws"}); err != nil || w.gets != 0 {
 		t.Errorf("Ready for aws = %v after %d requests", err, w.gets)
 	}
-	r := &Reporter{Endpoint: ep, HTTP: &httpget.Getter{RequestTimeout: time.Second}}
+	r := &reporter{Endpoint: ep, HTTP: &httpget.Getter{RequestTimeout: time.Second}}
 	if err := r.Report(ctx); err != nil || len(w.reports) != 1 {
 		t.Errorf("Report = %v, %d reports", err, len(w.reports))
 	}

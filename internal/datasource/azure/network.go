@@ -10,10 +10,10 @@ import (
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
-// NICDriver is the driver of Azure's synthetic NICs. The network
+// nicDriver is the driver of Azure's synthetic NICs. The network
 // configuration matches it besides the MAC: with accelerated networking a
 // virtual function (mlx4/mlx5) has the same MAC and must be left alone.
-const NICDriver = "hv_netvsc"
+const nicDriver = "hv_netvsc"
 
 // v2Ethernet is a network config v2 ethernets entry as cloud-init's
 // generate_network_config_from_instance_network_metadata writes one.
@@ -31,7 +31,7 @@ type v2Ethernet struct {
 // config v2 (JSON, which is YAML), with cloud-init's defaults
 // (apply_network_config, apply_network_config_for_secondary_ips and
 // apply_network_config_set_name all on): NIC i is eth<i>, matched by MAC
-// and driver (NICDriver), with DHCPv4 (and DHCPv6 when it has IPv6
+// and driver (nicDriver), with DHCPv4 (and DHCPv6 when it has IPv6
 // addresses) at route metric 100 × (i + 1) and no DNS from the secondary
 // NICs, and its addresses past the first of each family as static ones
 // with the family's first subnet's prefix (24 or 128 by default). A NIC
@@ -65,7 +65,7 @@ func Network(where string, nw any) ([]byte, error) {
 			override["use-dns"] = false
 		}
 		e := v2Ethernet{
-			Match:         map[string]string{"macaddress": mac, "driver": NICDriver},
+			Match:         map[string]string{"macaddress": mac, "driver": nicDriver},
 			SetName:       name,
 			DHCP4:         true,
 			DHCP4Override: override,

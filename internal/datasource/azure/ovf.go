@@ -14,8 +14,8 @@ import (
 // OVFFile is the provisioning ISO's file (and the seed directory's).
 const OVFFile = "ovf-env.xml"
 
-// MaxOVF bounds ovf-env.xml: custom data is at most 64 KiB before base64.
-const MaxOVF = 1 << 20
+// maxOVF bounds ovf-env.xml: custom data is at most 64 KiB before base64.
+const maxOVF = 1 << 20
 
 // The namespaces of ovf-env.xml.
 const (
@@ -23,10 +23,10 @@ const (
 	nsWA  = "http://schemas.microsoft.com/windowsazure"
 )
 
-// ErrNotAzure is an ovf-env.xml without Azure's ProvisioningSection (an
+// errNotAzure is an ovf-env.xml without Azure's ProvisioningSection (an
 // OVF environment of another platform), as cloud-init's
 // NonAzureDataSource.
-var ErrNotAzure = errors.New("not Azure's ovf-env.xml: no ProvisioningSection")
+var errNotAzure = errors.New("not Azure's ovf-env.xml: no ProvisioningSection")
 
 // OVF is what Azure's ovf-env.xml provisions, as cloud-init's OvfEnvXml
 // reads it. The admin password is not kept: earlyinit does not set
@@ -62,7 +62,7 @@ type OVFKey struct {
 // ReadOVF reads ovf-env.xml from a provisioning ISO or seed directory.
 // A missing file is an error wrapping fs.ErrNotExist.
 func ReadOVF(fsys fs.FS) (*OVF, error) {
-	b, err := datasource.ReadFile(fsys, OVFFile, MaxOVF)
+	b, err := datasource.ReadFile(fsys, OVFFile, maxOVF)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ type (
 // LinuxProvisioningConfigurationSet, its HostName and
 // PlatformSettingsSection/PlatformSettings are required; every element at
 // most once; an empty element is an absent one; CustomData is base64
-// (blanks ignored). Without a ProvisioningSection it returns ErrNotAzure.
+// (blanks ignored). Without a ProvisioningSection it returns errNotAzure.
 // Errors never quote the password or the custom data.
 func ParseOVF(name string, b []byte) (*OVF, error) {
 	var env xmlEnvironment
@@ -134,7 +134,7 @@ func ParseOVF(name string, b []byte) (*OVF, error) {
 		return fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
 	}
 	if len(env.Provisioning) == 0 {
-		return nil, fmt.Errorf("%s: %w", name, ErrNotAzure)
+		return nil, fmt.Errorf("%s: %w", name, errNotAzure)
 	}
 	prov, err := one(env.Provisioning, "ProvisioningSection", true)
 	if err != nil {

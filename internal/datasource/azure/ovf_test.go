@@ -124,7 +124,7 @@ LinuxProvisioningConfiguration
 		{"two ProvisioningSections", twoSections, `multiple configuration matches for "ProvisioningSection" (2)`, nil},
 		{"two HostNames", ovfEnv(names+"\n<ns1:HostName>test-host2</ns1:HostName>", ""), `multiple configuration matches for "HostName" (2)`, nil},
 		{"two PublicKeys lists", ovfEnv(names+"\n<ns1:SSH><ns1:PublicKeys/><ns1:PublicKeys/></ns1:SSH>", ""), `SSH: multiple configuration matches for "PublicKeys" (2)`, nil},
-		{"not Azure's", nonAzure, "no ProvisioningSection", ErrNotAzure},
+		{"not Azure's", nonAzure, "no ProvisioningSection", errNotAzure},
 		{"empty", "", "parse ovf-env.xml: EOF", nil},
 		{"not well-formed", "<!!!!>", "parse ovf-env.xml: ", nil},
 		{"not XML", "badxml", "parse ovf-env.xml: EOF", nil},
@@ -159,7 +159,7 @@ func TestReadOVF(t *testing.T) {
 	if _, err := ReadOVF(fstest.MapFS{"other": {Data: full}}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadOVF without the file: %v, want fs.ErrNotExist", err)
 	}
-	big := append(append([]byte{}, full...), make([]byte, MaxOVF)...)
+	big := append(append([]byte{}, full...), make([]byte, maxOVF)...)
 	if _, err := ReadOVF(fstest.MapFS{"ovf-env.xml": {Data: big}}); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("ReadOVF of an oversized file: %v, want the limit", err)
 	}

@@ -18,15 +18,15 @@ const WireServer = "168.63.129.16"
 // AzureEndpointHttpClient and WALinuxAgent send them.
 const (
 	AgentName       = "WALinuxAgent"
-	ProtocolVersion = "2012-11-30"
+	protocolVersion = "2012-11-30"
 )
 
-// MaxGoalState bounds the goal state document.
-const MaxGoalState = 1 << 20
+// maxGoalState bounds the goal state document.
+const maxGoalState = 1 << 20
 
-// ReadyTimeout bounds a ready report whose context has no deadline
+// readyTimeout bounds a ready report whose context has no deadline
 // (cloud-init retries for 20 minutes).
-const ReadyTimeout = 20 * time.Minute
+const readyTimeout = 20 * time.Minute
 
 // GoalState is what a health report needs of the wire server's goal state.
 type GoalState struct {
@@ -112,9 +112,9 @@ func HealthReport(gs GoalState) []byte {
 	return []byte(fmt.Sprintf(healthTemplate, esc(gs.Incarnation), esc(gs.ContainerID), esc(gs.InstanceID), "Ready", ""))
 }
 
-// Reporter tells Azure's fabric that provisioning is done: without it,
+// reporter tells Azure's fabric that provisioning is done: without it,
 // Azure marks the VM's provisioning failed (after some 40 minutes).
-type Reporter struct {
+type reporter struct {
 	// Endpoint is the wire server's address; "" means WireServer.
 	Endpoint string
 	// HTTP makes the requests; nil means an httpget.Getter with
@@ -132,11 +132,11 @@ type Reporter struct {
 // it, as cloud-init's WALinuxAgentShim.register_with_azure_and_fetch_data
 // does (without the certificates: keys come from IMDS or ovf-env.xml).
 // Any failure is tried again, both steps, after Wait, until ctx is done
-// (or ReadyTimeout when ctx has no deadline); the last error is returned.
-func (r *Reporter) Report(ctx context.Context) error {
+// (or readyTimeout when ctx has no deadline); the last error is returned.
+func (r *reporter) Report(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, ReadyTimeout)
+		ctx, cancel = context.WithTimeout(ctx, readyTimeout)
 		defer cancel()
 	}
 	ep := r.Endpoint
@@ -178,10 +178,10 @@ func (r *Reporter) Report(ctx context.Context) error {
 	}
 }
 
-func (r *Reporter) once(ctx context.Context, g httpget.Fetcher, ep string) error {
-	hdr := map[string]string{"x-ms-agent-name": AgentName, "x-ms-version": ProtocolVersion}
+func (r *reporter) once(ctx context.Context, g httpget.Fetcher, ep string) error {
+	hdr := map[string]string{"x-ms-agent-name": AgentName, "x-ms-version": protocolVersion}
 	u := "http://" + ep + "/machine/?comp=goalstate"
-	b, err := g.Get(ctx, httpget.Request{URL: u, Header: hdr, Limit: MaxGoalState})
+	b, err := g.Get(ctx, httpget.Request{URL: u, Header: hdr, Limit: maxGoalState})
 	if err != nil {
 		return err
 	}
@@ -193,11 +193,11 @@ func (r *Reporter) once(ctx context.Context, g httpget.Fetcher, ep string) error
 	for k, v := range hdr {
 		post[k] = v
 	}
-	_, err = g.Get(ctx, httpget.Request{Method: "POST", URL: "http://" + ep + "/machine?comp=health", Header: post, Body: HealthReport(gs), Limit: MaxGoalState})
+	_, err = g.Get(ctx, httpget.Request{Method: "POST", URL: "http://" + ep + "/machine?comp=health", Header: post, Body: HealthReport(gs), Limit: maxGoalState})
 	return err
 }
 
-func (r *Reporter) log(format string, args ...any) {
+func (r *reporter) log(format string, args ...any) {
 	if r.Logf != nil {
 		r.Logf(format, args...)
 	}

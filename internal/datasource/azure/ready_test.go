@@ -132,7 +132,7 @@ func TestReport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &wireServer{goalState: readFixture(t, "goalstate.xml"), fail: tt.fail}
 			var logs []string
-			r := &Reporter{Endpoint: startWire(t, w), Wait: time.Millisecond, Logf: func(f string, a ...any) { logs = append(logs, f) }}
+			r := &reporter{Endpoint: startWire(t, w), Wait: time.Millisecond, Logf: func(f string, a ...any) { logs = append(logs, f) }}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if err := r.Report(ctx); err != nil {
@@ -167,7 +167,7 @@ func TestReportGivesUp(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var attempts int
-			r := &Reporter{Endpoint: tt.endpoint, Wait: 20 * time.Millisecond, RequestTimeout: 100 * time.Millisecond, Logf: func(string, ...any) { attempts++ }}
+			r := &reporter{Endpoint: tt.endpoint, Wait: 20 * time.Millisecond, RequestTimeout: 100 * time.Millisecond, Logf: func(string, ...any) { attempts++ }}
 			// Room for several attempts on a loaded machine: a deadline
 			// that cuts the last one short must not hide why they failed.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -205,7 +205,7 @@ func TestReportGivesUpWithTheReason(t *testing.T) {
 	}))
 	defer srv.Close()
 	ep := strings.TrimPrefix(srv.URL, "http://")
-	r := &Reporter{Endpoint: ep, Wait: time.Millisecond, RequestTimeout: 10 * time.Second, Logf: func(string, ...any) {}}
+	r := &reporter{Endpoint: ep, Wait: time.Millisecond, RequestTimeout: 10 * time.Second, Logf: func(string, ...any) {}}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	err := r.Report(ctx)

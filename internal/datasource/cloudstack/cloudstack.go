@@ -5,7 +5,7 @@
 // VM's password from the router's password server on port 8080.
 //
 // Exoscale runs the same services at its own address (package exoscale
-// uses ReadMetadata and Password from here).
+// uses readMetadata and Password from here).
 //
 // The password is a secret: it goes into instance.Data.AdminPass only
 // (the sensitive instance data; applying it is the set_passwords path's),
@@ -48,12 +48,12 @@ const (
 )
 
 // Limits: each meta-data value and the listing get MaxMetadata, the
-// user-data MaxUserData, the password MaxPassword; a listing has at most
+// user-data MaxUserData, the password maxPassword; a listing has at most
 // MaxEntries entries.
 const (
 	MaxMetadata = 1 << 20
 	MaxUserData = datasource.MaxFileSize
-	MaxPassword = 4 << 10
+	maxPassword = 4 << 10
 	MaxEntries  = 100
 )
 
@@ -115,11 +115,11 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 // the caller to set). A 404 for the user-data means none.
 func ReadService(ctx context.Context, g httpget.Fetcher, base, version string, logf func(string, ...any)) (*instance.Data, error) {
 	mdURL := base + "/" + version + "/meta-data/"
-	meta, err := ReadMetadata(ctx, g, mdURL, logf)
+	meta, err := readMetadata(ctx, g, mdURL, logf)
 	if err != nil {
 		return nil, err
 	}
-	d, err := FromMetadata(mdURL, meta)
+	d, err := fromMetadata(mdURL, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +130,11 @@ func ReadService(ctx context.Context, g httpget.Fetcher, base, version string, l
 	return d, nil
 }
 
-// ReadMetadata reads a flat EC2-style meta-data tree: the listing at mdURL
+// readMetadata reads a flat EC2-style meta-data tree: the listing at mdURL
 // (one name a line), then each name's value. A value of several lines is a
 // list of them, as cloud-init's EC2 reader makes it. Directories ("name/")
 // are skipped.
-func ReadMetadata(ctx context.Context, g httpget.Fetcher, mdURL string, logf func(string, ...any)) (map[string]any, error) {
+func readMetadata(ctx context.Context, g httpget.Fetcher, mdURL string, logf func(string, ...any)) (map[string]any, error) {
 	b, err := g.Get(ctx, httpget.Request{URL: mdURL, Limit: MaxMetadata})
 	if err != nil {
 		return nil, err
@@ -186,10 +186,10 @@ func leaf(s string) any {
 	return lines
 }
 
-// FromMetadata fills the instance model from a meta-data tree read at
+// fromMetadata fills the instance model from a meta-data tree read at
 // mdURL (named in errors): instance-id (required), local-hostname,
 // availability-zone and public-keys.
-func FromMetadata(mdURL string, meta map[string]any) (*instance.Data, error) {
+func fromMetadata(mdURL string, meta map[string]any) (*instance.Data, error) {
 	str := func(key string) (string, error) {
 		switch v := meta[key].(type) {
 		case nil:
@@ -228,7 +228,7 @@ func FromMetadata(mdURL string, meta map[string]any) (*instance.Data, error) {
 // and never the password.
 func Password(ctx context.Context, g httpget.Fetcher, u string) (string, error) {
 	ask := func(what string) (string, error) {
-		b, err := g.Get(ctx, httpget.Request{URL: u, Header: map[string]string{PasswordHeader: what}, Limit: MaxPassword})
+		b, err := g.Get(ctx, httpget.Request{URL: u, Header: map[string]string{PasswordHeader: what}, Limit: maxPassword})
 		if err != nil {
 			return "", err
 		}

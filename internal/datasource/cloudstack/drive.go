@@ -35,16 +35,16 @@ import (
 // names, so the same instance id), with openstack/latest/network_data.json
 // for the network.
 const (
-	DriveDir      = "cloudstack"
-	driveMetadata = DriveDir + "/metadata"
-	driveUserData = DriveDir + "/userdata/user_data.txt"
-	drivePassword = DriveDir + "/password/vm_password.txt"
+	driveDir      = "cloudstack"
+	driveMetadata = driveDir + "/metadata"
+	driveUserData = driveDir + "/userdata/user_data.txt"
+	drivePassword = driveDir + "/password/vm_password.txt"
 	driveNetwork  = "openstack/latest/network_data.json"
 )
 
-// ErrNotCloudStackDrive is returned (wrapped) when a drive has no
+// errNotCloudStackDrive is returned (wrapped) when a drive has no
 // cloudstack/metadata directory.
-var ErrNotCloudStackDrive = errors.New("no cloudstack/metadata directory: not a CloudStack config drive")
+var errNotCloudStackDrive = errors.New("no cloudstack/metadata directory: not a CloudStack config drive")
 
 // ReadDrive reads a CloudStack config drive whose root is fsys: the
 // meta-data files (each value as the metadata service's: one line, or the
@@ -57,7 +57,7 @@ var ErrNotCloudStackDrive = errors.New("no cloudstack/metadata directory: not a 
 func ReadDrive(fsys fs.FS) (*instance.Data, error) {
 	ents, err := fs.ReadDir(fsys, driveMetadata)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNotCloudStackDrive
+		return nil, errNotCloudStackDrive
 	}
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func ReadDrive(fsys fs.FS) (*instance.Data, error) {
 			meta["instance-id"] = vm
 		}
 	}
-	d, err := FromMetadata(driveMetadata+"/", meta)
+	d, err := fromMetadata(driveMetadata+"/", meta)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func ReadDrive(fsys fs.FS) (*instance.Data, error) {
 	if d.UserData, err = datasource.ReadOptional(fsys, driveUserData, MaxUserData); err != nil {
 		return nil, err
 	}
-	pw, err := datasource.ReadOptional(fsys, drivePassword, MaxPassword)
+	pw, err := datasource.ReadOptional(fsys, drivePassword, maxPassword)
 	if err != nil {
 		return nil, err
 	}

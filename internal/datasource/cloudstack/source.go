@@ -46,11 +46,11 @@ func Platform(i dmi.Info) bool { return strings.HasPrefix(i.ProductName, "CloudS
 // one with NoCloud's meta-data as the seed directory; anything else (an
 // OpenStack config drive configdrive refused) is an error.
 func readFS(fsys fs.FS) (*instance.Data, error) {
-	if fi, err := fs.Stat(fsys, DriveDir); err == nil && fi.IsDir() {
+	if fi, err := fs.Stat(fsys, driveDir); err == nil && fi.IsDir() {
 		return ReadDrive(fsys)
 	}
 	if _, err := fs.Stat(fsys, "meta-data"); err != nil {
-		return nil, fmt.Errorf("no %s/ directory (a CloudStack config drive) and no meta-data (a seed directory)", DriveDir)
+		return nil, fmt.Errorf("no %s/ directory (a CloudStack config drive) and no meta-data (a seed directory)", driveDir)
 	}
 	return readSeed(fsys)
 }

@@ -56,12 +56,12 @@ const (
 )
 
 // MinVersion is cloud-init's min_metadata_version: the API version used
-// when the list has none of ExtendedVersions.
+// when the list has none of extendedVersions.
 const MinVersion = "2009-04-04"
 
-// ExtendedVersions are cloud-init's extended_metadata_versions, most wanted
+// extendedVersions are cloud-init's extended_metadata_versions, most wanted
 // first: 2016-09-02 brought IPv6, 2021-03-23 tags.
-func ExtendedVersions() []string { return []string{"2021-03-23", "2018-09-24", "2016-09-02"} }
+func extendedVersions() []string { return []string{"2021-03-23", "2018-09-24", "2016-09-02"} }
 
 // Client reads an EC2-style metadata service. The zero value reads
 // http://169.254.169.254 with the defaults below.
@@ -209,7 +209,7 @@ func Token(ctx context.Context, g httpget.Fetcher, url, ttlHeader string, limit 
 }
 
 // version picks the API version from the list at GET /: the first of
-// ExtendedVersions listed, else MinVersion if listed, else "latest". A 4xx
+// extendedVersions listed, else MinVersion if listed, else "latest". A 4xx
 // answer means no list ("latest").
 func (f *fetcher) version(ctx context.Context) (string, error) {
 	b, err := f.fetch(ctx, f.base+"/", f.maxMeta)
@@ -229,7 +229,7 @@ func PickVersion(list string) string {
 	for _, l := range splitLines(list) {
 		avail = append(avail, strings.TrimSpace(l))
 	}
-	for _, v := range append(ExtendedVersions(), MinVersion) {
+	for _, v := range append(extendedVersions(), MinVersion) {
 		if slices.Contains(avail, v) {
 			return v
 		}

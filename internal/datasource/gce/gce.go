@@ -56,8 +56,8 @@ const (
 	MaxMetadata = 64 << 10
 )
 
-// KeysUser is the user whose ssh-keys lines are always taken.
-const KeysUser = "cloudinit"
+// keysUser is the user whose ssh-keys lines are always taken.
+const keysUser = "cloudinit"
 
 // Platform recognises GCE as cloud-init's platform_reports_gce does:
 // product_name "Google Compute Engine" (or "Google"), or a product serial
@@ -78,7 +78,7 @@ type Client struct {
 	// MaxBody bounds each attributes document; 0 means MaxUserData.
 	MaxBody int64
 	// DefaultUser is the image's default user, whose ssh-keys lines are
-	// taken besides KeysUser's; "" means only KeysUser's.
+	// taken besides keysUser's; "" means only keysUser's.
 	DefaultUser string
 	// Now is the time keys expire against; nil means time.Now.
 	Now func() time.Time
@@ -250,7 +250,7 @@ func splitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-// PublicKeys picks from ssh-keys lines ("user:key") the keys of KeysUser
+// PublicKeys picks from ssh-keys lines ("user:key") the keys of keysUser
 // and of defaultUser ("" for none) that have not expired at now, as
 // cloud-init's _parse_public_keys does: lines that are empty, not ASCII or
 // without a user are skipped.
@@ -265,7 +265,7 @@ func PublicKeys(lines []any, defaultUser string, now time.Time) []string {
 		if !ok {
 			continue
 		}
-		if (user == KeysUser || (defaultUser != "" && user == defaultUser)) && !Expired(key, now) {
+		if (user == keysUser || (defaultUser != "" && user == defaultUser)) && !Expired(key, now) {
 			keys = append(keys, key)
 		}
 	}

@@ -88,7 +88,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.UserData = MaybeBase64(ud)
+	d.UserData = maybeBase64(ud)
 	d.Subplatform = fmt.Sprintf("metadata (%s)", base)
 	return d, nil
 }
@@ -196,9 +196,9 @@ func addPrivateNetworks(nc map[string]any, nets []map[string]any) error {
 	return nil
 }
 
-// MaybeBase64 is cloud-init's maybe_b64decode: b decoded if it is strict
+// maybeBase64 is cloud-init's maybe_b64decode: b decoded if it is strict
 // base64 (the alphabet and padding only, no line breaks), else b as is.
-func MaybeBase64(b []byte) []byte {
+func maybeBase64(b []byte) []byte {
 	if len(b) == 0 {
 		return b
 	}

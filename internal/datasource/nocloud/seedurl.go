@@ -40,7 +40,7 @@ func ReadURL(ctx context.Context, svc datasource.Service, base string) (*instanc
 	if u, err := url.Parse(base); err != nil || u.User != nil {
 		// The HTTP client sends no credentials, and its errors would
 		// show them.
-		return nil, fmt.Errorf("seed %s: want an http:// or https:// URL without a user or password", Redact(base))
+		return nil, fmt.Errorf("seed %s: want an http:// or https:// URL without a user or password", redact(base))
 	}
 	g := svc.HTTP
 	if g == nil {
@@ -58,16 +58,16 @@ func ReadURL(ctx context.Context, svc datasource.Service, base string) (*instanc
 			if httpget.NotFound(err) && !strings.HasSuffix(base, "/") && !strings.Contains(base, "%s") {
 				hint = " (file names are appended to the seed URL as they are: end it with / for a directory)"
 			}
-			return nil, fmt.Errorf("seed %s: %s: %w%s", Redact(base), f.name, err, hint)
+			return nil, fmt.Errorf("seed %s: %s: %w%s", redact(base), f.name, err, hint)
 		}
 		fsys[f.name] = &fstest.MapFile{Data: b, Mode: 0o444}
 	}
 	d, err := Read(fsys)
 	if err != nil {
-		return nil, fmt.Errorf("seed %s: %w", Redact(base), err)
+		return nil, fmt.Errorf("seed %s: %w", redact(base), err)
 	}
 	if svc.Logf != nil {
-		svc.Logf("nocloud: seed read from %s", Redact(base))
+		svc.Logf("nocloud: seed read from %s", redact(base))
 	}
 	return d, nil
 }
@@ -80,10 +80,10 @@ func seedFileURL(base, name string) string {
 	return base + name
 }
 
-// Redact returns u without the password of its user information, for the
+// redact returns u without the password of its user information, for the
 // logs; a string that does not parse as a URL is returned as "(a URL that
 // does not parse)".
-func Redact(u string) string {
+func redact(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
 		return "(a URL that does not parse)"

@@ -54,7 +54,7 @@ func cmdlineHint(params map[string]string) (datasource.Hint, bool, error) {
 		}
 		h.Seed, h.SeedURL, h.Origin = p, u, "ds=nocloud;s="+c.Seed
 		if u != "" {
-			h.Origin = "ds=nocloud;s=" + Redact(u)
+			h.Origin = "ds=nocloud;s=" + redact(u)
 		}
 	}
 	return h, true, nil

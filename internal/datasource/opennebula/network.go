@@ -13,9 +13,9 @@ import (
 	"sync"
 )
 
-// NetConfig is network config version 2, as cloud-init's OpenNebulaNetwork
+// netConfig is network config version 2, as cloud-init's OpenNebulaNetwork
 // generates it.
-type NetConfig struct {
+type netConfig struct {
 	Version   int                 `json:"version"`
 	Ethernets map[string]Ethernet `json:"ethernets"`
 }
@@ -50,7 +50,7 @@ type Route struct {
 
 // JSON is the configuration as a document internal/netcfg reads (JSON is
 // YAML).
-func (c *NetConfig) JSON() ([]byte, error) { return json.Marshal(c) }
+func (c *netConfig) JSON() ([]byte, error) { return json.Marshal(c) }
 
 // The context variables' patterns, compiled on first use.
 var (
@@ -74,7 +74,7 @@ var (
 // ETHx_DNS then DNS, ETHx_SEARCH_DOMAIN then SEARCH_DOMAIN, each without
 // repeats; ETHx_MTU; ETHx_ROUTES ("NET via GW, ..."). An empty variable
 // counts as unset.
-func Network(ctx map[string]string) (*NetConfig, error) {
+func Network(ctx map[string]string) (*netConfig, error) {
 	hasIP := false
 	devs := map[string]bool{}
 	for k := range ctx {
@@ -98,7 +98,7 @@ func Network(ctx map[string]string) (*NetConfig, error) {
 		b, _ := strconv.Atoi(strings.TrimPrefix(names[j], "ETH"))
 		return a < b
 	})
-	nc := &NetConfig{Version: 2, Ethernets: map[string]Ethernet{}}
+	nc := &netConfig{Version: 2, Ethernets: map[string]Ethernet{}}
 	for _, dev := range names {
 		e, err := ethernet(ctx, dev)
 		if err != nil {

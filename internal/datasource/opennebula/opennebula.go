@@ -37,16 +37,16 @@ const ContextFile = "context.sh"
 // DefaultInstanceID is cloud-init's instance id for OpenNebula.
 const DefaultInstanceID = "iid-dsopennebula"
 
-// ErrNoContext is returned (wrapped) when the drive has no context.sh: it
+// errNoContext is returned (wrapped) when the drive has no context.sh: it
 // is not a context disk, as opposed to a broken one.
-var ErrNoContext = errors.New("not an OpenNebula context disk")
+var errNoContext = errors.New("not an OpenNebula context disk")
 
 // Read reads a context disk whose root is fsys. Subplatform is left for the
 // caller, which knows where fsys is.
 func Read(fsys fs.FS) (*instance.Data, error) {
 	b, err := datasource.ReadFile(fsys, ContextFile, datasource.MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no %s: %w", ContextFile, ErrNoContext)
+		return nil, fmt.Errorf("no %s: %w", ContextFile, errNoContext)
 	}
 	if err != nil {
 		return nil, err
@@ -55,15 +55,15 @@ func Read(fsys fs.FS) (*instance.Data, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ContextFile, err)
 	}
-	d, err := FromContext(ctx)
+	d, err := fromContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ContextFile, err)
 	}
 	return d, nil
 }
 
-// FromContext fills the instance model from context.sh's variables.
-func FromContext(ctx map[string]string) (*instance.Data, error) {
+// fromContext fills the instance model from context.sh's variables.
+func fromContext(ctx map[string]string) (*instance.Data, error) {
 	if strings.EqualFold(ctx["DSMODE"], "disabled") {
 		return nil, errors.New("DSMODE=disabled: the context disk turns the datasource off")
 	}

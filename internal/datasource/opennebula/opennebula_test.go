@@ -188,7 +188,7 @@ func TestNetwork(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
-	if _, err := Read(fstest.MapFS{"meta-data": {}}); !errors.Is(err, ErrNoContext) {
+	if _, err := Read(fstest.MapFS{"meta-data": {}}); !errors.Is(err, errNoContext) {
 		t.Errorf("no context.sh: %v", err)
 	}
 	for _, tc := range []struct {

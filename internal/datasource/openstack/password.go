@@ -60,26 +60,26 @@ const (
 	maxRSABits = MaxPasswordBody / 4 * 3 * 8 // 6120
 )
 
-// PasswordResult is what PostPassword did.
-type PasswordResult int
+// passwordResult is what PostPassword did.
+type passwordResult int
 
 const (
 	// PasswordPosted: the endpoint was empty and took the password.
-	PasswordPosted PasswordResult = iota + 1
-	// PasswordAlreadySet: the endpoint holds a password already (GET
+	PasswordPosted passwordResult = iota + 1
+	// passwordAlreadySet: the endpoint holds a password already (GET
 	// answered one, or POST answered 409): nothing was changed.
-	PasswordAlreadySet
-	// PasswordUnsupported: the service has no password endpoint (404).
-	PasswordUnsupported
+	passwordAlreadySet
+	// passwordUnsupported: the service has no password endpoint (404).
+	passwordUnsupported
 )
 
-func (r PasswordResult) String() string {
+func (r passwordResult) String() string {
 	switch r {
 	case PasswordPosted:
 		return "posted"
-	case PasswordAlreadySet:
+	case passwordAlreadySet:
 		return "the metadata service holds a password already: not posted"
-	case PasswordUnsupported:
+	case passwordUnsupported:
 		return "the metadata service has no password endpoint (" + PasswordPath + "): not posted"
 	}
 	return "nothing done"
@@ -90,8 +90,8 @@ func (r PasswordResult) String() string {
 // of the service at c.BaseURL, unless the endpoint holds one already.
 // The key is checked before any request. ctx bounds the whole exchange;
 // each request has c's timeout and retries.
-func (c *Client) PostPassword(ctx context.Context, authorizedKey, password string) (PasswordResult, error) {
-	pub, err := ParseSSHRSAKey(authorizedKey)
+func (c *Client) PostPassword(ctx context.Context, authorizedKey, password string) (passwordResult, error) {
+	pub, err := parseSSHRSAKey(authorizedKey)
 	if err != nil {
 		return 0, err
 	}
@@ -107,11 +107,11 @@ func (c *Client) PostPassword(ctx context.Context, authorizedKey, password strin
 	cur, err := g.Get(ctx, httpget.Request{URL: u, Limit: maxPasswordAnswer})
 	switch {
 	case httpget.NotFound(err):
-		return PasswordUnsupported, nil
+		return passwordUnsupported, nil
 	case err != nil:
 		return 0, fmt.Errorf("password endpoint: %w", err)
 	case strings.TrimSpace(string(cur)) != "":
-		return PasswordAlreadySet, nil
+		return passwordAlreadySet, nil
 	}
 	enc, err := encryptPassword(pub, password)
 	if err != nil {
@@ -125,7 +125,7 @@ func (c *Client) PostPassword(ctx context.Context, authorizedKey, password strin
 	case httpget.Status(err) == 409:
 		// Set meanwhile (or by this POST's own earlier try, retried after
 		// a lost answer).
-		return PasswordAlreadySet, nil
+		return passwordAlreadySet, nil
 	case err != nil:
 		return 0, fmt.Errorf("password endpoint: %w", err)
 	}
@@ -136,7 +136,7 @@ func (c *Client) PostPassword(ctx context.Context, authorizedKey, password strin
 // authorizedKey: base64 of password's RSA PKCS#1 v1.5 encryption with the
 // key, as cloudbase-init's SetUserPasswordPlugin._encrypt_password.
 func EncryptPassword(authorizedKey, password string) (string, error) {
-	pub, err := ParseSSHRSAKey(authorizedKey)
+	pub, err := parseSSHRSAKey(authorizedKey)
 	if err != nil {
 		return "", err
 	}
@@ -166,13 +166,13 @@ func encryptPassword(pub *rsa.PublicKey, password string) (string, error) {
 	return base64.StdEncoding.EncodeToString(ct), nil
 }
 
-// ParseSSHRSAKey reads the RSA public key of an authorized_keys line
+// parseSSHRSAKey reads the RSA public key of an authorized_keys line
 // ("[options] ssh-rsa BASE64 [comment]"), as RFC 4253 lays it out: the
 // string "ssh-rsa", then the exponent e and the modulus n as mpints. Any
 // other key type is an error naming it; so is a key outside 1024 to 6120
 // bits (see MaxPasswordBody) or an exponent that is not an odd number
 // from 3 to 2^31-1.
-func ParseSSHRSAKey(line string) (*rsa.PublicKey, error) {
+func parseSSHRSAKey(line string) (*rsa.PublicKey, error) {
 	typ, blob, err := keyFields(line)
 	if err != nil {
 		return nil, err

@@ -132,20 +132,20 @@ func TestPostPassword(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		srv      *novaPassword
-		want     PasswordResult
+		want     passwordResult
 		wantErr  string
 		requests []string
 		stored   string // "" with want Posted: the decrypted secret
 	}{
 		{name: "empty endpoint: posted", want: PasswordPosted,
 			requests: []string{"GET /" + PasswordPath, "POST /" + PasswordPath}},
-		{name: "one stored: left alone", srv: &novaPassword{stored: "b64-of-another"}, want: PasswordAlreadySet,
+		{name: "one stored: left alone", srv: &novaPassword{stored: "b64-of-another"}, want: passwordAlreadySet,
 			requests: []string{"GET /" + PasswordPath}, stored: "b64-of-another"},
 		// A blank answer is taken as none (nova answers ""): the POST that
 		// follows meets nova's own check, 409, and nothing is overwritten.
-		{name: "blank answer, then 409", srv: &novaPassword{stored: "\n"}, want: PasswordAlreadySet,
+		{name: "blank answer, then 409", srv: &novaPassword{stored: "\n"}, want: passwordAlreadySet,
 			requests: []string{"GET /" + PasswordPath, "POST /" + PasswordPath}, stored: "\n"},
-		{name: "no endpoint", srv: &novaPassword{missing: true}, want: PasswordUnsupported,
+		{name: "no endpoint", srv: &novaPassword{missing: true}, want: passwordUnsupported,
 			requests: []string{"GET /" + PasswordPath}},
 		{name: "server error", srv: &novaPassword{fail: 500}, wantErr: "HTTP 500",
 			requests: []string{"GET /" + PasswordPath, "GET /" + PasswordPath, "GET /" + PasswordPath}},
@@ -240,7 +240,7 @@ func TestParseSSHRSAKey(t *testing.T) {
 		{"trailing bytes", "ssh-rsa " + base64.StdEncoding.EncodeToString(append(mustDecode(blob), 0, 0, 0, 0)), "trailing bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pub, err := ParseSSHRSAKey(tc.line)
+			pub, err := parseSSHRSAKey(tc.line)
 			if tc.wantErr == "" {
 				if err != nil || pub.E == 0 || pub.N.Sign() <= 0 {
 					t.Fatalf("got %v, %v", pub, err)
@@ -252,7 +252,7 @@ func TestParseSSHRSAKey(t *testing.T) {
 			}
 		})
 	}
-	pub, err := ParseSSHRSAKey(good)
+	pub, err := parseSSHRSAKey(good)
 	if err != nil || pub.E != k.E || pub.N.Cmp(k.N) != 0 {
 		t.Errorf("parsed %v, %v; want the generated key", pub, err)
 	}

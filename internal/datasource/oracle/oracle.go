@@ -48,7 +48,7 @@ const AssetTag = "OracleCloud.com"
 // V2Header is IMDSv2's header; v1 is asked without it.
 const (
 	V2Header = "Authorization"
-	V2Value  = "Bearer Oracle"
+	v2Value  = "Bearer Oracle"
 )
 
 // MTU is OCI's (its network uses 9000 throughout).
@@ -84,7 +84,7 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	limit := datasource.Limit(c.MaxBody, MaxBody)
 
 	root := base + "/opc/v2/"
-	header := map[string]string{V2Header: V2Value}
+	header := map[string]string{V2Header: v2Value}
 	b, err := g.Get(ctx, httpget.Request{URL: root + "instance/", Header: header, Limit: limit})
 	if s := httpget.Status(err); s >= 400 && s < 500 {
 		c.Log("oracle: %v: trying IMDSv1", err)

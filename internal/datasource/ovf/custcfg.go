@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// CustConfig is a VMware customization specification (cust.cfg) as
+// custConfig is a VMware customization specification (cust.cfg) as
 // cloud-init's ConfigFile holds it: every option as "SECTION|option" ->
 // value, the DEFAULT section's options in every section, values
 // interpolated and trimmed.
@@ -22,10 +22,10 @@ import (
 // bad "%" or a file that is not UTF-8 is an error naming the line, as it
 // is an exception in cloud-init. Values are never in an error: the
 // PASSWORD section holds the admin password.
-type CustConfig map[string]string
+type custConfig map[string]string
 
 // Keys are the keys in sorted order.
-func (c CustConfig) Keys() []string {
+func (c custConfig) Keys() []string {
 	keys := make([]string, 0, len(c))
 	for k := range c {
 		keys = append(keys, k)
@@ -36,7 +36,7 @@ func (c CustConfig) Keys() []string {
 
 // countPrefix is ConfigFile.get_count_with_prefix: how many keys start
 // with prefix.
-func (c CustConfig) countPrefix(prefix string) int {
+func (c custConfig) countPrefix(prefix string) int {
 	n := 0
 	for k := range c {
 		if strings.HasPrefix(k, prefix) {
@@ -47,7 +47,7 @@ func (c CustConfig) countPrefix(prefix string) int {
 }
 
 // get is ConfigFile.get(key, None): the value and whether it is set.
-func (c CustConfig) get(key string) (string, bool) {
+func (c custConfig) get(key string) (string, bool) {
 	v, ok := c[key]
 	return v, ok
 }
@@ -77,7 +77,7 @@ var optionRE = sync.OnceValue(func() *regexp.Regexp {
 const maxInterpolationDepth = 10
 
 // ParseCustConfig reads a cust.cfg; name is the file's name for errors.
-func ParseCustConfig(name string, b []byte) (CustConfig, error) {
+func ParseCustConfig(name string, b []byte) (custConfig, error) {
 	if !utf8.Valid(b) {
 		return nil, fmt.Errorf("%s: not UTF-8", name)
 	}
@@ -170,7 +170,7 @@ func ParseCustConfig(name string, b []byte) (CustConfig, error) {
 		return out
 	}
 	def := join(defaults)
-	cfg := CustConfig{}
+	cfg := custConfig{}
 	for _, sect := range order {
 		s := sections[sect]
 		vars := map[string]string{}

@@ -15,17 +15,17 @@ import (
 	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
-// EnvNS is the OVF environment's namespace, the one of its Property
+// envNS is the OVF environment's namespace, the one of its Property
 // elements' key and value attributes.
-const EnvNS = "http://schemas.dmtf.org/ovf/environment/1"
+const envNS = "http://schemas.dmtf.org/ovf/environment/1"
 
 // EnvFiles are the names of the OVF environment on a drive or in a seed
 // directory, in the order cloud-init's get_ovf_env tries them.
 var EnvFiles = []string{"ovf-env.xml", "ovf_env.xml", "OVF_ENV.XML", "OVF-ENV.XML"}
 
-// MaxEnv bounds an ovf-env.xml (vSphere's are a few KiB; user-data in a
+// maxEnv bounds an ovf-env.xml (vSphere's are a few KiB; user-data in a
 // property is base64 of at most what user-data may be).
-const MaxEnv = datasource.MaxFileSize
+const maxEnv = datasource.MaxFileSize
 
 // Properties reads an ovf-env.xml as cloud-init's get_properties does: the
 // document element must be an Environment (any namespace), and the first
@@ -67,7 +67,7 @@ func Properties(b []byte) (map[string]string, error) {
 			case depth == 3 && inSection && t.Name.Local == "Property":
 				var key, value *string
 				for _, a := range t.Attr {
-					if a.Name.Space != EnvNS {
+					if a.Name.Space != envNS {
 						continue
 					}
 					v := a.Value
@@ -199,7 +199,7 @@ func orderedProps(b []byte, props map[string]string) [][2]string {
 			}
 			if depth == 3 && inSection && t.Name.Local == "Property" {
 				for _, a := range t.Attr {
-					if a.Name.Space == EnvNS && a.Name.Local == "key" {
+					if a.Name.Space == envNS && a.Name.Local == "key" {
 						keys = append(keys, a.Value)
 					}
 				}
@@ -266,14 +266,14 @@ func networkOf(b []byte) (v any, ok bool, y []byte) {
 // none: cloud-init's DataSourceOVF default.
 const DefaultInstanceID = "iid-dsovf"
 
-// FromEnv makes the instance of an OVF environment read from where
+// fromEnv makes the instance of an OVF environment read from where
 // (cloud-init's seed name: "com.vmware.guestInfo", "iso", a seed
 // directory): instance-id (DefaultInstanceID when none), local-hostname,
 // public-keys, user-data, network-config (a seedfrom is an error: its
 // seed is not read); the password property becomes
 // vendor-data cloud-config (`password:`, the default user's), as it is
 // the datasource's configuration in cloud-init.
-func FromEnv(e *Env, where string) (*instance.Data, error) {
+func fromEnv(e *Env, where string) (*instance.Data, error) {
 	d := &instance.Data{
 		Datasource: "ovf", DatasourceClass: "OVF", CloudName: "ovf", Platform: "ovf",
 		Subplatform: "ovf (" + where + ")",

@@ -55,7 +55,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := FromEnv(e, "iso")
+	d, err := fromEnv(e, "iso")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestFromEnvDefaults(t *testing.T) {
 		t.Errorf("user-data %q", d.UserData)
 	}
 	e.Meta["seedfrom"] = "/var/lib/seed/"
-	if _, err := FromEnv(e, "iso"); err == nil || strings.Contains(err.Error(), "/var/lib/seed") {
+	if _, err := fromEnv(e, "iso"); err == nil || strings.Contains(err.Error(), "/var/lib/seed") {
 		t.Errorf("seedfrom: err = %v", err)
 	}
 }

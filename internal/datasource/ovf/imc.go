@@ -23,17 +23,17 @@ import (
 // deployPkg.update.state takes them (cloud-init's guestcust_state,
 // guestcust_error and guestcust_event).
 const (
-	StateRunning = 4
-	StateDone    = 5
+	stateRunning = 4
+	stateDone    = 5
 
-	ErrSuccess        = 0
-	ErrScriptDisabled = 6
-	ErrWrongMeta      = 9
+	errSuccess        = 0
+	errScriptDisabled = 6
+	errWrongMeta      = 9
 
-	EventCustomizeFailed    = 100
-	EventNetworkSetupFailed = 101
-	EventEnableNICs         = 103
-	EventQueryNICs          = 104
+	eventCustomizeFailed    = 100
+	eventNetworkSetupFailed = 101
+	eventEnableNICs         = 103
+	eventQueryNICs          = 104
 )
 
 // StatusLog is the log the status reports name (cloud-init names
@@ -63,10 +63,10 @@ const (
 	CustomScript      = "/root/.customization/customize.sh"
 	PostScriptName    = "post-customize-guest.sh"
 	PostPendingMarker = "/.guest-customization-post-reboot-pending"
-	// PostScriptDir is earlyinit's scripts/per-instance, which the final
+	// postScriptDir is earlyinit's scripts/per-instance, which the final
 	// stage's scripts_per_instance runs (cloud-init's is
 	// /var/lib/cloud/scripts/per-instance).
-	PostScriptDir = paths.CacheDir + "/scripts/per-instance"
+	postScriptDir = paths.CacheDir + "/scripts/per-instance"
 	// MarkerDir holds the customization's marker files
 	// (.markerfile-<MARKER-ID>.txt), cloud-init's /var/lib/cloud/data.
 	MarkerDir = paths.CloudDataDir
@@ -113,8 +113,8 @@ type Tools interface {
 //     instance-id, local-hostname, public-keys, network) and user-data
 //     files of the package.
 //   - a specification: the host name (HOSTNAME.DOMAINNAME), instance id
-//     IMCInstanceID, the NICs by MAC and the DNS settings as network
-//     configuration version 1 (see CustConfig.NetworkConfig), the time
+//     imcInstanceID, the NICs by MAC and the DNS settings as network
+//     configuration version 1 (see custConfig.NetworkConfig), the time
 //     zone; and when the customization is new (MISC MARKER-ID set, its
 //     marker file absent): the pre-customization script run now (see
 //     below), the admin password and its expiry, the post-customization
@@ -133,7 +133,7 @@ type Tools interface {
 // (line ends made LF, mode 0544) and run with "precustomization" now,
 // chrooted in the root, before the network configuration is made; its
 // post-customization half runs in the final stage, from
-// post-customize-guest.sh of the package placed in PostScriptDir (with
+// post-customize-guest.sh of the package placed in postScriptDir (with
 // PostPendingMarker), as cloud-init places it in its scripts/per-instance.
 //
 // The password (PASSWORD -PASS, base64) and RESET are not applied here,
@@ -162,7 +162,7 @@ type Customization struct {
 	Sleep func(context.Context, time.Duration) error
 
 	dir     string // the package's directory in FS
-	cfg     CustConfig
+	cfg     custConfig
 	postGC  bool
 	removed bool
 }
@@ -203,7 +203,7 @@ func (c *Customization) Read(ctx context.Context) (*instance.Data, error) {
 	if err != nil {
 		// cloud-init stops here without a word to vCenter; vCenter is
 		// told instead of left waiting.
-		return nil, c.fail(ctx, "Error parsing the customization Config File", err, EventCustomizeFailed)
+		return nil, c.fail(ctx, "Error parsing the customization Config File", err, eventCustomizeFailed)
 	}
 	c.postGC, _ = c.cfg.PostGCStatus()
 	mdName, udName := c.cfg.MetadataName(), c.cfg.UserdataName()
@@ -213,7 +213,7 @@ func (c *Customization) Read(ctx context.Context) (*instance.Data, error) {
 			ud, err = c.member(udName)
 		}
 		if err != nil {
-			return nil, c.fail(ctx, "File(s) missing in directory", err, EventCustomizeFailed)
+			return nil, c.fail(ctx, "File(s) missing in directory", err, eventCustomizeFailed)
 		}
 	} else if fi, err := fs.Stat(c.FS, c.dir+"/nics.txt"); err == nil && fi.Mode().IsRegular() {
 		nicsTxt = c.dir + "/nics.txt"
@@ -235,7 +235,7 @@ func (c *Customization) Read(ctx context.Context) (*instance.Data, error) {
 		return nil, err
 	}
 	c.removePackage()
-	c.status(ctx, StateDone, ErrSuccess, "")
+	c.status(ctx, stateDone, errSuccess, "")
 	c.gcStatus(ctx, "Successful")
 	c.logf("ovf: VMware customization applied, reported to vCenter")
 	return d, nil
@@ -294,11 +294,11 @@ func (c *Customization) findPlugin() string {
 func (c *Customization) rawData(ctx context.Context, mdPath, udPath string) (*instance.Data, error) {
 	b, err := datasource.ReadFile(c.FS, mdPath, datasource.MaxFileSize)
 	if err != nil {
-		return nil, c.fail(ctx, "Error loading cloud-init configuration", err, EventCustomizeFailed)
+		return nil, c.fail(ctx, "Error loading cloud-init configuration", err, eventCustomizeFailed)
 	}
 	meta, text, network, err := metaMapping(b)
 	if err != nil {
-		return nil, c.fail(ctx, "Error parsing the cloud-init meta data", fmt.Errorf("/%s: %w", mdPath, err), ErrWrongMeta)
+		return nil, c.fail(ctx, "Error parsing the cloud-init meta data", fmt.Errorf("/%s: %w", mdPath, err), errWrongMeta)
 	}
 	d := &instance.Data{Datasource: "ovf", DatasourceClass: "OVF", CloudName: "ovf", Platform: "ovf",
 		Subplatform: "ovf (vmware-tools)", Meta: meta}
@@ -309,7 +309,7 @@ func (c *Customization) rawData(ctx context.Context, mdPath, udPath string) (*in
 	d.LocalHostname = strings.TrimSpace(text["local-hostname"])
 	if v, ok := meta["public-keys"]; ok {
 		if d.PublicKeys, err = datasource.PublicKeys(v); err != nil {
-			return nil, c.fail(ctx, "Error loading cloud-init configuration", fmt.Errorf("/%s: public-keys: %w", mdPath, err), EventCustomizeFailed)
+			return nil, c.fail(ctx, "Error loading cloud-init configuration", fmt.Errorf("/%s: public-keys: %w", mdPath, err), eventCustomizeFailed)
 		}
 	}
 	if network != nil {
@@ -318,7 +318,7 @@ func (c *Customization) rawData(ctx context.Context, mdPath, udPath string) (*in
 	if udPath != "" {
 		u, err := datasource.ReadFile(c.FS, udPath, datasource.MaxFileSize)
 		if err != nil {
-			return nil, c.fail(ctx, "Error loading cloud-init configuration", err, EventCustomizeFailed)
+			return nil, c.fail(ctx, "Error loading cloud-init configuration", err, eventCustomizeFailed)
 		}
 		d.UserData = bytes.ReplaceAll(u, []byte("\r"), nil)
 	}
@@ -371,9 +371,9 @@ func metaMapping(b []byte) (map[string]any, map[string]string, []byte, error) {
 func (c *Customization) specification(ctx context.Context, nicsTxt string) (*instance.Data, error) {
 	const parsing = "Error parsing the customization Config File"
 	cfg := c.cfg
-	meta := map[string]any{"instance-id": IMCInstanceID}
+	meta := map[string]any{"instance-id": imcInstanceID}
 	d := &instance.Data{Datasource: "ovf", DatasourceClass: "OVF", CloudName: "ovf", Platform: "ovf",
-		Subplatform: "ovf (vmware-tools)", InstanceID: IMCInstanceID, Meta: meta}
+		Subplatform: "ovf (vmware-tools)", InstanceID: imcInstanceID, Meta: meta}
 	if h := cfg.HostName(); h != "" {
 		if dom := cfg.DomainName(); dom != "" {
 			h += "." + dom
@@ -390,12 +390,12 @@ func (c *Customization) specification(ctx context.Context, nicsTxt string) (*ins
 		if b, err := c.head(nicsTxt, maxNICsTxt); err == nil {
 			nics = string(b)
 		} else {
-			return nil, c.fail(ctx, parsing, err, EventCustomizeFailed)
+			return nil, c.fail(ctx, parsing, err, eventCustomizeFailed)
 		}
 	}
 	marker := cfg.MarkerID()
 	if strings.Contains(marker, "/") {
-		return nil, c.fail(ctx, parsing, fmt.Errorf("%s: not a file name", keyMarker), EventCustomizeFailed)
+		return nil, c.fail(ctx, parsing, fmt.Errorf("%s: not a file name", keyMarker), eventCustomizeFailed)
 	}
 	markerFile := MarkerDir + "/.markerfile-" + marker + ".txt"
 	special := false
@@ -410,7 +410,7 @@ func (c *Customization) specification(ctx context.Context, nicsTxt string) (*ins
 	if special && script != "" {
 		defRun, err := cfg.DefaultRunPostScript()
 		if err != nil {
-			return nil, c.fail(ctx, parsing, err, EventCustomizeFailed)
+			return nil, c.fail(ctx, parsing, err, eventCustomizeFailed)
 		}
 		def := "false"
 		if defRun {
@@ -426,18 +426,18 @@ func (c *Customization) specification(ctx context.Context, nicsTxt string) (*ins
 		if strings.ToLower(v) != "true" {
 			// As cloud-init: reported once as it is found, and again as
 			// the failure it is.
-			c.status(ctx, StateRunning, ErrScriptDisabled, "")
-			return nil, c.fail(ctx, parsing, errors.New("custom script is disabled by VM Administrator (VMware Tools' deployPkg enable-custom-scripts)"), ErrScriptDisabled)
+			c.status(ctx, stateRunning, errScriptDisabled, "")
+			return nil, c.fail(ctx, parsing, errors.New("custom script is disabled by VM Administrator (VMware Tools' deployPkg enable-custom-scripts)"), errScriptDisabled)
 		}
 		if err := c.runPreScript(ctx, script); err != nil {
-			return nil, c.fail(ctx, "Error executing pre-customization script", err, EventCustomizeFailed)
+			return nil, c.fail(ctx, "Error executing pre-customization script", err, eventCustomizeFailed)
 		}
 	}
 	var names map[string]string
 	if c.MACs != nil {
 		var err error
 		if names, err = c.MACs(); err != nil {
-			return nil, c.fail(ctx, "Error preparing Network Configuration", err, EventNetworkSetupFailed)
+			return nil, c.fail(ctx, "Error preparing Network Configuration", err, eventNetworkSetupFailed)
 		}
 	}
 	netCfg, err := cfg.NetworkConfig(names)
@@ -447,30 +447,30 @@ func (c *Customization) specification(ctx context.Context, nicsTxt string) (*ins
 		netCfg, err = cfg.NetworkConfig(nil)
 	}
 	if err != nil {
-		return nil, c.fail(ctx, "Error preparing Network Configuration", err, EventNetworkSetupFailed)
+		return nil, c.fail(ctx, "Error preparing Network Configuration", err, eventNetworkSetupFailed)
 	}
 	if d.Network, err = yaml.Marshal(netCfg); err != nil {
-		return nil, c.fail(ctx, "Error preparing Network Configuration", err, EventNetworkSetupFailed)
+		return nil, c.fail(ctx, "Error preparing Network Configuration", err, eventNetworkSetupFailed)
 	}
 	d.NetworkFormat = instance.NetworkYAML
 	if special {
 		if err := c.password(vendor); err != nil {
-			return nil, c.fail(ctx, "Error applying Password Configuration", err, EventCustomizeFailed)
+			return nil, c.fail(ctx, "Error applying Password Configuration", err, eventCustomizeFailed)
 		}
 		if script != "" {
 			if err := c.setUpPostScript(script); err != nil {
-				return nil, c.fail(ctx, "Error executing post-customization script", err, EventCustomizeFailed)
+				return nil, c.fail(ctx, "Error executing post-customization script", err, eventCustomizeFailed)
 			}
 		}
 	}
 	if marker != "" {
 		if err := c.writeMarker(markerFile); err != nil {
-			return nil, c.fail(ctx, "Error creating marker files", err, EventCustomizeFailed)
+			return nil, c.fail(ctx, "Error creating marker files", err, eventCustomizeFailed)
 		}
 	}
 	if len(vendor) > 0 {
 		if d.VendorData, err = vendorConfig(vendor); err != nil {
-			return nil, c.fail(ctx, parsing, err, EventCustomizeFailed)
+			return nil, c.fail(ctx, parsing, err, eventCustomizeFailed)
 		}
 	}
 	c.removePackage()
@@ -538,7 +538,7 @@ func (c *Customization) setUpPostScript(name string) error {
 	if err != nil {
 		return err
 	}
-	dst := PostScriptDir + "/" + PostScriptName
+	dst := postScriptDir + "/" + PostScriptName
 	if err := c.Root.WriteFile(dst, b, 0o700, -1, -1); err != nil {
 		return err
 	}
@@ -679,7 +679,7 @@ func (c *Customization) removePackage() {
 // does (state running, the event; guestinfo.gc.status the prefix), removes
 // the package and returns the error.
 func (c *Customization) fail(ctx context.Context, prefix string, err error, event int) error {
-	c.status(ctx, StateRunning, event, "")
+	c.status(ctx, stateRunning, event, "")
 	c.gcStatus(ctx, prefix)
 	c.removePackage()
 	return fmt.Errorf("VMware customization: %s: %w", prefix, err)
@@ -729,7 +729,7 @@ func (c *Customization) enableNICs(ctx context.Context, nics string) {
 		}
 	}
 	for attempt := 0; attempt < 5; attempt++ {
-		out, _ := c.status(ctx, StateRunning, EventEnableNICs, nics)
+		out, _ := c.status(ctx, stateRunning, eventEnableNICs, nics)
 		if out == "" {
 			if sleep(ctx, 5*time.Second) != nil {
 				break
@@ -741,7 +741,7 @@ func (c *Customization) enableNICs(ctx context.Context, nics string) {
 			return
 		}
 		for i := 0; i < 5; i++ {
-			if out, _ := c.status(ctx, StateRunning, EventQueryNICs, nics); out == "connected" {
+			if out, _ := c.status(ctx, stateRunning, eventQueryNICs, nics); out == "connected" {
 				c.logf("ovf: the NICs are connected")
 				return
 			}

@@ -145,7 +145,7 @@ func TestCustomizationSpecification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.InstanceID != IMCInstanceID || d.LocalHostname != "web-01.corp.example.com" || d.Subplatform != "ovf (vmware-tools)" {
+	if d.InstanceID != imcInstanceID || d.LocalHostname != "web-01.corp.example.com" || d.Subplatform != "ovf (vmware-tools)" {
 		t.Errorf("instance %q, hostname %q, subplatform %q", d.InstanceID, d.LocalHostname, d.Subplatform)
 	}
 	c, err := netcfg.Parse(string(d.NetworkFormat), d.Network, map[string]string{"00:50:56:aa:bb:01": "ens192", "00:50:56:aa:bb:02": "ens224"})
@@ -177,7 +177,7 @@ func TestCustomizationSpecification(t *testing.T) {
 	if strings.Contains(tools.scriptSeen, "\r") || tools.scriptMode != 0o544 {
 		t.Errorf("the script run: mode %v, %q", tools.scriptMode, tools.scriptSeen)
 	}
-	for _, f := range []string{PostScriptDir + "/" + PostScriptName, PostPendingMarker, MarkerDir + "/.markerfile-1a2b3c4d-5e6f-4a5b-8c9d-0e1f2a3b4c5d.txt"} {
+	for _, f := range []string{postScriptDir + "/" + PostScriptName, PostPendingMarker, MarkerDir + "/.markerfile-1a2b3c4d-5e6f-4a5b-8c9d-0e1f2a3b4c5d.txt"} {
 		if !exists(root, f) {
 			t.Errorf("%s: not written", f)
 		}

@@ -26,38 +26,38 @@ const (
 	keyNICs          = "NIC-CONFIG|NICS"
 )
 
-// IMCInstanceID is the instance id of a customization without cloud-init
+// imcInstanceID is the instance id of a customization without cloud-init
 // data, cloud-init's.
-const IMCInstanceID = "iid-vmware-imc"
+const imcInstanceID = "iid-vmware-imc"
 
 // HostName is NETWORK HOSTNAME, "" when unset.
-func (c CustConfig) HostName() string { return c[keyHostname] }
+func (c custConfig) HostName() string { return c[keyHostname] }
 
 // DomainName is NETWORK DOMAINNAME.
-func (c CustConfig) DomainName() string { return c[keyDomain] }
+func (c custConfig) DomainName() string { return c[keyDomain] }
 
 // Timezone is DATETIME TIMEZONE.
-func (c CustConfig) Timezone() string { return c[keyTimezone] }
+func (c custConfig) Timezone() string { return c[keyTimezone] }
 
 // AdminPassword is PASSWORD -PASS as written (base64), "" when unset.
-func (c CustConfig) AdminPassword() string { return c[keyPassword] }
+func (c custConfig) AdminPassword() string { return c[keyPassword] }
 
 // MarkerID is MISC MARKER-ID.
-func (c CustConfig) MarkerID() string { return c[keyMarker] }
+func (c custConfig) MarkerID() string { return c[keyMarker] }
 
 // CustomScript is CUSTOM-SCRIPT SCRIPT-NAME, the pre- and
 // post-customization script's name in the package.
-func (c CustConfig) CustomScript() string { return c[keyCustomScript] }
+func (c custConfig) CustomScript() string { return c[keyCustomScript] }
 
 // MetadataName and UserdataName are CLOUDINIT METADATA and USERDATA:
 // files of cloud-init's own format in the package ("raw data").
-func (c CustConfig) MetadataName() string { return c[keyMetadata] }
-func (c CustConfig) UserdataName() string { return c[keyUserdata] }
+func (c custConfig) MetadataName() string { return c[keyMetadata] }
+func (c custConfig) UserdataName() string { return c[keyUserdata] }
 
 // numbered is Config.name_servers and dns_suffixes: prefix1 ... prefixN,
 // N the number of keys with the prefix; a gap is an error (a KeyError in
 // cloud-init).
-func (c CustConfig) numbered(prefix string) ([]string, error) {
+func (c custConfig) numbered(prefix string) ([]string, error) {
 	n := c.countPrefix(prefix)
 	out := make([]string, 0, n)
 	for i := 1; i <= n; i++ {
@@ -71,14 +71,14 @@ func (c CustConfig) numbered(prefix string) ([]string, error) {
 }
 
 // NameServers is DNS NAMESERVER|1, |2, ...
-func (c CustConfig) NameServers() ([]string, error) { return c.numbered(keyDNS) }
+func (c custConfig) NameServers() ([]string, error) { return c.numbered(keyDNS) }
 
 // DNSSuffixes is DNS SUFFIX|1, |2, ...
-func (c CustConfig) DNSSuffixes() ([]string, error) { return c.numbered(keySuffix) }
+func (c custConfig) DNSSuffixes() ([]string, error) { return c.numbered(keySuffix) }
 
 // yesNo reads a yes/no key (any case), def when unset; anything else is an
 // error, as in cloud-init.
-func (c CustConfig) yesNo(key string, def bool) (bool, error) {
+func (c custConfig) yesNo(key string, def bool) (bool, error) {
 	v, ok := c[key]
 	if !ok {
 		return def, nil
@@ -94,16 +94,16 @@ func (c CustConfig) yesNo(key string, def bool) (bool, error) {
 
 // ResetPassword is PASSWORD RESET: expire the password of every user of
 // uid 0.
-func (c CustConfig) ResetPassword() (bool, error) { return c.yesNo(keyResetPassword, false) }
+func (c custConfig) ResetPassword() (bool, error) { return c.yesNo(keyResetPassword, false) }
 
 // PostGCStatus is MISC POST-GC-STATUS: report progress in
 // guestinfo.gc.status too.
-func (c CustConfig) PostGCStatus() (bool, error) { return c.yesNo(keyPostGCStatus, false) }
+func (c custConfig) PostGCStatus() (bool, error) { return c.yesNo(keyPostGCStatus, false) }
 
 // DefaultRunPostScript is MISC DEFAULT-RUN-POST-CUST-SCRIPT: the default of
 // VMware Tools' enable-custom-scripts when the tools' configuration does
 // not set it.
-func (c CustConfig) DefaultRunPostScript() (bool, error) { return c.yesNo(keyDefaultScript, false) }
+func (c custConfig) DefaultRunPostScript() (bool, error) { return c.yesNo(keyDefaultScript, false) }
 
 // NIC is one [NICn] section.
 type NIC struct {
@@ -119,12 +119,12 @@ type NIC struct {
 	IP, Netmask string
 	Gateways    []string
 	// IPv6 are IPv6ADDR|n with IPv6NETMASK|n.
-	IPv6 []IPv6Addr
+	IPv6 []ipv6Addr
 }
 
-// IPv6Addr is one static IPv6 address; a part not set is "" and has set
+// ipv6Addr is one static IPv6 address; a part not set is "" and has set
 // false.
-type IPv6Addr struct {
+type ipv6Addr struct {
 	IP, Netmask       string
 	HasIP, HasNetmask bool
 }
@@ -138,7 +138,7 @@ func truthy(v string) bool {
 // NICs are the NICs NIC-CONFIG NICS lists (comma separated, names as
 // written), each section read as cloud-init's Nic reads it. NICS missing,
 // or a NIC without MACADDR, is an error.
-func (c CustConfig) NICs() ([]NIC, error) {
+func (c custConfig) NICs() ([]NIC, error) {
 	list, ok := c[keyNICs]
 	if !ok {
 		return nil, fmt.Errorf("%s: missing", keyNICs)
@@ -168,7 +168,7 @@ func (c CustConfig) NICs() ([]NIC, error) {
 		}
 		cnt := c.countPrefix(name + "|IPv6ADDR|")
 		for i := 1; i <= cnt; i++ {
-			var a IPv6Addr
+			var a ipv6Addr
 			a.IP, a.HasIP = c.get(name + "|IPv6ADDR|" + strconv.Itoa(i))
 			a.Netmask, a.HasNetmask = c.get(name + "|IPv6NETMASK|" + strconv.Itoa(i))
 			n.IPv6 = append(n.IPv6, a)
@@ -192,7 +192,7 @@ func (c CustConfig) NICs() ([]NIC, error) {
 // subnet's gateway when the NIC is PRIMARY, else, only when no NIC is
 // primary, every gateway is a route to its network (metric 10000); IPv6
 // addresses are static6 subnets without gateway.
-func (c CustConfig) NetworkConfig(names map[string]string) (map[string]any, error) {
+func (c custConfig) NetworkConfig(names map[string]string) (map[string]any, error) {
 	nics, err := c.NICs()
 	if err != nil {
 		return nil, err

@@ -179,7 +179,7 @@ func TestCustConfigOracle(t *testing.T) {
 					return jsonRound(t, nc), nil
 				}},
 				{"md", func() (any, error) {
-					md := map[string]any{"instance-id": IMCInstanceID}
+					md := map[string]any{"instance-id": imcInstanceID}
 					if h := cfg.HostName(); h != "" {
 						if d := cfg.DomainName(); d != "" {
 							h += "." + d

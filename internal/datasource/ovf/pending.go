@@ -9,10 +9,10 @@ import (
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 )
 
-// DefaultCustWait is cloud-init's default datasource.OVF
+// defaultCustWait is cloud-init's default datasource.OVF
 // vmware_cust_file_max_wait: how long DataSourceOVF waits for VMware
 // Tools to deliver cust.cfg.
-const DefaultCustWait = 15 * time.Second
+const defaultCustWait = 15 * time.Second
 
 // Pending reports whether a VMware guest customization may still come to
 // the root fsys, and for how long to wait for it: the image allows one
@@ -47,7 +47,7 @@ func Pending(fsys fs.FS) (time.Duration, bool, error) {
 func custWait(ds map[string]any) time.Duration {
 	v, ok := ds["vmware_cust_file_max_wait"]
 	if !ok {
-		return DefaultCustWait
+		return defaultCustWait
 	}
 	var n int
 	switch t := v.(type) {
@@ -62,14 +62,14 @@ func custWait(ds map[string]any) time.Duration {
 	case string:
 		i, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil {
-			return DefaultCustWait
+			return defaultCustWait
 		}
 		n = i
 	default:
-		return DefaultCustWait
+		return defaultCustWait
 	}
 	if n < 0 {
-		return DefaultCustWait
+		return defaultCustWait
 	}
 	return time.Duration(n) * time.Second
 }

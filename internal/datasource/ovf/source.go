@@ -43,7 +43,7 @@ var Source = datasource.Source{
 // from the ISO, not from a seed directory).
 func ReadFS(fsys fs.FS) (*instance.Data, error) {
 	for _, name := range EnvFiles {
-		b, err := datasource.ReadFile(fsys, name, MaxEnv)
+		b, err := datasource.ReadFile(fsys, name, maxEnv)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -54,7 +54,7 @@ func ReadFS(fsys fs.FS) (*instance.Data, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return FromEnv(e, "iso")
+		return fromEnv(e, "iso")
 	}
 	return nil, fmt.Errorf("none of %s", strings.Join(EnvFiles, ", "))
 }
@@ -111,7 +111,7 @@ func metadata(ctx context.Context, svc datasource.Service) (*instance.Data, erro
 	if err != nil {
 		return nil, fmt.Errorf("guestinfo.ovfEnv: %w", err)
 	}
-	return FromEnv(e, "com.vmware.guestInfo")
+	return fromEnv(e, "com.vmware.guestInfo")
 }
 
 // tools are VMware Tools through vmware.RPCTool.

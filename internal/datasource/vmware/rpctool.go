@@ -40,8 +40,8 @@ type RPCTool struct {
 var toolDirs = []string{"/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin"}
 
 // maxToolOutput bounds what a tool may print: a value larger than
-// MaxValue is refused anyway, and base64 makes it a third larger.
-const maxToolOutput = 2*MaxValue + 4096
+// maxValue is refused anyway, and base64 makes it a third larger.
+const maxToolOutput = 2*maxValue + 4096
 
 // cappedBuffer keeps at most max bytes and remembers that more came. It
 // does not embed bytes.Buffer: io.Copy would use its ReadFrom and pass
@@ -105,9 +105,9 @@ func (t RPCTool) lookup(names []string) (string, error) {
 // errNoTool is what lookup's error wraps.
 var errNoTool = errors.New("reading guestinfo needs open-vm-tools")
 
-// ToolboxCmd is open-vm-tools' program that reads VMware Tools'
+// toolboxCmd is open-vm-tools' program that reads VMware Tools'
 // configuration (tools.conf).
-const ToolboxCmd = "vmware-toolbox-cmd"
+const toolboxCmd = "vmware-toolbox-cmd"
 
 // ToolsConfig is cloud-init's get_tools_config: `vmware-toolbox-cmd config
 // get SECTION KEY`, run as the tools are (chrooted in Root when it is set;
@@ -119,7 +119,7 @@ func (t RPCTool) ToolsConfig(ctx context.Context, section, key string) (string, 
 	path := t.ToolboxPath
 	if path == "" {
 		var err error
-		if path, err = t.lookup([]string{ToolboxCmd}); err != nil {
+		if path, err = t.lookup([]string{toolboxCmd}); err != nil {
 			return "", false, nil
 		}
 	}

@@ -53,8 +53,8 @@ type GuestInfo interface {
 	Set(ctx context.Context, key, value string) error
 }
 
-// MaxValue bounds each decoded value: user-data, vendor-data, metadata.
-const MaxValue = datasource.MaxFileSize
+// maxValue bounds each decoded value: user-data, vendor-data, metadata.
+const maxValue = datasource.MaxFileSize
 
 // emptyValue is what a redacted key holds: empty YAML, so a later read
 // finds nothing.
@@ -186,7 +186,7 @@ func (r *Reader) logf(format string, args ...any) {
 
 // Decode decodes a guestinfo value by its encoding: "base64" or "b64",
 // "gzip+base64" or "gz+b64", anything else plain text. Line breaks and
-// blanks in base64 are ignored; the result is at most MaxValue bytes.
+// blanks in base64 are ignored; the result is at most maxValue bytes.
 func Decode(encoding, value string) ([]byte, error) {
 	switch strings.TrimSpace(encoding) {
 	case "base64", "b64":
@@ -200,17 +200,17 @@ func Decode(encoding, value string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		b, err := io.ReadAll(io.LimitReader(zr, MaxValue+1))
+		b, err := io.ReadAll(io.LimitReader(zr, maxValue+1))
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		if len(b) > MaxValue {
-			return nil, fmt.Errorf("gzip: over the %d byte limit once decompressed", MaxValue)
+		if len(b) > maxValue {
+			return nil, fmt.Errorf("gzip: over the %d byte limit once decompressed", maxValue)
 		}
 		return b, nil
 	}
-	if len(value) > MaxValue {
-		return nil, fmt.Errorf("over the %d byte limit", MaxValue)
+	if len(value) > maxValue {
+		return nil, fmt.Errorf("over the %d byte limit", maxValue)
 	}
 	return []byte(value), nil
 }
@@ -220,8 +220,8 @@ func unbase64(v string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("base64: %w", err)
 	}
-	if len(b) > MaxValue {
-		return nil, fmt.Errorf("over the %d byte limit", MaxValue)
+	if len(b) > maxValue {
+		return nil, fmt.Errorf("over the %d byte limit", maxValue)
 	}
 	return b, nil
 }

@@ -78,7 +78,7 @@ func TestDecode(t *testing.T) {
 		}
 	}
 	// A bomb: the decompressed size is bounded.
-	big := base64.StdEncoding.EncodeToString(gz(t, strings.Repeat("a", MaxValue+1)))
+	big := base64.StdEncoding.EncodeToString(gz(t, strings.Repeat("a", maxValue+1)))
 	if _, err := Decode("gzip+base64", big); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("gzip bomb: %v", err)
 	}

@@ -22,15 +22,15 @@ import (
 	"github.com/earlyinit/earlyinit/internal/instance"
 )
 
-// AssetTagSuffix ends the chassis asset tag of a ZStack VM
+// assetTagSuffix ends the chassis asset tag of a ZStack VM
 // ("123456.zstack.io").
-const AssetTagSuffix = ".zstack.io"
+const assetTagSuffix = ".zstack.io"
 
 // Platform recognises ZStack: the chassis asset tag ends in ".zstack.io",
 // compared without case as cloud-init's identify_zstack does (ds-identify
 // matches "*.zstack.io").
 func Platform(i dmi.Info) bool {
-	return strings.HasSuffix(strings.ToLower(i.ChassisAssetTag), AssetTagSuffix)
+	return strings.HasSuffix(strings.ToLower(i.ChassisAssetTag), assetTagSuffix)
 }
 
 // Read reads the service at svc.Base.

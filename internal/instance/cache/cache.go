@@ -54,7 +54,7 @@
 // and in cloud-init's run directory (paths.CloudRunDir, in the same tree
 // as earlyinit's): instance-data.json and instance-data-sensitive.json
 // (the same bytes, 0644 and 0600), .instance-id, and ds-identify's cached
-// answer (DSIdentifyConfig, DSIdentifyResult). These are staged after
+// answer (dsIdentifyConfig, dsIdentifyResult). These are staged after
 // earlyinit's data/instance-id: a failure to write them is reported
 // (CloudInitErr, or the batch's Commit) and never keeps the cache from
 // being stored.
@@ -77,9 +77,9 @@ import (
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 )
 
-// NoPreviousInstanceID is what previous-instance-id holds on a first
+// noPreviousInstanceID is what previous-instance-id holds on a first
 // boot, as in cloud-init.
-const NoPreviousInstanceID = "NO_PREVIOUS_INSTANCE_ID"
+const noPreviousInstanceID = "NO_PREVIOUS_INSTANCE_ID"
 
 // Cache is the cache layout of one real root.
 type Cache struct {
@@ -224,7 +224,7 @@ func (c *Cache) Stage(b *rootfs.Batch, d *instance.Data, opts StoreOptions) erro
 		return err
 	}
 	if prev == "" {
-		prev = NoPreviousInstanceID
+		prev = noPreviousInstanceID
 	}
 	redacted, sensitive, err := instance.InstanceData(d, opts.Sys)
 	if err != nil {
@@ -351,8 +351,8 @@ func (c *Cache) stageCloudInit(b *rootfs.Batch, run *rootfs.Root, d *instance.Da
 		{run, paths.CloudRunDir + "/" + instance.InstanceDataSensitiveFile, f.sensitive, 0o600},
 		{run, paths.CloudRunDir + "/" + instance.InstanceDataFile, f.redacted, 0o644},
 		{run, paths.CloudRunDir + "/.instance-id", []byte(d.InstanceID + "\n"), 0o644},
-		{run, DSIdentifyConfig, DSIdentifyAnswer(d), 0o644},
-		{run, DSIdentifyResult, []byte("0\n"), 0o644},
+		{run, dsIdentifyConfig, dsIdentifyAnswer(d), 0o644},
+		{run, dsIdentifyResult, []byte("0\n"), 0o644},
 	} {
 		if err := b.Stage(f.root, f.name, f.data, f.mode, 0, 0); err != nil {
 			return fmt.Errorf("cloud-init's record: %w", err)
@@ -377,13 +377,13 @@ func (c *Cache) stageCloudInit(b *rootfs.Batch, run *rootfs.Root, d *instance.Da
 // status` says enabled-by-generator rather than "disabled" on a platform
 // ds-identify would not have recognised.
 const (
-	DSIdentifyConfig = paths.CloudRunDir + "/cloud.cfg"
-	DSIdentifyResult = paths.CloudRunDir + "/.ds-identify.result"
+	dsIdentifyConfig = paths.CloudRunDir + "/cloud.cfg"
+	dsIdentifyResult = paths.CloudRunDir + "/.ds-identify.result"
 )
 
-// DSIdentifyAnswer is the cloud.cfg ds-identify writes when it found d's
+// dsIdentifyAnswer is the cloud.cfg ds-identify writes when it found d's
 // datasource: "datasource_list: [ <Class>, None ]".
-func DSIdentifyAnswer(d *instance.Data) []byte {
+func dsIdentifyAnswer(d *instance.Data) []byte {
 	class := d.DatasourceClass
 	if class == "" && d.Datasource != "" {
 		class = strings.ToUpper(d.Datasource[:1]) + d.Datasource[1:]
@@ -413,18 +413,18 @@ func (c *Cache) Stored(b *rootfs.Batch) bool {
 	return b.Committed(c.root, idFile)
 }
 
-// ApplyNewInstance does what a new instance needs in the real root before
+// applyNewInstance does what a new instance needs in the real root before
 // its init runs: /etc/hostname gets the short host name
 // (instance.Hostnames of local-hostname), /etc/hosts gets a "127.0.1.1
 // <fqdn> <short>" line (instance.UpdateHosts), and OpenStack injected files
 // are written, mode 0644, owned by root, confined to the root. It goes on
 // after a failure and returns all errors joined. Existing /etc/hostname and
 // /etc/hosts keep their mode and owner.
-func ApplyNewInstance(r *rootfs.Root, d *instance.Data) error {
-	return ApplyNewInstanceWith(r, d, NewInstanceOptions{})
+func applyNewInstance(r *rootfs.Root, d *instance.Data) error {
+	return applyNewInstanceWith(r, d, NewInstanceOptions{})
 }
 
-// NewInstanceOptions says what ApplyNewInstanceWith leaves alone: the
+// NewInstanceOptions says what applyNewInstanceWith leaves alone: the
 // image's (or user-data's) wishes.
 type NewInstanceOptions struct {
 	// PreserveHostname is preserve_hostname: true: /etc/hostname and
@@ -432,9 +432,9 @@ type NewInstanceOptions struct {
 	PreserveHostname bool
 }
 
-// ApplyNewInstanceWith is ApplyNewInstance with opts: StageNewInstance
+// applyNewInstanceWith is applyNewInstance with opts: StageNewInstance
 // into a batch of its own, committed.
-func ApplyNewInstanceWith(r *rootfs.Root, d *instance.Data, opts NewInstanceOptions) error {
+func applyNewInstanceWith(r *rootfs.Root, d *instance.Data, opts NewInstanceOptions) error {
 	b := rootfs.NewBatch()
 	defer b.Abort()
 	err := StageNewInstance(b, r, d, opts)
@@ -442,7 +442,7 @@ func ApplyNewInstanceWith(r *rootfs.Root, d *instance.Data, opts NewInstanceOpti
 }
 
 // StageNewInstance stages into b what a new instance needs
-// (ApplyNewInstance). It goes on after a failure and returns all errors
+// (applyNewInstance). It goes on after a failure and returns all errors
 // joined; what it staged is written by b.Commit.
 func StageNewInstance(b *rootfs.Batch, r *rootfs.Root, d *instance.Data, opts NewInstanceOptions) error {
 	var errs []error

@@ -174,7 +174,7 @@ func TestBootSequence(t *testing.T) {
 		previous string
 		prevDS   string
 	}{
-		{a, true, NoPreviousInstanceID, "DataSourceConfigDrive: config-disk (/dev/sr0)"},
+		{a, true, noPreviousInstanceID, "DataSourceConfigDrive: config-disk (/dev/sr0)"},
 		{a, false, a.InstanceID, "DataSourceConfigDrive: config-disk (/dev/sr0)"},
 		{b, true, a.InstanceID, "DataSourceNoCloud: seed-dir (/var/lib/cloud/seed/nocloud)"},
 		{b, false, b.InstanceID, "DataSourceNoCloud: seed-dir (/var/lib/cloud/seed/nocloud)"},
@@ -353,7 +353,7 @@ func TestApplyNewInstance(t *testing.T) {
 			}
 			d := testData()
 			d.LocalHostname = tt.hostname
-			if err := ApplyNewInstance(openRoot(t, root), d); err != nil {
+			if err := applyNewInstance(openRoot(t, root), d); err != nil {
 				t.Fatal(err)
 			}
 			if got := readFile(t, filepath.Join(root, "etc/hosts")); got != tt.want {
@@ -399,7 +399,7 @@ func TestApplyNewInstancePreserveHostname(t *testing.T) {
 		d := testData()
 		d.LocalHostname = "web-1.example.com"
 		d.Files = []instance.File{{Path: "/etc/motd", Content: []byte("hi\n")}}
-		if err := ApplyNewInstanceWith(openRoot(t, root), d, NewInstanceOptions{PreserveHostname: true}); err != nil {
+		if err := applyNewInstanceWith(openRoot(t, root), d, NewInstanceOptions{PreserveHostname: true}); err != nil {
 			t.Fatal(err)
 		}
 		for name, want := range map[string]string{"etc/hostname": "image\n", "etc/hosts": "127.0.1.1 image\n"} {
@@ -428,7 +428,7 @@ func TestApplyNewInstanceFiles(t *testing.T) {
 		{Path: "/opt/app/conf", Content: []byte("conf")},
 		{Path: "relative/file", Content: []byte("rel")},
 	}
-	err := ApplyNewInstance(openRoot(t, root), d)
+	err := applyNewInstance(openRoot(t, root), d)
 	if err == nil || !strings.Contains(err.Error(), "local-hostname") {
 		t.Errorf("bad hostname: err = %v", err)
 	}

@@ -31,9 +31,9 @@ import (
 // StageBound bounds a whole stage; each module has its own bounds.
 const StageBound = 2 * time.Hour
 
-// WritableWait bounds WhenWritable's wait: the init system's fsck of a big
+// writableWait bounds WhenWritable's wait: the init system's fsck of a big
 // root may take minutes.
-const WritableWait = 15 * time.Minute
+const writableWait = 15 * time.Minute
 
 // writablePoll is how often WhenWritable looks at the root.
 const writablePoll = 200 * time.Millisecond
@@ -162,13 +162,13 @@ func readOnly(dir string) bool {
 
 // WhenWritable waits until root is writable, then runs the boot stage and
 // the final stage, one after the other: 0 when both succeeded, 1 when
-// either failed or the root stayed read-only for WritableWait.
+// either failed or the root stayed read-only for writableWait.
 func (c Config) WhenWritable(root string) int {
 	c = c.withDefaults()
 	t0 := c.Now()
 	for c.ReadOnly(root) {
-		if c.Now().Sub(t0) > WritableWait {
-			fmt.Fprintf(c.Stderr, "earlyinit: %s still read-only after %s: the late stages do not run this boot\n", root, WritableWait)
+		if c.Now().Sub(t0) > writableWait {
+			fmt.Fprintf(c.Stderr, "earlyinit: %s still read-only after %s: the late stages do not run this boot\n", root, writableWait)
 			return 1
 		}
 		c.Sleep(writablePoll)

@@ -238,7 +238,7 @@ func TestExecInitSelf(t *testing.T) {
 
 // TestWhenWritable: late --when-writable waits, polling every 200 ms of
 // the clock, until the root is writable, then runs the boot and the final
-// stage in that order under one deadline; after WritableWait it gives up
+// stage in that order under one deadline; after writableWait it gives up
 // without running a stage.
 func TestWhenWritable(t *testing.T) {
 	const root = "/r"
@@ -293,7 +293,7 @@ func TestWhenWritable(t *testing.T) {
 			wantStderr: []string{"earlyinit: /r is writable after 0s: running the late stages\n", "earlyinit: late stages: open root: no such policy\n"},
 		},
 		{
-			// 4500 polls make 15m0s, not yet past WritableWait.
+			// 4500 polls make 15m0s, not yet past writableWait.
 			name: "stays read-only", readOnly: func(int) bool { return true }, run: ok,
 			wantRC: 1, wantSleeps: 4501,
 			wantStderr: []string{"earlyinit: /r still read-only after 15m0s: the late stages do not run this boot\n"},

@@ -54,9 +54,9 @@ func Pid(t testing.TB, file string) int {
 	}
 }
 
-// Alive tells whether pid exists (kill(pid, 0) succeeds; a zombie
+// alive tells whether pid exists (kill(pid, 0) succeeds; a zombie
 // counts).
-func Alive(pid int) bool {
+func alive(pid int) bool {
 	return unix.Kill(pid, 0) == nil
 }
 
