@@ -13,7 +13,7 @@ import (
 
 // Dearmor is the bodies of the armoured blocks in text, one after the
 // other, as gpg --dearmor writes them, and refuses what gpg refuses
-// (cloud-init refuses the key on gpg's exit status):
+// (cloud-init writes no key file when gpg fails: TestDearmorAsCloudInit):
 //
 //   - A block starts at a "-----BEGIN PGP " line, which must start the
 //     line (gpg finds no OpenPGP data in an indented one); text before

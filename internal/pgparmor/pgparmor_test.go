@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/oracle"
 )
 
 // armor wraps body as gpg --armor does: 64 columns, a blank line after
@@ -33,35 +35,7 @@ func TestDearmorAsGPG(t *testing.T) {
 	if err != nil {
 		t.Fatal("no gpg, the reference: make deps installs gnupg")
 	}
-	body := make([]byte, 300)
-	for i := range body {
-		body[i] = byte(i*7 + 3)
-	}
-	good := armor(body, "")
-	sumAt := strings.LastIndex(good, "\n=") + 1
-	sumLine := good[sumAt : sumAt+6] // "=XXXX\n"
-	const end = "-----END PGP PUBLIC KEY BLOCK-----\n"
-	cases := map[string]string{
-		"plain":               good,
-		"headers":             armor(body, "Version: GnuPG v2\nComment: a key\n"),
-		"crlf":                strings.ReplaceAll(good, "\n", "\r\n"),
-		"text before":         "a key for the corp mirror\n\n" + good,
-		"indented":            indent(good, "    "),
-		"body indented":       strings.ReplaceAll(good, "\n", "\n  ")[:len(good)+2*strings.Count(good, "\n")-2],
-		"trailing spaces":     strings.ReplaceAll(good, "\n", "  \n"),
-		"no checksum":         strings.Replace(good, sumLine, "", 1),
-		"bad checksum":        strings.Replace(good, sumLine, "=AAAA\n", 1),
-		"short checksum":      strings.Replace(good, sumLine, "=AB\n", 1),
-		"body damaged":        damage(good),
-		"no end":              strings.Replace(good, end, "", 1),
-		"no end, no checksum": strings.Replace(strings.Replace(good, end, "", 1), sumLine, "", 1),
-		"other end":           strings.Replace(good, end, "-----END PGP SIGNATURE-----\n", 1),
-		"no empty line":       strings.Replace(good, "-----\n\n", "-----\n", 1),
-		"two blocks":          good + armor(body[:40], ""),
-		"no armor":            base64.StdEncoding.EncodeToString(body),
-		"short body":          armor(body[:1], ""),
-		"empty":               "",
-	}
+	cases := gpgCases()
 	var read, refused int
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -86,6 +60,82 @@ func TestDearmorAsGPG(t *testing.T) {
 	}
 	if read < 5 || refused < 5 {
 		t.Errorf("gpg read %d of the blocks and refused %d: the cases no longer test both", read, refused)
+	}
+}
+
+// gpgCases are armoured blocks gpg reads and blocks it refuses, by name.
+func gpgCases() map[string]string {
+	body := make([]byte, 300)
+	for i := range body {
+		body[i] = byte(i*7 + 3)
+	}
+	good := armor(body, "")
+	sumAt := strings.LastIndex(good, "\n=") + 1
+	sumLine := good[sumAt : sumAt+6] // "=XXXX\n"
+	const end = "-----END PGP PUBLIC KEY BLOCK-----\n"
+	return map[string]string{
+		"plain":               good,
+		"headers":             armor(body, "Version: GnuPG v2\nComment: a key\n"),
+		"crlf":                strings.ReplaceAll(good, "\n", "\r\n"),
+		"text before":         "a key for the corp mirror\n\n" + good,
+		"indented":            indent(good, "    "),
+		"body indented":       strings.ReplaceAll(good, "\n", "\n  ")[:len(good)+2*strings.Count(good, "\n")-2],
+		"trailing spaces":     strings.ReplaceAll(good, "\n", "  \n"),
+		"no checksum":         strings.Replace(good, sumLine, "", 1),
+		"bad checksum":        strings.Replace(good, sumLine, "=AAAA\n", 1),
+		"short checksum":      strings.Replace(good, sumLine, "=AB\n", 1),
+		"body damaged":        damage(good),
+		"no end":              strings.Replace(good, end, "", 1),
+		"no end, no checksum": strings.Replace(strings.Replace(good, end, "", 1), sumLine, "", 1),
+		"other end":           strings.Replace(good, end, "-----END PGP SIGNATURE-----\n", 1),
+		"no empty line":       strings.Replace(good, "-----\n\n", "-----\n", 1),
+		"two blocks":          good + armor(body[:40], ""),
+		"no armor":            base64.StdEncoding.EncodeToString(body),
+		"short body":          armor(body[:1], ""),
+		"empty":               "",
+	}
+}
+
+// TestDearmorAsCloudInit: cloud-init 22.4's apt module (apt_key add,
+// hardened, as a source's key is added) writes the key file gpg
+// --dearmor gives and writes none when gpg fails: Dearmor reads what it
+// writes and refuses what it does not write.
+func TestDearmorAsCloudInit(t *testing.T) {
+	cases := gpgCases()
+	var out map[string]*string // base64 of the file written, or null
+	oracle.Run(t, `import base64, tempfile
+from cloudinit.config import cc_apt_configure as a
+from cloudinit import util
+a.CLOUD_INIT_GPG_DIR = tempfile.mkdtemp() + "/"
+written = {}
+util.write_file = lambda f, c, *x, **k: written.update({f: c})
+out = {}
+for name, text in json.load(sys.stdin).items():
+    written.clear()
+    f = a.apt_key("add", output_file="k", data=text, hardened=True)
+    out[name] = base64.b64encode(written[f]).decode() if f in written else None
+print(json.dumps(out))`, cases, &out)
+	if len(out) != len(cases) {
+		t.Fatalf("cloud-init answered %d of %d cases", len(out), len(cases))
+	}
+	written := 0
+	for name, text := range cases {
+		got, err := Dearmor(text)
+		want := out[name]
+		if want != nil {
+			written++
+		}
+		switch {
+		case want == nil && err == nil:
+			t.Errorf("%s: cloud-init writes no key and Dearmor reads %d bytes", name, len(got))
+		case want != nil && err != nil:
+			t.Errorf("%s: cloud-init writes the key and Dearmor refuses it: %v", name, err)
+		case want != nil && base64.StdEncoding.EncodeToString(got) != *want:
+			t.Errorf("%s: Dearmor's bytes are not the key cloud-init writes", name)
+		}
+	}
+	if written < 5 || len(cases)-written < 5 {
+		t.Errorf("cloud-init wrote %d of the %d keys: the cases no longer test both", written, len(cases))
 	}
 }
 
