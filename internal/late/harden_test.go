@@ -10,10 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/instance/cache"
 	"github.com/earlyinit/earlyinit/internal/modules"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
@@ -397,5 +400,49 @@ func TestScriptExitCodesEndToEnd(t *testing.T) {
 				t.Errorf("exit %d: ran %d times, want %d", tc.exit, runs, want)
 			}
 		})
+	}
+}
+
+// TestVendorScriptsApart: a user-data script and a vendor-data script are
+// both "part-001" (neither has a MIME filename). cloud-init writes the
+// vendor's to instances/<iid>/scripts/vendor/ (its vendor_scripts path,
+// stages.py's ShellScriptPartHandler(script_path="vendor_scripts")) and
+// runs it with vendor_data.prefix before it (cc_scripts_vendor:
+// subp.runparts(runparts_path, exe_prefix=prefix)). Both must run, each
+// once; before, the vendor's replaced the user's.
+func TestVendorScriptsApart(t *testing.T) {
+	f := newFixture(t)
+	user := "Content-Type: multipart/mixed; boundary=\"B\"\nMIME-Version: 1.0\n\n" +
+		"--B\nContent-Type: text/x-shellscript\n\n#!/bin/sh\necho user\n" +
+		"--B\nContent-Type: text/cloud-config\n\nvendor_data: {prefix: [/usr/bin/env, X=1]}\n--B--\n"
+	d := &instance.Data{Datasource: "nocloud", DatasourceClass: "NoCloud", InstanceID: "iid-1", LocalHostname: "h",
+		UserData: []byte(user), VendorData: []byte("#!/bin/sh\necho vendor\n")}
+	if err := cache.New(f.root).Store(d, cache.StoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	su, _ := modules.Lookup("scripts_user")
+	for _, st := range []modules.Stage{modules.StageBoot, modules.StageFinal} {
+		if res := f.run(st, []modules.Module{su}); len(res.Errors) != 0 {
+			t.Fatalf("%s: %q", st, res.Errors)
+		}
+	}
+	dir := paths.InstancesDir + "/iid-1/scripts"
+	if got := f.read(dir + "/part-001"); got != "#!/bin/sh\necho user" {
+		t.Errorf("user's script %q", got)
+	}
+	if got := f.read(dir + "/vendor/part-001"); got != "#!/bin/sh\necho vendor\n" {
+		t.Errorf("vendor's script %q", got)
+	}
+	want := []string{dir + "/part-001", "/usr/bin/env X=1 " + dir + "/vendor/part-001"}
+	if !slices.Equal(f.exec.calls, want) {
+		t.Errorf("commands %q, want %q", f.exec.calls, want)
+	}
+	// The next boot of the instance runs neither again.
+	f.exec.calls = nil
+	for _, st := range []modules.Stage{modules.StageBoot, modules.StageFinal} {
+		f.run(st, []modules.Module{su})
+	}
+	if len(f.exec.calls) != 0 {
+		t.Errorf("second boot ran %q", f.exec.calls)
 	}
 }

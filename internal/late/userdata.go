@@ -269,7 +269,8 @@ func partName(p userdata.Part) string {
 }
 
 // writeScripts writes the shell-script parts where the script modules
-// find them: #! parts into instances/<iid>/scripts/ (scripts_user),
+// find them: #! parts into instances/<iid>/scripts/ (scripts_user), or
+// scripts/vendor/ for vendor-data's (modules.VendorScriptsDir),
 // per-boot/instance/once parts into /var/lib/earlyinit/scripts/per-*/, all
 // 0700. It returns the boothooks, written to instances/<iid>/boothooks/
 // without their #cloud-boothook line.
@@ -283,6 +284,9 @@ func writeScripts(r *rootfs.Root, iid string, parts []userdata.Part) ([]string, 
 		switch p.Type {
 		case userdata.TypeShellScript:
 			dir = modules.ScriptsDir(iid)
+			if p.Vendor {
+				dir = modules.VendorScriptsDir(iid)
+			}
 		case userdata.TypeShellScriptPerBoot:
 			dir = modules.ScriptsPerBootDir
 		case userdata.TypeShellScriptPerInst:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -37,15 +38,34 @@ const (
 // root), sorted by name, as cloud-init's subp.runparts. A missing
 // directory runs nothing.
 func (e *Env) runParts(ctx context.Context, dir string) error {
-	names, err := e.listExecutables(dir)
+	scripts, err := e.parts(dir, nil, "")
 	if err != nil {
 		return err
 	}
-	paths := make([]string, len(names))
-	for i, n := range names {
-		paths[i] = dir + "/" + n
+	return e.runScripts(ctx, scripts)
+}
+
+// script is one script to run: its path in the root, the command its
+// path follows (vendor_data.prefix) and the name of its marker in
+// StateDir.
+type script struct {
+	path   string
+	prefix []string
+	marker string
+}
+
+// parts lists dir's scripts as runParts runs them, each after prefix, its
+// marker its name after markerPrefix.
+func (e *Env) parts(dir string, prefix []string, markerPrefix string) ([]script, error) {
+	names, err := e.listExecutables(dir)
+	if err != nil {
+		return nil, err
 	}
-	return e.runScripts(ctx, paths)
+	out := make([]script, len(names))
+	for i, n := range names {
+		out[i] = script{dir + "/" + n, prefix, markerPrefix + n}
+	}
+	return out, nil
 }
 
 // listExecutables lists the executable regular files of dir in the root,
@@ -91,21 +111,27 @@ func (e *Env) listExecutables(dir string) ([]string, error) {
 // A script that fails does not stop the others; the error lists every
 // failure. 1001 and 1003 stop the module and return an *Incomplete asking
 // for a reboot.
-func (e *Env) runScripts(ctx context.Context, paths []string) error {
+func (e *Env) runScripts(ctx context.Context, scripts []script) error {
 	var failed []string
 	rerun := false
-	for i, p := range paths {
-		name := p[strings.LastIndex(p, "/")+1:]
+	for i, sc := range scripts {
+		p := sc.path
 		marker := ""
 		if e.StateDir != "" {
-			marker = e.StateDir + "/" + name
+			marker = e.StateDir + "/" + sc.marker
 			if e.Root.Exists(marker) {
 				e.logf("script %s: already run, skipped", p)
 				continue
 			}
 		}
-		e.logf("running script %s", p)
-		_, err := e.run(ctx, Cmd{Name: e.Root.Path(p), Output: e.output()})
+		cmd := Cmd{Name: e.Root.Path(p), Output: e.output()}
+		if len(sc.prefix) > 0 {
+			e.logf("running script %s after %q", p, sc.prefix)
+			cmd.Name, cmd.Args = sc.prefix[0], append(slices.Clone(sc.prefix[1:]), e.Root.Path(p))
+		} else {
+			e.logf("running script %s", p)
+		}
+		_, err := e.run(ctx, cmd)
 		code, isExit := ExitCode(err)
 		switch {
 		case err == nil, isExit && code == ExitRebootDone:
@@ -116,7 +142,7 @@ func (e *Env) runScripts(ctx context.Context, paths []string) error {
 			}
 			if err != nil {
 				e.logf("script %s: exit %d (1001): done, reboot requested", p, code)
-				return e.incomplete(true, i+1 < len(paths), failed, fmt.Sprintf("script %s asked for a reboot (exit %d, i.e. 1001)", p, code))
+				return e.incomplete(true, i+1 < len(scripts), failed, fmt.Sprintf("script %s asked for a reboot (exit %d, i.e. 1001)", p, code))
 			}
 		case isExit && code == ExitRebootRerun:
 			e.logf("script %s: exit %d (1003): reboot requested, will run again", p, code)

@@ -2,6 +2,8 @@ package modules
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
@@ -29,8 +31,70 @@ func scriptsPerOnce(ctx context.Context, e *Env) error {
 	return e.runParts(ctx, ScriptsPerOnceDir)
 }
 
-// scriptsUser is cc_scripts_user: the instance's scripts directory, which
-// holds the user-data #! parts (written by the runner) and runcmd.
+// VendorScriptsDir is where the runner writes vendor-data's #! parts:
+// instances/<iid>/scripts/vendor/, as cloud-init's vendor_scripts path,
+// apart from user-data's, so that a vendor part never replaces the user's
+// part of the same name (both are "part-001" without a MIME filename).
+func VendorScriptsDir(id string) string { return ScriptsDir(id) + "/vendor" }
+
+// scriptsUser is cc_scripts_user, then cc_scripts_vendor: the instance's
+// scripts directory, which holds the user-data #! parts (written by the
+// runner) and runcmd, then vendor-data's, each run after
+// vendor_data.prefix (a command, as a string or a list) as cloud-init's
+// subp.runparts(exe_prefix=) does. They are one run of scripts: a reboot
+// asked for by a user's script (1001, 1003) comes before the vendor's.
+// Vendor scripts' markers in StateDir start with ".vendor.", which no
+// part's name does (the runner strips leading dots).
 func scriptsUser(ctx context.Context, e *Env) error {
-	return e.runParts(ctx, ScriptsDir(e.InstanceID))
+	user, err := e.parts(ScriptsDir(e.InstanceID), nil, "")
+	if err != nil {
+		return err
+	}
+	// A bad prefix or vendor directory fails the vendor's scripts only,
+	// as cc_scripts_vendor fails apart from cc_scripts_user.
+	var vendor []script
+	prefix, verr := vendorPrefix(e.Cfg)
+	if verr == nil {
+		vendor, verr = e.parts(VendorScriptsDir(e.InstanceID), prefix, ".vendor.")
+	}
+	err = e.runScripts(ctx, append(user, vendor...))
+	var inc *Incomplete
+	switch {
+	case verr == nil:
+		return err
+	case errors.As(err, &inc):
+		inc.Err = errors.Join(inc.Err, verr)
+		return inc
+	}
+	return errors.Join(err, verr)
+}
+
+// vendorPrefix is vendor_data.prefix: nil when unset or null, a string as
+// a one-word command, a list's items as words (cloud-init passes them to
+// subp as they are; a number is written as a string here).
+func vendorPrefix(cfg map[string]any) ([]string, error) {
+	vd, _ := cfg["vendor_data"].(map[string]any)
+	v, ok := vd["prefix"]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	if s, ok := v.(string); ok {
+		return []string{s}, nil
+	}
+	if _, ok := v.([]any); !ok {
+		// cloud-init: TypeError("exe_prefix must be None, str, or list").
+		return nil, fmt.Errorf("vendor_data.prefix: want a string or a list, got %s", kind(v))
+	}
+	var l []string
+	for i, x := range v.([]any) {
+		switch x.(type) {
+		case map[string]any, []any, nil:
+			return nil, fmt.Errorf("vendor_data.prefix.%d: want a string, got %s", i, kind(x))
+		}
+		l = append(l, scalarString(x))
+	}
+	if len(l) > 0 && l[0] == "" {
+		return nil, fmt.Errorf("vendor_data.prefix: the command is empty")
+	}
+	return l, nil
 }

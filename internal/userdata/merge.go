@@ -470,6 +470,7 @@ func vendorParts(userCfg map[string]any, key string, vendor []Part) ([]Part, []W
 	var out []Part
 	for _, p := range vendor {
 		if !disabled[p.Type] {
+			p.Vendor = true
 			out = append(out, p)
 		}
 	}

@@ -63,6 +63,9 @@ type Part struct {
 	// MergeType is the part's Merge-Type (or X-Merge-Type) header, which
 	// chooses how a cloud-config part merges; see Merge.
 	MergeType string
+	// Vendor is set on the parts of vendor-data (VendorParts,
+	// Vendor2Parts): their scripts are kept apart from user-data's.
+	Vendor bool
 
 	autoName bool
 }
