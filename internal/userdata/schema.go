@@ -127,12 +127,19 @@ type validator struct {
 	// resolve charge it.
 	budget *yamlwalk.Budget
 	over   bool
+	// declared, when set, makes the checks describe the schema instead
+	// of checking a node (DeclaredKeys): there is no node, and every
+	// map's keys are recorded as dotted paths.
+	declared map[string]bool
 }
 
 // check validates node n at path.
 type check func(v *validator, n *yaml.Node, path string)
 
 func (v *validator) add(n *yaml.Node, path string, warn bool, format string, args ...any) {
+	if v.declared != nil {
+		return
+	}
 	v.errs = append(v.errs, SchemaError{File: v.file, Line: n.Line, Col: n.Column, Path: path, Msg: fmt.Sprintf(format, args...), Warning: warn})
 }
 
@@ -146,12 +153,18 @@ func (v *validator) warnf(n *yaml.Node, path, format string, args ...any) {
 
 // deref follows aliases.
 func (v *validator) deref(n *yaml.Node) *yaml.Node {
+	if n == nil { // describing
+		return &yaml.Node{}
+	}
 	d, _ := yamlwalk.Deref(n)
 	return d
 }
 
 // spend charges one node to the budget that bounds alias expansion.
 func (v *validator) spend(n *yaml.Node, path string) bool {
+	if v.declared != nil {
+		return false
+	}
 	if v.budget.Spend(n) != nil {
 		if !v.over {
 			v.errorf(n, path, "%s", v.budget.Exceeded())
@@ -166,6 +179,9 @@ func (v *validator) spend(n *yaml.Node, path string) bool {
 // when it cannot be: the resolver's error, or, once, the budget's
 // (spend's), is reported at path.
 func (v *validator) resolve(n *yaml.Node, path string) (val any, ok bool) {
+	if v.declared != nil {
+		return nil, false
+	}
 	val, err := (&resolver{v.budget}).value(v.deref(n))
 	switch {
 	case err == nil:
@@ -183,6 +199,9 @@ func (v *validator) resolve(n *yaml.Node, path string) (val any, ok bool) {
 
 // kind is the schema type of a node and, for scalars, its value.
 func (v *validator) kind(n *yaml.Node, path string) (string, any, bool) {
+	if v.declared != nil {
+		return "", nil, false
+	}
 	n = v.deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -310,6 +329,14 @@ func anyList(v *validator, n *yaml.Node, path string) { checkTyped(v, n, path, "
 // oneOf dispatches on the node's kind; a nil check accepts.
 func oneOf(alts map[string]check) check {
 	return func(v *validator, n *yaml.Node, path string) {
+		if v.declared != nil {
+			for _, c := range alts {
+				if c != nil {
+					c(v, n, path)
+				}
+			}
+			return
+		}
 		k, val, ok := v.kind(n, path)
 		if !ok {
 			return
@@ -332,6 +359,12 @@ func oneOf(alts map[string]check) check {
 // listOf checks a list and each item; max 0 is no maximum.
 func listOf(item check, min, max int) check {
 	return func(v *validator, n *yaml.Node, path string) {
+		if v.declared != nil {
+			if item != nil {
+				item(v, nil, joinPath(path, "*"))
+			}
+			return
+		}
 		k, val, ok := v.kind(n, path)
 		if !ok {
 			return
@@ -426,6 +459,23 @@ type obj struct {
 }
 
 func (o obj) check(v *validator, n *yaml.Node, path string) {
+	if v.declared != nil {
+		for k, c := range o.props {
+			p := joinPath(path, k)
+			v.declared[p] = true
+			if c != nil {
+				c(v, nil, p)
+			}
+		}
+		if o.keys != nil {
+			p := joinPath(path, anyKeyPath)
+			v.declared[p] = true
+			if o.values != nil {
+				o.values(v, nil, p)
+			}
+		}
+		return
+	}
 	k, val, ok := v.kind(n, path)
 	if !ok {
 		return
@@ -627,6 +677,10 @@ const sizeString = `^([0-9]+)?\.?[0-9]+[BKMGT]$`
 // chpasswdUser is one chpasswd.users entry: {name, type: RANDOM} or
 // {name, password, type: hash|text}.
 func chpasswdUser(v *validator, n *yaml.Node, path string) {
+	if v.declared != nil { // both forms' keys
+		obj{props: map[string]check{"name": str, "password": str, "type": str}}.check(v, n, path)
+		return
+	}
 	k, val, ok := v.kind(n, path)
 	if !ok {
 		return
@@ -799,9 +853,10 @@ func newTopSchema() schema {
 		"ssh_quiet_keygen":      boolean,
 		"ssh_genkeytypes":       listOf(enum("dsa", "ecdsa", "ed25519", "rsa"), 1, 0),
 		"ssh_keys":              obj{keys: regexp.MustCompile(`^(dsa|ecdsa|ed25519|rsa)_(public|private|certificate)$`), values: str}.check,
-		"ssh_publish_hostkeys": obj{props: map[string]check{
+		// Publishing host keys to the platform is not done.
+		"ssh_publish_hostkeys": unsupported(obj{props: map[string]check{
 			"enabled": boolean, "blacklist": listOf(str, 0, 0),
-		}}.check,
+		}}.check),
 		"ssh_pwauth": oneOf(map[string]check{
 			"boolean": boolean,
 			"string":  deprecated(`ssh_pwauth as a string; use a boolean (or leave it out for "unchanged")`, nil),
@@ -862,7 +917,7 @@ func newTopSchema() schema {
 		"power_state": obj{required: []string{"mode"}, props: map[string]check{
 			"delay": oneOf(map[string]check{
 				"integer": func(v *validator, n *yaml.Node, path string) {
-					if _, val, _ := v.kind(n, path); val.(int) < 0 {
+					if _, val, ok := v.kind(n, path); ok && val.(int) < 0 {
 						v.errorf(n, path, "delay must not be negative")
 					}
 				},
@@ -906,10 +961,33 @@ func newTopSchema() schema {
 		"cloud_init_modules":   moduleList,
 		"cloud_config_modules": moduleList,
 		"cloud_final_modules":  moduleList,
-		// The default user; the other keys are distribution internals.
+		// The default user, and the distribution's settings earlyinit
+		// reads (cloud-init's distros, which 22.4's schema leaves
+		// unchecked: so does earlyinit's, past their names); the other
+		// keys are distribution internals earlyinit does not act on.
 		"system_info": obj{
-			props: map[string]check{"default_user": userSchema.check},
-			keys:  anyKey, values: unsupported(nil),
+			props: map[string]check{
+				"default_user":               userSchema.check,
+				"distro":                     nil,
+				"ntp_client":                 nil,
+				"ssh_svcname":                nil,
+				"rsyslog_svcname":            nil,
+				"apt_get_command":            nil,
+				"apt_get_upgrade_subcommand": nil,
+				"apt_get_wrapper": obj{keys: anyKey, props: map[string]check{
+					"command": nil, "enabled": nil,
+				}}.check,
+				"package_mirrors": listOf(obj{keys: anyKey, props: map[string]check{
+					"arches": nil,
+					"failsafe": obj{keys: anyKey, props: map[string]check{
+						"primary": nil, "security": nil,
+					}}.check,
+					"search": obj{keys: anyKey, props: map[string]check{
+						"primary": nil, "security": nil,
+					}}.check,
+				}}.check, 0, 0),
+			},
+			keys: anyKey, values: unsupported(nil),
 		}.check,
 	}}
 	for k, c := range map[string]check{
@@ -968,6 +1046,7 @@ func newTopSchema() schema {
 	for k, c := range moduleSchemas(anyKey) {
 		top.props[k] = c
 	}
+	notImplemented["ssh_publish_hostkeys"] = true
 	for _, k := range cloudInitOnly {
 		if _, ok := top.props[k]; !ok {
 			top.props[k] = unsupported(nil)
@@ -975,6 +1054,20 @@ func newTopSchema() schema {
 		}
 	}
 	return schema{top: top, notImplemented: notImplemented}
+}
+
+// anyKeyPath stands in DeclaredKeys' paths for a key a map takes by a
+// pattern (apt.sources.<key>.source).
+const anyKeyPath = "<key>"
+
+// DeclaredKeys are the schema's keys as dotted paths: "ntp",
+// "ntp.servers", "apt.sources.<key>.source" (anyKeyPath for a key taken by
+// a pattern), "users.*.name" ("*" for a list's items). Every alternative
+// of a value counts.
+func DeclaredKeys() map[string]bool {
+	v := &validator{declared: map[string]bool{}}
+	topSchema().top.check(v, nil, "")
+	return v.declared
 }
 
 func topLevel(v *validator, n *yaml.Node, path string) {

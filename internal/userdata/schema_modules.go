@@ -50,6 +50,9 @@ func moduleSchemas(anyKey *regexp.Regexp) map[string]check {
 				"servers":    uniqueItems(listOf(str, 0, 0)),
 				"ntp_client": str,
 				"enabled":    boolean,
+				// earlyinit's own: the DHCP lease's NTP servers too.
+				// 22.4's schema refuses the key.
+				"ntp_use_dhcp_config": boolean,
 				"config": obj{minProps: 1, props: map[string]check{
 					"confpath": str, "check_exe": str, "service_name": str, "template": str,
 					"packages": uniqueItems(listOf(str, 0, 0)),

@@ -143,7 +143,7 @@ cloud_init_modules: [bootcmd, [users-groups, always], [ssh, weekly], {name: moun
 cloud_final_modules: final_message
 system_info:
   default_user: {name: ops, groups: [wheel], shel: x}
-  distro: rhel
+  paths: {cloud_dir: /x}
 growpart: {mode: auto, devices: [/], ignore_growroot_disabled: false}
 resize_rootfs: noblock
 `, want: []string{
@@ -152,7 +152,7 @@ resize_rootfs: noblock
 			"f:2:122: cloud_init_modules.5: expected list or map or null or string, got integer 7 (quote it for a string)",
 			`f:3:22: cloud_final_modules: expected list, got string "final_message"`,
 			"f:5:46: system_info.default_user.shel: unknown key",
-			"W f:6:11: system_info.distro: not supported by earlyinit: ignored",
+			"W f:6:10: system_info.paths: not supported by earlyinit: ignored",
 		}},
 		{name: "growpart and resize_rootfs values", doc: "#cloud-config\ngrowpart: {mode: sometimes}\nresize_rootfs: later\n", want: []string{
 			`f:2:18: growpart.mode: expected one of "auto", "growpart", "off", got string "sometimes"`,

@@ -1,0 +1,298 @@
+package modules_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/userdata"
+)
+
+// cfgRead is a cloud-config key a module's code reads by its name: a
+// string literal indexing a map[string]any (m["servers"]), or following a
+// map[string]any among a call's arguments (cfgBool(m, "enabled", ...)).
+type cfgRead struct {
+	file string // base name
+	line int
+	key  string
+	top  bool // read from Env.Cfg itself: a top-level key
+}
+
+// cfgReads lists the key reads of this package's non-test code. Types
+// come from the build cache's export data (go list -export), so the
+// package is type-checked as the compiler sees it.
+func cfgReads(t *testing.T) []cfgRead {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	exports := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if path, file, ok := strings.Cut(sc.Text(), " "); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	fset := token.NewFileSet()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, n := range names {
+		if ok, err := build.Default.MatchFile(".", n); err != nil || !ok || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, n, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		return os.Open(exports[path])
+	})
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	if _, err := (&types.Config{Importer: imp}).Check("github.com/earlyinit/earlyinit/internal/modules", fset, files, info); err != nil {
+		t.Fatalf("type-check: %v", err)
+	}
+	isCfgMap := func(e ast.Expr) bool {
+		tv, ok := info.Types[e]
+		if !ok {
+			return false
+		}
+		m, ok := tv.Type.Underlying().(*types.Map)
+		if !ok {
+			return false
+		}
+		k, ok := m.Key().Underlying().(*types.Basic)
+		if !ok || k.Kind() != types.String {
+			return false
+		}
+		i, ok := m.Elem().Underlying().(*types.Interface)
+		return ok && i.Empty()
+	}
+	isCfg := func(e ast.Expr) bool {
+		s, ok := e.(*ast.SelectorExpr)
+		if !ok || s.Sel.Name != "Cfg" || !isCfgMap(e) {
+			return false
+		}
+		t := info.Types[s.X].Type
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		n, ok := t.(*types.Named)
+		return ok && n.Obj().Name() == "Env"
+	}
+	lit := func(e ast.Expr) (string, bool) {
+		b, ok := e.(*ast.BasicLit)
+		if !ok || b.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(b.Value)
+		return s, err == nil
+	}
+	var reads []cfgRead
+	for _, f := range files {
+		// Index expressions written to (m["k"] = v) are not reads.
+		written := map[ast.Expr]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if a, ok := n.(*ast.AssignStmt); ok {
+				for _, l := range a.Lhs {
+					written[l] = true
+				}
+			}
+			return true
+		})
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.IndexExpr:
+				if written[n] || !isCfgMap(n.X) {
+					return true
+				}
+				if k, ok := lit(n.Index); ok {
+					p := fset.Position(n.Pos())
+					reads = append(reads, cfgRead{p.Filename, p.Line, k, isCfg(n.X)})
+				}
+			case *ast.CallExpr:
+				for i := 0; i+1 < len(n.Args); i++ {
+					if !isCfgMap(n.Args[i]) {
+						continue
+					}
+					if k, ok := lit(n.Args[i+1]); ok {
+						p := fset.Position(n.Pos())
+						reads = append(reads, cfgRead{p.Filename, p.Line, k, isCfg(n.Args[i])})
+					}
+				}
+			}
+			return true
+		})
+	}
+	sort.Slice(reads, func(i, j int) bool {
+		if reads[i].file != reads[j].file {
+			return reads[i].file < reads[j].file
+		}
+		return reads[i].line < reads[j].line
+	})
+	return reads
+}
+
+// notCloudConfig are keys read from maps of ours that are not
+// cloud-config (the platform's metadata), and where.
+var notCloudConfig = map[string]string{
+	"block-device-mapping": "disk_setup.go: EC2's metadata (Env.Data.Meta)",
+	"meta":                 "platform_password.go: OpenStack's meta_data.json",
+	"admin_pass":           "platform_password.go: OpenStack's meta_data.json",
+}
+
+// undeclaredReads are cloud-config keys a module reads that the schema does
+// not name, and why that is right.
+var undeclaredReads = map[string]string{
+	"metalink":         "yum_repos.<name>: a repository takes any option by its pattern, written as given",
+	"mirrorlist":       "yum_repos.<name>: a repository takes any option by its pattern, written as given",
+	"reposdir":         "zypper.config takes any of zypp.conf's keys",
+	"rsyslog_filename": "read only with rsyslog's legacy list form, which 22.4's schema refuses and earlyinit's too",
+	"rsyslog_dir":      "read only with rsyslog's legacy list form, which 22.4's schema refuses and earlyinit's too",
+}
+
+// TestModulesReadDeclaredKeys: every cloud-config key a module reads by
+// name is one the schema declares, so `earlyinit schema` and the boot's
+// warnings never call a key the modules act on unknown, or "not supported
+// by earlyinit: ignored" (ntp.ntp_use_dhcp_config and system_info's
+// ntp_client, ssh_svcname... were, before this test). A top-level key read
+// from Env.Cfg must be one earlyinit supports; a key read below the top
+// must be declared somewhere below it, other than as one of the keys
+// system_info takes by pattern (distribution internals earlyinit ignores).
+func TestModulesReadDeclaredKeys(t *testing.T) {
+	decl := userdata.DeclaredKeys()
+	names := map[string]bool{}
+	for p := range decl {
+		if strings.HasPrefix(p, "system_info.<key>") {
+			continue
+		}
+		names[p[strings.LastIndex(p, ".")+1:]] = true
+	}
+	reads := cfgReads(t)
+	if len(reads) < 200 {
+		t.Fatalf("%d key reads found: the finder no longer sees the modules' reads", len(reads))
+	}
+	used := map[string]bool{}
+	for _, r := range reads {
+		at := fmt.Sprintf("%s:%d", r.file, r.line)
+		if r.top {
+			if supported, known := userdata.TopLevelKey(r.key); !supported {
+				t.Errorf("%s reads the top-level key %q, which the schema calls unknown (%v) or not supported", at, r.key, known)
+			}
+			continue
+		}
+		if names[r.key] {
+			continue
+		}
+		if _, ok := notCloudConfig[r.key]; ok {
+			used[r.key] = true
+			continue
+		}
+		if _, ok := undeclaredReads[r.key]; ok {
+			used[r.key] = true
+			continue
+		}
+		t.Errorf("%s reads the key %q, which the schema (internal/userdata) does not declare", at, r.key)
+	}
+	for _, m := range []map[string]string{notCloudConfig, undeclaredReads} {
+		for k, why := range m {
+			if !used[k] {
+				t.Errorf("%q (%s) is no longer read: drop it from the list", k, why)
+			}
+		}
+	}
+}
+
+// passedThrough are keys the schema declares that a module hands on as
+// they come, with no code naming them.
+var passedThrough = map[string]string{
+	"ansible.pull":                         "every key but playbook_name is an ansible-pull option (--key value): ansibleOpts",
+	"ansible.setup_controller.run_ansible": "every key but playbook_name and playbook_dir is an ansible-playbook option: ansibleOpts",
+	"puppet.conf":                          "each section is written to puppet.conf as given",
+	"puppet.csr_attributes":                "written to csr_attributes.yaml as given",
+}
+
+// actingPackages hold the code that acts on cloud-config.
+var actingPackages = []string{".", "../accounts", "../growpart", "../late", "../imagecfg", "../provision", "../userdata"}
+
+// TestSchemaKeysActedOn: every key the schema declares below a top-level
+// key earlyinit supports is named by the code that acts on cloud-config,
+// or handed on as it comes (passedThrough): a key the schema takes
+// without a word and no code reads would be quietly ignored. The keys
+// earlyinit does not act on are the schema's "not supported by
+// earlyinit" warnings, not this test's.
+func TestSchemaKeysActedOn(t *testing.T) {
+	lits := map[string]bool{}
+	for _, dir := range actingPackages {
+		names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			// The schema names every key: it is not what acts on them.
+			if strings.HasSuffix(n, "_test.go") || strings.HasPrefix(filepath.Base(n), "schema") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), n, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
+					if s, err := strconv.Unquote(b.Value); err == nil {
+						lits[s] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	used := map[string]bool{}
+	var paths []string
+	for p := range userdata.DeclaredKeys() {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+next:
+	for _, p := range paths {
+		top, _, _ := strings.Cut(p, ".")
+		if supported, _ := userdata.TopLevelKey(top); !supported || strings.HasPrefix(p, "system_info.<key>") {
+			continue
+		}
+		k := p[strings.LastIndex(p, ".")+1:]
+		if k == "*" || k == "<key>" || lits[k] {
+			continue
+		}
+		for q := range passedThrough {
+			if strings.HasPrefix(p, q+".") {
+				used[q] = true
+				continue next
+			}
+		}
+		t.Errorf("the schema declares %s, but no code names %q (%s)", p, k, strings.Join(actingPackages, " "))
+	}
+	for q, why := range passedThrough {
+		if !used[q] {
+			t.Errorf("passedThrough %s (%s) matched no key: drop it", q, why)
+		}
+	}
+}
