@@ -100,6 +100,8 @@ type ModuleRow struct {
 	Stage     modules.Stage
 	Name      string
 	Frequency modules.Frequency
+	// Keys is the row's keys cell as written (parseModuleTables only).
+	Keys string
 }
 
 // moduleRows is what the module tables must list: every module of
@@ -107,14 +109,14 @@ type ModuleRow struct {
 func moduleRows() []ModuleRow {
 	var rows []ModuleRow
 	for _, m := range modules.All() {
-		rows = append(rows, ModuleRow{m.Stage, m.Name, m.Frequency})
+		rows = append(rows, ModuleRow{Stage: m.Stage, Name: m.Name, Frequency: m.Frequency})
 	}
 	return rows
 }
 
 var (
 	stageHeading = regexp.MustCompile("(?m)^### (Boot|Final) stage, in order$")
-	moduleRow    = regexp.MustCompile("^\\| `([a-z0-9_]+)`\\s*\\|\\s*([a-z-]+)\\s*\\|")
+	moduleRow    = regexp.MustCompile("^\\| `([a-z0-9_]+)`\\s*\\|\\s*([a-z-]+)\\s*\\|(.*)\\|\\s*$")
 )
 
 // parseModuleTables reads the rows of the "### Boot stage, in order" and
@@ -137,7 +139,7 @@ func parseModuleTables(text string) []ModuleRow {
 				break
 			}
 			if m := moduleRow.FindStringSubmatch(line); m != nil {
-				rows = append(rows, ModuleRow{stage, m[1], modules.Frequency(m[2])})
+				rows = append(rows, ModuleRow{stage, m[1], modules.Frequency(m[2]), strings.TrimSpace(m[3])})
 			}
 		}
 	}

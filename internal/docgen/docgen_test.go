@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/discover"
+	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated regions of the docs")
@@ -61,6 +63,9 @@ func TestModuleTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, want := parseModuleTables(string(b)), moduleRows()
+	for i := range got {
+		got[i].Keys = "" // TestModuleTableKeys'
+	}
 	if !reflect.DeepEqual(got, want) {
 		var g, w []string
 		for _, r := range got {
@@ -71,6 +76,96 @@ func TestModuleTables(t *testing.T) {
 		}
 		t.Errorf("docs/cloud-config.md's module tables:\n%s\nmodules.All():\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
+}
+
+// TestModuleTableKeys: the keys docs/cloud-config.md's module tables name
+// are the schema's, a key in parentheses declared below the key before
+// them (userdata.DeclaredKeys), and each row names every top-level key the
+// registry activates its module by (modules.Module.Keys). Words in
+// backticks that are not keys (paths, `#!`, `apt_*`, `users[].x`,
+// `defer: true`) are prose.
+func TestModuleTableKeys(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "cloud-config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := userdata.DeclaredKeys()
+	reg := map[string][]string{}
+	for _, m := range modules.All() {
+		reg[m.Name] = m.Keys
+	}
+	checked := 0
+	for _, row := range parseModuleTables(string(b)) {
+		named := map[string]bool{}
+		for _, k := range cellKeys(row.Keys) {
+			if k.parent == "" {
+				top, _, _ := strings.Cut(k.key, ".")
+				named[top] = true
+				if !decl[k.key] {
+					t.Errorf("module %s's row names %q, which the schema does not declare", row.Name, k.key)
+				}
+				checked++
+				continue
+			}
+			found := false
+			for p := range decl {
+				if strings.HasPrefix(p, k.parent+".") && strings.HasSuffix(p, "."+k.key) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("module %s's row names %q under %q, which the schema does not declare there", row.Name, k.key, k.parent)
+			}
+			checked++
+		}
+		for _, k := range reg[row.Name] {
+			if !named[k] {
+				t.Errorf("module %s's row does not name %q, a key its module runs for (modules.All)", row.Name, k)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("%d keys checked in the module tables: the cells are no longer read", checked)
+	}
+}
+
+// cellKey is a key a table cell names, and the top-level key before the
+// parentheses it is in ("" at the top).
+type cellKey struct{ key, parent string }
+
+var keyWord = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
+
+// cellKeys reads the keys of a module table's keys cell.
+func cellKeys(cell string) []cellKey {
+	var out []cellKey
+	depth, parent := 0, ""
+	for i := 0; i < len(cell); i++ {
+		switch cell[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '`':
+			j := strings.IndexByte(cell[i+1:], '`')
+			if j < 0 {
+				return out
+			}
+			w := cell[i+1 : i+1+j]
+			i += j + 1
+			if !keyWord.MatchString(w) {
+				continue
+			}
+			switch {
+			case depth == 0:
+				parent = w
+				out = append(out, cellKey{w, ""})
+			case !strings.Contains(w, "."): // not a file name (`client.rb`)
+				out = append(out, cellKey{w, parent})
+			}
+		}
+	}
+	return out
 }
 
 // TestPlatformTableNamesEverySource: the reference's platform table has a row

@@ -142,6 +142,12 @@ var schemaCases = []string{
 	"keyboard: {layout: us}\n",
 	// earlyinit's own key, which ntp.go reads (and 22.4 refuses).
 	"ntp: {servers: [ntp.example.com], ntp_use_dhcp_config: true}\n",
+	// Top-level keys 22.4 takes and earlyinit refuses: the v1/v2 apt
+	// keys, and any key it does not know.
+	"apt_mirror: http://archive.example.com/debian/\n",
+	"apt_proxy: http://proxy.example.com:3128/\n",
+	"apt_preserve_sources_list: true\n",
+	"zz_not_a_key: 1\n",
 }
 
 // schemaDifference is a deliberate difference of verdicts: the cases whose
@@ -154,7 +160,11 @@ type schemaDifference struct {
 }
 
 var schemaDifferences = []schemaDifference{
-	{regexp.MustCompile(`^case16$`), false,
+	{regexp.MustCompile(`^case\d+ apt_(mirror|proxy|preserve_sources_list):`), true,
+		"the v1/v2 apt keys: 22.4 converts them to apt with a deprecation warning, earlyinit's apt_configure refuses them with an error naming the apt key to use"},
+	{regexp.MustCompile(`^case\d+ zz_not_a_key:`), true,
+		"a top-level key no module knows: 22.4's schema allows any, earlyinit's is an error, which catches a misspelt module key (runcmds:)"},
+	{regexp.MustCompile(`^case\d+ ntp: \{servers: \[ntp\.example\.com\], ntp_use_dhcp_config: true\}$`), false,
 		"ntp.ntp_use_dhcp_config: earlyinit's own key (the DHCP lease's NTP servers too, after cloudbase-init), which 22.4 does not know"},
 	{regexp.MustCompile(`^cc_write_files#\d+ write_files\.\d+\.permissions: string → string `), true,
 		"permissions must be an octal mode: 22.4's schema takes any string, and its module then fails on it at boot (int(mode, 8))"},
@@ -213,7 +223,8 @@ func TestSchemaVerdictsMatchCloudInit(t *testing.T) {
 		}
 	}
 	for i, doc := range schemaCases {
-		add(schemaCase{fmt.Sprintf("case%d", i+1), "#cloud-config\n" + doc})
+		first, _, _ := strings.Cut(doc, "\n")
+		add(schemaCase{fmt.Sprintf("case%d %s", i+1, first), "#cloud-config\n" + doc})
 	}
 
 	docs := make([]string, len(cases))
