@@ -36,7 +36,11 @@ runcmd:
   - [sh, -c, "echo list item with 'quotes' >> /seen/runcmd.log"]
   - [sh, -c, "exit 3"]
 final_message: "late final message, up $UPTIME seconds"
+vendor_data: {prefix: [/bin/busybox, env, VENDOR_PREFIX=given]}
 `
+	// A vendor-data script: written apart from user-data's parts, run
+	// after the user's scripts, after vendor_data.prefix.
+	seed["vendor-data"] = "#!/bin/sh\necho \"vendor script, prefix $VENDOR_PREFIX\" >> /seen/vendor.log\n"
 	iso := seedISO(t, "cidata", seed)
 	res := boot(t, vm.Config{Append: "root=LABEL=root rw", Disks: []vm.Disk{{Path: root}, {Path: iso, If: "ide-cd"}}, RNG: true})
 	mustContain(t, "console", res.Console, "late --exec", "stage boot starting", "TESTINIT: /sbin/init pid=1")
@@ -47,6 +51,8 @@ final_message: "late final message, up $UPTIME seconds"
 	wantFile(t, root, "/etc/late/b64.bin", "binary\x00data")
 	wantMode(t, root, "/etc/late/b64.bin", "0600")
 	wantFile(t, root, "/seen/runcmd.log", "runcmd ran\nlist item with quotes\n")
+	wantFile(t, root, "/var/lib/earlyinit/instances/iid-late-1/scripts/vendor/part-001", seed["vendor-data"])
+	wantFile(t, root, "/seen/vendor.log", "vendor script, prefix given\n")
 	// The failing runcmd item leaves status error (exit 1).
 	st := catRoot(t, root, "/seen/status.json")
 	mustContain(t, "earlyinit status", st, `"status": "error"`, "status-exit=1")
@@ -64,6 +70,7 @@ final_message: "late final message, up $UPTIME seconds"
 	if got := catRoot(t, root, "/seen/runcmd.log"); strings.Count(got, "runcmd ran") != 1 {
 		t.Errorf("runcmd ran again on the same instance:\n%s", got)
 	}
+	wantFile(t, root, "/seen/vendor.log", "vendor script, prefix given\n")
 
 	// Third boot, the seed ISO detached: no source answers, and the
 	// instance stays (not None, which a NoCloud seed's instance would get
