@@ -77,7 +77,7 @@ func analyzeVerb(args []string) int {
 	var err error
 	switch sub {
 	case "":
-		err = analyze(&buf, o.root)
+		err = analyzeSummary(&buf, o.root)
 	case "plot":
 		err = analyzePlot(&buf, o.root)
 	default:
@@ -99,7 +99,7 @@ func analyzeVerb(args []string) int {
 	return 0
 }
 
-func analyze(w io.Writer, root string) error {
+func analyzeSummary(w io.Writer, root string) error {
 	var rec boot.Record
 	if err := readJSON(filepath.Join(root, paths.BootRecordFile), &rec); err != nil {
 		return err

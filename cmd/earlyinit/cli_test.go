@@ -133,7 +133,7 @@ func TestAnalyze(t *testing.T) {
  "boot": {"start": 100.0, "finished": 101.5, "errors": [], "modules": [{"name": "bootcmd", "frequency": "always", "status": "ok", "start": 100.1, "duration": 0.25}]},
  "final": {"start": null, "finished": null, "errors": [], "modules": []}}}`), 0o644)
 	var out strings.Builder
-	if err := analyze(&out, root); err != nil {
+	if err := analyzeSummary(&out, root); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"switch_root to /sbin/init after 4s", "modules", "2s", "error: bad drive",
@@ -142,7 +142,7 @@ func TestAnalyze(t *testing.T) {
 			t.Errorf("analyze output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if err := analyze(&out, t.TempDir()); err == nil {
+	if err := analyzeSummary(&out, t.TempDir()); err == nil {
 		t.Errorf("analyze without a boot record succeeded")
 	}
 }
