@@ -109,9 +109,11 @@ func writeFilesEncoding(encoding string, content []byte) ([]byte, error) {
 	return out, nil
 }
 
-// ParsePermissions is cloud-init's decode_perms: an integer as it is (YAML
-// 1.1 already read 0644 as octal), a string as octal ("0644", "644",
-// "0o644"). def when missing.
+// ParsePermissions reads a mode as cloud-init's decode_perms does: an
+// integer as it is (YAML 1.1 already read 0644 as octal), a string as
+// octal ("0644", "644", "0o644"); def when missing. A value that is not a
+// mode is an error here, where decode_perms gives def with a warning
+// (TestWriteFilesAsCloudInit).
 func ParsePermissions(v any, def fs.FileMode) (fs.FileMode, error) {
 	var n int64
 	switch t := v.(type) {

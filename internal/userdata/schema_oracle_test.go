@@ -167,7 +167,7 @@ var schemaDifferences = []schemaDifference{
 	{regexp.MustCompile(`^case\d+ ntp: \{servers: \[ntp\.example\.com\], ntp_use_dhcp_config: true\}$`), false,
 		"ntp.ntp_use_dhcp_config: earlyinit's own key (the DHCP lease's NTP servers too, after cloudbase-init), which 22.4 does not know"},
 	{regexp.MustCompile(`^cc_write_files#\d+ write_files\.\d+\.permissions: string → string `), true,
-		"permissions must be an octal mode: 22.4's schema takes any string, and its module then fails on it at boot (int(mode, 8))"},
+		"permissions must be an octal mode: 22.4's schema takes any string, and its module writes the file with the default 0644 and a warning (decode_perms); earlyinit's refuses the entry (modules.TestWriteFilesAsCloudInit)"},
 	{regexp.MustCompile(`^cc_(disk_setup|mounts)#\d+ mounts\.\d+\.\d+: string → null `), false,
 		"a null field in a mounts entry: 22.4's schema wants strings, its module reads null as \"remove this entry\" (cc_mounts: `if cfgmnt[i][1] is None`) and so does earlyinit"},
 	{regexp.MustCompile(`^cc_users_groups#\d+ (users\.\d+|user)\.sudo: \w+ → list `), false,
