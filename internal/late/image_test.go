@@ -73,7 +73,8 @@ system_info:
 		name:     "no cloud.cfg, Fedora's os-release",
 		files:    map[string]string{"/usr/lib/os-release": "ID=fedora\n"},
 		userData: "#cloud-config\n{}\n",
-		want:     []string{"useradd fedora --comment fedora Cloud User --groups wheel,adm,systemd-journal --shell /bin/bash -m"},
+		// cloud-init sorts the default user's groups.
+		want: []string{"useradd fedora --comment fedora Cloud User --groups adm,systemd-journal,wheel --shell /bin/bash -m"},
 	}, {
 		name:     "nothing: Debian's",
 		userData: "#cloud-config\n{}\n",
@@ -91,7 +92,8 @@ system_info:
 			"/etc/cloud/cloud.cfg": "users: [default, {name: svc, system: true}]\nsystem_info: {default_user: {name: rocky}}\n",
 		},
 		userData: "#cloud-config\n{}\n",
-		want:     []string{"useradd rocky -m", "useradd svc --system -M"},
+		// The default user last, as cloud-init creates it.
+		want: []string{"useradd svc --system -M", "useradd rocky -m"},
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := useraddFixture(t)

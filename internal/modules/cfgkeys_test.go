@@ -163,6 +163,7 @@ var notCloudConfig = map[string]string{
 // undeclaredReads are cloud-config keys a module reads that the schema does
 // not name, and why that is right.
 var undeclaredReads = map[string]string{
+	"default":          "users' map form: the default user's entry, a user's name, not a key",
 	"metalink":         "yum_repos.<name>: a repository takes any option by its pattern, written as given",
 	"mirrorlist":       "yum_repos.<name>: a repository takes any option by its pattern, written as given",
 	"reposdir":         "zypper.config takes any of zypp.conf's keys",

@@ -169,8 +169,9 @@ users:
 			t.Errorf("log lacks %q:\n%s", want, te.log.String())
 		}
 	}
-	// Each ID once per user; GitHub's asked for twice, once per user.
-	want := "/users/alice/keys /~bob/+sshkeys /carol.keys /users/alice/keys"
+	// Each ID once per user; GitHub's asked for twice, once per user;
+	// the users in cloud-init's order, the default user last.
+	want := "/carol.keys /users/alice/keys /users/alice/keys /~bob/+sshkeys"
 	if got := strings.Join(s.asked, " "); got != want {
 		t.Errorf("asked %s, want %s", got, want)
 	}

@@ -2,6 +2,7 @@ package modules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -61,124 +62,204 @@ func strList(ss []string) []any {
 	return out
 }
 
-// normalizeUsers reads the users key: a comma-separated string, a list of
-// names ("default" for the default user), lists of names, or maps with a
-// name; or a map of name to config (true for defaults). Entries of the
-// same name merge, later keys winning. A user key alone (no users) makes
-// the default user, as in cloud-init.
+// normalizeUsers is cloud-init's ug_util.normalize_users_groups for the
+// users (TestNormalizeUsersAsCloudInit): users as a comma-separated string
+// (sorted), a list of names ("default" for the default user), lists of
+// names and maps (a map without a name is the default user's), or a map
+// of name to config (true for defaults). Keys are read with "-" as "_"
+// (lock-passwd). Entries of one name merge, the first one's keys winning.
+// A user key makes the default user, with its config over the image's
+// default user. The default user comes last, so that it is created after
+// the others, as in cloud-init, whose dictionary it is put back into; its
+// config is the image's default user's over the "default" entry's over
+// the entry of its name, its groups both theirs (sorted, comma-joined).
+//
+// Unlike cloud-init: a map's users are in name order (cloud-init's are in
+// the YAML's, which a merged map does not keep), and names in lists are
+// trimmed (cloud-init creates " bob" from [alice, "carol, bob"]).
 func (e *Env) normalizeUsers() ([]userSpec, []string, error) {
-	raw, ok := e.Cfg["users"]
-	if !ok || raw == nil {
-		if _, ok := e.Cfg["user"]; ok {
-			raw = []any{"default"}
-		} else {
-			return nil, nil, nil
-		}
-	}
-	l := &userList{e: e, index: map[string]int{}}
+	raw := e.Cfg["users"]
+	_, hasUser := e.Cfg["user"]
+	hasUser = hasUser && pyTruthy(e.Cfg["user"])
+	var list []any
 	switch t := raw.(type) {
+	case nil:
 	case string:
-		l.addNames(t)
+		list = sortedNames(t)
 	case map[string]any:
-		l.addMap(t)
-	case []any:
-		if err := l.addList(t); err != nil {
-			return nil, l.warns, err
+		names := make([]string, 0, len(t))
+		for n := range t {
+			names = append(names, n)
 		}
+		sort.Strings(names)
+		for _, n := range names {
+			switch c := t[n].(type) {
+			case map[string]any:
+				c = copyCfg(c)
+				c["name"] = n
+				list = append(list, c)
+			case []any, nil:
+				// cloud-init: TypeError, "Unmappable user value type".
+				return nil, nil, fmt.Errorf("users.%s: want a map or true, got %s", n, kind(c))
+			default:
+				if isTrue(c) {
+					list = append(list, n)
+				}
+			}
+		}
+		if _, ok := t["default"]; hasUser && !ok {
+			list = append(list, "default")
+		}
+		hasUser = false
+	case []any:
+		list = append(list, t...)
 	default:
-		return nil, l.warns, fmt.Errorf("users: want a list, a map or a string, got %s", kind(raw))
+		return nil, []string{fmt.Sprintf("users: want a list, a map or a string, got %s: ignored", kind(raw))}, nil
 	}
-	return l.out, l.warns, nil
+	if hasUser {
+		list = append(list, map[string]any{"name": "default"})
+	}
+	l := &userList{index: map[string]int{}}
+	for i, it := range list {
+		switch u := it.(type) {
+		case string:
+			for _, n := range strings.Split(strings.TrimSpace(u), ",") {
+				l.add(strings.TrimSpace(n), nil)
+			}
+		case []any:
+			for _, x := range u {
+				l.add(strings.TrimSpace(scalarString(x)), nil)
+			}
+		case map[string]any:
+			c := copyCfg(u)
+			name := "default"
+			if v, ok := c["name"]; ok {
+				name = scalarString(v)
+				delete(c, "name")
+			}
+			l.add(name, c)
+		default:
+			return nil, nil, fmt.Errorf("users.%d: want a name or a map, got %s", i, kind(it))
+		}
+	}
+	out, warns := l.out, l.warns
+	if i, ok := l.index["default"]; ok {
+		defCfg := out[i].Cfg
+		out = append(out[:i:i], out[i+1:]...)
+		dc := e.defaultUserConfig()
+		name := scalarString(dc["name"])
+		if name == "" {
+			return out, append(warns, "users: default: no default user is configured: skipped"), nil
+		}
+		delete(dc, "name")
+		defGroups := dc["groups"]
+		delete(dc, "groups")
+		parsed := map[string]any{}
+		for j, u := range out {
+			if u.Name == name {
+				parsed = u.Cfg
+				out = append(out[:j:j], out[j+1:]...)
+				break
+			}
+		}
+		parsed["groups"] = strings.Join(sortedUniq(parsed["groups"], defGroups), ",")
+		cfg := map[string]any{}
+		for _, src := range []map[string]any{dc, defCfg, parsed} {
+			mergeFirst(cfg, src)
+		}
+		out = append(out, userSpec{Name: name, Cfg: cfg, Default: true})
+	}
+	return out, warns, nil
 }
 
 // userList collects users entries in order, merging entries of one name.
 type userList struct {
-	e     *Env
 	out   []userSpec
 	index map[string]int // name -> its entry in out
 	warns []string
 }
 
-// add adds user name with cfg ("default": the default user, cfg over its
-// config), or merges cfg into the earlier entry of that name.
+// add adds user name with cfg, or merges cfg into the earlier entry of
+// that name, whose keys win (cloud-init's mergemanydict). "" is no user.
 func (l *userList) add(name string, cfg map[string]any) {
-	isDefault := false
-	if name == "default" {
-		dc := l.e.defaultUserConfig()
-		name = scalarString(dc["name"])
-		if name == "" {
-			l.warns = append(l.warns, "users: default: no default user is configured: skipped")
-			return
-		}
-		for k, v := range cfg {
-			dc[k] = v
-		}
-		cfg, isDefault = dc, true
+	if name == "" {
+		return
 	}
-	delete(cfg, "name")
-	if i, ok := l.index[name]; ok {
-		for k, v := range cfg {
-			l.out[i].Cfg[k] = v
+	norm := map[string]any{}
+	for k, v := range cfg {
+		if k = strings.TrimSpace(strings.ReplaceAll(k, "-", "_")); k != "" {
+			norm[k] = v
 		}
-		l.out[i].Default = l.out[i].Default || isDefault
+	}
+	if i, ok := l.index[name]; ok {
+		mergeFirst(l.out[i].Cfg, norm)
 		return
 	}
 	l.index[name] = len(l.out)
-	l.out = append(l.out, userSpec{Name: name, Cfg: cfg, Default: isDefault})
+	l.out = append(l.out, userSpec{Name: name, Cfg: norm})
 }
 
-// addNames adds the users of a comma-separated list of names.
-func (l *userList) addNames(s string) {
-	for _, n := range strings.Split(s, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			l.add(n, map[string]any{})
+// mergeFirst merges src into dst as cloud-init's mergemanydict merges a
+// later source: keys dst has are kept, maps in both merged alike.
+func mergeFirst(dst, src map[string]any) {
+	for k, v := range src {
+		old, ok := dst[k]
+		if !ok {
+			dst[k] = v
+			continue
+		}
+		om, ok1 := old.(map[string]any)
+		nm, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			om = copyCfg(om)
+			mergeFirst(om, nm)
+			dst[k] = om
 		}
 	}
 }
 
-// addMap adds the users of a map of name to config (true for defaults), in
-// name order.
-func (l *userList) addMap(m map[string]any) {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
+// sortedNames is cloud-init's uniq_merge_sorted of a comma-separated
+// string: its names, once each, sorted as written (cloud-init sorts
+// before trimming: " bob" before "alice").
+func sortedNames(s string) []any {
+	var names []string
+	for _, n := range strings.Split(strings.TrimSpace(s), ",") {
+		if n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		switch c := m[n].(type) {
-		case map[string]any:
-			l.add(n, copyCfg(c))
-		default:
-			if isTrue(c) {
-				l.add(n, map[string]any{})
-			}
-		}
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
 	}
+	return out
 }
 
-// addList adds the users of a list of names, lists of names and maps with
-// a name.
-func (l *userList) addList(list []any) error {
-	for i, it := range list {
-		switch u := it.(type) {
+// sortedUniq is uniq_merge_sorted of group lists (comma-separated strings
+// or lists), trimmed.
+func sortedUniq(lists ...any) []string {
+	var out []string
+	for _, l := range lists {
+		var items []string
+		switch t := l.(type) {
 		case string:
-			l.addNames(u)
+			items = strings.Split(t, ",")
 		case []any:
-			for _, x := range u {
-				l.addNames(scalarString(x))
+			for _, x := range t {
+				items = append(items, scalarString(x))
 			}
-		case map[string]any:
-			c := copyCfg(u)
-			name := cfgString(c, "name", "")
-			if name == "" {
-				return fmt.Errorf("users.%d: name is missing", i)
+		case []string:
+			items = t
+		}
+		for _, it := range items {
+			if it = strings.TrimSpace(it); it != "" && !slices.Contains(out, it) {
+				out = append(out, it)
 			}
-			l.add(name, c)
-		default:
-			return fmt.Errorf("users.%d: want a name or a map, got %s", i, kind(it))
 		}
 	}
-	return nil
+	sort.Strings(out)
+	return out
 }
 
 func copyCfg(m map[string]any) map[string]any {

@@ -46,7 +46,7 @@ func TestUsersInProcess(t *testing.T) {
 	}
 	te.wantCalls()
 	passwd := te.read("/etc/passwd")
-	for _, l := range []string{"debian:x:1000:1001:Debian:/home/debian:/bin/bash\n", "alice:x:1001:1002:Alice:/home/alice:/bin/bash\n"} {
+	for _, l := range []string{"alice:x:1000:1000:Alice:/home/alice:/bin/bash\n", "debian:x:1001:1002:Debian:/home/debian:/bin/bash\n"} {
 		if !strings.Contains(passwd, l) {
 			t.Errorf("/etc/passwd lacks %q:\n%s", l, passwd)
 		}
@@ -58,15 +58,15 @@ func TestUsersInProcess(t *testing.T) {
 		}
 	}
 	group := te.read("/etc/group")
-	for _, l := range []string{"sudo:x:27:debian,alice\n", "netdev:x:1000:debian\n", "debian:x:1001:\n", "alice:x:1002:\n"} {
+	for _, l := range []string{"sudo:x:27:alice,debian\n", "alice:x:1000:\n", "netdev:x:1001:debian\n", "debian:x:1002:\n"} {
 		if !strings.Contains(group, l) {
 			t.Errorf("/etc/group lacks %q:\n%s", l, group)
 		}
 	}
 	te.wantMode("/etc/shadow", 0o640, 0, 0)
-	te.wantFile("/home/alice/.profile", "# profile\n", 0o644, 1001, 1002)
-	te.wantMode("/home/alice", 0o755, 1001, 1002)
-	te.wantFile("/home/alice/.ssh/authorized_keys", "ssh-ed25519 AAAAalice alice@k\n", 0o600, 1001, 1002)
+	te.wantFile("/home/alice/.profile", "# profile\n", 0o644, 1000, 1000)
+	te.wantMode("/home/alice", 0o755, 1000, 1000)
+	te.wantFile("/home/alice/.ssh/authorized_keys", "ssh-ed25519 AAAAalice alice@k\n", 0o600, 1000, 1000)
 	if !strings.Contains(te.read(sudoersFile), "alice ALL=(ALL) NOPASSWD:ALL") {
 		t.Error("no sudo rule for alice")
 	}

@@ -31,18 +31,20 @@ users:
 	if err := te.runModule("users_groups"); err != nil {
 		t.Fatal(err)
 	}
+	// The default user is created last, as cloud-init creates it
+	// (TestNormalizeUsersAsCloudInit).
 	te.wantCalls(
 		"groupadd -- admins",
 		"usermod -a -G admins -- root",
 		"groupadd -- devs",
-		"groupadd -- audio", "groupadd -- cdrom", "groupadd -- dialout", "groupadd -- dip", "groupadd -- floppy", "groupadd -- netdev", "groupadd -- plugdev", "groupadd -- video",
-		"useradd debian --comment Debian --groups adm,audio,cdrom,dialout,dip,floppy,netdev,plugdev,sudo,video --shell /bin/bash -m",
-		"passwd -l -- debian",
 		"groupadd -- wheel",
 		"useradd alice --comment Alice A --groups devs,wheel --shell /bin/zsh --uid 1500 -m",
 		"chpasswd -e",
 		"useradd svc --system -M",
 		"passwd -l -- svc",
+		"groupadd -- audio", "groupadd -- cdrom", "groupadd -- dialout", "groupadd -- dip", "groupadd -- floppy", "groupadd -- netdev", "groupadd -- plugdev", "groupadd -- video",
+		"useradd debian --comment Debian --groups adm,audio,cdrom,dialout,dip,floppy,netdev,plugdev,sudo,video --shell /bin/bash -m",
+		"passwd -l -- debian",
 		"visudo -cf /etc/sudoers.d/90-earlyinit-users.check",
 	)
 	if chpasswdIn != "alice:$6$salt$hash\n" {
@@ -51,7 +53,7 @@ users:
 	if strings.Contains(te.log.String(), "$6$salt") {
 		t.Error("password hash in the log")
 	}
-	te.wantFile(sudoersFile, "# Created by earlyinit from cloud-config users entries.\n\ndebian ALL=(ALL) NOPASSWD:ALL\nalice ALL=(ALL) ALL\n", 0o440, 0, 0)
+	te.wantFile(sudoersFile, "# Created by earlyinit from cloud-config users entries.\n\nalice ALL=(ALL) ALL\ndebian ALL=(ALL) NOPASSWD:ALL\n", 0o440, 0, 0)
 	if te.Root.Exists(sudoersFile + ".check") {
 		t.Error("candidate sudoers file left")
 	}
@@ -111,11 +113,26 @@ func TestUsersDefaultRenamedAndErrors(t *testing.T) {
 	if te.Root.Exists(sudoersFile) {
 		t.Error("sudo: null wrote rules")
 	}
-	for _, cfg := range []string{"users: [{gecos: x}]", "users: [{name: '-rf'}]", "users: 42", "users: [{name: x, uid: abc}]"} {
+	for _, cfg := range []string{"users: [{name: '-rf'}]", "users: [{name: x, uid: abc}]", "users: {x: [a]}"} {
 		te := newEnv(t, cfg)
 		if err := te.runModule("users_groups"); err == nil {
 			t.Errorf("%s: no error", cfg)
 		}
+	}
+	// As cloud-init: a users entry without a name is the default user's
+	// (whose own config, the image's, wins over it: gecos stays Debian),
+	// and users that are not a list, map or string are ignored with a
+	// warning.
+	te = newEnv(t, "users: [{gecos: x}]")
+	if err := te.runModule("users_groups"); err != nil {
+		t.Fatal(err)
+	}
+	if c := te.calls(); len(c) < 2 || !strings.HasPrefix(c[len(c)-2], "useradd debian --comment Debian ") {
+		t.Errorf("users: [{gecos: x}]: calls %q", c)
+	}
+	te = newEnv(t, "users: 42")
+	if err := te.runModule("users_groups"); err != nil || len(te.calls()) != 0 || !strings.Contains(te.log.String(), "users: want a list, a map or a string, got a number: ignored") {
+		t.Errorf("users: 42: %v, calls %q, log %q", err, te.calls(), te.log.String())
 	}
 }
 
