@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
@@ -23,6 +24,9 @@ func cfgString(m map[string]any, key, def string) string {
 	return scalarString(v)
 }
 
+// scalarString is Python's str() of a YAML scalar, as cloud-init formats
+// one where it wants text: True/False, a float as Python writes it (1.0,
+// not 1: TestShellifyAsCloudInit).
 func scalarString(v any) string {
 	switch t := v.(type) {
 	case string:
@@ -34,6 +38,8 @@ func scalarString(v any) string {
 			return "True"
 		}
 		return "False"
+	case float64:
+		return pyyaml.FloatRepr(t)
 	}
 	return fmt.Sprint(v)
 }
