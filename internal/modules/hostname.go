@@ -46,6 +46,11 @@ func (e *Env) hostnamePair() (short, fqdn string, ok bool, err error) {
 			if fqdn, short, err = instance.Hostnames(e.Data.LocalHostname); err != nil {
 				return "", "", false, err
 			}
+			// DataSource.get_hostname: the domain "localdomain" is its
+			// default, not a domain: the fqdn is the short name.
+			if fqdn == short+".localdomain" {
+				fqdn = short
+			}
 		}
 		if h != "" {
 			short = h
