@@ -2,32 +2,55 @@ package modules
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
-
-	"github.com/earlyinit/earlyinit/internal/instance"
+	"slices"
+	"strings"
 )
 
-// hostsTemplate is cloud-init's hosts.debian.tmpl, rendered.
-const hostsTemplate = `# Your system has configured 'manage_etc_hosts' as True.
-# As a result, if you wish for changes to this file to persist
-# then you will need to change or remove the value of
-# 'manage_etc_hosts' in cloud-config from user-data.
-#
-127.0.1.1 %s %s
-127.0.0.1 localhost
+// hostsFiles are cloud-init 22.4's /etc/hosts templates, rendered: one
+// per family (cloud-init's osfamily: hosts.debian.tmpl, hosts.redhat.tmpl,
+// hosts.suse.tmpl, hosts.alpine.tmpl), {{fqdn}} and {{hostname}} standing
+// for the names. The comment at the top is earlyinit's: cloud-init's
+// names a template file that a root without cloud-init does not have.
+// TestHostsAsCloudInit renders cloud-init's own templates beside them.
+//
+//go:embed templates/hosts
+var hostsFiles embed.FS
 
-# The following lines are desirable for IPv6 capable hosts
-::1 localhost ip6-localhost ip6-loopback
-ff02::1 ip6-allnodes
-ff02::2 ip6-allrouters
-`
+// hostsFamily is the name of family's /etc/hosts template, and the
+// address its localhost mode names the host with (cloud-init's
+// _get_localhost_ip: 127.0.1.1 on Debian, Alpine and SUSE, else
+// 127.0.0.1).
+func hostsFamily(family string) (template, localIP string) {
+	switch family {
+	case familyRHEL:
+		return "redhat", "127.0.0.1"
+	case familySUSE:
+		return "suse", "127.0.1.1"
+	case familyAlpine:
+		return "alpine", "127.0.1.1"
+	}
+	return "debian", "127.0.1.1"
+}
+
+// renderHosts is the root's family's /etc/hosts template for the names.
+func renderHosts(family, fqdn, short string) ([]byte, error) {
+	name, _ := hostsFamily(family)
+	b, err := hostsFiles.ReadFile("templates/hosts/" + name)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(strings.NewReplacer("{{fqdn}}", fqdn, "{{hostname}}", short).Replace(string(b))), nil
+}
 
 // updateEtcHosts is cc_update_etc_hosts, at every boot:
 // manage_etc_hosts true (or the deprecated "template") rewrites /etc/hosts
-// from Debian's template; "localhost" only makes sure a "127.0.1.1 fqdn
-// hostname" line is there (internal/instance.UpdateHosts); false leaves it.
+// from the root's family's template (hostsFiles); "localhost" makes sure
+// the family's localhost address names the host, as cloud-init's
+// distro.update_etc_hosts (updateHostsEntry); false leaves it.
 func updateEtcHosts(_ context.Context, e *Env) error {
 	v := e.Cfg["manage_etc_hosts"]
 	mode := ""
@@ -61,12 +84,59 @@ func updateEtcHosts(_ context.Context, e *Env) error {
 		e.logf("manage_etc_hosts: no host name known: /etc/hosts left alone")
 		return nil
 	}
+	family := e.distroInfo().Family
 	if mode == "template" {
-		return e.keepWrite("/etc/hosts", []byte(fmt.Sprintf(hostsTemplate, fqdn, short)))
+		b, err := renderHosts(family, fqdn, short)
+		if err != nil {
+			return err
+		}
+		return e.keepWrite("/etc/hosts", b)
 	}
-	old, err := e.Root.ReadFile("/etc/hosts")
+	old, err := e.Root.ReadFileMax("/etc/hosts", maxHostsFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return e.keepWrite("/etc/hosts", instance.UpdateHosts(old, fqdn, short))
+	_, ip := hostsFamily(family)
+	if b, changed := updateHostsEntry(old, ip, fqdn, short); changed {
+		return e.keepWrite("/etc/hosts", b)
+	}
+	return nil
+}
+
+// maxHostsFile bounds the /etc/hosts the localhost mode reads.
+const maxHostsFile = 1 << 20
+
+// updateHostsEntry is cloud-init's distro.update_etc_hosts over
+// parsers.hosts.HostsConf: when no line of ip has fqdn first and short
+// among its names, the file is written again: blank and comment lines as
+// they were, every other line's fields joined by tabs (its comment kept
+// after them), the lines of ip taken out and put at the end, followed by
+// "ip fqdn short". changed is false when a line already names the host.
+// Unlike cloud-init, a new file gets no header line, and the file does
+// not gain an empty line at its end at each change (TestHostsAsCloudInit).
+func updateHostsEntry(old []byte, ip, fqdn, short string) (_ []byte, changed bool) {
+	var out, entries []string
+	text := strings.TrimSuffix(string(old), "\n")
+	if text != "" {
+		for _, line := range strings.Split(text, "\n") {
+			trimmed := strings.TrimSpace(line)
+			head, tail := trimmed, ""
+			if i := strings.IndexByte(trimmed, '#'); i >= 0 {
+				head, tail = trimmed[:i], trimmed[i:]
+			}
+			f := strings.Fields(head)
+			switch {
+			case len(f) == 0:
+				out = append(out, line)
+			case f[0] != ip:
+				out = append(out, strings.Join(f, "\t")+tail)
+			case len(f) >= 2 && f[1] == fqdn && slices.Contains(f[2:], short):
+				return old, false
+			case len(f) >= 2:
+				entries = append(entries, strings.Join(f, "\t"))
+			}
+		}
+	}
+	entries = append(entries, ip+"\t"+fqdn+"\t"+short)
+	return []byte(strings.Join(append(out, entries...), "\n") + "\n"), true
 }

@@ -17,11 +17,11 @@ func TestHostname(t *testing.T) {
 	for _, tc := range []struct {
 		cfg, meta, want, hosts string
 	}{
-		{"", "web1.example.com", "web1", "127.0.1.1\tweb1.example.com web1\n"},
-		{"fqdn: db.example.org", "web1", "db", "127.0.1.1\tdb.example.org db\n"},
-		{"hostname: h2.corp", "web1", "h2", "127.0.1.1\th2.corp h2\n"},
-		{"hostname: plain", "web1.example.com", "plain", "127.0.1.1\tweb1.example.com plain\n"},
-		{"fqdn: a.b.c\nprefer_fqdn_over_hostname: true", "", "a.b.c", "127.0.1.1\ta.b.c a\n"},
+		{"", "web1.example.com", "web1", "127.0.1.1\tweb1.example.com\tweb1\n"},
+		{"fqdn: db.example.org", "web1", "db", "127.0.1.1\tdb.example.org\tdb\n"},
+		{"hostname: h2.corp", "web1", "h2", "127.0.1.1\th2.corp\th2\n"},
+		{"hostname: plain", "web1.example.com", "plain", "127.0.1.1\tweb1.example.com\tplain\n"},
+		{"fqdn: a.b.c\nprefer_fqdn_over_hostname: true", "", "a.b.c", "127.0.1.1\ta.b.c\ta\n"},
 	} {
 		te := newEnv(t, tc.cfg+"\nmanage_etc_hosts: localhost\n")
 		te.Data = &instance.Data{LocalHostname: tc.meta}
