@@ -6,10 +6,15 @@ import (
 	"strings"
 )
 
-// timezone is cc_timezone with Debian's set_timezone: /etc/timezone gets
-// the zone name, and /etc/localtime becomes a symlink to
-// /usr/share/zoneinfo/<zone> when it is a symlink or missing, or a copy of
-// it when it is a regular file. The zone must exist in the root.
+// timezone is cc_timezone with the distribution's set_timezone. Debian's
+// (every family but RHEL's): /etc/timezone gets the zone name, and
+// /etc/localtime becomes a symlink to /usr/share/zoneinfo/<zone> when it is
+// a symlink or missing, or a copy of it when it is a regular file. The
+// RHEL family's under systemd: /etc/localtime becomes the symlink, whatever
+// it was, and there is no /etc/timezone (timedatectl reads the zone from
+// the link). The zone must exist in the root (TestTimezoneAsCloudInit).
+// RHEL without systemd (cloud-init: ZONE in /etc/sysconfig/clock) is done
+// as Debian.
 func timezone(_ context.Context, e *Env) error {
 	tz := strings.TrimSpace(cfgString(e.Cfg, "timezone", ""))
 	if tz == "" {
@@ -22,6 +27,12 @@ func timezone(_ context.Context, e *Env) error {
 	fi, err := e.Root.Stat(zf)
 	if err != nil || fi.IsDir() {
 		return fmt.Errorf("timezone %q: no such zone in /usr/share/zoneinfo", tz)
+	}
+	if e.distroInfo().Family == familyRHEL && e.runningInit() == "systemd" {
+		e.logf("timezone: %s", tz)
+		// Symlink replaces the file in one rename (cloud-init deletes
+		// it first).
+		return e.Root.Symlink(zf, "/etc/localtime")
 	}
 	if err := e.Root.WriteFile("/etc/timezone", []byte(tz+"\n"), 0o644, 0, 0); err != nil {
 		return err
