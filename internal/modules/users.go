@@ -78,9 +78,46 @@ func strList(ss []string) []any {
 // the YAML's, which a merged map does not keep), and names in lists are
 // trimmed (cloud-init creates " bob" from [alice, "carol, bob"]).
 func (e *Env) normalizeUsers() ([]userSpec, []string, error) {
-	raw := e.Cfg["users"]
-	_, hasUser := e.Cfg["user"]
-	hasUser = hasUser && pyTruthy(e.Cfg["user"])
+	hasUser := pyTruthy(e.Cfg["user"])
+	list, warns, err := usersEntries(e.Cfg["users"], hasUser)
+	if err != nil || warns != nil {
+		return nil, warns, err
+	}
+	l := &userList{index: map[string]int{}}
+	for i, it := range list {
+		switch u := it.(type) {
+		case string:
+			for _, n := range strings.Split(strings.TrimSpace(u), ",") {
+				l.add(strings.TrimSpace(n), nil)
+			}
+		case []any:
+			for _, x := range u {
+				l.add(strings.TrimSpace(scalarString(x)), nil)
+			}
+		case map[string]any:
+			c := copyCfg(u)
+			name := "default"
+			if v, ok := c["name"]; ok {
+				name = scalarString(v)
+				delete(c, "name")
+			}
+			l.add(name, c)
+		default:
+			return nil, nil, fmt.Errorf("users.%d: want a name or a map, got %s", i, kind(it))
+		}
+	}
+	if _, ok := l.index["default"]; !ok {
+		return l.out, l.warns, nil
+	}
+	return e.placeDefault(l.out, l.index["default"], l.warns)
+}
+
+// usersEntries is the users key as a list of entries (normalize_users_groups
+// and the first steps of _normalize_users): a string's names sorted, a
+// map's users as entries in name order, and the default user's entry last
+// when a user key asks for it (hasUser). A users that is none of list,
+// map and string is ignored with a warning.
+func usersEntries(raw any, hasUser bool) ([]any, []string, error) {
 	var list []any
 	switch t := raw.(type) {
 	case nil:
@@ -110,7 +147,7 @@ func (e *Env) normalizeUsers() ([]userSpec, []string, error) {
 		if _, ok := t["default"]; hasUser && !ok {
 			list = append(list, "default")
 		}
-		hasUser = false
+		return list, nil, nil
 	case []any:
 		list = append(list, t...)
 	default:
@@ -119,57 +156,38 @@ func (e *Env) normalizeUsers() ([]userSpec, []string, error) {
 	if hasUser {
 		list = append(list, map[string]any{"name": "default"})
 	}
-	l := &userList{index: map[string]int{}}
-	for i, it := range list {
-		switch u := it.(type) {
-		case string:
-			for _, n := range strings.Split(strings.TrimSpace(u), ",") {
-				l.add(strings.TrimSpace(n), nil)
-			}
-		case []any:
-			for _, x := range u {
-				l.add(strings.TrimSpace(scalarString(x)), nil)
-			}
-		case map[string]any:
-			c := copyCfg(u)
-			name := "default"
-			if v, ok := c["name"]; ok {
-				name = scalarString(v)
-				delete(c, "name")
-			}
-			l.add(name, c)
-		default:
-			return nil, nil, fmt.Errorf("users.%d: want a name or a map, got %s", i, kind(it))
+	return list, nil, nil
+}
+
+// placeDefault takes the "default" entry (out[i]) out and puts the
+// default user last: its config the image's default user's over the
+// "default" entry's over the entry of its name (taken out too), its
+// groups both theirs, sorted.
+func (e *Env) placeDefault(out []userSpec, i int, warns []string) ([]userSpec, []string, error) {
+	defCfg := out[i].Cfg
+	out = append(out[:i:i], out[i+1:]...)
+	dc := e.defaultUserConfig()
+	name := scalarString(dc["name"])
+	if name == "" {
+		return out, append(warns, "users: default: no default user is configured: skipped"), nil
+	}
+	delete(dc, "name")
+	defGroups := dc["groups"]
+	delete(dc, "groups")
+	parsed := map[string]any{}
+	for j, u := range out {
+		if u.Name == name {
+			parsed = u.Cfg
+			out = append(out[:j:j], out[j+1:]...)
+			break
 		}
 	}
-	out, warns := l.out, l.warns
-	if i, ok := l.index["default"]; ok {
-		defCfg := out[i].Cfg
-		out = append(out[:i:i], out[i+1:]...)
-		dc := e.defaultUserConfig()
-		name := scalarString(dc["name"])
-		if name == "" {
-			return out, append(warns, "users: default: no default user is configured: skipped"), nil
-		}
-		delete(dc, "name")
-		defGroups := dc["groups"]
-		delete(dc, "groups")
-		parsed := map[string]any{}
-		for j, u := range out {
-			if u.Name == name {
-				parsed = u.Cfg
-				out = append(out[:j:j], out[j+1:]...)
-				break
-			}
-		}
-		parsed["groups"] = strings.Join(sortedUniq(parsed["groups"], defGroups), ",")
-		cfg := map[string]any{}
-		for _, src := range []map[string]any{dc, defCfg, parsed} {
-			mergeFirst(cfg, src)
-		}
-		out = append(out, userSpec{Name: name, Cfg: cfg, Default: true})
+	parsed["groups"] = strings.Join(sortedUniq(parsed["groups"], defGroups), ",")
+	cfg := map[string]any{}
+	for _, src := range []map[string]any{dc, defCfg, parsed} {
+		mergeFirst(cfg, src)
 	}
-	return out, warns, nil
+	return append(out, userSpec{Name: name, Cfg: cfg, Default: true}), warns, nil
 }
 
 // userList collects users entries in order, merging entries of one name.
