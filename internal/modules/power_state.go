@@ -64,9 +64,22 @@ func parsePowerState(v any) (*PowerRequest, error) {
 	}
 	delay := "now"
 	if d, ok := ps["delay"]; ok && d != nil {
+		// shutdown_command's "+%d" % int(delay): a float is cut to
+		// its integer, a boolean is 0 or 1. A negative delay is
+		// refused (cloud-init passes "+-1" to shutdown).
 		s := strings.TrimSpace(scalarString(d))
+		n, err := 0, error(nil)
+		switch t := d.(type) {
+		case float64:
+			n = int(t)
+		case bool:
+			if t {
+				n = 1
+			}
+		default:
+			n, err = strconv.Atoi(strings.TrimPrefix(s, "+"))
+		}
 		if s != "now" {
-			n, err := strconv.Atoi(strings.TrimPrefix(s, "+"))
 			if err != nil || n < 0 {
 				return nil, fmt.Errorf("power_state.delay %q: want \"now\" or +minutes", s)
 			}
