@@ -43,13 +43,8 @@ func (e *Env) hostnamePair() (short, fqdn string, ok bool, err error) {
 	} else {
 		if e.Data != nil && e.Data.LocalHostname != "" {
 			var err error
-			if fqdn, short, err = instance.Hostnames(e.Data.LocalHostname); err != nil {
+			if short, fqdn, err = e.datasourceHostnames(); err != nil {
 				return "", "", false, err
-			}
-			// DataSource.get_hostname: the domain "localdomain" is its
-			// default, not a domain: the fqdn is the short name.
-			if fqdn == short+".localdomain" {
-				fqdn = short
 			}
 		}
 		if h != "" {
@@ -69,6 +64,30 @@ func (e *Env) hostnamePair() (short, fqdn string, ok bool, err error) {
 		return "", "", false, fmt.Errorf("hostname %q: not a valid host name", short)
 	}
 	return short, strings.TrimSuffix(fqdn, "."), true, nil
+}
+
+// datasourceHostnames is cloud-init's DataSource.get_hostname, short and
+// fqdn: the datasource's local-hostname (instance.Hostnames), the domain
+// "localdomain", its default, being no domain; without one, the running
+// system's name. (cloud-init also looks the name up in /etc/hosts for a
+// domain; earlyinit does not.)
+func (e *Env) datasourceHostnames() (short, fqdn string, err error) {
+	if e.Data == nil || e.Data.LocalHostname == "" {
+		cur, err := osHostname()
+		if err != nil || cur == "" {
+			return "", "", fmt.Errorf("no local-hostname, and the system's name is not known: %v", err)
+		}
+		short, _, _ = strings.Cut(cur, ".")
+		return short, strings.TrimSuffix(cur, ".localdomain"), nil
+	}
+	fqdn, short, err = instance.Hostnames(e.Data.LocalHostname)
+	if err != nil {
+		return "", "", err
+	}
+	if fqdn == short+".localdomain" {
+		fqdn = short
+	}
+	return short, fqdn, nil
 }
 
 // setHostname is cc_set_hostname, per instance: /etc/hostname gets the

@@ -51,8 +51,12 @@ func phoneHome(ctx context.Context, e *Env) error {
 		}
 	}
 	all := map[string]string{"instance_id": e.InstanceID}
-	if name, fqdn, ok, err := e.hostnames(); err == nil && ok {
-		all["hostname"], all["fqdn"] = name, fqdn
+	// The datasource's names, as cloud-init's cloud.get_hostname(), not
+	// the hostname and fqdn keys.
+	if short, fqdn, err := e.datasourceHostnames(); err == nil {
+		all["hostname"], all["fqdn"] = short, fqdn
+	} else {
+		e.logf("phone_home: %v", err)
 	}
 	for _, t := range []string{"dsa", "rsa", "ecdsa", "ed25519"} {
 		if b, err := e.Root.ReadFile(hostKeyFile(t) + ".pub"); err == nil {

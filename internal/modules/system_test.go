@@ -227,7 +227,11 @@ func TestPhoneHome(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
+	// The fqdn posted is the datasource's, as cloud-init's
+	// cloud.get_hostname(fqdn=True), not the fqdn key's
+	// (TestPhoneHomeAsCloudInit).
 	te := newEnv(t, "phone_home: {url: '"+srv.URL+"/$INSTANCE_ID/', post: [instance_id, pub_key_rsa, fqdn, nope], tries: 5}\nfqdn: h.example")
+	te.Data = &instance.Data{LocalHostname: "web1.example.com"}
 	te.write("/etc/ssh/ssh_host_rsa_key.pub", "ssh-rsa AAAA\n", 0o644)
 	var slept []time.Duration
 	te.Sleep = func(_ context.Context, d time.Duration) { slept = append(slept, d) }
@@ -238,7 +242,7 @@ func TestPhoneHome(t *testing.T) {
 		t.Fatalf("hits %d slept %v paths %q", len(hits), slept, paths)
 	}
 	got := hits[2]
-	if got.Get("instance_id") != "iid-1" || got.Get("pub_key_rsa") != "ssh-rsa AAAA\n" || got.Get("fqdn") != "h.example" || got.Get("nope") != "N/A" || len(got) != 4 {
+	if got.Get("instance_id") != "iid-1" || got.Get("pub_key_rsa") != "ssh-rsa AAAA\n" || got.Get("fqdn") != "web1.example.com" || got.Get("nope") != "N/A" || len(got) != 4 {
 		t.Errorf("posted %v", got)
 	}
 	// Bounded: tries capped at 10, failure is not a module error.

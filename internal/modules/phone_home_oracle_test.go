@@ -1,0 +1,110 @@
+package modules
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/oracle"
+)
+
+// phoneHomeDriver runs cloud-init 22.4's cc_phone_home.handle on each
+// case, the cloud's instance id and host names coming from its own
+// DataSource.get_hostname over meta-data with the given local-hostname,
+// the host keys from the given files, and the post recorded, not sent.
+const phoneHomeDriver = `
+import os, tempfile
+from cloudinit import util, url_helper
+from cloudinit.config import cc_phone_home
+from cloudinit.sources import DataSource
+inp = json.load(sys.stdin)
+keys = {}
+def load_file(p, *a, **k):
+    if p not in keys:
+        raise IOError("no such file: %s" % p)
+    return keys[p]
+util.load_file = load_file
+util.fetch_ssl_details = lambda paths=None: None
+posted = []
+url_helper.read_file_or_url = lambda u, data=None, **kw: posted.append({"url": u, "data": data})
+class DS:
+    get_hostname = DataSource.get_hostname
+class Cloud:
+    paths = None
+    def __init__(self, md): self.ds = DS(); self.ds.metadata = md
+    def get_instance_id(self): return "iid-1"
+    def get_hostname(self, fqdn=False, metadata_only=False): return self.ds.get_hostname(fqdn=fqdn)
+out = []
+for c in inp:
+    keys.clear()
+    keys.update({"/etc/ssh/ssh_host_%s_key.pub" % t: v for t, v in (c["keys"] or {}).items()})
+    posted.clear()
+    cc_phone_home.handle("phone_home", util.load_yaml(c["cfg"]), Cloud({"local-hostname": c["lh"]}), logging.getLogger(), [])
+    out.append(posted[0] if posted else None)
+print(json.dumps(out))
+`
+
+// TestPhoneHomeAsCloudInit: phone_home posts the fields cloud-init's
+// cc_phone_home posts, with the same values (the datasource's host
+// names, the host keys' files as they are, N/A for what is missing), to
+// the same URL.
+func TestPhoneHomeAsCloudInit(t *testing.T) {
+	type tc struct {
+		cfg, lh string
+		keys    map[string]string
+	}
+	cases := []tc{
+		{"phone_home: {url: 'http://h.example/$INSTANCE_ID/'}", "web1.example.com", map[string]string{"rsa": "ssh-rsa AAAA r\n", "ed25519": "ssh-ed25519 BBBB e\n"}},
+		{"phone_home: {url: 'http://h.example/x', post: [hostname, fqdn, instance_id, pub_key_ecdsa, nope]}\nhostname: other\nfqdn: other.example.org", "web1.example.com", nil},
+		{"phone_home: {url: 'http://h.example/${INSTANCE_ID}', post: all}", "web1", map[string]string{"dsa": "ssh-dss CCCC\n"}},
+		{"phone_home: {url: 'http://h.example/', post: [fqdn]}", "web1.localdomain", nil},
+		{"phone_home: {url: 'http://h.example/', post: [hostname, fqdn]}", "10.1.2.3", nil},
+	}
+	clearProxyEnv(t)
+	var gotURL string
+	var got url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotURL = "http://h.example" + r.URL.Path
+		got, _ = url.ParseQuery(string(b))
+	}))
+	defer srv.Close()
+	var in []map[string]any
+	for _, c := range cases {
+		in = append(in, map[string]any{"cfg": c.cfg, "lh": c.lh, "keys": c.keys})
+	}
+	var want []*struct {
+		URL  string
+		Data map[string]string
+	}
+	oracle.Run(t, phoneHomeDriver, in, &want)
+	if len(want) != len(cases) {
+		t.Fatalf("%d answers for %d cases", len(want), len(cases))
+	}
+	for i, c := range cases {
+		if want[i] == nil {
+			t.Fatalf("case %d: cloud-init posted nothing", i)
+		}
+		gotURL, got = "", nil
+		te := newEnv(t, strings.ReplaceAll(c.cfg, "http://h.example", srv.URL))
+		te.Data = &instance.Data{LocalHostname: c.lh}
+		for k, v := range c.keys {
+			te.write("/etc/ssh/ssh_host_"+k+"_key.pub", v, 0o644)
+		}
+		if err := te.runModule("phone_home"); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		w := want[i]
+		same := gotURL == w.URL && len(got) == len(w.Data)
+		for k, v := range w.Data {
+			same = same && got.Get(k) == v && len(got[k]) == 1
+		}
+		if !same {
+			t.Errorf("case %d (%s, local-hostname %s):\nearlyinit  %s %v\ncloud-init %s %v", i, c.cfg, c.lh, gotURL, got, w.URL, w.Data)
+		}
+	}
+}
