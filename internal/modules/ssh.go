@@ -224,128 +224,6 @@ func isKeyType(s string) bool {
 		strings.HasPrefix(s, "sk-") || strings.HasSuffix(s, "@openssh.com")
 }
 
-// authKeyTypes are cloud-init 22.4's ssh_util.VALID_KEY_TYPES.
-var authKeyTypes = []string{"dsa", "rsa", "ecdsa", "ed25519",
-	"ecdsa-sha2-nistp256-cert-v01@openssh.com", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384-cert-v01@openssh.com",
-	"ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521-cert-v01@openssh.com", "ecdsa-sha2-nistp521",
-	"sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
-	"sk-ssh-ed25519-cert-v01@openssh.com", "sk-ssh-ed25519@openssh.com", "ssh-dss-cert-v01@openssh.com", "ssh-dss",
-	"ssh-ed25519-cert-v01@openssh.com", "ssh-ed25519", "ssh-rsa-cert-v01@openssh.com", "ssh-rsa",
-	"ssh-xmss-cert-v01@openssh.com", "ssh-xmss@openssh.com"}
-
-// authKey is an authorized_keys line as cloud-init's AuthKeyLine holds it:
-// the line, and when it is a key, its options, type, base64 and comment.
-type authKey struct {
-	src, options, keyType, base64, comment string
-}
-
-func (a authKey) valid() bool { return a.keyType != "" && a.base64 != "" }
-
-// String is AuthKeyLine.__str__: a key's fields single-spaced, anything
-// else as it was.
-func (a authKey) String() string {
-	var toks []string
-	for _, t := range []string{a.options, a.keyType, a.base64, a.comment} {
-		if t != "" {
-			toks = append(toks, t)
-		}
-	}
-	if len(toks) == 0 {
-		return a.src
-	}
-	return strings.Join(toks, " ")
-}
-
-// parseAuthKey is AuthKeyLineParser.parse: "type base64 [comment]", or
-// options before it (quoted spaces allowed); options, when not nil, take
-// the place of the line's own.
-func parseAuthKey(line string, options *string) authKey {
-	a := authKey{src: line}
-	ent := strings.Trim(line, " \t\n\r\f\v")
-	if ent == "" || strings.HasPrefix(strings.TrimRight(line, "\r\n"), "#") {
-		return a
-	}
-	const ws = " \t\n\r\f\v"
-	// parse_ssh_key: split(None, 2), a known type first.
-	split := func(s string) bool {
-		i := strings.IndexAny(s, ws)
-		if i < 0 {
-			return false
-		}
-		typ, rest := s[:i], strings.TrimLeft(s[i:], ws)
-		if !slices.Contains(authKeyTypes, typ) || rest == "" {
-			return false
-		}
-		b64, comment := rest, ""
-		if j := strings.IndexAny(rest, ws); j >= 0 {
-			b64, comment = rest[:j], strings.TrimLeft(rest[j:], ws)
-		}
-		a.keyType, a.base64, a.comment = typ, b64, comment
-		return true
-	}
-	if !split(ent) {
-		keyopts, remain := authKeyOptions(ent)
-		a.options = keyopts
-		if !split(remain) {
-			return authKey{src: line}
-		}
-	}
-	if options != nil {
-		a.options = *options
-	}
-	return a
-}
-
-// authKeyOptions is AuthKeyLineParser._extract_options: the options field
-// (up to the first blank outside double quotes) and the rest.
-func authKeyOptions(ent string) (options, remain string) {
-	quoted := false
-	i := 0
-	for i < len(ent) && (quoted || (ent[i] != ' ' && ent[i] != '\t')) {
-		if i+1 >= len(ent) {
-			i++
-			break
-		}
-		switch {
-		case ent[i] == '\\' && ent[i+1] == '"':
-			i++
-		case ent[i] == '"':
-			quoted = !quoted
-		}
-		i++
-	}
-	return ent[:i], strings.TrimLeft(ent[i:], " \t\n\r\f\v")
-}
-
-// updateAuthorizedKeys is ssh_util.update_authorized_keys: each old line
-// holding a key of the same base64 as one of add is replaced by it (the
-// last such), the other keys of add are appended, and every key line is
-// written as AuthKeyLine writes it. Unlike cloud-init, a key given twice
-// is appended once.
-func updateAuthorizedKeys(old []string, add []authKey) []string {
-	placed := map[string]bool{}
-	out := make([]string, 0, len(old)+len(add))
-	for _, l := range old {
-		ent := parseAuthKey(l, nil)
-		if ent.valid() {
-			for _, k := range add {
-				if k.base64 == ent.base64 {
-					ent = k
-					placed[k.base64] = true
-				}
-			}
-		}
-		out = append(out, ent.String())
-	}
-	for _, k := range add {
-		if !placed[k.base64] {
-			placed[k.base64] = true
-			out = append(out, k.String())
-		}
-	}
-	return out
-}
-
 // addAuthorizedKeys is ssh_util.setup_user_keys: keys (prefix, when given,
 // taking the place of their own options) merge into
 // ~user/.ssh/authorized_keys as update_authorized_keys merges them
@@ -384,7 +262,7 @@ func (e *Env) addAuthorizedKeys(user string, keys []string, prefix string) error
 	if prefix != "" {
 		opts = &prefix
 	}
-	var add []authKey
+	var add []authKeyLine
 	for i, k := range keys {
 		if strings.ContainsAny(k, "\n\r\x00") {
 			// One key is one line: a second line would be a key (or
@@ -392,7 +270,10 @@ func (e *Env) addAuthorizedKeys(user string, keys []string, prefix string) error
 			e.logf("ssh keys for %s: key %d has a line break: skipped", user, i)
 			continue
 		}
-		a := parseAuthKey(k, opts)
+		a := parseAuthKeyLine(k)
+		if opts != nil {
+			a.options = *opts
+		}
 		if !a.valid() {
 			if t := strings.TrimSpace(k); t != "" && !strings.HasPrefix(t, "#") {
 				e.logf("ssh keys for %s: key %d is not an OpenSSH public key: skipped", user, i)
