@@ -43,6 +43,10 @@ for c in inp:
     keys.clear()
     keys.update({"/etc/ssh/ssh_host_%s_key.pub" % t: v for t, v in (c["keys"] or {}).items()})
     posted.clear()
+    if c["sys"]:
+        # No local-hostname: the running system's name, none in /etc/hosts.
+        util.get_hostname = lambda: c["sys"]
+        util.get_fqdn_from_hosts = lambda h, filename=None: None
     cc_phone_home.handle("phone_home", util.load_yaml(c["cfg"]), Cloud({"local-hostname": c["lh"]}), logging.getLogger(), [])
     out.append(posted[0] if posted else None)
 print(json.dumps(out))
@@ -56,13 +60,17 @@ func TestPhoneHomeAsCloudInit(t *testing.T) {
 	type tc struct {
 		cfg, lh string
 		keys    map[string]string
+		sys     string // the running system's name, when lh is ""
 	}
 	cases := []tc{
-		{"phone_home: {url: 'http://h.example/$INSTANCE_ID/'}", "web1.example.com", map[string]string{"rsa": "ssh-rsa AAAA r\n", "ed25519": "ssh-ed25519 BBBB e\n"}},
-		{"phone_home: {url: 'http://h.example/x', post: [hostname, fqdn, instance_id, pub_key_ecdsa, nope]}\nhostname: other\nfqdn: other.example.org", "web1.example.com", nil},
-		{"phone_home: {url: 'http://h.example/${INSTANCE_ID}', post: all}", "web1", map[string]string{"dsa": "ssh-dss CCCC\n"}},
-		{"phone_home: {url: 'http://h.example/', post: [fqdn]}", "web1.localdomain", nil},
-		{"phone_home: {url: 'http://h.example/', post: [hostname, fqdn]}", "10.1.2.3", nil},
+		{"phone_home: {url: 'http://h.example/$INSTANCE_ID/'}", "web1.example.com", map[string]string{"rsa": "ssh-rsa AAAA r\n", "ed25519": "ssh-ed25519 BBBB e\n"}, ""},
+		{"phone_home: {url: 'http://h.example/x', post: [hostname, fqdn, instance_id, pub_key_ecdsa, nope]}\nhostname: other\nfqdn: other.example.org", "web1.example.com", nil, ""},
+		{"phone_home: {url: 'http://h.example/${INSTANCE_ID}', post: all}", "web1", map[string]string{"dsa": "ssh-dss CCCC\n"}, ""},
+		{"phone_home: {url: 'http://h.example/', post: [fqdn]}", "web1.localdomain", nil, ""},
+		{"phone_home: {url: 'http://h.example/', post: [hostname, fqdn]}", "10.1.2.3", nil, ""},
+		{"phone_home: {url: 'http://h.example/', post: [hostname, fqdn]}", "", nil, "sysname"},
+		{"phone_home: {url: 'http://h.example/', post: [hostname, fqdn]}", "", nil, "sys.example.net"},
+		{"phone_home: {url: 'http://h.example/', post: [hostname, fqdn]}", "", nil, "sys.localdomain"},
 	}
 	clearProxyEnv(t)
 	var gotURL string
@@ -73,9 +81,10 @@ func TestPhoneHomeAsCloudInit(t *testing.T) {
 		got, _ = url.ParseQuery(string(b))
 	}))
 	defer srv.Close()
+	defer func(old func() (string, error)) { osHostname = old }(osHostname)
 	var in []map[string]any
 	for _, c := range cases {
-		in = append(in, map[string]any{"cfg": c.cfg, "lh": c.lh, "keys": c.keys})
+		in = append(in, map[string]any{"cfg": c.cfg, "lh": c.lh, "keys": c.keys, "sys": c.sys})
 	}
 	var want []*struct {
 		URL  string
@@ -92,6 +101,7 @@ func TestPhoneHomeAsCloudInit(t *testing.T) {
 		gotURL, got = "", nil
 		te := newEnv(t, strings.ReplaceAll(c.cfg, "http://h.example", srv.URL))
 		te.Data = &instance.Data{LocalHostname: c.lh}
+		osHostname = func() (string, error) { return c.sys, nil }
 		for k, v := range c.keys {
 			te.write("/etc/ssh/ssh_host_"+k+"_key.pub", v, 0o644)
 		}

@@ -148,6 +148,9 @@ var schemaCases = []string{
 	"apt_proxy: http://proxy.example.com:3128/\n",
 	"apt_preserve_sources_list: true\n",
 	"zz_not_a_key: 1\n",
+	// The system_info keys modules read, which 22.4's schema leaves
+	// unchecked: valid for both.
+	"system_info: {distro: rhel, ntp_client: chrony, ssh_svcname: sshd, rsyslog_svcname: rsyslog, apt_get_command: [apt-get, -y], apt_get_upgrade_subcommand: upgrade, apt_get_wrapper: {command: eatmydata, enabled: auto}, package_mirrors: [{arches: [default], failsafe: {primary: 'http://x/'}, search: {primary: ['http://y/']}}]}\n",
 }
 
 // schemaDifference is a deliberate difference of verdicts: the cases whose

@@ -369,3 +369,13 @@ func TestTopLevelKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemInfoKeysRead: the system_info keys modules read are taken
+// without the "not supported by earlyinit" warning its other keys get.
+func TestSystemInfoKeysRead(t *testing.T) {
+	doc := "#cloud-config\nsystem_info: {distro: rhel, ntp_client: chrony, ssh_svcname: sshd, rsyslog_svcname: rsyslog, apt_get_command: [apt-get], apt_get_upgrade_subcommand: upgrade, apt_get_wrapper: {command: eatmydata, enabled: auto}, package_mirrors: [{arches: [default], failsafe: {primary: 'http://x/'}}], paths: {}}\n"
+	errs := Validate("f", []byte(doc))
+	if len(errs) != 1 || errs[0].Path != "system_info.paths" || !errs[0].Warning {
+		t.Errorf("Validate: %v, want only system_info.paths's warning", errs)
+	}
+}
