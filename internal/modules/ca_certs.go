@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // caCertsLayout is cloud-init's ca_certs distribution configuration.
@@ -60,33 +62,25 @@ func caCertsLayoutFor(family string) caCertsLayout {
 // changed when one is not.
 func caCerts(ctx context.Context, e *Env) error {
 	key := "ca_certs"
-	raw, ok := e.Cfg[key]
-	if old, isOld := e.Cfg["ca-certs"]; isOld {
+	_, ok := e.Cfg[key]
+	if _, isOld := e.Cfg["ca-certs"]; isOld {
 		if ok {
 			e.logf("ca_certs: both ca_certs and the deprecated ca-certs are set: ca-certs ignored")
 		} else {
 			e.logf("ca_certs: the key ca-certs is deprecated: use ca_certs")
-			key, raw, ok = "ca-certs", old, true
+			key = "ca-certs"
 		}
 	}
-	if !ok || raw == nil {
-		return nil
+	cc, ok, err := ccfg.Decode[ccfg.CACerts](e.Cfg, key)
+	if !ok || err != nil {
+		return err
 	}
-	cc, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("%s: want a map, got %s", key, kind(raw))
-	}
-	remove := false
-	if v, ok := cc["remove-defaults"]; ok {
+	remove := cc.RemoveDefaults
+	if cc.OldRemoveDefaults != nil {
 		e.logf("ca_certs: %s.remove-defaults is deprecated: use remove_defaults", key)
-		remove = isTrue(v)
-	} else {
-		remove = cfgBool(cc, "remove_defaults", false)
+		remove = *cc.OldRemoveDefaults
 	}
-	certs, err := untrimmedStrings(cc, "trusted")
-	if err != nil {
-		return fmt.Errorf("%s.%w", key, err)
-	}
+	certs := cc.Trusted
 	for i, c := range certs {
 		if err := checkPEM(c); err != nil {
 			return fmt.Errorf("%s.trusted.%d: %w", key, i, err)

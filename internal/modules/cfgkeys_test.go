@@ -14,11 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
@@ -32,10 +34,17 @@ type cfgRead struct {
 	top  bool // read from Env.Cfg itself: a top-level key
 }
 
-// cfgReads lists the key reads of this package's non-test code. Types
-// come from the build cache's export data (go list -export), so the
-// package is type-checked as the compiler sees it.
-func cfgReads(t *testing.T) []cfgRead {
+// checked is this package's non-test code, type-checked.
+type checked struct {
+	fset  *token.FileSet
+	files []*ast.File
+	info  *types.Info
+}
+
+// typeCheck type-checks this package's non-test code. Types come from the
+// build cache's export data (go list -export), so the package is
+// type-checked as the compiler sees it.
+func typeCheck(t *testing.T) checked {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}", ".").Output()
 	if err != nil {
@@ -67,10 +76,18 @@ func cfgReads(t *testing.T) []cfgRead {
 	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		return os.Open(exports[path])
 	})
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	if _, err := (&types.Config{Importer: imp}).Check("github.com/earlyinit/earlyinit/internal/modules", fset, files, info); err != nil {
 		t.Fatalf("type-check: %v", err)
 	}
+	return checked{fset, files, info}
+}
+
+// cfgReads lists the key reads of this package's non-test code.
+func cfgReads(t *testing.T) []cfgRead {
+	t.Helper()
+	c := typeCheck(t)
+	fset, files, info := c.fset, c.files, c.info
 	isCfgMap := func(e ast.Expr) bool {
 		tv, ok := info.Types[e]
 		if !ok {
@@ -267,6 +284,7 @@ func TestSchemaKeysActedOn(t *testing.T) {
 			})
 		}
 	}
+	fieldUsed := typedKeysUsed(t)
 	used := map[string]bool{}
 	var paths []string
 	for p := range userdata.DeclaredKeys() {
@@ -280,7 +298,7 @@ next:
 			continue
 		}
 		k := p[strings.LastIndex(p, ".")+1:]
-		if k == "*" || k == "<key>" || lits[k] {
+		if k == "*" || k == "<key>" || lits[k] || fieldUsed[p] {
 			continue
 		}
 		for q := range passedThrough {
@@ -289,11 +307,83 @@ next:
 				continue next
 			}
 		}
-		t.Errorf("the schema declares %s, but no code names %q (%s)", p, k, strings.Join(actingPackages, " "))
+		t.Errorf("the schema declares %s, but no code names %q (%s) nor uses its internal/ccfg field", p, k, strings.Join(actingPackages, " "))
 	}
 	for q, why := range passedThrough {
 		if !used[q] {
 			t.Errorf("passedThrough %s (%s) matched no key: drop it", q, why)
 		}
 	}
+}
+
+// typedKeysUsed are the dotted key paths of the types internal/ccfg
+// declares whose field this package's code uses: the module reads the key
+// through its type (ccfg.Decode), so no code names it.
+func typedKeysUsed(t *testing.T) map[string]bool {
+	t.Helper()
+	c := typeCheck(t)
+	uses := map[string]bool{} // "Type.Field"
+	for id, obj := range c.info.Uses {
+		v, ok := obj.(*types.Var)
+		if !ok || !v.IsField() || v.Pkg() == nil || v.Pkg().Path() != "github.com/earlyinit/earlyinit/internal/ccfg" {
+			continue
+		}
+		if sel := fieldOwner(c.info, id); sel != "" {
+			uses[sel+"."+v.Name()] = true
+		}
+	}
+	out := map[string]bool{}
+	var walk func(rt reflect.Type, path string)
+	walk = func(rt reflect.Type, path string) {
+		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice || rt.Kind() == reflect.Map {
+			if rt.Kind() == reflect.Slice {
+				path += ".*"
+			} else if rt.Kind() == reflect.Map {
+				path += ".<key>"
+			}
+			rt = rt.Elem()
+		}
+		if rt.Kind() != reflect.Struct {
+			return
+		}
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if key == "" || key == "-" {
+				continue
+			}
+			p := path + "." + key
+			if uses[rt.Name()+"."+f.Name] {
+				out[p] = true
+			}
+			walk(f.Type, p)
+		}
+	}
+	for _, k := range ccfg.Keys() {
+		walk(k.Type, k.Name)
+	}
+	if len(uses) == 0 {
+		t.Fatal("no field of a ccfg type is used: the finder no longer sees the modules' typed reads")
+	}
+	return out
+}
+
+// fieldOwner names the struct type whose field id selects.
+func fieldOwner(info *types.Info, id *ast.Ident) string {
+	for e, sel := range info.Selections {
+		if sel.Obj() == info.Uses[id] && e.Sel == id {
+			rt := sel.Recv()
+			for {
+				p, ok := rt.(*types.Pointer)
+				if !ok {
+					break
+				}
+				rt = p.Elem()
+			}
+			if n, ok := rt.(*types.Named); ok {
+				return n.Obj().Name()
+			}
+		}
+	}
+	return ""
 }

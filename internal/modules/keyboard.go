@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // validXKB is an XKB layout, model, variant or option list: letters,
@@ -35,17 +37,16 @@ func validXKB(s string) bool {
 //     localed writes it (the console keymap is left alone);
 //   - Alpine: not supported (as in cloud-init).
 func keyboard(ctx context.Context, e *Env) error {
-	raw, ok := e.Cfg["keyboard"]
-	if !ok {
-		return nil
+	if raw, ok := e.Cfg["keyboard"]; ok && raw == nil {
+		return fmt.Errorf("keyboard: want a map, got null") // cc_keyboard fails too
 	}
-	kc, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("keyboard: want a map, got %s", kind(raw))
+	kc, ok, err := ccfg.Decode[ccfg.Keyboard](e.Cfg, "keyboard")
+	if !ok || err != nil {
+		return err
 	}
 	vals := map[string]string{}
-	for _, k := range []struct{ key, def string }{{"layout", ""}, {"model", "pc105"}, {"variant", ""}, {"options", ""}} {
-		v := strings.TrimSpace(cfgString(kc, k.key, k.def))
+	for _, k := range []struct{ key, v string }{{"layout", kc.Layout}, {"model", kc.Model}, {"variant", kc.Variant}, {"options", kc.Options}} {
+		v := strings.TrimSpace(k.v)
 		if !validXKB(v) {
 			return fmt.Errorf("keyboard.%s %q: not an XKB name", k.key, v)
 		}

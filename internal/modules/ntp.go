@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
@@ -113,17 +114,11 @@ func (e *Env) ntpInstalled(c ntpClient) bool {
 // ntp.config may change confpath, service_name and check_exe; its
 // template (Jinja) is not supported.
 func ntp(ctx context.Context, e *Env) error {
-	raw, ok := e.Cfg["ntp"]
-	if !ok {
-		return nil
+	nc, ok, err := ccfg.Decode[ccfg.NTP](e.Cfg, "ntp")
+	if !ok || err != nil {
+		return err
 	}
-	nc := map[string]any{}
-	if raw != nil {
-		if nc, ok = raw.(map[string]any); !ok {
-			return fmt.Errorf("ntp: want a map, got %s", kind(raw))
-		}
-	}
-	if v, ok := nc["enabled"]; ok && isFalse(v) {
+	if !nc.Enabled {
 		e.logf("ntp: disabled by ntp.enabled")
 		return nil
 	}
@@ -132,15 +127,15 @@ func ntp(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	servers, err := ntpHosts(nc, "servers")
+	servers, err := ntpHosts("servers", nc.Servers)
 	if err != nil {
 		return err
 	}
-	pools, err := ntpHosts(nc, "pools")
+	pools, err := ntpHosts("pools", nc.Pools)
 	if err != nil {
 		return err
 	}
-	if cfgBool(nc, "ntp_use_dhcp_config", false) {
+	if nc.UseDHCP {
 		lease, err := e.leaseNTPServers()
 		if err != nil {
 			return err
@@ -173,8 +168,8 @@ func ntp(ctx context.Context, e *Env) error {
 
 // selectNTPClient is cloud-init's select_ntp_client, with ntp.config's
 // overrides.
-func (e *Env) selectNTPClient(nc map[string]any, d distroInfo) (ntpClient, error) {
-	name := strings.TrimSpace(cfgString(nc, "ntp_client", ""))
+func (e *Env) selectNTPClient(nc ccfg.NTP, d distroInfo) (ntpClient, error) {
+	name := strings.TrimSpace(nc.NTPClient)
 	key := "ntp.ntp_client"
 	if name == "" || name == "auto" {
 		name, key = "auto", "system_info.ntp_client"
@@ -201,43 +196,35 @@ func (e *Env) selectNTPClient(nc map[string]any, d distroInfo) (ntpClient, error
 		}
 		client = c
 	}
-	over, ok := nc["config"]
-	if !ok || over == nil {
+	oc := nc.Config
+	if oc == nil {
 		return client, nil
 	}
-	om, ok := over.(map[string]any)
-	if !ok {
-		return ntpClient{}, fmt.Errorf("ntp.config: want a map, got %s", kind(over))
-	}
-	for k, v := range om {
-		switch k {
-		case "confpath":
-			p, err := confPath("ntp.config.confpath", v)
-			if err != nil {
-				return ntpClient{}, err
-			}
-			client.ConfPath = p
-		case "service_name":
-			s, _ := v.(string)
-			if !validServiceName(s) {
-				return ntpClient{}, fmt.Errorf("ntp.config.service_name %q: not a service name", s)
-			}
-			client.Service = s
-		case "check_exe":
-			s, _ := v.(string)
-			if s == "" || strings.ContainsAny(s, " \t\n\x00") || strings.Contains(s, "..") {
-				return ntpClient{}, fmt.Errorf("ntp.config.check_exe: want a command name or absolute path")
-			}
-			client.CheckExe = []string{s}
-		case "packages":
-			e.logf("ntp.config.packages: earlyinit installs no package at boot: ignored")
-		case "template", "template_name":
-			if v != nil {
-				return ntpClient{}, fmt.Errorf("ntp.config.%s: earlyinit renders only its built-in templates (Jinja is not supported)", k)
-			}
-		default:
-			return ntpClient{}, fmt.Errorf("ntp.config.%s: unknown key", k)
+	if oc.ConfPath != nil {
+		p, err := confPath("ntp.config.confpath", *oc.ConfPath)
+		if err != nil {
+			return ntpClient{}, err
 		}
+		client.ConfPath = p
+	}
+	if oc.ServiceName != nil {
+		if s := *oc.ServiceName; !validServiceName(s) {
+			return ntpClient{}, fmt.Errorf("ntp.config.service_name %q: not a service name", s)
+		}
+		client.Service = *oc.ServiceName
+	}
+	if oc.CheckExe != nil {
+		s := *oc.CheckExe
+		if s == "" || strings.ContainsAny(s, " \t\n\x00") || strings.Contains(s, "..") {
+			return ntpClient{}, fmt.Errorf("ntp.config.check_exe: want a command name or absolute path")
+		}
+		client.CheckExe = []string{s}
+	}
+	if oc.Packages != nil {
+		e.logf("ntp.config.packages: earlyinit installs no package at boot: ignored")
+	}
+	if oc.Template != nil {
+		return ntpClient{}, fmt.Errorf("ntp.config.template: earlyinit renders only its built-in templates (Jinja is not supported)")
 	}
 	return client, nil
 }
@@ -267,13 +254,9 @@ func validServiceName(s string) bool {
 	return s != "" && s[0] != '-' && len(s) <= 255 && alnumOr(s, ":-_.@")
 }
 
-// ntpHosts reads ntp.servers or ntp.pools: host names or addresses, each
-// checked (a line of the configuration file comes of each).
-func ntpHosts(nc map[string]any, key string) ([]string, error) {
-	l, err := cfgStrings(nc, key, false)
-	if err != nil {
-		return nil, fmt.Errorf("ntp.%w", err)
-	}
+// ntpHosts checks ntp.servers or ntp.pools: host names or addresses (a
+// line of the configuration file comes of each).
+func ntpHosts(key string, l []string) ([]string, error) {
 	for i, h := range l {
 		if !validNTPHost(h) {
 			return nil, fmt.Errorf("ntp.%s.%d %q: not a host name or address", key, i, h)

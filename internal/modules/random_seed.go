@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // seedRandom is cc_seed_random (random_seed): data, decoded per encoding
@@ -20,15 +22,11 @@ import (
 // metadata's random_seed (OpenStack, Azure) went into the kernel pool in
 // the initramfs already and is not written again.
 func seedRandom(ctx context.Context, e *Env) error {
-	raw, ok := e.Cfg["random_seed"]
-	if !ok || raw == nil {
-		return nil
+	rc, ok, err := ccfg.Decode[ccfg.RandomSeed](e.Cfg, "random_seed")
+	if !ok || err != nil {
+		return err
 	}
-	rc, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("random_seed: want a map, got %s", kind(raw))
-	}
-	file := cfgString(rc, "file", "/dev/urandom")
+	file := rc.File
 	if _, err := confPath("random_seed.file", file); err != nil {
 		return err
 	}
@@ -46,24 +44,12 @@ func seedRandom(ctx context.Context, e *Env) error {
 }
 
 // seedData is random_seed.data decoded per random_seed.encoding.
-func seedData(rc map[string]any) ([]byte, error) {
-	v, ok := rc["data"]
-	if !ok || v == nil {
+func seedData(rc ccfg.RandomSeed) ([]byte, error) {
+	if rc.Data == nil || len(*rc.Data) == 0 {
 		return nil, nil
 	}
-	var data []byte
-	switch t := v.(type) {
-	case string:
-		data = []byte(t)
-	case []byte:
-		data = t
-	default:
-		return nil, fmt.Errorf("random_seed.data: want a string, got %s", kind(v))
-	}
-	if len(data) == 0 {
-		return nil, nil
-	}
-	enc := strings.ToLower(strings.TrimSpace(cfgString(rc, "encoding", "")))
+	data := []byte(*rc.Data)
+	enc := strings.ToLower(strings.TrimSpace(rc.Encoding))
 	var wf string
 	switch enc {
 	case "", "raw":
@@ -111,22 +97,8 @@ func (e *Env) appendSeed(file string, data []byte) error {
 }
 
 // seedCommand is handle_random_seed_command.
-func (e *Env) seedCommand(ctx context.Context, rc map[string]any, file string) error {
-	required := cfgBool(rc, "command_required", false)
-	var argv []string
-	switch t := rc["command"].(type) {
-	case nil:
-	case []any:
-		for i, a := range t {
-			s, ok := a.(string)
-			if !ok {
-				return fmt.Errorf("random_seed.command.%d: want a string, got %s", i, kind(a))
-			}
-			argv = append(argv, s)
-		}
-	default:
-		return fmt.Errorf("random_seed.command: want a list (argv), got %s", kind(t))
-	}
+func (e *Env) seedCommand(ctx context.Context, rc ccfg.RandomSeed, file string) error {
+	required, argv := rc.CommandRequired, rc.Command
 	if len(argv) == 0 {
 		if required {
 			return fmt.Errorf("random_seed.command: none given but command_required is true")

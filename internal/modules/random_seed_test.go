@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // seedOracle is cc_seed_random._decode, its output in base64.
@@ -22,7 +24,8 @@ func TestSeedRandomDecodeMatchesCloudInit(t *testing.T) {
 	var want []string
 	cloudinitOracle(t, seedOracle, cases, &want)
 	for i, c := range cases {
-		got, err := seedData(map[string]any{"data": c[0], "encoding": c[1]})
+		data := c[0]
+		got, err := seedData(ccfg.RandomSeed{Data: &data, Encoding: c[1]})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1005,36 +1005,14 @@ func newTopSchema() schema {
 		// apt, yum_repos, yum_repo_dir, zypper: moduleSchemas.
 		// locale.go, random_seed.go; ntp.go, ca_certs.go, keyboard.go,
 		// rsyslog.go, disk_setup.go in moduleSchemas.
-		"locale":            str,
-		"locale_configfile": str,
-		"random_seed": obj{props: map[string]check{
-			"file": str, "data": str, "command_required": boolean, "command": listOf(str, 0, 0),
-			"encoding": enum("raw", "b64", "base64", "gz", "gzip", "b64-gz", "gz+b64", "gzip+base64", "gz+base64", "gzip+b64"),
-		}}.check,
-		// apk_configure.go, disable_ec2_metadata.go, keys_to_console.go,
-		// ssh_authkey_fingerprints.go.
-		"apk_repos": obj{minProps: 1, props: map[string]check{
-			"preserve_repositories": boolean,
-			"alpine_repo": oneOf(map[string]check{"null": nil, "map": obj{required: []string{"version"}, props: map[string]check{
-				"base_url": str, "community_enabled": boolean, "testing_enabled": boolean, "version": str,
-			}}.check}),
-			"local_repo_base_url": str,
-		}}.check,
+		"locale":                    str,
+		"locale_configfile":         str,
 		"disable_ec2_metadata":      boolean,
 		"ssh":                       obj{required: []string{"emit_keys_to_console"}, props: map[string]check{"emit_keys_to_console": boolean}}.check,
 		"ssh_fp_console_blacklist":  uniqueItems(listOf(str, 0, 0)),
 		"ssh_key_console_blacklist": uniqueItems(listOf(str, 0, 0)),
 		"no_ssh_fingerprints":       boolean,
 		"authkey_hash":              str,
-		// wireguard.go, which checks names and paths. 22.4's schema
-		// leaves an interface's keys optional, but its module refuses
-		// an interface without all three (supplemental_schema_validation).
-		"wireguard": oneOf(map[string]check{"null": nil, "map": obj{required: []string{"interfaces"}, props: map[string]check{
-			"interfaces": listOf(obj{required: []string{"name", "config_path", "content"}, props: map[string]check{
-				"name": str, "config_path": str, "content": str,
-			}}.check, 1, 0),
-			"readinessprobe": uniqueItems(listOf(str, 0, 0)),
-		}}.check}),
 		// earlyinit's own keys.
 		"earlyinit": obj{props: map[string]check{"inject_user_password": boolean}}.check,
 	} {
@@ -1044,6 +1022,9 @@ func newTopSchema() schema {
 		top.props[k] = c
 	}
 	for k, c := range moduleSchemas(anyKey) {
+		top.props[k] = c
+	}
+	for k, c := range typedSchemas() {
 		top.props[k] = c
 	}
 	notImplemented["ssh_publish_hostkeys"] = true

@@ -17,11 +17,6 @@ import (
 // moduleSchemas are those keys' checks; anyKey is the pattern of a map
 // taking any key.
 func moduleSchemas(anyKey *regexp.Regexp) map[string]check {
-	caCerts := obj{minProps: 1, props: map[string]check{
-		"remove-defaults": deprecated("remove-defaults; use remove_defaults", boolean),
-		"remove_defaults": boolean,
-		"trusted":         listOf(str, 1, 0),
-	}}
 	m := map[string]check{
 		"apt":          aptSchema(anyKey),
 		"yum_repo_dir": str,
@@ -42,27 +37,6 @@ func moduleSchemas(anyKey *regexp.Regexp) map[string]check {
 				"id": str, "baseurl": str,
 			}}.check, 1, 0),
 			"config": anyMap,
-		}}.check,
-		"ntp": oneOf(map[string]check{
-			"null": nil,
-			"map": obj{props: map[string]check{
-				"pools":      uniqueItems(listOf(str, 0, 0)),
-				"servers":    uniqueItems(listOf(str, 0, 0)),
-				"ntp_client": str,
-				"enabled":    boolean,
-				// earlyinit's own: the DHCP lease's NTP servers too.
-				// 22.4's schema refuses the key.
-				"ntp_use_dhcp_config": boolean,
-				"config": obj{minProps: 1, props: map[string]check{
-					"confpath": str, "check_exe": str, "service_name": str, "template": str,
-					"packages": uniqueItems(listOf(str, 0, 0)),
-				}}.check,
-			}}.check,
-		}),
-		"ca_certs": caCerts.check,
-		"ca-certs": deprecated("ca-certs; use ca_certs", caCerts.check),
-		"keyboard": obj{required: []string{"layout"}, props: map[string]check{
-			"layout": str, "model": str, "variant": str, "options": str,
 		}}.check,
 		"rsyslog":        rsyslogSchema(),
 		"device_aliases": obj{keys: anyKey, values: str}.check,
