@@ -80,7 +80,6 @@ type Decoder interface {
 	DecodeCC(v any, path string) error
 }
 
-
 // Of derives t's schema.
 func Of(t reflect.Type) *Schema {
 	if t.Implements(reflect.TypeFor[Schemer]()) {
@@ -155,10 +154,10 @@ type field struct {
 
 type options struct {
 	required, null, unique, truthy, strict, untrimmed bool
-	min, max                               int
-	enum                                   []any
-	def                                    *string
-	deprecated                             string
+	min, max                                          int
+	enum                                              []any
+	def                                               *string
+	deprecated                                        string
 }
 
 // fields are t's fields that have a yaml tag, in order.
