@@ -46,7 +46,7 @@ func TestOf(t *testing.T) {
 		"untrim": {Types: []string{"list"}, Items: str()},
 		"e":      {Types: []string{"string"}, Enum: []any{"a", "b"}},
 		"p":      str("null"),
-		"m":      {Types: []string{"map"}, KeyPattern: ".*", Values: str()},
+		"m":      {Types: []string{"map"}, KeyPattern: AnyKey, Values: str()},
 		"any":    nil,
 		"in":     innerS,
 		"ins":    {Types: []string{"list"}, Items: innerS},
@@ -127,8 +127,8 @@ func TestDecodeNull(t *testing.T) {
 	}
 }
 
-// TestKeys: every registered type has a schema and decodes an empty map
-// (its defaults parse), and no key is registered twice.
+// TestKeys: every registered type has a schema, each struct in it decodes
+// an empty map (its defaults parse), and no key is registered twice.
 func TestKeys(t *testing.T) {
 	seen := map[string]bool{}
 	for _, k := range Keys() {
@@ -143,9 +143,11 @@ func TestKeys(t *testing.T) {
 		if (k.Null != NullInvalid) != (len(s.Types) == 2 && s.Types[1] == "null") {
 			t.Errorf("%s: Null %d, types %v", k.Name, k.Null, s.Types)
 		}
-		v := reflect.New(k.Type)
-		if err := DecodeValue(map[string]any{}, k.Name, v.Interface()); err != nil {
-			t.Errorf("%s: %v", k.Name, err)
+		for _, st := range structsOf(k.Type, map[reflect.Type]bool{}) {
+			v := reflect.New(st)
+			if err := DecodeValue(map[string]any{}, k.Name, v.Interface()); err != nil {
+				t.Errorf("%s: %s: %v", k.Name, st, err)
+			}
 		}
 	}
 }
@@ -184,4 +186,23 @@ func TestUnion(t *testing.T) {
 	if err := DecodeValue(map[string]any{"u": map[string]any{}}, "x", &w); err == nil || err.Error() != "x.u: want a list, got a map" {
 		t.Errorf("map: %v", err)
 	}
+}
+
+// structsOf are the struct types t holds, t included.
+func structsOf(t reflect.Type, seen map[reflect.Type]bool) []reflect.Type {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map:
+		return structsOf(t.Elem(), seen)
+	case reflect.Struct:
+		if seen[t] {
+			return nil
+		}
+		seen[t] = true
+		out := []reflect.Type{t}
+		for i := range t.NumField() {
+			out = append(out, structsOf(t.Field(i).Type, seen)...)
+		}
+		return out
+	}
+	return nil
 }

@@ -25,6 +25,14 @@ func Keys() []Key {
 		{Name: "random_seed", Type: reflect.TypeFor[RandomSeed]()},
 		{Name: "apk_repos", Type: reflect.TypeFor[APKRepos]()},
 		{Name: "wireguard", Type: reflect.TypeFor[Wireguard](), Null: NullSkip},
+		{Name: "apt", Type: reflect.TypeFor[Apt]()},
+		{Name: "yum_repos", Type: reflect.TypeFor[YumRepos]()},
+		{Name: "yum_repo_dir", Type: reflect.TypeFor[string]()},
+		{Name: "zypper", Type: reflect.TypeFor[Zypper]()},
+		{Name: "rsyslog", Type: reflect.TypeFor[Rsyslog]()},
+		{Name: "device_aliases", Type: reflect.TypeFor[map[string]string]()},
+		{Name: "disk_setup", Type: reflect.TypeFor[map[string]DiskSetup]()},
+		{Name: "fs_setup", Type: reflect.TypeFor[[]FSSetup]()},
 	}
 }
 

@@ -59,12 +59,16 @@ type Schema struct {
 
 	// Enum lists the values accepted (strings, booleans, integers).
 	Enum []any
+	// Pattern, for a string: a regular expression it must match, and
+	// what that means for the message ("a date (YYYY-MM-DD)").
+	Pattern, PatternWhat string
 	// Deprecated, when set, makes the key valid with a warning.
 	Deprecated string
 }
 
-// Shaper is a struct type that adds to its derived schema what its tags
-// cannot say.
+// Shaper is a type that adds to its derived schema what its tags cannot
+// say (a map's minimum size, a pattern for its keys, a field of several
+// kinds).
 type Shaper interface {
 	Shape(s *Schema)
 }
@@ -85,6 +89,17 @@ func Of(t reflect.Type) *Schema {
 	if t.Implements(reflect.TypeFor[Schemer]()) {
 		return reflect.Zero(t).Interface().(Schemer).Schema()
 	}
+	s := kindSchema(t)
+	if s != nil && t.Kind() != reflect.Pointer && t.Implements(reflect.TypeFor[Shaper]()) {
+		reflect.Zero(t).Interface().(Shaper).Shape(s)
+	}
+	return s
+}
+
+// AnyKey is the pattern of a map taking any key (but the empty one).
+const AnyKey = `^.+$`
+
+func kindSchema(t reflect.Type) *Schema {
 	switch t.Kind() {
 	case reflect.Pointer:
 		return Of(t.Elem())
@@ -101,7 +116,10 @@ func Of(t reflect.Type) *Schema {
 	case reflect.Slice:
 		return &Schema{Types: []string{"list"}, Items: Of(t.Elem())}
 	case reflect.Map:
-		return &Schema{Types: []string{"map"}, KeyPattern: ".*", Values: Of(t.Elem())}
+		if t.Elem().Kind() == reflect.Interface {
+			return &Schema{Types: []string{"map"}} // any map: its keys unchecked
+		}
+		return &Schema{Types: []string{"map"}, KeyPattern: AnyKey, Values: Of(t.Elem())}
 	case reflect.Struct:
 		return structSchema(t)
 	}
@@ -137,9 +155,6 @@ func structSchema(t reflect.Type) *Schema {
 			fs.Deprecated = opts.deprecated
 		}
 		s.Props[f.key] = fs
-	}
-	if t.Implements(reflect.TypeFor[Shaper]()) {
-		reflect.Zero(t).Interface().(Shaper).Shape(s)
 	}
 	return s
 }
@@ -242,4 +257,10 @@ func enumValue(t reflect.Type, f reflect.StructField, s string) any {
 		return n
 	}
 	return s
+}
+
+// StrOrList is the schema of a string, or a list of at least min
+// strings.
+func StrOrList(min int) *Schema {
+	return &Schema{Alts: map[string]*Schema{"string": nil, "list": {Types: []string{"list"}, Items: &Schema{Types: []string{"string"}}, MinItems: min}}}
 }

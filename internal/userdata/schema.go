@@ -1021,7 +1021,7 @@ func newTopSchema() schema {
 	for k, c := range cfgMgmtSchemas() {
 		top.props[k] = c
 	}
-	for k, c := range moduleSchemas(anyKey) {
+	for k, c := range moduleSchemas() {
 		top.props[k] = c
 	}
 	for k, c := range typedSchemas() {

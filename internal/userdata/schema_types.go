@@ -43,6 +43,10 @@ func fromSchema(s *ccfg.Schema) check {
 		c = listOf(fromSchema(s.Items), s.MinItems, s.MaxItems)
 	case s.Enum != nil:
 		c = enum(s.Enum...)
+	case s.Pattern != "":
+		c = pattern(s.Pattern, s.PatternWhat)
+	case len(s.Types) == 0:
+		// Any value (a union's kind taken as it is, with a warning).
 	default:
 		c, typedNull = typed(s.Types...), true
 	}
