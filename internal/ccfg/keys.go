@@ -2,38 +2,190 @@ package ccfg
 
 import "reflect"
 
-// Key is a top-level cloud-config key whose shape a type declares.
+// Config is cloud-config's top-level map: each field is a key whose shape
+// a type declares, tagged as any field (see the package's comment), with
+// one more option, nullempty: null is valid and reads as an empty map.
+// The keys earlyinit does not yet declare here are in internal/userdata's
+// hand-written schema.
+type Config struct {
+	// Scripts and files.
+	Bootcmd      Commands    `yaml:"bootcmd"`
+	Runcmd       Commands    `yaml:"runcmd"`
+	WriteFiles   WriteFiles  `yaml:"write_files"`
+	VendorData   *VendorData `yaml:"vendor_data"`
+	PowerState   *PowerState `yaml:"power_state"`
+	PhoneHome    *PhoneHome  `yaml:"phone_home"`
+	FinalMessage string      `yaml:"final_message"`
+
+	// Users, groups, ssh and passwords.
+	Users              Users               `yaml:"users"`
+	User               any                 `yaml:"user"`
+	Groups             any                 `yaml:"groups"`
+	SSHAuthorizedKeys  []string            `yaml:"ssh_authorized_keys" cc:"min=1"`
+	SSHImportID        []string            `yaml:"ssh_import_id"`
+	DisableRoot        bool                `yaml:"disable_root"`
+	DisableRootOpts    string              `yaml:"disable_root_opts"`
+	AllowPublicSSHKeys bool                `yaml:"allow_public_ssh_keys"`
+	SSHDeleteKeys      bool                `yaml:"ssh_deletekeys"`
+	SSHQuietKeygen     bool                `yaml:"ssh_quiet_keygen"`
+	SSHGenKeyTypes     []string            `yaml:"ssh_genkeytypes" cc:"min=1"`
+	SSHKeys            map[string]string   `yaml:"ssh_keys"`
+	SSHPublishHostkeys *SSHPublishHostkeys `yaml:"ssh_publish_hostkeys"`
+	SSHPwauth          any                 `yaml:"ssh_pwauth"`
+	Chpasswd           *Chpasswd           `yaml:"chpasswd"`
+	Password           string              `yaml:"password"`
+	SSH                *SSHConsole         `yaml:"ssh"`
+	SSHFpConsoleBL     []string            `yaml:"ssh_fp_console_blacklist" cc:"unique"`
+	SSHKeyConsoleBL    []string            `yaml:"ssh_key_console_blacklist" cc:"unique"`
+	NoSSHFingerprints  bool                `yaml:"no_ssh_fingerprints"`
+	AuthkeyHash        string              `yaml:"authkey_hash"`
+	Earlyinit          *Earlyinit          `yaml:"earlyinit"`
+
+	// Names, hosts, resolver, time, locale, keyboard.
+	Hostname               string      `yaml:"hostname"`
+	FQDN                   string      `yaml:"fqdn"`
+	PreferFQDNOverHostname bool        `yaml:"prefer_fqdn_over_hostname"`
+	PreserveHostname       bool        `yaml:"preserve_hostname"`
+	ManageEtcHosts         any         `yaml:"manage_etc_hosts"`
+	ManageResolvConf       bool        `yaml:"manage_resolv_conf"`
+	ResolvConf             *ResolvConf `yaml:"resolv_conf"`
+	Timezone               string      `yaml:"timezone"`
+	Locale                 string      `yaml:"locale"`
+	LocaleConfigfile       string      `yaml:"locale_configfile"`
+	Keyboard               *Keyboard   `yaml:"keyboard"`
+	NTP                    *NTP        `yaml:"ntp" cc:"nullempty"`
+	RandomSeed             *RandomSeed `yaml:"random_seed"`
+	CACerts                *CACerts    `yaml:"ca_certs"`
+	OldCACerts             *CACerts    `yaml:"ca-certs" cc:"deprecated=ca-certs; use ca_certs"`
+	Rsyslog                *Rsyslog    `yaml:"rsyslog"`
+	Wireguard              *Wireguard  `yaml:"wireguard" cc:"null"`
+	DisableEC2Metadata     bool        `yaml:"disable_ec2_metadata"`
+
+	// Disks, mounts, swap.
+	DeviceAliases      map[string]string    `yaml:"device_aliases"`
+	DiskSetup          map[string]DiskSetup `yaml:"disk_setup"`
+	FSSetup            []FSSetup            `yaml:"fs_setup"`
+	Mounts             [][]any              `yaml:"mounts" cc:"min=1"`
+	MountDefaultFields []any                `yaml:"mount_default_fields" cc:"min=6,max=6"`
+	Swap               *Swap                `yaml:"swap"`
+	Growpart           *Growpart            `yaml:"growpart"`
+	ResizeRootfs       any                  `yaml:"resize_rootfs"`
+
+	// Repositories and packages.
+	Apt                     *Apt      `yaml:"apt"`
+	YumRepos                YumRepos  `yaml:"yum_repos"`
+	YumRepoDir              string    `yaml:"yum_repo_dir"`
+	Zypper                  *Zypper   `yaml:"zypper"`
+	APKRepos                *APKRepos `yaml:"apk_repos"`
+	Packages                []any     `yaml:"packages" cc:"min=1"`
+	PackageUpdate           bool      `yaml:"package_update"`
+	PackageUpgrade          bool      `yaml:"package_upgrade"`
+	PackageRebootIfRequired bool      `yaml:"package_reboot_if_required"`
+	AptUpdate               bool      `yaml:"apt_update" cc:"deprecated=apt_update; use package_update"`
+	AptUpgrade              bool      `yaml:"apt_upgrade" cc:"deprecated=apt_upgrade; use package_upgrade"`
+	AptRebootIfRequired     bool      `yaml:"apt_reboot_if_required" cc:"deprecated=apt_reboot_if_required; use package_reboot_if_required"`
+
+	// Configuration management.
+	Ansible        *Ansible        `yaml:"ansible"`
+	Puppet         *Puppet         `yaml:"puppet"`
+	Chef           *Chef           `yaml:"chef"`
+	SaltMinion     *SaltMinion     `yaml:"salt_minion"`
+	RHSubscription *RHSubscription `yaml:"rh_subscription"`
+
+	// The boot: network configuration, merging, module lists, the
+	// distribution's settings.
+	Network            map[string]any `yaml:"network"`
+	MergeHow           any            `yaml:"merge_how"`
+	MergeType          any            `yaml:"merge_type"`
+	CloudInitModules   []any          `yaml:"cloud_init_modules"`
+	CloudConfigModules []any          `yaml:"cloud_config_modules"`
+	CloudFinalModules  []any          `yaml:"cloud_final_modules"`
+	SystemInfo         *SystemInfo    `yaml:"system_info"`
+}
+
+// Commands is bootcmd or runcmd: at least one command, a string (run by
+// sh) or an argv; runcmd also takes null (skipped).
+type Commands []any
+
+// Shape is the top-level keys' that tags cannot say: several kinds of
+// value, and userdata's own checks.
+func (Config) Shape(s *Schema) {
+	str := &Schema{Types: []string{"string"}}
+	s.Props["bootcmd"].MinItems = 1
+	s.Props["bootcmd"].Items = StrOrList(0)
+	s.Props["runcmd"].MinItems = 1
+	s.Props["runcmd"].Items = &Schema{Alts: map[string]*Schema{
+		"string": nil, "null": nil, "list": {Types: []string{"list"}, Items: str},
+	}}
+	s.Props["user"] = &Schema{Alts: map[string]*Schema{"string": nil, "map": Of(reflect.TypeFor[User]())}}
+	s.Props["groups"] = &Schema{Alts: map[string]*Schema{
+		"string": nil,
+		"map":    groupsByName(),
+		"list": {Types: []string{"list"}, MinItems: 1, Items: &Schema{Alts: map[string]*Schema{
+			"string": nil, "map": groupsByName(),
+		}}},
+	}}
+	s.Props["ssh_genkeytypes"].Items.Enum = []any{"dsa", "ecdsa", "ed25519", "rsa"}
+	s.Props["ssh_keys"].KeyPattern = `^(dsa|ecdsa|ed25519|rsa)_(public|private|certificate)$`
+	// Publishing host keys to the platform is not done.
+	s.Props["ssh_publish_hostkeys"].Unsupported = true
+	s.Props["ssh_pwauth"] = &Schema{Alts: map[string]*Schema{
+		"boolean": {Types: []string{"boolean"}},
+		"string":  {Deprecated: `ssh_pwauth as a string; use a boolean (or leave it out for "unchanged")`},
+	}}
+	s.Props["manage_etc_hosts"] = &Schema{Alts: map[string]*Schema{
+		"boolean": {Types: []string{"boolean"}},
+		"string":  {Check: "manage_etc_hosts"},
+	}}
+	// cloud-init's code takes null mount fields (drop the entry), its
+	// schema does not; we follow the code.
+	field := &Schema{Alts: map[string]*Schema{"string": nil, "null": nil}}
+	s.Props["mounts"].Items.Items, s.Props["mounts"].Items.MinItems, s.Props["mounts"].Items.MaxItems = field, 1, 6
+	s.Props["mount_default_fields"].Items = field
+	s.Props["resize_rootfs"] = &Schema{Alts: map[string]*Schema{
+		"boolean": {Types: []string{"boolean"}},
+		"string":  {Types: []string{"string"}, Enum: []any{"noblock"}},
+	}}
+	s.Props["packages"].Items = &Schema{Alts: map[string]*Schema{
+		"string": nil, "list": {Types: []string{"list"}, Items: str, MinItems: 2, MaxItems: 2},
+	}}
+	s.Props["merge_how"] = &Schema{Check: "merge_how"}
+	s.Props["merge_type"] = &Schema{Check: "merge_how"}
+	for _, k := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
+		s.Props[k] = &Schema{Check: "module_list"}
+	}
+}
+
+// Key is a top-level key Config declares.
 type Key struct {
 	Name string
 	Type reflect.Type
-	// Null, when set, makes null valid: NullSkip (the module does
-	// nothing) or NullEmpty (the module runs as for an empty map).
+	// Null: what null means for the key (NullInvalid: the schema refuses
+	// it).
 	Null Null
-	// Deprecated, when set, is the warning the key gets (an old name).
-	Deprecated string
 }
 
-// Keys are the top-level keys declared here, and their types: the
-// registry internal/userdata's schema and the docs read. A function, not
-// a variable, so that nothing is built at package initialisation.
+// Keys are Config's keys, in its order: the registry internal/userdata's
+// schema and the docs read. Derived on each call, so that nothing is
+// built at package initialisation.
 func Keys() []Key {
-	return []Key{
-		{Name: "keyboard", Type: reflect.TypeFor[Keyboard]()},
-		{Name: "ca_certs", Type: reflect.TypeFor[CACerts]()},
-		{Name: "ca-certs", Type: reflect.TypeFor[CACerts](), Deprecated: "ca-certs; use ca_certs"},
-		{Name: "ntp", Type: reflect.TypeFor[NTP](), Null: NullEmpty},
-		{Name: "random_seed", Type: reflect.TypeFor[RandomSeed]()},
-		{Name: "apk_repos", Type: reflect.TypeFor[APKRepos]()},
-		{Name: "wireguard", Type: reflect.TypeFor[Wireguard](), Null: NullSkip},
-		{Name: "apt", Type: reflect.TypeFor[Apt]()},
-		{Name: "yum_repos", Type: reflect.TypeFor[YumRepos]()},
-		{Name: "yum_repo_dir", Type: reflect.TypeFor[string]()},
-		{Name: "zypper", Type: reflect.TypeFor[Zypper]()},
-		{Name: "rsyslog", Type: reflect.TypeFor[Rsyslog]()},
-		{Name: "device_aliases", Type: reflect.TypeFor[map[string]string]()},
-		{Name: "disk_setup", Type: reflect.TypeFor[map[string]DiskSetup]()},
-		{Name: "fs_setup", Type: reflect.TypeFor[[]FSSetup]()},
+	var out []Key
+	for _, f := range fields(reflect.TypeFor[Config]()) {
+		k := Key{Name: f.key, Type: f.Type}
+		switch {
+		case f.opts.nullEmpty:
+			k.Null = NullEmpty
+		case f.opts.null:
+			k.Null = NullSkip
+		}
+		out = append(out, k)
 	}
+	return out
+}
+
+// Schemas are the top-level keys' schemas, by name.
+func Schemas() map[string]*Schema {
+	return Of(reflect.TypeFor[Config]()).Props
 }
 
 // Null is what null means for a key that may be null.
@@ -57,17 +209,6 @@ func lookup(name string) (Key, bool) {
 		}
 	}
 	return Key{}, false
-}
-
-// KeySchema is the schema of a registered key, its Null and Deprecated
-// applied.
-func KeySchema(k Key) *Schema {
-	s := *Of(k.Type)
-	if k.Null != NullInvalid {
-		s.Types = append(append([]string(nil), s.Types...), "null")
-	}
-	s.Deprecated = k.Deprecated
-	return &s
 }
 
 // Keyboard is cc_keyboard's keyboard.

@@ -64,6 +64,15 @@ type Schema struct {
 	Pattern, PatternWhat string
 	// Deprecated, when set, makes the key valid with a warning.
 	Deprecated string
+	// OneRequired: a map has at least one of these keys.
+	OneRequired []string
+	// Check names a check internal/userdata has for what this language
+	// cannot say (a write_files mode, merge_how, a chpasswd entry),
+	// run after the rest of the schema's.
+	Check string
+	// Unsupported: cloud-init's key, valid, which earlyinit ignores
+	// with a warning.
+	Unsupported bool
 }
 
 // Shaper is a type that adds to its derived schema what its tags cannot
@@ -168,11 +177,11 @@ type field struct {
 }
 
 type options struct {
-	required, null, unique, truthy, strict, untrimmed bool
-	min, max                                          int
-	enum                                              []any
-	def                                               *string
-	deprecated                                        string
+	required, null, nullEmpty, unique, truthy, strict, untrimmed bool
+	min, max                                                     int
+	enum                                                         []any
+	def                                                          *string
+	deprecated                                                   string
 }
 
 // fields are t's fields that have a yaml tag, in order.
@@ -208,6 +217,8 @@ func parseOptions(t reflect.Type, f reflect.StructField) options {
 			o.required = true
 		case "null":
 			o.null = true
+		case "nullempty":
+			o.null, o.nullEmpty = true, true
 		case "unique":
 			o.unique = true
 		case "truthy":

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 	"github.com/earlyinit/earlyinit/internal/yamlwalk"
@@ -54,13 +55,11 @@ func (e SchemaError) Error() string {
 // with values of the right types. The result is sorted by position; nil
 // means valid. See ValidatePart for parts that need no header.
 //
-// The keys earlyinit acts on are checked in depth (bootcmd, write_files,
-// users, groups, ssh keys and options, chpasswd, password, hostname and
-// fqdn, /etc/hosts, resolv.conf, timezone, mounts and swap, runcmd,
-// final_message, phone_home, power_state, vendor_data, merge_how); network
-// is only checked to be a map. Other keys cloud-init knows (apt, packages,
-// ntp, snap...) are warnings: earlyinit ignores them. Any other key is an
-// error.
+// The keys earlyinit acts on are checked in depth, by the schema derived
+// from their types (internal/ccfg's Config); network is only checked to
+// be a map. Other keys cloud-init knows (snap, landscape...) are warnings:
+// earlyinit ignores them. The v1/v2 apt keys, and any other key, are
+// errors.
 //
 // Values are typed as cloud-init's YAML 1.1 loader types them: `off` is
 // false, `0644` is 420. Where that matters a warning (or the error's
@@ -621,59 +620,6 @@ func permissions(v *validator, n *yaml.Node, path string) {
 	}
 }
 
-func strOrStrList(min int) check {
-	return oneOf(map[string]check{"string": nil, "list": listOf(str, min, 0)})
-}
-
-// newUserSchema is a user's entry (users, user, system_info.default_user);
-// anyKey is the pattern of a map taking any key.
-func newUserSchema(anyKey *regexp.Regexp) obj {
-	return obj{
-		oneRequired: []string{"name", "snapuser"},
-		props: map[string]check{
-			"name":       str,
-			"expiredate": pattern(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, "a date (YYYY-MM-DD)"),
-			"gecos":      str,
-			"groups": oneOf(map[string]check{
-				"string": nil,
-				"list":   listOf(str, 1, 0),
-				"map":    deprecated("groups as a map; use a list", obj{keys: anyKey, values: typed("null")}.check),
-			}),
-			"homedir":             str,
-			"inactive":            str,
-			"lock-passwd":         deprecated("lock-passwd; use lock_passwd", boolean),
-			"lock_passwd":         boolean,
-			"no_create_home":      boolean,
-			"no_log_init":         boolean,
-			"no_user_group":       boolean,
-			"passwd":              str,
-			"hashed_passwd":       str,
-			"plain_text_passwd":   str,
-			"create_groups":       boolean,
-			"primary_group":       str,
-			"selinux_user":        str,
-			"shell":               str,
-			"snapuser":            str,
-			"ssh_authorized_keys": listOf(str, 1, 0),
-			"ssh_import_id":       listOf(str, 1, 0),
-			"ssh_redirect_user":   boolean,
-			"system":              boolean,
-			"sudo": oneOf(map[string]check{
-				"string":  nil,
-				"null":    nil,
-				"list":    listOf(str, 0, 0),
-				"boolean": deprecated("sudo as a boolean; give a sudoers rule, or null for none", boolean),
-			}),
-			"uid": oneOf(map[string]check{
-				"integer": nil,
-				"string":  deprecated("uid as a string; use an integer", nil),
-			}),
-		},
-	}
-}
-
-const sizeString = `^([0-9]+)?\.?[0-9]+[BKMGT]$`
-
 // chpasswdUser is one chpasswd.users entry: {name, type: RANDOM} or
 // {name, password, type: hash|text}.
 func chpasswdUser(v *validator, n *yaml.Node, path string) {
@@ -764,8 +710,8 @@ func TopLevelKey(key string) (supported, known bool) {
 // cloud_final_modules: entries are a module name, a list [name,
 // frequency, args...] or a map {name, frequency, args}, as cloud-init's
 // Modules._read_modules reads them.
-func newModuleList() check {
-	return listOf(oneOf(map[string]check{
+func moduleList(v *validator, n *yaml.Node, path string) {
+	listOf(oneOf(map[string]check{
 		"string": nil,
 		"null":   nil,
 		"list": func(v *validator, n *yaml.Node, path string) {
@@ -781,7 +727,7 @@ func newModuleList() check {
 		"map": obj{required: []string{"name"}, props: map[string]check{
 			"name": str, "frequency": moduleFrequency, "args": nil,
 		}}.check,
-	}), 0, 0)
+	}), 0, 0)(v, n, path)
 }
 
 // moduleFrequency is a module list entry's frequency: cloud-init uses the
@@ -812,222 +758,17 @@ type schema struct {
 var topSchema = sync.OnceValue(newTopSchema)
 
 func newTopSchema() schema {
-	anyKey := regexp.MustCompile(`^.+$`)
-	userSchema := newUserSchema(anyKey)
-	groupsByName := obj{keys: anyKey, values: strOrStrList(1)}
-	moduleList := newModuleList()
 	notImplemented := map[string]bool{}
-	top := obj{props: map[string]check{
-		"bootcmd": listOf(strOrStrList(0), 1, 0),
-		"runcmd":  listOf(oneOf(map[string]check{"string": nil, "list": listOf(str, 0, 0), "null": nil}), 1, 0),
-		"write_files": listOf(obj{required: []string{"path"}, props: map[string]check{
-			"path":        str,
-			"content":     str,
-			"owner":       str,
-			"permissions": permissions,
-			"encoding":    enum("gz", "gzip", "gz+base64", "gzip+base64", "gz+b64", "gzip+b64", "b64", "base64", "text/plain"),
-			"append":      boolean,
-			"defer":       boolean,
-		}}.check, 1, 0),
-		"users": oneOf(map[string]check{
-			"string": nil,
-			"map":    nil,
-			"list": listOf(oneOf(map[string]check{
-				"string": nil,
-				"list":   listOf(str, 0, 0),
-				"map":    userSchema.check,
-			}), 1, 0),
-		}),
-		"user": oneOf(map[string]check{"string": nil, "map": userSchema.check}),
-		"groups": oneOf(map[string]check{
-			"string": nil,
-			"map":    groupsByName.check,
-			"list":   listOf(oneOf(map[string]check{"string": nil, "map": groupsByName.check}), 1, 0),
-		}),
-		"ssh_authorized_keys":   listOf(str, 1, 0),
-		"ssh_import_id":         listOf(str, 0, 0),
-		"disable_root":          boolean,
-		"disable_root_opts":     str,
-		"allow_public_ssh_keys": boolean,
-		"ssh_deletekeys":        boolean,
-		"ssh_quiet_keygen":      boolean,
-		"ssh_genkeytypes":       listOf(enum("dsa", "ecdsa", "ed25519", "rsa"), 1, 0),
-		"ssh_keys":              obj{keys: regexp.MustCompile(`^(dsa|ecdsa|ed25519|rsa)_(public|private|certificate)$`), values: str}.check,
-		// Publishing host keys to the platform is not done.
-		"ssh_publish_hostkeys": unsupported(obj{props: map[string]check{
-			"enabled": boolean, "blacklist": listOf(str, 0, 0),
-		}}.check),
-		"ssh_pwauth": oneOf(map[string]check{
-			"boolean": boolean,
-			"string":  deprecated(`ssh_pwauth as a string; use a boolean (or leave it out for "unchanged")`, nil),
-		}),
-		"chpasswd": obj{props: map[string]check{
-			"expire": boolean,
-			"users":  listOf(chpasswdUser, 0, 0),
-			"list": deprecated("chpasswd.list; use chpasswd.users", oneOf(map[string]check{
-				"string": nil,
-				"list":   listOf(pattern(`^.+:.+$`, "a user:password pair"), 1, 0),
-			})),
-		}}.check,
-		"password":                  str,
-		"hostname":                  str,
-		"fqdn":                      str,
-		"prefer_fqdn_over_hostname": boolean,
-		"preserve_hostname":         boolean,
-		"manage_etc_hosts": oneOf(map[string]check{
-			"boolean": boolean,
-			"string": func(v *validator, n *yaml.Node, path string) {
-				if _, val, _ := v.kind(n, path); val == "template" {
-					v.warnf(n, path, `deprecated: "template"; use true`)
-					return
-				}
-				enum("localhost", "template")(v, n, path)
-			},
-		}),
-		"manage_resolv_conf": boolean,
-		"resolv_conf": obj{props: map[string]check{
-			"nameservers": anyList, "searchdomains": anyList, "domain": str, "sortlist": anyList, "options": anyMap,
-		}}.check,
-		"timezone": str,
-		// cloud-init's code takes null mount fields (drop the entry), its
-		// schema does not; we follow the code.
-		"mounts":               listOf(listOf(oneOf(map[string]check{"string": nil, "null": nil}), 1, 6), 1, 0),
-		"mount_default_fields": listOf(oneOf(map[string]check{"string": nil, "null": nil}), 6, 6),
-		"swap": obj{props: map[string]check{
-			"filename": str,
-			"size": oneOf(map[string]check{
-				"integer": nil,
-				"string": func(v *validator, n *yaml.Node, path string) {
-					if _, val, _ := v.kind(n, path); val != "auto" {
-						pattern(sizeString, `"auto" or a size like 512M`)(v, n, path)
-					}
-				},
-			}),
-			"maxsize": oneOf(map[string]check{"integer": nil, "string": pattern(sizeString, "a size like 2G")}),
-		}}.check,
-		"final_message": str,
-		"phone_home": obj{required: []string{"url"}, props: map[string]check{
-			"url": str,
-			"post": oneOf(map[string]check{
-				"string": enum("all"),
-				"list":   listOf(enum("pub_key_dsa", "pub_key_rsa", "pub_key_ecdsa", "pub_key_ed25519", "instance_id", "hostname", "fqdn"), 0, 0),
-			}),
-			"tries": integer,
-		}}.check,
-		"power_state": obj{required: []string{"mode"}, props: map[string]check{
-			"delay": oneOf(map[string]check{
-				"integer": func(v *validator, n *yaml.Node, path string) {
-					if _, val, ok := v.kind(n, path); ok && val.(int) < 0 {
-						v.errorf(n, path, "delay must not be negative")
-					}
-				},
-				"string": func(v *validator, n *yaml.Node, path string) {
-					if _, val, _ := v.kind(n, path); val != "now" {
-						deprecated("delay as a string; use an integer of minutes", pattern(`^\+?[0-9]+$`, `"now" or +minutes`))(v, n, path)
-					}
-				},
-			}),
-			"mode":      enum("poweroff", "reboot", "halt"),
-			"message":   str,
-			"timeout":   integer,
-			"condition": oneOf(map[string]check{"string": nil, "boolean": boolean, "list": nil}),
-		}}.check,
-		"vendor_data": obj{props: map[string]check{
-			"enabled": oneOf(map[string]check{
-				"boolean": boolean,
-				"string":  deprecated("vendor_data.enabled as a string; use a boolean", nil),
-			}),
-			"prefix": oneOf(map[string]check{
-				"string": nil,
-				"list":   listOf(typed("string", "integer"), 0, 0),
-			}),
-			// Read by cloud-init's stages.py though not in its schema.
-			"disabled_handlers": listOf(str, 0, 0),
-		}}.check,
-		"network":    anyMap,
-		"merge_how":  mergeHow,
-		"merge_type": mergeHow,
-		// Done in the initramfs (internal/provision/grow.go).
-		"growpart": obj{props: map[string]check{
-			"mode": oneOf(map[string]check{
-				"string":  enum("auto", "growpart", "off"),
-				"boolean": deprecated("growpart.mode false; use off", enum(false)),
-			}),
-			"devices":                  listOf(str, 0, 0),
-			"ignore_growroot_disabled": boolean,
-		}}.check,
-		"resize_rootfs": oneOf(map[string]check{"boolean": boolean, "string": enum("noblock")}),
-		// The module lists decide which of earlyinit's modules run.
-		"cloud_init_modules":   moduleList,
-		"cloud_config_modules": moduleList,
-		"cloud_final_modules":  moduleList,
-		// The default user, and the distribution's settings earlyinit
-		// reads (cloud-init's distros, which 22.4's schema leaves
-		// unchecked: so does earlyinit's, past their names); the other
-		// keys are distribution internals earlyinit does not act on.
-		"system_info": obj{
-			props: map[string]check{
-				"default_user":               userSchema.check,
-				"distro":                     nil,
-				"ntp_client":                 nil,
-				"ssh_svcname":                nil,
-				"rsyslog_svcname":            nil,
-				"apt_get_command":            nil,
-				"apt_get_upgrade_subcommand": nil,
-				"apt_get_wrapper": obj{keys: anyKey, props: map[string]check{
-					"command": nil, "enabled": nil,
-				}}.check,
-				"package_mirrors": listOf(obj{keys: anyKey, props: map[string]check{
-					"arches": nil,
-					"failsafe": obj{keys: anyKey, props: map[string]check{
-						"primary": nil, "security": nil,
-					}}.check,
-					"search": obj{keys: anyKey, props: map[string]check{
-						"primary": nil, "security": nil,
-					}}.check,
-				}}.check, 0, 0),
-			},
-			keys: anyKey, values: unsupported(nil),
-		}.check,
-	}}
-	for k, c := range map[string]check{
-		// Done by internal/modules (apt.go, packages.go, yum_repos.go,
-		// zypper.go), which check the rest.
-		"packages": listOf(oneOf(map[string]check{
-			"string": nil, "list": listOf(str, 2, 2),
-		}), 1, 0),
-		"package_update":             boolean,
-		"package_upgrade":            boolean,
-		"package_reboot_if_required": boolean,
-		"apt_update":                 deprecated("apt_update; use package_update", boolean),
-		"apt_upgrade":                deprecated("apt_upgrade; use package_upgrade", boolean),
-		"apt_reboot_if_required":     deprecated("apt_reboot_if_required; use package_reboot_if_required", boolean),
-		// apt, yum_repos, yum_repo_dir, zypper: moduleSchemas.
-		// locale.go, random_seed.go; ntp.go, ca_certs.go, keyboard.go,
-		// rsyslog.go, disk_setup.go in moduleSchemas.
-		"locale":                    str,
-		"locale_configfile":         str,
-		"disable_ec2_metadata":      boolean,
-		"ssh":                       obj{required: []string{"emit_keys_to_console"}, props: map[string]check{"emit_keys_to_console": boolean}}.check,
-		"ssh_fp_console_blacklist":  uniqueItems(listOf(str, 0, 0)),
-		"ssh_key_console_blacklist": uniqueItems(listOf(str, 0, 0)),
-		"no_ssh_fingerprints":       boolean,
-		"authkey_hash":              str,
-		// earlyinit's own keys.
-		"earlyinit": obj{props: map[string]check{"inject_user_password": boolean}}.check,
-	} {
+	top := obj{props: map[string]check{}}
+	for k, s := range ccfg.Schemas() {
+		top.props[k] = fromSchema(s)
+		if s.Unsupported {
+			notImplemented[k] = true
+		}
+	}
+	for k, c := range aptLegacySchemas() {
 		top.props[k] = c
 	}
-	for k, c := range cfgMgmtSchemas() {
-		top.props[k] = c
-	}
-	for k, c := range moduleSchemas() {
-		top.props[k] = c
-	}
-	for k, c := range typedSchemas() {
-		top.props[k] = c
-	}
-	notImplemented["ssh_publish_hostkeys"] = true
 	for _, k := range cloudInitOnly {
 		if _, ok := top.props[k]; !ok {
 			top.props[k] = unsupported(nil)
@@ -1062,130 +803,4 @@ func topLevel(v *validator, n *yaml.Node, path string) {
 		return
 	}
 	topSchema().top.check(v, n, path)
-}
-
-// cfgMgmtSchemas are the keys of the config-management modules
-// (internal/modules: ansible.go, puppet.go, chef.go, salt_minion.go,
-// rh_subscription.go) as cloud-init 22.4's JSON schema has them: maps
-// without other keys, typed values. Keys the modules read that the schema
-// does not list (chef's exec_arguments...) are errors there too.
-func cfgMgmtSchemas() map[string]check {
-	anyKey := regexp.MustCompile(`^.+$`)
-	// number, minimum 0
-	nonNegative := func(v *validator, n *yaml.Node, path string) {
-		k, val, ok := v.kind(n, path)
-		if !ok {
-			return
-		}
-		if k != "integer" && k != "number" {
-			v.typeError(n, path, []string{"number"}, k, val)
-			return
-		}
-		if f, ok := val.(float64); ok && f < 0 {
-			v.errorf(n, path, "must be at least 0")
-		}
-		if i, ok := val.(int); ok && i < 0 {
-			v.errorf(n, path, "must be at least 0")
-		}
-	}
-	// codeOnly is a key the module's code reads that 22.4's schema lacks.
-	codeOnly := func(v *validator, n *yaml.Node, path string) {
-		v.errorf(n, path, "unknown key (cloud-init 22.4's schema lacks it, though its module reads it)")
-	}
-	strList := listOf(str, 0, 0)
-	runAnsible := obj{keys: anyKey, props: map[string]check{
-		"playbook_name": str, "playbook_dir": str, "become_password_file": str,
-		"connection_password_file": str, "list_hosts": boolean, "syntax_check": boolean,
-		"timeout": nonNegative, "vault_id": str, "vault_password_file": str,
-		"background": nonNegative, "check": boolean, "diff": boolean, "module_path": str,
-		"poll": nonNegative, "args": str, "extra_vars": str, "forks": nonNegative,
-		"inventory": str, "scp_extra_args": str, "sftp_extra_args": str, "private_key": str,
-		"connection": str, "module_name": str, "sleep": str, "tags": str, "skip_tags": str,
-	}}
-	pull := obj{required: []string{"url", "playbook_name"}, props: map[string]check{
-		"accept_host_key": boolean, "clean": boolean, "full": boolean, "diff": boolean,
-		"ssh_common_args": str, "scp_extra_args": str, "sftp_extra_args": str,
-		"private_key": str, "checkout": str, "module_path": str, "timeout": str,
-		"url": str, "connection": str, "vault_id": str, "vault_password_file": str,
-		"module_name": str, "sleep": str, "tags": str, "skip_tags": str, "playbook_name": str,
-	}}
-	chefProps := map[string]check{
-		"directories": func(v *validator, n *yaml.Node, path string) {
-			listOf(str, 1, 0)(v, n, path)
-			seen := map[string]bool{}
-			if d := v.deref(n); d.Kind == yaml.SequenceNode {
-				for i, c := range d.Content {
-					if c = v.deref(c); c.Kind == yaml.ScalarNode && seen[c.Value] {
-						v.errorf(c, fmt.Sprintf("%s.%d", path, i), "duplicate item: the items must be unique")
-					} else if c.Kind == yaml.ScalarNode {
-						seen[c.Value] = true
-					}
-				}
-			}
-		},
-		"validation_cert": str, "validation_key": str, "firstboot_path": str, "exec": boolean,
-		"client_key": str, "encrypted_data_bag_secret": str, "environment": str,
-		"file_backup_path": str, "file_cache_path": str, "json_attribs": str, "log_level": str,
-		"log_location": str, "node_name": str, "omnibus_url": str, "omnibus_url_retries": integer,
-		"omnibus_version": str, "pid_file": str, "server_url": str, "show_time": boolean,
-		"ssl_verify_mode": str, "validation_name": str, "force_install": boolean,
-		"initial_attributes": anyMap, "install_type": enum("packages", "gems", "omnibus"),
-		"run_list": strList, "chef_license": str,
-		"exec_arguments": codeOnly, "ruby_version": codeOnly, "version": codeOnly,
-		"delete_validation_post_exec": codeOnly,
-	}
-	return map[string]check{
-		"ansible": obj{props: map[string]check{
-			"install_method": enum("distro", "pip"),
-			"run_user":       str,
-			"ansible_config": str,
-			"setup_controller": obj{props: map[string]check{
-				"repositories": listOf(obj{required: []string{"path", "source"}, props: map[string]check{
-					"path": str, "source": str,
-				}}.check, 0, 0),
-				"run_ansible": listOf(runAnsible.check, 0, 0),
-			}}.check,
-			"galaxy": obj{required: []string{"actions"}, props: map[string]check{
-				"actions": listOf(listOf(pattern(`^.*\n?$`, "a single line"), 0, 0), 0, 0),
-			}}.check,
-			"package_name": str,
-			"pull":         pull.check,
-		}}.check,
-		"puppet": obj{props: map[string]check{
-			"install": boolean, "version": str, "install_type": enum("packages", "aio"),
-			"collection": str, "aio_install_url": str, "cleanup": boolean, "conf_file": str,
-			"ssl_dir": str, "csr_attributes_path": str, "package_name": str, "exec": boolean,
-			"exec_args": strList, "start_service": boolean,
-			"conf": obj{props: map[string]check{
-				"main": anyMap, "server": anyMap, "agent": anyMap, "user": anyMap, "ca_cert": str,
-			}}.check,
-			"csr_attributes": obj{props: map[string]check{
-				"custom_attributes": anyMap, "extension_requests": anyMap,
-			}}.check,
-		}}.check,
-		"chef": func(v *validator, n *yaml.Node, path string) {
-			obj{props: chefProps}.check(v, n, path)
-			if d := v.deref(n); d.Kind == yaml.MappingNode && len(d.Content) == 0 {
-				v.errorf(n, path, "needs at least one key")
-			}
-		},
-		"salt_minion": obj{props: map[string]check{
-			"pkg_name": str, "service_name": str, "config_dir": str, "conf": anyMap,
-			"grains": anyMap, "public_key": str, "private_key": str, "pki_dir": str,
-		}}.check,
-		"rh_subscription": obj{props: map[string]check{
-			"username": str, "password": str, "activation-key": str,
-			"org": oneOf(map[string]check{
-				"integer": nil,
-				// 22.4's schema wants an integer; its module, and later
-				// schemas, take an organization's name or number as text.
-				"string": func(v *validator, n *yaml.Node, path string) {
-					v.warnf(n, path, "cloud-init 22.4's schema wants an integer (later versions take a string, as subscription-manager does)")
-				},
-			}),
-			"auto-attach": boolean, "service-level": str,
-			"add-pool": strList, "enable-repo": strList, "disable-repo": strList,
-			"rhsm-baseurl": str, "server-hostname": str,
-		}}.check,
-	}
 }

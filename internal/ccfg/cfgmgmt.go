@@ -1,0 +1,220 @@
+package ccfg
+
+// The configuration management modules' keys: ansible, puppet, chef,
+// salt_minion, rh_subscription.
+
+// Ansible is cc_ansible's ansible.
+type Ansible struct {
+	InstallMethod   string                  `yaml:"install_method" cc:"enum=distro|pip"`
+	RunUser         string                  `yaml:"run_user"`
+	AnsibleConfig   string                  `yaml:"ansible_config"`
+	SetupController *AnsibleSetupController `yaml:"setup_controller"`
+	Galaxy          *AnsibleGalaxy          `yaml:"galaxy"`
+	PackageName     string                  `yaml:"package_name"`
+	Pull            *AnsiblePull            `yaml:"pull"`
+}
+
+// AnsibleSetupController is ansible.setup_controller.
+type AnsibleSetupController struct {
+	Repositories []AnsibleRepository `yaml:"repositories"`
+	RunAnsible   []AnsibleRun        `yaml:"run_ansible"`
+}
+
+// AnsibleRepository is one of ansible.setup_controller.repositories.
+type AnsibleRepository struct {
+	Path   string `yaml:"path" cc:"required"`
+	Source string `yaml:"source" cc:"required"`
+}
+
+// AnsibleRun is one of ansible.setup_controller.run_ansible: its other
+// keys are ansible-playbook's options.
+type AnsibleRun struct {
+	PlaybookName           string `yaml:"playbook_name"`
+	PlaybookDir            string `yaml:"playbook_dir"`
+	BecomePasswordFile     string `yaml:"become_password_file"`
+	ConnectionPasswordFile string `yaml:"connection_password_file"`
+	ListHosts              bool   `yaml:"list_hosts"`
+	SyntaxCheck            bool   `yaml:"syntax_check"`
+	Timeout                any    `yaml:"timeout"`
+	VaultID                string `yaml:"vault_id"`
+	VaultPasswordFile      string `yaml:"vault_password_file"`
+	Background             any    `yaml:"background"`
+	Check                  bool   `yaml:"check"`
+	Diff                   bool   `yaml:"diff"`
+	ModulePath             string `yaml:"module_path"`
+	Poll                   any    `yaml:"poll"`
+	Args                   string `yaml:"args"`
+	ExtraVars              string `yaml:"extra_vars"`
+	Forks                  any    `yaml:"forks"`
+	Inventory              string `yaml:"inventory"`
+	SCPExtraArgs           string `yaml:"scp_extra_args"`
+	SFTPExtraArgs          string `yaml:"sftp_extra_args"`
+	PrivateKey             string `yaml:"private_key"`
+	Connection             string `yaml:"connection"`
+	ModuleName             string `yaml:"module_name"`
+	Sleep                  string `yaml:"sleep"`
+	Tags                   string `yaml:"tags"`
+	SkipTags               string `yaml:"skip_tags"`
+}
+
+// Shape: other keys; the counts are numbers, at least 0.
+func (AnsibleRun) Shape(s *Schema) {
+	s.KeyPattern = AnyKey
+	for _, k := range []string{"timeout", "background", "poll", "forks"} {
+		s.Props[k] = &Schema{Check: "non_negative"}
+	}
+}
+
+// AnsibleGalaxy is ansible.galaxy.
+type AnsibleGalaxy struct {
+	Actions [][]string `yaml:"actions" cc:"required"`
+}
+
+// Shape: each argument a single line.
+func (AnsibleGalaxy) Shape(s *Schema) {
+	s.Props["actions"].Items.Items.Pattern = `^.*\n?$`
+	s.Props["actions"].Items.Items.PatternWhat = "a single line"
+}
+
+// AnsiblePull is ansible.pull: its keys are ansible-pull's options.
+type AnsiblePull struct {
+	AcceptHostKey bool   `yaml:"accept_host_key"`
+	Clean         bool   `yaml:"clean"`
+	Full          bool   `yaml:"full"`
+	Diff          bool   `yaml:"diff"`
+	SSHCommonArgs string `yaml:"ssh_common_args"`
+	SCPExtraArgs  string `yaml:"scp_extra_args"`
+	SFTPExtraArgs string `yaml:"sftp_extra_args"`
+	PrivateKey    string `yaml:"private_key"`
+	Checkout      string `yaml:"checkout"`
+	ModulePath    string `yaml:"module_path"`
+	Timeout       string `yaml:"timeout"`
+	URL           string `yaml:"url" cc:"required"`
+	Connection    string `yaml:"connection"`
+	VaultID       string `yaml:"vault_id"`
+	VaultPassword string `yaml:"vault_password_file"`
+	ModuleName    string `yaml:"module_name"`
+	Sleep         string `yaml:"sleep"`
+	Tags          string `yaml:"tags"`
+	SkipTags      string `yaml:"skip_tags"`
+	PlaybookName  string `yaml:"playbook_name" cc:"required"`
+}
+
+// Puppet is cc_puppet's puppet.
+type Puppet struct {
+	Install           bool            `yaml:"install"`
+	Version           string          `yaml:"version"`
+	InstallType       string          `yaml:"install_type" cc:"enum=packages|aio"`
+	Collection        string          `yaml:"collection"`
+	AIOInstallURL     string          `yaml:"aio_install_url"`
+	Cleanup           bool            `yaml:"cleanup"`
+	ConfFile          string          `yaml:"conf_file"`
+	SSLDir            string          `yaml:"ssl_dir"`
+	CSRAttributesPath string          `yaml:"csr_attributes_path"`
+	PackageName       string          `yaml:"package_name"`
+	Exec              bool            `yaml:"exec"`
+	ExecArgs          []string        `yaml:"exec_args"`
+	StartService      bool            `yaml:"start_service"`
+	Conf              *PuppetConf     `yaml:"conf"`
+	CSRAttributes     *PuppetCSRAttrs `yaml:"csr_attributes"`
+}
+
+// PuppetConf is puppet.conf: puppet.conf's sections, written as given,
+// and the CA's certificate.
+type PuppetConf struct {
+	Main   map[string]any `yaml:"main"`
+	Server map[string]any `yaml:"server"`
+	Agent  map[string]any `yaml:"agent"`
+	User   map[string]any `yaml:"user"`
+	CACert string         `yaml:"ca_cert"`
+}
+
+// PuppetCSRAttrs is puppet.csr_attributes, written to csr_attributes.yaml
+// as given.
+type PuppetCSRAttrs struct {
+	CustomAttributes  map[string]any `yaml:"custom_attributes"`
+	ExtensionRequests map[string]any `yaml:"extension_requests"`
+}
+
+// Chef is cc_chef's chef.
+type Chef struct {
+	Directories            []string       `yaml:"directories" cc:"min=1"`
+	ValidationCert         string         `yaml:"validation_cert"`
+	ValidationKey          string         `yaml:"validation_key"`
+	FirstbootPath          string         `yaml:"firstboot_path"`
+	Exec                   bool           `yaml:"exec"`
+	ClientKey              string         `yaml:"client_key"`
+	EncryptedDataBagSecret string         `yaml:"encrypted_data_bag_secret"`
+	Environment            string         `yaml:"environment"`
+	FileBackupPath         string         `yaml:"file_backup_path"`
+	FileCachePath          string         `yaml:"file_cache_path"`
+	JSONAttribs            string         `yaml:"json_attribs"`
+	LogLevel               string         `yaml:"log_level"`
+	LogLocation            string         `yaml:"log_location"`
+	NodeName               string         `yaml:"node_name"`
+	OmnibusURL             string         `yaml:"omnibus_url"`
+	OmnibusURLRetries      int            `yaml:"omnibus_url_retries"`
+	OmnibusVersion         string         `yaml:"omnibus_version"`
+	PIDFile                string         `yaml:"pid_file"`
+	ServerURL              string         `yaml:"server_url"`
+	ShowTime               bool           `yaml:"show_time"`
+	SSLVerifyMode          string         `yaml:"ssl_verify_mode"`
+	ValidationName         string         `yaml:"validation_name"`
+	ForceInstall           bool           `yaml:"force_install"`
+	InitialAttributes      map[string]any `yaml:"initial_attributes"`
+	InstallType            string         `yaml:"install_type" cc:"enum=packages|gems|omnibus"`
+	RunList                []string       `yaml:"run_list"`
+	ChefLicense            string         `yaml:"chef_license"`
+	// Keys the module's code reads that 22.4's schema lacks: refused.
+	ExecArguments            any `yaml:"exec_arguments"`
+	RubyVersion              any `yaml:"ruby_version"`
+	Version                  any `yaml:"version"`
+	DeleteValidationPostExec any `yaml:"delete_validation_post_exec"`
+}
+
+// Shape: directories unique by their text; the keys 22.4's schema lacks
+// refused; at least one key.
+func (Chef) Shape(s *Schema) {
+	s.Props["directories"].Check = "unique_scalars"
+	for _, k := range []string{"exec_arguments", "ruby_version", "version", "delete_validation_post_exec"} {
+		s.Props[k] = &Schema{Check: "code_only"}
+	}
+	s.Check = "nonempty_map"
+}
+
+// SaltMinion is cc_salt_minion's salt_minion.
+type SaltMinion struct {
+	PkgName     string         `yaml:"pkg_name"`
+	ServiceName string         `yaml:"service_name"`
+	ConfigDir   string         `yaml:"config_dir"`
+	Conf        map[string]any `yaml:"conf"`
+	Grains      map[string]any `yaml:"grains"`
+	PublicKey   string         `yaml:"public_key"`
+	PrivateKey  string         `yaml:"private_key"`
+	PKIDir      string         `yaml:"pki_dir"`
+}
+
+// RHSubscription is cc_rh_subscription's rh_subscription.
+type RHSubscription struct {
+	Username       string   `yaml:"username"`
+	Password       string   `yaml:"password"`
+	ActivationKey  string   `yaml:"activation-key"`
+	Org            any      `yaml:"org"`
+	AutoAttach     bool     `yaml:"auto-attach"`
+	ServiceLevel   string   `yaml:"service-level"`
+	AddPool        []string `yaml:"add-pool"`
+	EnableRepo     []string `yaml:"enable-repo"`
+	DisableRepo    []string `yaml:"disable-repo"`
+	RHSMBaseURL    string   `yaml:"rhsm-baseurl"`
+	ServerHostname string   `yaml:"server-hostname"`
+}
+
+// Shape: org is a number, or (22.4's schema wants an integer; its module,
+// and later schemas, take an organization's name or number as text) a
+// string with a warning.
+func (RHSubscription) Shape(s *Schema) {
+	s.Props["org"] = &Schema{Alts: map[string]*Schema{
+		"integer": nil,
+		"string":  {Check: "org_string"},
+	}}
+}

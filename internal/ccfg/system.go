@@ -1,0 +1,182 @@
+package ccfg
+
+// The keys of write_files, the scripts, mounts and swap, resolv_conf,
+// phone_home, power_state, growpart, the late stages and the distribution
+// settings (system_info).
+
+// WriteFiles is write_files.
+type WriteFiles []WriteFile
+
+// Shape: at least one file.
+func (WriteFiles) Shape(s *Schema) { s.MinItems = 1 }
+
+// WriteFile is one of write_files.
+type WriteFile struct {
+	Path        string `yaml:"path" cc:"required"`
+	Content     string `yaml:"content"`
+	Owner       string `yaml:"owner"`
+	Permissions any    `yaml:"permissions"`
+	Encoding    string `yaml:"encoding" cc:"enum=gz|gzip|gz+base64|gzip+base64|gz+b64|gzip+b64|b64|base64|text/plain"`
+	Append      bool   `yaml:"append"`
+	Defer       bool   `yaml:"defer"`
+}
+
+// Shape: permissions is an octal string or an integer (userdata's
+// permissions check, with its YAML 1.1 warnings).
+func (WriteFile) Shape(s *Schema) { s.Props["permissions"] = &Schema{Check: "permissions"} }
+
+// ResolvConf is cc_resolv_conf's resolv_conf.
+type ResolvConf struct {
+	Nameservers   []any          `yaml:"nameservers"`
+	SearchDomains []any          `yaml:"searchdomains"`
+	Domain        string         `yaml:"domain"`
+	SortList      []any          `yaml:"sortlist"`
+	Options       map[string]any `yaml:"options"`
+}
+
+// Swap is cc_mounts' swap.
+type Swap struct {
+	Filename string `yaml:"filename"`
+	Size     any    `yaml:"size"`
+	MaxSize  any    `yaml:"maxsize"`
+}
+
+// SizeString is a size with its unit, as cc_mounts reads one.
+const SizeString = `^([0-9]+)?\.?[0-9]+[BKMGT]$`
+
+// Shape: size is "auto", a number of bytes or a size with its unit;
+// maxsize the last two.
+func (Swap) Shape(s *Schema) {
+	s.Props["size"] = &Schema{Alts: map[string]*Schema{
+		"integer": nil,
+		"string":  {Check: "swap_size"},
+	}}
+	s.Props["maxsize"] = &Schema{Alts: map[string]*Schema{
+		"integer": nil,
+		"string":  {Types: []string{"string"}, Pattern: SizeString, PatternWhat: "a size like 2G"},
+	}}
+}
+
+// PhoneHome is cc_phone_home's phone_home.
+type PhoneHome struct {
+	URL   string `yaml:"url" cc:"required"`
+	Post  any    `yaml:"post"`
+	Tries int    `yaml:"tries"`
+}
+
+// Shape: post is "all" or a list of the names of what to post.
+func (PhoneHome) Shape(s *Schema) {
+	s.Props["post"] = &Schema{Alts: map[string]*Schema{
+		"string": {Types: []string{"string"}, Enum: []any{"all"}},
+		"list": {Types: []string{"list"}, Items: &Schema{Types: []string{"string"},
+			Enum: []any{"pub_key_dsa", "pub_key_rsa", "pub_key_ecdsa", "pub_key_ed25519", "instance_id", "hostname", "fqdn"}}},
+	}}
+}
+
+// PowerState is cc_power_state_change's power_state.
+type PowerState struct {
+	Delay     any    `yaml:"delay"`
+	Mode      string `yaml:"mode" cc:"required,enum=poweroff|reboot|halt"`
+	Message   string `yaml:"message"`
+	Timeout   int    `yaml:"timeout"`
+	Condition any    `yaml:"condition"`
+}
+
+// Shape: delay is minutes, "now" or "+minutes" (userdata's checks);
+// condition a command (a string or an argv) or a boolean.
+func (PowerState) Shape(s *Schema) {
+	s.Props["delay"] = &Schema{Alts: map[string]*Schema{
+		"integer": {Check: "delay_minutes"},
+		"string":  {Check: "delay_string"},
+	}}
+	s.Props["condition"] = &Schema{Alts: map[string]*Schema{
+		"string": nil, "boolean": {Types: []string{"boolean"}}, "list": nil,
+	}}
+}
+
+// VendorData is vendor_data: whether vendor-data runs, and the prefix of
+// its scripts.
+type VendorData struct {
+	Enabled any `yaml:"enabled"`
+	Prefix  any `yaml:"prefix"`
+	// Read by cloud-init's stages.py though not in its schema.
+	DisabledHandlers []string `yaml:"disabled_handlers"`
+}
+
+// Shape: enabled a boolean (a string deprecated); prefix a command.
+func (VendorData) Shape(s *Schema) {
+	s.Props["enabled"] = &Schema{Alts: map[string]*Schema{
+		"boolean": {Types: []string{"boolean"}},
+		"string":  {Deprecated: "vendor_data.enabled as a string; use a boolean"},
+	}}
+	s.Props["prefix"] = &Schema{Alts: map[string]*Schema{
+		"string": nil,
+		"list":   {Types: []string{"list"}, Items: &Schema{Types: []string{"string", "integer"}}},
+	}}
+}
+
+// Growpart is cc_growpart's growpart, done in the initramfs
+// (internal/provision/grow.go).
+type Growpart struct {
+	Mode                   any      `yaml:"mode"`
+	Devices                []string `yaml:"devices"`
+	IgnoreGrowrootDisabled bool     `yaml:"ignore_growroot_disabled"`
+}
+
+// Shape: mode is auto, growpart or off (false deprecated).
+func (Growpart) Shape(s *Schema) {
+	s.Props["mode"] = &Schema{Alts: map[string]*Schema{
+		"string":  {Types: []string{"string"}, Enum: []any{"auto", "growpart", "off"}},
+		"boolean": {Types: []string{"boolean"}, Enum: []any{false}, Deprecated: "growpart.mode false; use off"},
+	}}
+}
+
+// SystemInfo is system_info: the default user, and the distribution's
+// settings earlyinit reads (cloud-init's distros, which 22.4's schema
+// leaves unchecked: so does earlyinit's, past their names); its other
+// keys are distribution internals earlyinit does not act on.
+type SystemInfo struct {
+	DefaultUser             *User           `yaml:"default_user"`
+	Distro                  any             `yaml:"distro"`
+	NTPClient               any             `yaml:"ntp_client"`
+	SSHSvcname              any             `yaml:"ssh_svcname"`
+	RsyslogSvcname          any             `yaml:"rsyslog_svcname"`
+	AptGetCommand           any             `yaml:"apt_get_command"`
+	AptGetUpgradeSubcommand any             `yaml:"apt_get_upgrade_subcommand"`
+	AptGetWrapper           AptGetWrapper   `yaml:"apt_get_wrapper"`
+	PackageMirrors          []PackageMirror `yaml:"package_mirrors"`
+}
+
+// Shape: other keys, ignored with a warning.
+func (SystemInfo) Shape(s *Schema) {
+	s.KeyPattern = AnyKey
+	s.Values = &Schema{Unsupported: true}
+}
+
+// AptGetWrapper is system_info.apt_get_wrapper.
+type AptGetWrapper struct {
+	Command any `yaml:"command"`
+	Enabled any `yaml:"enabled"`
+}
+
+// Shape: other keys.
+func (AptGetWrapper) Shape(s *Schema) { s.KeyPattern = AnyKey }
+
+// PackageMirror is one of system_info.package_mirrors.
+type PackageMirror struct {
+	Arches   any           `yaml:"arches"`
+	Failsafe MirrorsByKind `yaml:"failsafe"`
+	Search   MirrorsByKind `yaml:"search"`
+}
+
+// Shape: other keys.
+func (PackageMirror) Shape(s *Schema) { s.KeyPattern = AnyKey }
+
+// MirrorsByKind is a package mirror's primary and security mirrors.
+type MirrorsByKind struct {
+	Primary  any `yaml:"primary"`
+	Security any `yaml:"security"`
+}
+
+// Shape: other keys.
+func (MirrorsByKind) Shape(s *Schema) { s.KeyPattern = AnyKey }
