@@ -122,13 +122,28 @@ func TestDecodeNull(t *testing.T) {
 	if _, ok, err := Decode[Keyboard](cfg, "keyboard"); ok || err != nil {
 		t.Errorf("keyboard: null: got %v %v, want read as missing", ok, err)
 	}
-	if _, ok, _ := Decode[Keyboard](cfg, "nosuch"); ok {
-		t.Error("a missing key is ok")
+	if _, ok, err := Decode[Keyboard](cfg, "nosuch"); ok || err == nil {
+		t.Errorf("a key Config does not declare: %v %v", ok, err)
+	}
+	if _, ok, err := Decode[NTP](cfg, "keyboard"); ok || err == nil {
+		t.Errorf("a key of another type: %v %v", ok, err)
+	}
+	if tz, ok, err := Decode[string](map[string]any{"timezone": 1}, "timezone"); !ok || err != nil || tz != "1" {
+		t.Errorf("a scalar key: %q %v %v", tz, ok, err)
+	}
+	// The field's options apply to a top-level key too.
+	if h, ok, err := Decode[string](map[string]any{"authkey_hash": nil}, "authkey_hash"); ok || err != nil || h != "sha256" {
+		t.Errorf("authkey_hash: null: %q %v %v", h, ok, err)
+	}
+	if l, ok, err := Decode[[]string](map[string]any{"ssh_fp_console_blacklist": []any{" a "}}, "ssh_fp_console_blacklist"); !ok || err != nil || len(l) != 1 || l[0] != " a " {
+		t.Errorf("ssh_fp_console_blacklist: %q %v %v", l, ok, err)
 	}
 }
 
-// TestKeys: every registered type has a schema, each struct in it decodes
-// an empty map (its defaults parse), and no key is registered twice.
+// TestKeys: every registered type has a schema (its tags parse), its
+// default and each struct in it decodes (an empty map: their defaults
+// parse), and no key is registered twice. The panics of Of and Decode
+// on a type's mistakes are thus this test's failures, never a boot's.
 func TestKeys(t *testing.T) {
 	seen := map[string]bool{}
 	for _, k := range Keys() {
@@ -143,6 +158,11 @@ func TestKeys(t *testing.T) {
 		}
 		if (k.Null != NullInvalid) != (len(s.Types) > 0 && s.Types[len(s.Types)-1] == "null") {
 			t.Errorf("%s: Null %d, types %v", k.Name, k.Null, s.Types)
+		}
+		if k.opts.def != nil {
+			if err := decode(reflect.New(k.Type).Elem(), *k.opts.def, k.Name, k.opts); err != nil {
+				t.Errorf("%s: default: %v", k.Name, err)
+			}
 		}
 		for _, st := range structsOf(k.Type, map[reflect.Type]bool{}) {
 			v := reflect.New(st)

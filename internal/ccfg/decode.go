@@ -12,24 +12,34 @@ import (
 
 // Decode reads cfg[key] (the merged cloud-config, as userdata.Merge makes
 // it) into a T. ok is false when the key is missing, or null but for a
-// key registered NullEmpty, which reads as an empty map. It reads as
+// key registered NullEmpty, which reads as an empty map; v is then the
+// field's default, if it has one. It reads as
 // cloud-init's modules do, not as its schema: a number where a string is
 // wanted is its Python str(), a boolean is util.is_true (with "y"), a lone
 // string where a list of strings is wanted is a one-item list, and a key
 // the type does not declare is ignored (the schema check reports it, with
-// its line). A value Decode cannot read is an error naming its key path.
+// its line). A value Decode cannot read is an error naming its key path;
+// so is a key that is not a field of Config of type T (or *T).
 func Decode[T any](cfg map[string]any, key string) (v T, ok bool, err error) {
+	k, declared := lookup(key)
+	if want := reflect.TypeFor[T](); !declared || (k.Type != want && (k.Type.Kind() != reflect.Pointer || k.Type.Elem() != want)) {
+		// A module's mistake, not the user's: the key is not Config's,
+		// or not of this type.
+		return v, false, fmt.Errorf("ccfg: %s is not a key of type %s in ccfg.Config", key, want)
+	}
 	raw, present := cfg[key]
-	if !present {
+	if !present || (raw == nil && k.Null != NullEmpty) {
+		if k.opts.def != nil {
+			if err := decode(reflect.ValueOf(&v).Elem(), *k.opts.def, key, k.opts); err != nil {
+				panic(fmt.Sprintf("ccfg: %s: default %q: %v", key, *k.opts.def, err))
+			}
+		}
 		return v, false, nil
 	}
 	if raw == nil {
-		if k, ok := lookup(key); !ok || k.Null != NullEmpty {
-			return v, false, nil
-		}
 		raw = map[string]any{}
 	}
-	if err := decode(reflect.ValueOf(&v).Elem(), raw, key, options{}); err != nil {
+	if err := decode(reflect.ValueOf(&v).Elem(), raw, key, k.opts); err != nil {
 		return v, true, err
 	}
 	return v, true, nil

@@ -35,10 +35,10 @@ type Config struct {
 	Chpasswd           *Chpasswd           `yaml:"chpasswd"`
 	Password           string              `yaml:"password"`
 	SSH                *SSHConsole         `yaml:"ssh"`
-	SSHFpConsoleBL     []string            `yaml:"ssh_fp_console_blacklist" cc:"unique"`
-	SSHKeyConsoleBL    []string            `yaml:"ssh_key_console_blacklist" cc:"unique"`
+	SSHFpConsoleBL     []string            `yaml:"ssh_fp_console_blacklist" cc:"unique,untrimmed"`
+	SSHKeyConsoleBL    []string            `yaml:"ssh_key_console_blacklist" cc:"unique,untrimmed"`
 	NoSSHFingerprints  bool                `yaml:"no_ssh_fingerprints"`
-	AuthkeyHash        string              `yaml:"authkey_hash"`
+	AuthkeyHash        string              `yaml:"authkey_hash" cc:"default=sha256"`
 	Earlyinit          *Earlyinit          `yaml:"earlyinit"`
 
 	// Names, hosts, resolver, time, locale, keyboard.
@@ -163,6 +163,7 @@ type Key struct {
 	// Null: what null means for the key (NullInvalid: the schema refuses
 	// it).
 	Null Null
+	opts options
 }
 
 // Keys are Config's keys, in its order: the registry internal/userdata's
@@ -171,7 +172,7 @@ type Key struct {
 func Keys() []Key {
 	var out []Key
 	for _, f := range fields(reflect.TypeFor[Config]()) {
-		k := Key{Name: f.key, Type: f.Type}
+		k := Key{Name: f.key, Type: f.Type, opts: f.opts}
 		switch {
 		case f.opts.nullEmpty:
 			k.Null = NullEmpty

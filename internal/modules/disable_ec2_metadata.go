@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // ec2MetadataAddr is the EC2 metadata service's address, which
@@ -18,8 +20,8 @@ const ec2MetadataAddr = "169.254.169.254"
 // Neither is an error naming both. A route already there (the final stage
 // run again in the same boot) is not an error.
 func disableEC2Metadata(ctx context.Context, e *Env) error {
-	if !cfgBool(e.Cfg, "disable_ec2_metadata", false) {
-		return nil
+	if disable, _, err := ccfg.Decode[bool](e.Cfg, "disable_ec2_metadata"); !disable || err != nil {
+		return err
 	}
 	_, hasIP := e.tool("ip")
 	_, hasIfconfig := e.tool("ifconfig")

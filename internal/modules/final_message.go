@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
 )
 
@@ -20,8 +21,11 @@ const defaultFinalMessage = "earlyinit v. $VERSION finished at $TIMESTAMP. Datas
 // replaced, written to the output log and the runner's log; then
 // instances/<iid>/boot-finished ("uptime - timestamp - v. version").
 func finalMessage(_ context.Context, e *Env) error {
-	msg := strings.TrimSpace(cfgString(e.Cfg, "final_message", ""))
-	if msg == "" {
+	msg, _, err := ccfg.Decode[string](e.Cfg, "final_message")
+	if err != nil {
+		return err
+	}
+	if msg = strings.TrimSpace(msg); msg == "" {
 		msg = defaultFinalMessage
 	}
 	now := time.Now

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
@@ -35,11 +36,16 @@ import (
 // ~/.ssh/authorized_keys. Unlike cloud-init, earlyinit creates none of
 // them and does not check their modes (sshd's StrictModes).
 func sshAuthkeyFingerprints(_ context.Context, e *Env) error {
-	if cfgBool(e.Cfg, "no_ssh_fingerprints", false) {
-		e.logf("ssh_authkey_fingerprints: no_ssh_fingerprints is set: nothing printed")
-		return nil
+	if no, _, err := ccfg.Decode[bool](e.Cfg, "no_ssh_fingerprints"); no || err != nil {
+		if err == nil {
+			e.logf("ssh_authkey_fingerprints: no_ssh_fingerprints is set: nothing printed")
+		}
+		return err
 	}
-	hashName := cfgString(e.Cfg, "authkey_hash", "sha256")
+	hashName, _, err := ccfg.Decode[string](e.Cfg, "authkey_hash")
+	if err != nil {
+		return err
+	}
 	if strings.ContainsFunc(hashName, unicode.IsControl) {
 		return fmt.Errorf("authkey_hash: %q is no hash name", hashName)
 	}

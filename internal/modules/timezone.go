@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // timezone is cc_timezone with the distribution's set_timezone. Debian's
@@ -16,9 +18,9 @@ import (
 // RHEL without systemd (cloud-init: ZONE in /etc/sysconfig/clock) is done
 // as Debian.
 func timezone(_ context.Context, e *Env) error {
-	tz := strings.TrimSpace(cfgString(e.Cfg, "timezone", ""))
-	if tz == "" {
-		return nil
+	tz, _, err := ccfg.Decode[string](e.Cfg, "timezone")
+	if tz = strings.TrimSpace(tz); tz == "" || err != nil {
+		return err
 	}
 	if strings.HasPrefix(tz, "/") || strings.Contains(tz, "..") || strings.ContainsAny(tz, " \t\n") {
 		return fmt.Errorf("timezone %q: not a zone name", tz)
