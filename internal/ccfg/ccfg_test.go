@@ -38,7 +38,7 @@ func TestOf(t *testing.T) {
 	boolean := &Schema{Types: []string{"boolean"}}
 	innerS := &Schema{Types: []string{"map"}, Props: map[string]*Schema{"name": str()}, Required: []string{"name"}}
 	want := &Schema{Types: []string{"map"}, MinProps: 1, Props: map[string]*Schema{
-		"s": str(), "b": boolean, "b_true": boolean, "b_truthy": boolean,
+		"s": {Types: []string{"string"}, Default: "dflt"}, "b": boolean, "b_true": {Types: []string{"boolean"}, Default: "true"}, "b_truthy": boolean,
 		"n":      {Types: []string{"integer"}},
 		"f":      {Types: []string{"number"}},
 		"l":      {Types: []string{"list"}, Items: str(), MinItems: 1, MaxItems: 3, Unique: true},

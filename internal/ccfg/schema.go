@@ -73,6 +73,9 @@ type Schema struct {
 	// Unsupported: cloud-init's key, valid, which earlyinit ignores
 	// with a warning.
 	Unsupported bool
+	// Default is the value Decode gives a missing key (its tag's text),
+	// for the docs.
+	Default string
 }
 
 // Shaper is a type that adds to its derived schema what its tags cannot
@@ -162,6 +165,9 @@ func structSchema(t reflect.Type) *Schema {
 			}
 			fs.Unique = fs.Unique || opts.unique
 			fs.Deprecated = opts.deprecated
+			if opts.def != nil {
+				fs.Default = *opts.def
+			}
 		}
 		s.Props[f.key] = fs
 	}

@@ -1,7 +1,8 @@
 // Package docgen keeps the lists in docs/reference.md and docs/ that restate a
 // registry in step with it: the datasources (internal/discover.Sources: names,
-// classes, seed directories, drive labels) and the modules
-// (internal/modules.All: stage, order, frequency). Generated text sits between
+// classes, seed directories, drive labels), the modules
+// (internal/modules.All: stage, order, frequency) and cloud-config's keys
+// (internal/ccfg.Config: the key reference). Generated text sits between
 // <!-- docgen:NAME --> and <!-- /docgen --> markers; TestDocs fails when a
 // region differs from what the registry gives (go test ./internal/docgen
 // -update rewrites them), and checks the module tables row by row.
@@ -25,6 +26,7 @@ func Regions() map[string]string {
 		"ds-default":    "`" + strings.Join(names(discover.Sources), ",") + "`",
 		"ds-classes":    code(classes(discover.Sources)),
 		"ds-seed-table": seedTable(discover.Sources),
+		"cc-keys":       keyReference(),
 	}
 }
 

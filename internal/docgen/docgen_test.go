@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the generated regions of the do
 // docs are the files with generated regions, and the regions each must
 // have.
 var docs = map[string][]string{
-	"docs/reference.md": {"ds-names", "ds-default", "ds-seed-table", "ds-classes"},
+	"docs/reference.md":    {"ds-names", "ds-default", "ds-seed-table", "ds-classes"},
+	"docs/cloud-config.md": {"cc-keys"},
 }
 
 // TestDocs: every generated region is what the registries give now (run
