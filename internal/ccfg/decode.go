@@ -18,7 +18,9 @@ import (
 // wanted is its Python str(), a boolean is util.is_true (with "y"), a lone
 // string where a list of strings is wanted is a one-item list, and a key
 // the type does not declare is ignored (the schema check reports it, with
-// its line). A value Decode cannot read is an error naming its key path;
+// its line). TestDecodeAsCloudInit holds these readings to cloud-init's
+// own helpers (util.is_true, is_false, get_cfg_option_list, str(),
+// int()) on 39 values, with its differences listed. A value Decode cannot read is an error naming its key path;
 // so is a key that is not a field of Config of type T (or *T).
 func Decode[T any](cfg map[string]any, key string) (v T, ok bool, err error) {
 	k, declared := lookup(key)
@@ -129,7 +131,7 @@ func decode(out reflect.Value, raw any, path string, o options) error {
 			out.SetBool(IsTrue(raw))
 		}
 	case reflect.Int:
-		n, err := toInt(raw)
+		n, err := Int(raw)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -219,13 +221,18 @@ func decodeStruct(out reflect.Value, raw any, path string) error {
 	return nil
 }
 
-// toInt reads an integer as cloud-init's modules do: an integer, a float
-// truncated, a string of digits.
-func toInt(v any) (int, error) {
+// Int reads an integer as cloud-init's modules do (int()): an integer, a
+// float truncated, a string of digits.
+func Int(v any) (int, error) {
 	switch t := v.(type) {
 	case int:
 		return t, nil
 	case float64:
+		// int() of a float; inf and nan raise, and Go's conversion of
+		// them (or of a float past int64) is undefined.
+		if t != t || t >= 1<<63 || t < -(1<<63) {
+			return 0, fmt.Errorf("want an integer, got %s", pyyaml.FloatRepr(t))
+		}
 		return int(t), nil
 	case string:
 		if n, err := strconv.Atoi(strings.TrimSpace(t)); err == nil {

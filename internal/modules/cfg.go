@@ -2,10 +2,9 @@ package modules
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/internal/pyyaml"
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
@@ -25,32 +24,16 @@ func cfgString(m map[string]any, key, def string) string {
 }
 
 // scalarString is Python's str() of a YAML scalar, as cloud-init formats
-// one where it wants text: True/False, a float as Python writes it (1.0,
-// not 1: TestShellifyAsCloudInit).
-func scalarString(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case []byte:
-		return string(t)
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case float64:
-		return pyyaml.FloatRepr(t)
-	}
-	return fmt.Sprint(v)
-}
+// one where it wants text (ccfg.String: TestShellifyAsCloudInit).
+func scalarString(v any) string { return ccfg.String(v) }
 
 // isTrue is cloud-init's util.is_true / get_cfg_option_bool, which also
 // takes "y" (cloud-init does not).
-func isTrue(v any) bool { return scalar.IsTrue(v, "y") }
+func isTrue(v any) bool { return ccfg.IsTrue(v) }
 
 // isFalse is cloud-init's util.is_false, which also takes "n" (cloud-init
 // does not).
-func isFalse(v any) bool { return scalar.IsFalse(v, "n") }
+func isFalse(v any) bool { return ccfg.IsFalse(v) }
 
 func cfgBool(m map[string]any, key string, def bool) bool {
 	v, ok := m[key]
@@ -100,24 +83,18 @@ func toStrings(key string, v any, commaSplit bool) ([]string, error) {
 // kind names v's type for a message ("a map", "a list", "null").
 func kind(v any) string { return scalar.YAMLNoun(v) }
 
-// cfgInt returns m[key] as an integer (a string of digits is accepted).
+// cfgInt returns m[key] as an integer (ccfg.Int: a float truncated, a
+// string of digits accepted).
 func cfgInt(m map[string]any, key string, def int) (int, error) {
 	v, ok := m[key]
 	if !ok || v == nil {
 		return def, nil
 	}
-	switch t := v.(type) {
-	case int:
-		return t, nil
-	case float64:
-		return int(t), nil
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(t))
-		if err == nil {
-			return n, nil
-		}
+	n, err := ccfg.Int(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
 	}
-	return 0, fmt.Errorf("%s: want an integer, got %s %v", key, kind(v), v)
+	return n, nil
 }
 
 // shellQuote quotes s for sh, as cloud-init's shellify does: in single

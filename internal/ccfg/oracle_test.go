@@ -1,0 +1,153 @@
+package ccfg_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
+	"github.com/earlyinit/earlyinit/internal/oracle"
+	"github.com/earlyinit/earlyinit/internal/userdata"
+)
+
+// decodeOracle reads each document ("k: VALUE", loaded by cloud-init's
+// util.load_yaml, as its modules get the value) and answers what
+// cloud-init's helpers make of the value:
+//   - is_true: util.get_cfg_option_bool(cfg, "k") (util.is_true);
+//   - not_false: not util.is_false(v), a key defaulting to true
+//     (cc_ntp's enabled);
+//   - truthy: Python's bool(v), a module's `if cfg.get(key)`;
+//   - str: str(v), where a module formats a value;
+//   - list: util.get_cfg_option_list(cfg, "k"), the items as str() (null
+//     when an item is not a string: the Go side refuses those);
+//   - int: int(v), or null where int() raises.
+const decodeOracle = `
+from cloudinit import util
+out = []
+for doc in json.load(sys.stdin):
+    v = util.load_yaml(doc)["k"]
+    r = {"is_true": util.get_cfg_option_bool({"k": v}, "k"),
+         "not_false": not util.is_false(v),
+         "truthy": bool(v),
+         "str": str(v)}
+    l = util.get_cfg_option_list({"k": v}, "k")
+    r["list"] = l if all(isinstance(x, str) for x in l) else None
+    try:
+        r["int"] = int(v)
+    except Exception:
+        r["int"] = None
+    out.append(r)
+json.dump(out, sys.stdout)
+`
+
+type decoded struct {
+	IsTrue   bool     `json:"is_true"`
+	NotFalse bool     `json:"not_false"`
+	Truthy   bool     `json:"truthy"`
+	Str      string   `json:"str"`
+	List     []string `json:"list"`
+	Int      *int     `json:"int"`
+}
+
+// probe holds a value in every field form Decode has.
+type probe struct {
+	IsTrue   bool     `yaml:"is_true"`
+	NotFalse bool     `yaml:"not_false" cc:"default=true"`
+	Truthy   bool     `yaml:"truthy" cc:"truthy"`
+	Str      string   `yaml:"str"`
+	List     []string `yaml:"list" cc:"untrimmed"`
+	Int      int      `yaml:"int"`
+}
+
+// The values Decode reads otherwise than cloud-init's helpers, by
+// design, and the form each differs in.
+var decodeDifferences = map[string]string{
+	// earlyinit's is_true also takes y (and is_false n): the ssh
+	// module's pre-YAML configs wrote them.
+	"y/is_true": "y is true", "Y/is_true": "Y is true",
+	"n/not_false": "n is false", "N/not_false": "N is false",
+	// int() of a boolean is 0 or 1; Decode refuses a boolean for a
+	// number.
+	"true/int": "a boolean is no integer", "false/int": "a boolean is no integer",
+	"on/int": "a boolean is no integer", "off/int": "a boolean is no integer",
+	"yes/int": "a boolean is no integer", "no/int": "a boolean is no integer",
+	"True/int": "a boolean is no integer", "FALSE/int": "a boolean is no integer",
+}
+
+func TestDecodeAsCloudInit(t *testing.T) {
+	values := []string{
+		"yes", "no", "on", "off", "true", "false", "True", "FALSE", "y", "Y", "n", "N",
+		"1", "0", "-3", "010", "0x1f", "1_000", "1.0", "1.5", "-0.5", "1e3", ".inf", "2.",
+		"'1'", "' 7 '", "'yes'", "'off'", "'true '", "'0'", "''", "maybe", "hello world",
+		"' padded '", "[]", "[a, b]", "[' a ', b]", "2001-01-01",
+	}
+	var docs []string
+	for _, v := range values {
+		docs = append(docs, "k: "+v)
+	}
+	var want []decoded
+	oracle.Run(t, decodeOracle, docs, &want)
+	seen := map[string]bool{}
+	for i, v := range values {
+		raw, err := userdata.LoadYAML([]byte(docs[i]))
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		x := raw.(map[string]any)["k"]
+		w := want[i]
+		check := func(form string, agree bool, got, cloudInit any) {
+			key := v + "/" + form
+			if why, ok := decodeDifferences[key]; ok {
+				seen[key] = true
+				if agree {
+					t.Errorf("%s: %s: Decode now agrees with cloud-init (%v): drop the difference %q", v, form, got, why)
+				}
+				return
+			}
+			if !agree {
+				t.Errorf("%s: %s: Decode gives %v, cloud-init %v", v, form, got, cloudInit)
+			}
+		}
+		one := func(field string) (probe, error) {
+			var p probe
+			err := ccfg.DecodeValue(map[string]any{field: x}, "k", &p)
+			return p, err
+		}
+		if p, err := one("is_true"); err == nil {
+			check("is_true", p.IsTrue == w.IsTrue, p.IsTrue, w.IsTrue)
+		}
+		if p, err := one("not_false"); err == nil {
+			check("not_false", p.NotFalse == w.NotFalse, p.NotFalse, w.NotFalse)
+		}
+		if p, err := one("truthy"); err == nil {
+			check("truthy", p.Truthy == w.Truthy, p.Truthy, w.Truthy)
+		}
+		if _, isList := x.([]any); !isList {
+			p, err := one("str")
+			check("str", err == nil && p.Str == w.Str, p.Str, w.Str)
+		}
+		if p, err := one("list"); err == nil || w.List != nil {
+			// Decode refuses what get_cfg_option_list would make of
+			// a lone non-string (its str()): a list of strings or a
+			// string is what a module can use.
+			_, lone := x.(string)
+			_, list := x.([]any)
+			if lone || list {
+				check("list", err == nil && fmt.Sprint(p.List) == fmt.Sprint(w.List), p.List, w.List)
+			} else if err == nil {
+				t.Errorf("%s: list: Decode takes a lone %T", v, x)
+			}
+		}
+		p, err := one("int")
+		switch {
+		case w.Int == nil:
+			check("int", err != nil, p.Int, "int() raises")
+		default:
+			check("int", err == nil && p.Int == *w.Int, fmt.Sprint(p.Int, " ", err), *w.Int)
+		}
+	}
+	for k, why := range decodeDifferences {
+		if !seen[k] {
+			t.Errorf("difference %s (%s) was not met: drop it", k, why)
+		}
+	}
+}
