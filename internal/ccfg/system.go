@@ -14,7 +14,7 @@ func (WriteFiles) Shape(s *Schema) { s.MinItems = 1 }
 type WriteFile struct {
 	Path        string `yaml:"path" cc:"required"`
 	Content     string `yaml:"content"`
-	Owner       string `yaml:"owner"`
+	Owner       string `yaml:"owner" cc:"default=root:root"`
 	Permissions any    `yaml:"permissions"`
 	Encoding    string `yaml:"encoding" cc:"enum=gz|gzip|gz+base64|gzip+base64|gz+b64|gzip+b64|b64|base64|text/plain"`
 	Append      bool   `yaml:"append"`
@@ -27,11 +27,19 @@ func (WriteFile) Shape(s *Schema) { s.Props["permissions"] = &Schema{Check: "per
 
 // ResolvConf is cc_resolv_conf's resolv_conf.
 type ResolvConf struct {
-	Nameservers   []any          `yaml:"nameservers"`
-	SearchDomains []any          `yaml:"searchdomains"`
+	Nameservers   []string       `yaml:"nameservers"`
+	SearchDomains []string       `yaml:"searchdomains"`
 	Domain        string         `yaml:"domain"`
-	SortList      []any          `yaml:"sortlist"`
+	SortList      []string       `yaml:"sortlist"`
 	Options       map[string]any `yaml:"options"`
+}
+
+// Shape: 22.4's schema takes any items in the lists (the module writes
+// each as text).
+func (ResolvConf) Shape(s *Schema) {
+	for _, k := range []string{"nameservers", "searchdomains", "sortlist"} {
+		s.Props[k].Items = nil
+	}
 }
 
 // Swap is cc_mounts' swap.

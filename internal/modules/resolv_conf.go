@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // resolvConf is cc_resolv_conf: with manage_resolv_conf true, /etc/resolv.conf
@@ -18,10 +20,13 @@ func resolvConf(_ context.Context, e *Env) error {
 	if !cfgBool(e.Cfg, "manage_resolv_conf", false) {
 		return nil
 	}
-	rc, ok := e.Cfg["resolv_conf"].(map[string]any)
-	if !ok {
+	if _, ok := e.Cfg["resolv_conf"].(map[string]any); !ok {
 		e.logf("manage_resolv_conf is set but resolv_conf is %s: nothing written", kind(e.Cfg["resolv_conf"]))
 		return nil
+	}
+	rc, _, err := ccfg.Decode[ccfg.ResolvConf](e.Cfg, "resolv_conf")
+	if err != nil {
+		return err
 	}
 	content, err := renderResolvConf(rc)
 	if err != nil {
@@ -36,38 +41,22 @@ func resolvConf(_ context.Context, e *Env) error {
 }
 
 // renderResolvConf renders resolv.conf(5) from a resolv_conf map.
-func renderResolvConf(rc map[string]any) (string, error) {
+func renderResolvConf(rc ccfg.ResolvConf) (string, error) {
 	var b strings.Builder
 	b.WriteString("# Written by earlyinit from cloud-config's resolv_conf (manage_resolv_conf: true).\n")
-	ns, err := cfgStrings(rc, "nameservers", false)
-	if err != nil {
-		return "", fmt.Errorf("resolv_conf.%w", err)
-	}
-	for _, n := range ns {
+	for _, n := range rc.Nameservers {
 		fmt.Fprintf(&b, "nameserver %s\n", n)
 	}
-	search, err := cfgStrings(rc, "searchdomains", false)
-	if err != nil {
-		return "", fmt.Errorf("resolv_conf.%w", err)
+	if len(rc.SearchDomains) > 0 {
+		fmt.Fprintf(&b, "search %s\n", strings.Join(rc.SearchDomains, " "))
 	}
-	if len(search) > 0 {
-		fmt.Fprintf(&b, "search %s\n", strings.Join(search, " "))
-	}
-	if d := cfgString(rc, "domain", ""); d != "" {
+	if d := rc.Domain; d != "" {
 		fmt.Fprintf(&b, "domain %s\n", d)
 	}
-	sl, err := cfgStrings(rc, "sortlist", false)
-	if err != nil {
-		return "", fmt.Errorf("resolv_conf.%w", err)
+	if len(rc.SortList) > 0 {
+		fmt.Fprintf(&b, "sortlist %s\n", strings.Join(rc.SortList, " "))
 	}
-	if len(sl) > 0 {
-		fmt.Fprintf(&b, "sortlist %s\n", strings.Join(sl, " "))
-	}
-	if o, ok := rc["options"]; ok && o != nil {
-		opts, ok := o.(map[string]any)
-		if !ok {
-			return "", fmt.Errorf("resolv_conf.options: want a map, got %s", kind(o))
-		}
+	if opts := rc.Options; opts != nil {
 		keys := make([]string, 0, len(opts))
 		for k := range opts {
 			keys = append(keys, k)

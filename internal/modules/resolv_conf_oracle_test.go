@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/oracle"
 )
 
@@ -70,7 +71,11 @@ func TestResolvConfAsCloudInit(t *testing.T) {
 	}
 	for i, doc := range docs {
 		te := newEnv(t, doc)
-		got, err := renderResolvConf(te.Cfg["resolv_conf"].(map[string]any))
+		var rc ccfg.ResolvConf
+		if err := ccfg.DecodeValue(te.Cfg["resolv_conf"], "resolv_conf", &rc); err != nil {
+			t.Fatal(err)
+		}
+		got, err := renderResolvConf(rc)
 		if strings.HasPrefix(want[i], "ERROR ") {
 			t.Errorf("%s: cloud-init fails (%s)", doc, want[i])
 			continue

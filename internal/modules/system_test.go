@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
 )
 
@@ -121,7 +122,7 @@ resolv_conf:
 	if te.read("/run/systemd/resolve/stub-resolv.conf") != "stub" {
 		t.Error("wrote through the symlink")
 	}
-	if _, err := renderResolvConf(map[string]any{"domain": "x\nnameserver 6.6.6.6\nbad"}); err == nil {
+	if _, err := renderResolvConf(ccfg.ResolvConf{Domain: "x\nnameserver 6.6.6.6\nbad"}); err == nil {
 		t.Error("newline in a value accepted")
 	}
 }

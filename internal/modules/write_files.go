@@ -12,6 +12,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // maxFileSize bounds a write_files entry's decoded content.
@@ -39,12 +41,14 @@ func (e *Env) writeFilesEntries(deferred bool) error {
 	}
 	var errs []error
 	for i, it := range list {
-		f, ok := it.(map[string]any)
-		if !ok {
-			errs = append(errs, fmt.Errorf("write_files.%d: want a map, got %s", i, kind(it)))
+		// Entry by entry: one that cannot be read does not stop the
+		// others.
+		var f ccfg.WriteFile
+		if err := ccfg.DecodeValue(it, fmt.Sprintf("write_files.%d", i), &f); err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if cfgBool(f, "defer", false) != deferred {
+		if f.Defer != deferred {
 			continue
 		}
 		if err := e.writeFile(f); err != nil {
@@ -149,8 +153,8 @@ func ParsePermissions(v any, def fs.FileMode) (fs.FileMode, error) {
 	return m, nil
 }
 
-func (e *Env) writeFile(f map[string]any) error {
-	p := cfgString(f, "path", "")
+func (e *Env) writeFile(f ccfg.WriteFile) error {
+	p := f.Path
 	if p == "" {
 		return errors.New("path is missing")
 	}
@@ -160,29 +164,19 @@ func (e *Env) writeFile(f map[string]any) error {
 		p = "/" + p
 	}
 	p = path.Clean(p)
-	var content []byte
-	switch c := f["content"].(type) {
-	case nil:
-	case string:
-		content = []byte(c)
-	case []byte:
-		content = c
-	default:
-		content = []byte(scalarString(c))
-	}
-	data, err := writeFilesEncoding(cfgString(f, "encoding", ""), content)
+	data, err := writeFilesEncoding(f.Encoding, []byte(f.Content))
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
-	mode, err := ParsePermissions(f["permissions"], 0o644)
+	mode, err := ParsePermissions(f.Permissions, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
-	uid, gid, err := resolveOwner(e.Root, cfgString(f, "owner", "root:root"))
+	uid, gid, err := resolveOwner(e.Root, f.Owner)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
-	if cfgBool(f, "append", false) {
+	if f.Append {
 		old, err := e.Root.ReadFile(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
