@@ -119,8 +119,11 @@ func TestDecodeNull(t *testing.T) {
 	if _, ok, err := Decode[Wireguard](cfg, "wireguard"); ok || err != nil {
 		t.Errorf("wireguard: null: got %v %v, want skipped", ok, err)
 	}
-	if _, ok, err := Decode[Keyboard](cfg, "keyboard"); ok || err != nil {
-		t.Errorf("keyboard: null: got %v %v, want read as missing", ok, err)
+	if _, ok, err := Decode[Keyboard](cfg, "keyboard"); !ok || err == nil || err.Error() != "keyboard: want a map, got null" {
+		t.Errorf("keyboard: null: got %v %v, want an error", ok, err)
+	}
+	if v, ok, err := Decode[string](map[string]any{"timezone": nil}, "timezone"); ok || err != nil || v != "" {
+		t.Errorf("timezone: null: got %q %v %v, want read as missing", v, ok, err)
 	}
 	if _, ok, err := Decode[Keyboard](cfg, "nosuch"); ok || err == nil {
 		t.Errorf("a key Config does not declare: %v %v", ok, err)

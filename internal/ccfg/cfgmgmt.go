@@ -184,14 +184,14 @@ func (Chef) Shape(s *Schema) {
 
 // SaltMinion is cc_salt_minion's salt_minion.
 type SaltMinion struct {
-	PkgName     string         `yaml:"pkg_name"`
-	ServiceName string         `yaml:"service_name"`
-	ConfigDir   string         `yaml:"config_dir"`
+	PkgName     string         `yaml:"pkg_name" cc:"default=salt-minion"`
+	ServiceName string         `yaml:"service_name" cc:"default=salt-minion"`
+	ConfigDir   string         `yaml:"config_dir" cc:"default=/etc/salt"`
 	Conf        map[string]any `yaml:"conf"`
 	Grains      map[string]any `yaml:"grains"`
-	PublicKey   string         `yaml:"public_key"`
-	PrivateKey  string         `yaml:"private_key"`
-	PKIDir      string         `yaml:"pki_dir"`
+	PublicKey   *string        `yaml:"public_key" cc:"strict"`
+	PrivateKey  *string        `yaml:"private_key" cc:"strict"`
+	PKIDir      *string        `yaml:"pki_dir"`
 }
 
 // RHSubscription is cc_rh_subscription's rh_subscription.

@@ -11,9 +11,10 @@ import (
 )
 
 // Decode reads cfg[key] (the merged cloud-config, as userdata.Merge makes
-// it) into a T. ok is false when the key is missing, or null but for a
-// key registered NullEmpty, which reads as an empty map; v is then the
-// field's default, if it has one. It reads as
+// it) into a T. ok is false when the key is missing, or null where the
+// schema takes null (NullEmpty reads it as an empty map) or for a scalar;
+// v is then the field's default, if it has one. A null map or list the
+// schema refuses is an error, as cloud-init's module fails on None. It reads as
 // cloud-init's modules do, not as its schema: a number where a string is
 // wanted is its Python str(), a boolean is util.is_true (with "y"), a lone
 // string where a list of strings is wanted is a one-item list, and a key
@@ -24,12 +25,23 @@ import (
 // so is a key that is not a field of Config of type T (or *T).
 func Decode[T any](cfg map[string]any, key string) (v T, ok bool, err error) {
 	k, declared := lookup(key)
-	if want := reflect.TypeFor[T](); !declared || (k.Type != want && (k.Type.Kind() != reflect.Pointer || k.Type.Elem() != want)) {
+	want := reflect.TypeFor[T]()
+	if !declared || (k.Type != want && (k.Type.Kind() != reflect.Pointer || k.Type.Elem() != want)) {
 		// A module's mistake, not the user's: the key is not Config's,
 		// or not of this type.
 		return v, false, fmt.Errorf("ccfg: %s is not a key of type %s in ccfg.Config", key, want)
 	}
 	raw, present := cfg[key]
+	if present && raw == nil && k.Null == NullInvalid {
+		// The schema refuses it, and cloud-init's module fails on
+		// None where it wants a map or a list.
+		switch want.Kind() {
+		case reflect.Struct, reflect.Map:
+			return v, true, wrongType(key, "a map", nil)
+		case reflect.Slice:
+			return v, true, wrongType(key, "a list", nil)
+		}
+	}
 	if !present || (raw == nil && k.Null != NullEmpty) {
 		if k.opts.def != nil {
 			if err := decode(reflect.ValueOf(&v).Elem(), *k.opts.def, key, k.opts); err != nil {

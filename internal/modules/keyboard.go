@@ -37,9 +37,6 @@ func validXKB(s string) bool {
 //     localed writes it (the console keymap is left alone);
 //   - Alpine: not supported (as in cloud-init).
 func keyboard(ctx context.Context, e *Env) error {
-	if raw, ok := e.Cfg["keyboard"]; ok && raw == nil {
-		return fmt.Errorf("keyboard: want a map, got null") // cc_keyboard fails too
-	}
 	kc, ok, err := ccfg.Decode[ccfg.Keyboard](e.Cfg, "keyboard")
 	if !ok || err != nil {
 		return err

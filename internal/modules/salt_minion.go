@@ -3,6 +3,7 @@ package modules
 import (
 	"context"
 	"fmt"
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/pyyaml"
 	"io/fs"
 	"path"
@@ -31,50 +32,25 @@ import (
 // 0700 directory); a key given without the other is logged, not silently
 // ignored; FreeBSD's rc.conf is not handled.
 func saltMinion(ctx context.Context, e *Env) error {
-	raw, ok := e.Cfg["salt_minion"]
-	if !ok {
-		return nil
+	sc, ok, err := ccfg.Decode[ccfg.SaltMinion](e.Cfg, "salt_minion")
+	if !ok || err != nil {
+		return err
 	}
-	sc, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("salt_minion: want a map, got %s", kind(raw))
-	}
-	pkg := cfgString(sc, "pkg_name", "salt-minion")
-	svc := cfgString(sc, "service_name", "salt-minion")
+	pkg, svc := sc.PkgName, sc.ServiceName
 	if !validServiceName(svc) {
 		return fmt.Errorf("salt_minion.service_name %q: not a service name", svc)
 	}
-	confDir, err := confPath("salt_minion.config_dir", strings.TrimSuffix(cfgString(sc, "config_dir", "/etc/salt"), "/"))
+	confDir, err := confPath("salt_minion.config_dir", strings.TrimSuffix(sc.ConfigDir, "/"))
 	if err != nil {
 		return err
 	}
 	pkiDir := ""
-	if v, ok := sc["pki_dir"]; ok {
-		if pkiDir, err = confPath("salt_minion.pki_dir", strings.TrimSuffix(scalarString(v), "/")); err != nil {
+	if sc.PKIDir != nil {
+		if pkiDir, err = confPath("salt_minion.pki_dir", strings.TrimSuffix(*sc.PKIDir, "/")); err != nil {
 			return err
 		}
 	}
-	_, hasPub := sc["public_key"]
-	_, hasPriv := sc["private_key"]
-	var pub, priv string
-	if hasPub && hasPriv {
-		var ok1, ok2 bool
-		pub, ok1 = sc["public_key"].(string)
-		priv, ok2 = sc["private_key"].(string)
-		if !ok1 {
-			return fmt.Errorf("salt_minion.public_key: want a string, got %s", kind(sc["public_key"]))
-		}
-		if !ok2 {
-			return fmt.Errorf("salt_minion.private_key: want a string, got %s", kind(sc["private_key"]))
-		}
-	}
-	for _, k := range []string{"conf", "grains"} {
-		if v, ok := sc[k]; ok {
-			if _, ok := v.(map[string]any); !ok {
-				return fmt.Errorf("salt_minion.%s: want a map, got %s", k, kind(v))
-			}
-		}
-	}
+	hasPub, hasPriv := sc.PublicKey != nil, sc.PrivateKey != nil
 
 	e.logf("salt_minion: installing %s", pkg)
 	if err := e.installPackages(ctx, "salt_minion.pkg_name", []any{pkg}); err != nil {
@@ -83,9 +59,12 @@ func saltMinion(ctx context.Context, e *Env) error {
 	if err := e.Root.MkdirAll(confDir, 0o755, 0, 0); err != nil {
 		return fmt.Errorf("salt_minion: %w", err)
 	}
-	for _, f := range []struct{ key, file string }{{"conf", "minion"}, {"grains", "grains"}} {
-		v, ok := sc[f.key]
-		if !ok {
+	for _, f := range []struct {
+		key, file string
+		v         map[string]any
+	}{{"conf", "minion", sc.Conf}, {"grains", "grains", sc.Grains}} {
+		v := f.v
+		if v == nil {
 			continue
 		}
 		mode := fs.FileMode(0o644)
@@ -111,10 +90,10 @@ func saltMinion(ctx context.Context, e *Env) error {
 		if err := e.mkdirEach(pkiDir, 0o700); err != nil {
 			return fmt.Errorf("salt_minion: %w", err)
 		}
-		if err := e.Root.WriteFile(pkiDir+"/minion.pub", []byte(pub), 0o644, 0, 0); err != nil {
+		if err := e.Root.WriteFile(pkiDir+"/minion.pub", []byte(*sc.PublicKey), 0o644, 0, 0); err != nil {
 			return fmt.Errorf("salt_minion.public_key: %w", err)
 		}
-		if err := e.Root.WriteFile(pkiDir+"/minion.pem", []byte(priv), 0o600, 0, 0); err != nil {
+		if err := e.Root.WriteFile(pkiDir+"/minion.pem", []byte(*sc.PrivateKey), 0o600, 0, 0); err != nil {
 			return fmt.Errorf("salt_minion.private_key: %w", err)
 		}
 		e.logf("salt_minion: the minion's keys written to %s (minion.pem 0600, not shown)", pkiDir)
