@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // MountComment marks the fstab entries earlyinit owns (cloud-init's
@@ -19,21 +22,104 @@ var defaultMountFields = []any{nil, nil, "auto", "defaults,nofail", "0", "2"}
 
 var shortDevRE = lazyRE{expr: `^(x?[shv]d[a-z][0-9]*|sr[0-9]+|nvme[0-9]+n[0-9]+(p[0-9]+)?|vd[a-z]+[0-9]*)$`}
 
-// sanitizeDev is cloud-init's sanitize_devname, without the datasource's
-// device mapping: a short kernel name gets /dev/, paths and LABEL=,
-// UUID=, PARTUUID=... (and network sources like host:/export) are kept;
-// ephemeralN and swap, which only a datasource's block-device mapping
-// could name, are "" (skipped).
+// sanitizeDev is the name part of cloud-init's sanitize_devname: a short
+// kernel name gets /dev/; paths and LABEL=, UUID=, PARTUUID=... are kept.
 func sanitizeDev(s string) string {
-	switch {
-	case strings.HasPrefix(s, "/"), strings.Contains(s, "="), strings.Contains(s, ":"):
-		return s
-	case shortDevRE.get().MatchString(s):
+	if shortDevRE.get().MatchString(s) {
 		return "/dev/" + s
-	case strings.HasPrefix(s, "ephemeral"), s == "swap":
-		return ""
 	}
 	return s
+}
+
+// mountDevice is cloud-init's sanitize_devname for a mounts entry's
+// device name: a ".N" suffix names partition N; device_aliases maps the
+// rest; a metadata name (ephemeralN, swap, ami, root) is the datasource's
+// device (device_name_to_device); a short kernel name gets /dev/
+// (sanitizeDev). A device the kernel lists as a disk (/sys/block/NAME,
+// links followed) is then its partition N, 1 when no ".N" was given, if
+// the kernel lists that (DEVN, DEVpN or DEV-partN, the first that
+// exists): "sdc" of a disk with a partition is /dev/sdc1, as with
+// cloud-init. Anything else is kept as named (LABEL=, UUID=, a
+// partition, a disk not there yet). dev is "" when the entry cannot be
+// written, and why says why.
+//
+// Deliberately unlike cloud-init, which then keeps the name exactly as
+// written: a short name gets /dev/ whether or not the disk is there (and
+// nvme and vd names are short names too), a dotted short name ("vdb.2")
+// is read as the partition, and a metadata name without a device, or a
+// partition ".N" the disk does not have, skips the entry rather than
+// writing a line nothing can mount (TestMountDeviceAsCloudInit).
+func (e *Env) mountDevice(ctx context.Context, name string, aliases map[string]string) (dev, why string) {
+	if strings.Contains(name, ":") && !strings.HasPrefix(name, "/") {
+		return name, "" // a network source
+	}
+	if name == "ephemeral" {
+		name = "ephemeral0"
+	}
+	base, part := name, ""
+	if i := strings.LastIndex(name, "."); i > 0 && i < len(name)-1 && strings.Trim(name[i+1:], "0123456789") == "" {
+		base, part = name[:i], name[i+1:]
+	}
+	if a, ok := aliases[base]; ok && a != "" {
+		base = a
+	}
+	if isMetaDevice(base) {
+		if dev = e.datasourceDevice(ctx, base); dev == "" {
+			return "", "needs a device the datasource does not map"
+		}
+		if !strings.HasPrefix(dev, "/") {
+			dev = "/dev/" + dev
+		}
+	} else if dev = sanitizeDev(base); !strings.HasPrefix(dev, "/") {
+		return dev, "" // LABEL=, UUID=...
+	}
+	n := part
+	if n == "" {
+		n = "1"
+	}
+	disk := e.blockName(dev)
+	for _, suffix := range []string{n, "p" + n, "-part" + n} {
+		if p := dev + suffix; e.Root.Exists(p) {
+			if disk != "" && e.Root.Exists("/sys/block/"+disk+"/"+e.blockName(p)) {
+				return p, ""
+			}
+			break
+		}
+	}
+	if part != "" {
+		return "", "has no partition " + part
+	}
+	return dev, ""
+}
+
+// isMetaDevice is cloud-init's is_meta_device_name: a name only the
+// datasource's block-device mapping knows.
+func isMetaDevice(name string) bool {
+	switch name {
+	case "ami", "root", "swap":
+		return true
+	}
+	return strings.HasPrefix(name, "ephemeral") || strings.HasPrefix(name, "ebs")
+}
+
+// blockName is the kernel's name of device path p: the base name of the
+// path its links lead to in the root (os.path.realpath's, at most 16
+// links), "" when that is not a /dev path.
+func (e *Env) blockName(p string) string {
+	for range 16 {
+		t, err := e.Root.Readlink(p)
+		if err != nil {
+			break
+		}
+		if !path.IsAbs(t) {
+			t = path.Join(path.Dir(p), t)
+		}
+		p = path.Clean(t)
+	}
+	if !strings.HasPrefix(p, "/dev/") {
+		return ""
+	}
+	return path.Base(p)
 }
 
 // mounts is cc_mounts: each mounts entry [dev, dir, type, opts, freq,
@@ -64,7 +150,11 @@ func mounts(ctx context.Context, e *Env) error {
 	if _, ok := e.Cfg["mounts"]; ok && raw == nil && e.Cfg["mounts"] != nil {
 		return fmt.Errorf("mounts: want a list, got %s", kind(e.Cfg["mounts"]))
 	}
-	entries, err := e.mountEntries(raw, defs, devs)
+	aliases, _, err := ccfg.Decode[map[string]string](e.Cfg, "device_aliases")
+	if err != nil {
+		return err
+	}
+	entries, err := e.mountEntries(ctx, raw, defs, devs, aliases)
 	if err != nil {
 		return err
 	}
@@ -146,7 +236,7 @@ func fstabOthers(fstab []byte) (kept []string, devs map[string]bool) {
 // completed from defs, skipped (with a log line) when its device cannot be
 // named or is in devs, and dropping its device's earlier entries when its
 // mount point is null.
-func (e *Env) mountEntries(raw, defs []any, devs map[string]bool) ([][]string, error) {
+func (e *Env) mountEntries(ctx context.Context, raw, defs []any, devs map[string]bool, aliases map[string]string) ([][]string, error) {
 	var entries [][]string
 	for i, it := range raw {
 		l, ok := it.([]any)
@@ -158,9 +248,9 @@ func (e *Env) mountEntries(raw, defs []any, devs map[string]bool) ([][]string, e
 			continue
 		}
 		f := withDefaults(l, defs)
-		dev := sanitizeDev(scalarString(f[0]))
+		dev, why := e.mountDevice(ctx, scalarString(f[0]), aliases)
 		if dev == "" {
-			e.logf("mounts.%d: %v needs a datasource device mapping earlyinit does not have: skipped", i, f[0])
+			e.logf("mounts.%d: %v %s: skipped", i, f[0], why)
 			continue
 		}
 		if devs[dev] {
