@@ -17,8 +17,8 @@ const defaultFinalMessage = "earlyinit v. $VERSION finished at $TIMESTAMP. Datas
 
 // finalMessage is cc_final_message, at every boot: final_message (or the
 // default) with $UPTIME, $TIMESTAMP, $VERSION and $DATASOURCE (also
-// ${...} and lower case, and cloud-init's {{ uptime }} jinja form)
-// replaced, written to the output log and the runner's log; then
+// ${...} and lower case, or {{ uptime }} under "## template: jinja":
+// renderTemplate) replaced, written to the output log and the runner's log; then
 // instances/<iid>/boot-finished ("uptime - timestamp - v. version").
 func finalMessage(_ context.Context, e *Env) error {
 	msg, _, err := ccfg.Decode[string](e.Cfg, "final_message")
@@ -62,21 +62,33 @@ func (e *Env) uptime() float64 {
 	return v
 }
 
-// renderTemplate replaces $name, ${name} and {{ name }} for each key of
-// subs, in lower or upper case, as cloud-init's templater does for basic
-// (Cheetah-like) and simple jinja templates. Unknown names stay as they
-// are. A leading "## template: jinja" line is dropped.
+// renderTemplate is cloud-init's templater.render_string for
+// final_message: a first line "## template: jinja" (any case, blanks
+// after ##) makes {{ name }} the substitutions (the line dropped), else
+// (or "## template: basic") they are $name and ${name}. A name is one of
+// subs' keys in lower case or in upper case. Unlike cloud-init, whose
+// basic renderer raises on a name it has not, so that nothing is printed,
+// and whose jinja prints an undefined marker, an unknown name stays as
+// written (TestFinalMessageAsCloudInit).
 func renderTemplate(s string, subs map[string]string) string {
-	if strings.HasPrefix(strings.ToLower(s), "## template:") {
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			s = s[i+1:]
-		} else {
-			s = ""
+	lookup := func(name string) (string, bool) {
+		if v, ok := subs[name]; ok {
+			return v, true
+		}
+		v, ok := subs[strings.ToLower(name)]
+		return v, ok && name == strings.ToUpper(name)
+	}
+	jinja := false
+	first, rest, _ := strings.Cut(s, "\n")
+	if h, ok := strings.CutPrefix(first, "##"); ok {
+		if kind, ok := strings.CutPrefix(strings.ToLower(strings.TrimLeft(h, " \t")), "template:"); ok {
+			jinja = strings.TrimSpace(kind) == "jinja"
+			s = rest
 		}
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
-		if s[i] == '$' {
+		if !jinja && s[i] == '$' {
 			j, name := i+1, ""
 			if j < len(s) && s[j] == '{' {
 				if k := strings.IndexByte(s[j:], '}'); k > 0 {
@@ -89,16 +101,15 @@ func renderTemplate(s string, subs map[string]string) string {
 				}
 				name, j = s[j:k], k
 			}
-			if v, ok := subs[strings.ToLower(name)]; ok && name != "" {
+			if v, ok := lookup(name); ok && name != "" {
 				b.WriteString(v)
 				i = j
 				continue
 			}
 		}
-		if strings.HasPrefix(s[i:], "{{") {
+		if jinja && strings.HasPrefix(s[i:], "{{") {
 			if k := strings.Index(s[i:], "}}"); k > 0 {
-				name := strings.TrimSpace(s[i+2 : i+k])
-				if v, ok := subs[strings.ToLower(name)]; ok {
+				if v, ok := lookup(strings.TrimSpace(s[i+2 : i+k])); ok {
 					b.WriteString(v)
 					i += k + 2
 					continue

@@ -193,7 +193,7 @@ func TestMounts(t *testing.T) {
 }
 
 func TestFinalMessage(t *testing.T) {
-	te := newEnv(t, "final_message: 'up $UPTIME at ${TIMESTAMP} v$version on {{ datasource }} $unknown'")
+	te := newEnv(t, "final_message: 'up $UPTIME at ${TIMESTAMP} v$version on $datasource $unknown'")
 	te.Data = &instance.Data{Datasource: "nocloud", DatasourceClass: "NoCloud", Subplatform: "seed-dir (/s)"}
 	te.Version = "0.9"
 	te.Now = func() time.Time { return time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC) }
