@@ -12,7 +12,8 @@ import (
 const aptGet = "apt-get --option=Dpkg::Options::=--force-confold --option=Dpkg::options::=--force-unsafe-io --assume-yes --quiet"
 
 // TestPackagesCommands: per package manager found in the root, the
-// commands cloud-init's distro classes run, argv exactly.
+// commands, argv exactly (TestPackagesAsCloudInit holds them to
+// cloud-init's own distribution classes).
 func TestPackagesCommands(t *testing.T) {
 	const cfg = "package_update: true\npackage_upgrade: true\npackages: [pwgen, [libfoo, 1.2-3]]\n"
 	for _, tc := range []struct {
