@@ -216,7 +216,7 @@ func decodeStruct(out reflect.Value, raw any, path string) error {
 		return wrongType(path, "a map", raw)
 	}
 	for _, f := range fields(out.Type()) {
-		fv := out.Field(f.index)
+		fv := out.FieldByIndex(f.index)
 		v, present := m[f.key]
 		if !present || v == nil {
 			if f.opts.def != nil {

@@ -5,10 +5,21 @@ import "reflect"
 // Config is cloud-config's top-level map: each field is a key whose shape
 // a type declares, tagged as any field (see the package's comment), with
 // one more option, nullempty: null is valid and reads as an empty map.
-// The keys earlyinit does not yet declare here are in internal/userdata's
-// hand-written schema.
+// The keys are grouped by what acts on them; a group's keys are Config's.
+// The keys no type declares (cloud-init's that earlyinit ignores, the
+// v1/v2 apt keys) are internal/userdata's.
 type Config struct {
-	// Scripts and files.
+	ScriptKeys
+	AccountKeys
+	SystemKeys
+	DiskKeys
+	PackageKeys
+	MgmtKeys
+	BootKeys
+}
+
+// ScriptKeys are Config's keys of scripts and files.
+type ScriptKeys struct {
 	Bootcmd      Commands    `yaml:"bootcmd"`
 	Runcmd       Commands    `yaml:"runcmd"`
 	WriteFiles   WriteFiles  `yaml:"write_files"`
@@ -16,8 +27,10 @@ type Config struct {
 	PowerState   *PowerState `yaml:"power_state"`
 	PhoneHome    *PhoneHome  `yaml:"phone_home"`
 	FinalMessage string      `yaml:"final_message"`
+}
 
-	// Users, groups, ssh and passwords.
+// AccountKeys are Config's keys of users, groups, ssh and passwords.
+type AccountKeys struct {
 	Users              Users               `yaml:"users"`
 	User               any                 `yaml:"user"`
 	Groups             any                 `yaml:"groups"`
@@ -40,8 +53,10 @@ type Config struct {
 	NoSSHFingerprints  bool                `yaml:"no_ssh_fingerprints"`
 	AuthkeyHash        string              `yaml:"authkey_hash" cc:"default=sha256"`
 	Earlyinit          *Earlyinit          `yaml:"earlyinit"`
+}
 
-	// Names, hosts, resolver, time, locale, keyboard.
+// SystemKeys are Config's keys of names, hosts, resolver, time, locale, keyboard.
+type SystemKeys struct {
 	Hostname               string      `yaml:"hostname"`
 	FQDN                   string      `yaml:"fqdn"`
 	PreferFQDNOverHostname bool        `yaml:"prefer_fqdn_over_hostname"`
@@ -60,8 +75,10 @@ type Config struct {
 	Rsyslog                *Rsyslog    `yaml:"rsyslog"`
 	Wireguard              *Wireguard  `yaml:"wireguard" cc:"null"`
 	DisableEC2Metadata     bool        `yaml:"disable_ec2_metadata"`
+}
 
-	// Disks, mounts, swap.
+// DiskKeys are Config's keys of disks, mounts, swap.
+type DiskKeys struct {
 	DeviceAliases      map[string]string    `yaml:"device_aliases"`
 	DiskSetup          map[string]DiskSetup `yaml:"disk_setup"`
 	FSSetup            []FSSetup            `yaml:"fs_setup"`
@@ -70,8 +87,10 @@ type Config struct {
 	Swap               *Swap                `yaml:"swap"`
 	Growpart           *Growpart            `yaml:"growpart"`
 	ResizeRootfs       any                  `yaml:"resize_rootfs"`
+}
 
-	// Repositories and packages.
+// PackageKeys are Config's keys of repositories and packages.
+type PackageKeys struct {
 	Apt                     *Apt      `yaml:"apt"`
 	YumRepos                YumRepos  `yaml:"yum_repos"`
 	YumRepoDir              string    `yaml:"yum_repo_dir"`
@@ -84,15 +103,19 @@ type Config struct {
 	AptUpdate               bool      `yaml:"apt_update" cc:"deprecated=apt_update; use package_update"`
 	AptUpgrade              bool      `yaml:"apt_upgrade" cc:"deprecated=apt_upgrade; use package_upgrade"`
 	AptRebootIfRequired     bool      `yaml:"apt_reboot_if_required" cc:"deprecated=apt_reboot_if_required; use package_reboot_if_required"`
+}
 
-	// Configuration management.
+// MgmtKeys are Config's keys of configuration management.
+type MgmtKeys struct {
 	Ansible        *Ansible        `yaml:"ansible"`
 	Puppet         *Puppet         `yaml:"puppet"`
 	Chef           *Chef           `yaml:"chef"`
 	SaltMinion     *SaltMinion     `yaml:"salt_minion"`
 	RHSubscription *RHSubscription `yaml:"rh_subscription"`
+}
 
-	// The boot: network configuration, merging, module lists, the
+// BootKeys are Config's keys of the boot: network configuration, merging, module lists, the.
+type BootKeys struct {
 	// distribution's settings.
 	Network            map[string]any `yaml:"network"`
 	MergeHow           any            `yaml:"merge_how"`

@@ -176,7 +176,7 @@ func structSchema(t reflect.Type) *Schema {
 
 // field is a struct field with a key.
 type field struct {
-	index int
+	index []int
 	key   string
 	Type  reflect.Type
 	opts  options
@@ -190,16 +190,24 @@ type options struct {
 	deprecated                                                   string
 }
 
-// fields are t's fields that have a yaml tag, in order.
+// fields are t's fields that have a yaml tag, in order; an embedded
+// struct's fields are t's (a group of keys, as in Config).
 func fields(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("yaml") == "" {
+			for _, g := range fields(f.Type) {
+				g.index = append([]int{i}, g.index...)
+				out = append(out, g)
+			}
+			continue
+		}
 		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if key == "" || key == "-" || !f.IsExported() {
 			continue
 		}
-		out = append(out, field{index: i, key: key, Type: f.Type, opts: parseOptions(t, f)})
+		out = append(out, field{index: []int{i}, key: key, Type: f.Type, opts: parseOptions(t, f)})
 	}
 	return out
 }
