@@ -187,7 +187,10 @@ func testCloudConfigApplied(t *testing.T, root string) {
 		"fs_setup": []any{
 			map[string]any{"label": ccDataLabel, "filesystem": "ext4", "device": "/dev/vdb", "partition": "auto"},
 		},
-		"mounts": []any{[]any{"LABEL=" + ccDataLabel, "/data"}},
+		// The disk by its name, as cloud-init's examples write it:
+		// vdb has a partition now, so /dev/vdb1 is what is mounted
+		// (cc_mounts' sanitize_devname).
+		"mounts": []any{[]any{"vdb", "/data"}},
 		"runcmd": []any{
 			// What is mounted on /data, written there; the locales
 			// the guest has.
@@ -258,7 +261,8 @@ func testCloudConfigApplied(t *testing.T, root string) {
 	}
 
 	// disk_setup, fs_setup, mounts: one MBR partition with an ext4 file
-	// system labelled data, in fstab, mounted on /data in the guest.
+	// system labelled data, in fstab as /dev/vdb1 (mounts named the
+	// disk), mounted on /data in the guest.
 	part, err := vm.Partition(data, vm.MBR)
 	if err != nil {
 		t.Fatalf("the data disk: %v", err)
@@ -272,7 +276,7 @@ func testCloudConfigApplied(t *testing.T, root string) {
 		t.Errorf("blkid of the data partition: TYPE=%q LABEL=%q, want ext4 %q", probe["TYPE"], probe["LABEL"], ccDataLabel)
 	}
 	fstab := catRoot(t, root, "/etc/fstab")
-	if !regexp.MustCompile(`(?m)^LABEL=`+ccDataLabel+`\s+/data\s+auto\s+\S*nofail\S*\s+0\s+2$`).MatchString(fstab) ||
+	if !regexp.MustCompile(`(?m)^/dev/vdb1\s+/data\s+auto\s+\S*nofail\S*\s+0\s+2$`).MatchString(fstab) ||
 		!strings.Contains(fstab, "comment=earlyinit") {
 		t.Errorf("/etc/fstab lacks the data mount:\n%s", fstab)
 	}
