@@ -13,7 +13,7 @@ type inner struct {
 type sample struct {
 	S       string            `yaml:"s" cc:"default=dflt"`
 	B       bool              `yaml:"b"`
-	BTrue   bool              `yaml:"b_true" cc:"default=true"`
+	BTrue   bool              `yaml:"b_true" cc:"default=true,notfalse"`
 	BTruthy bool              `yaml:"b_truthy" cc:"truthy"`
 	N       int               `yaml:"n"`
 	F       float64           `yaml:"f"`

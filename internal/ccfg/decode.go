@@ -137,7 +137,7 @@ func decode(out reflect.Value, raw any, path string, o options) error {
 		switch {
 		case o.truthy:
 			out.SetBool(scalar.Truthy(raw))
-		case o.def != nil && *o.def == "true":
+		case o.notFalse:
 			out.SetBool(!IsFalse(raw))
 		default:
 			out.SetBool(IsTrue(raw))

@@ -258,7 +258,7 @@ type NTP struct {
 	Pools     []string `yaml:"pools" cc:"unique"`
 	Servers   []string `yaml:"servers" cc:"unique"`
 	NTPClient string   `yaml:"ntp_client"`
-	Enabled   bool     `yaml:"enabled" cc:"default=true"`
+	Enabled   bool     `yaml:"enabled" cc:"default=true,notfalse"`
 	// UseDHCP is earlyinit's own: the DHCP lease's NTP servers too. 22.4's
 	// schema refuses the key.
 	UseDHCP bool       `yaml:"ntp_use_dhcp_config"`

@@ -13,8 +13,9 @@ import (
 // util.load_yaml, as its modules get the value) and answers what
 // cloud-init's helpers make of the value:
 //   - is_true: util.get_cfg_option_bool(cfg, "k") (util.is_true);
-//   - not_false: not util.is_false(v), a key defaulting to true
-//     (cc_ntp's enabled);
+//   - not_false: not util.is_false(v) (cc_ntp's enabled);
+//   - bool_true: util.get_cfg_option_bool(cfg, "k", True), a key that
+//     defaults to true but is read by is_true when given;
 //   - truthy: Python's bool(v), a module's `if cfg.get(key)`;
 //   - str: str(v), where a module formats a value;
 //   - list: util.get_cfg_option_list(cfg, "k"), the items as str() (null
@@ -27,6 +28,7 @@ for doc in json.load(sys.stdin):
     v = util.load_yaml(doc)["k"]
     r = {"is_true": util.get_cfg_option_bool({"k": v}, "k"),
          "not_false": not util.is_false(v),
+         "bool_true": util.get_cfg_option_bool({"k": v}, "k", True),
          "truthy": bool(v),
          "str": str(v)}
     l = util.get_cfg_option_list({"k": v}, "k")
@@ -42,6 +44,7 @@ json.dump(out, sys.stdout)
 type decoded struct {
 	IsTrue   bool     `json:"is_true"`
 	NotFalse bool     `json:"not_false"`
+	BoolTrue bool     `json:"bool_true"`
 	Truthy   bool     `json:"truthy"`
 	Str      string   `json:"str"`
 	List     []string `json:"list"`
@@ -51,7 +54,8 @@ type decoded struct {
 // probe holds a value in every field form Decode has.
 type probe struct {
 	IsTrue   bool     `yaml:"is_true"`
-	NotFalse bool     `yaml:"not_false" cc:"default=true"`
+	NotFalse bool     `yaml:"not_false" cc:"default=true,notfalse"`
+	BoolTrue bool     `yaml:"bool_true" cc:"default=true"`
 	Truthy   bool     `yaml:"truthy" cc:"truthy"`
 	Str      string   `yaml:"str"`
 	List     []string `yaml:"list" cc:"untrimmed"`
@@ -64,6 +68,7 @@ var decodeDifferences = map[string]string{
 	// earlyinit's is_true also takes y (and is_false n): the ssh
 	// module's pre-YAML configs wrote them.
 	"y/is_true": "y is true", "Y/is_true": "Y is true",
+	"y/bool_true": "y is true", "Y/bool_true": "Y is true",
 	"n/not_false": "n is false", "N/not_false": "N is false",
 	// int() of a boolean is 0 or 1; Decode refuses a boolean for a
 	// number.
@@ -117,6 +122,9 @@ func TestDecodeAsCloudInit(t *testing.T) {
 		}
 		if p, err := one("not_false"); err == nil {
 			check("not_false", p.NotFalse == w.NotFalse, p.NotFalse, w.NotFalse)
+		}
+		if p, err := one("bool_true"); err == nil {
+			check("bool_true", p.BoolTrue == w.BoolTrue, p.BoolTrue, w.BoolTrue)
 		}
 		if p, err := one("truthy"); err == nil {
 			check("truthy", p.Truthy == w.Truthy, p.Truthy, w.Truthy)

@@ -16,6 +16,8 @@
 //   - deprecated=NOTE: valid, with a warning naming NOTE;
 //   - truthy: a boolean read by Python truthiness (a module's
 //     `if cfg.get(key)`), not util.is_true;
+//   - notfalse: a boolean true unless util.is_false (cc_ntp's enabled),
+//     not util.is_true;
 //   - strict: a string must be a string, a list a list (of strict items,
 //     untrimmed): no number read as its str(), no lone string as a list;
 //   - untrimmed: a list of strings as util.get_cfg_option_list reads
@@ -183,11 +185,11 @@ type field struct {
 }
 
 type options struct {
-	required, null, nullEmpty, unique, truthy, strict, untrimmed bool
-	min, max                                                     int
-	enum                                                         []any
-	def                                                          *string
-	deprecated                                                   string
+	required, null, nullEmpty, unique, truthy, notFalse, strict, untrimmed bool
+	min, max                                                               int
+	enum                                                                   []any
+	def                                                                    *string
+	deprecated                                                             string
 }
 
 // fields are t's fields that have a yaml tag, in order; an embedded
@@ -237,6 +239,8 @@ func parseOptions(t reflect.Type, f reflect.StructField) options {
 			o.unique = true
 		case "truthy":
 			o.truthy = true
+		case "notfalse":
+			o.notFalse = true
 		case "strict":
 			o.strict = true
 		case "untrimmed":
