@@ -36,10 +36,10 @@ type AccountKeys struct {
 	Groups             any                 `yaml:"groups"`
 	SSHAuthorizedKeys  []string            `yaml:"ssh_authorized_keys" cc:"min=1"`
 	SSHImportID        []string            `yaml:"ssh_import_id"`
-	DisableRoot        bool                `yaml:"disable_root"`
+	DisableRoot        bool                `yaml:"disable_root" cc:"default=true"`
 	DisableRootOpts    string              `yaml:"disable_root_opts"`
-	AllowPublicSSHKeys bool                `yaml:"allow_public_ssh_keys"`
-	SSHDeleteKeys      bool                `yaml:"ssh_deletekeys"`
+	AllowPublicSSHKeys bool                `yaml:"allow_public_ssh_keys" cc:"default=true"`
+	SSHDeleteKeys      bool                `yaml:"ssh_deletekeys" cc:"default=true"`
 	SSHQuietKeygen     bool                `yaml:"ssh_quiet_keygen"`
 	SSHGenKeyTypes     []string            `yaml:"ssh_genkeytypes" cc:"min=1"`
 	SSHKeys            map[string]string   `yaml:"ssh_keys"`

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
@@ -27,18 +28,29 @@ func (e *Env) hostnames() (name, fqdn string, ok bool, err error) {
 	if !ok || err != nil {
 		return "", "", ok, err
 	}
-	if cfgBool(e.Cfg, "prefer_fqdn_over_hostname", false) {
-		return fqdn, fqdn, true, nil
+	prefer, _, err := ccfg.Decode[bool](e.Cfg, "prefer_fqdn_over_hostname")
+	if prefer {
+		return fqdn, fqdn, true, err
 	}
-	return short, fqdn, true, nil
+	return short, fqdn, true, err
 }
 
 // hostnamePair is the short name and fqdn, see hostnames.
 func (e *Env) hostnamePair() (short, fqdn string, ok bool, err error) {
-	if f := cfgString(e.Cfg, "fqdn", ""); f != "" {
-		fqdn = f
-		short = cfgString(e.Cfg, "hostname", strings.SplitN(f, ".", 2)[0])
-	} else if h := cfgString(e.Cfg, "hostname", ""); strings.Index(h, ".") > 0 {
+	f, _, err := ccfg.Decode[string](e.Cfg, "fqdn")
+	if err != nil {
+		return "", "", false, err
+	}
+	h, hasHostname, err := ccfg.Decode[string](e.Cfg, "hostname")
+	if err != nil {
+		return "", "", false, err
+	}
+	if f != "" {
+		fqdn, short = f, h
+		if !hasHostname {
+			short = strings.SplitN(f, ".", 2)[0]
+		}
+	} else if strings.Index(h, ".") > 0 {
 		fqdn, short = h, h[:strings.Index(h, ".")]
 	} else {
 		if e.Data != nil && e.Data.LocalHostname != "" {
@@ -95,9 +107,11 @@ func (e *Env) datasourceHostnames() (short, fqdn string, err error) {
 // previousHostnameFile, and the running system's name is set with
 // hostname(1). Nothing happens with preserve_hostname.
 func setHostname(ctx context.Context, e *Env) error {
-	if cfgBool(e.Cfg, "preserve_hostname", false) {
-		e.logf("preserve_hostname is set: hostname left alone")
-		return nil
+	if preserve, _, err := ccfg.Decode[bool](e.Cfg, "preserve_hostname"); preserve || err != nil {
+		if err == nil {
+			e.logf("preserve_hostname is set: hostname left alone")
+		}
+		return err
 	}
 	name, _, ok, err := e.hostnames()
 	if err != nil || !ok {
@@ -114,8 +128,8 @@ func setHostname(ctx context.Context, e *Env) error {
 // last wrote (an admin's change is kept), as cloud-init's
 // distro.update_hostname.
 func updateHostname(ctx context.Context, e *Env) error {
-	if cfgBool(e.Cfg, "preserve_hostname", false) {
-		return nil
+	if preserve, _, err := ccfg.Decode[bool](e.Cfg, "preserve_hostname"); preserve || err != nil {
+		return err
 	}
 	name, _, ok, err := e.hostnames()
 	if err != nil || !ok {

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // disableRootOpts is cloud-init's ssh_util.DISABLE_USER_OPTS, the default
@@ -87,7 +89,11 @@ func hostKeyFile(t string) string { return "/etc/ssh/ssh_host_" + t + "_key" }
 //     PermitRootLogin.
 func ssh(ctx context.Context, e *Env) error {
 	var errs []error
-	if cfgBool(e.Cfg, "ssh_deletekeys", true) {
+	deleteKeys, _, err := ccfg.Decode[bool](e.Cfg, "ssh_deletekeys")
+	if err != nil {
+		return err
+	}
+	if deleteKeys {
 		ents, _ := os.ReadDir(e.Root.Path("/etc/ssh"))
 		for _, ent := range ents {
 			n := ent.Name()
@@ -102,12 +108,12 @@ func ssh(ctx context.Context, e *Env) error {
 	if raw, ok := e.Cfg["ssh_keys"]; ok {
 		errs = append(errs, e.writeHostKeys(ctx, raw))
 	} else {
-		types, err := cfgStrings(e.Cfg, "ssh_genkeytypes", false)
+		types, _, err := ccfg.Decode[[]string](e.Cfg, "ssh_genkeytypes")
 		if err != nil {
 			return err
 		}
 		if _, ok := e.Cfg["ssh_genkeytypes"]; !ok {
-			types = e.hostKeyTypes()
+			types = e.hostKeyTypes() // null is none, as get_cfg_option_list's
 		}
 		todo, err := e.missingHostKeys(types)
 		errs = append(errs, err)
@@ -120,10 +126,14 @@ func ssh(ctx context.Context, e *Env) error {
 	}
 
 	var keys []string
-	if cfgBool(e.Cfg, "allow_public_ssh_keys", true) && e.Data != nil {
+	allowPublic, _, err := ccfg.Decode[bool](e.Cfg, "allow_public_ssh_keys")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if allowPublic && e.Data != nil {
 		keys = append(keys, e.Data.PublicKeys...)
 	}
-	cfgKeys, err := cfgStrings(e.Cfg, "ssh_authorized_keys", false)
+	cfgKeys, _, err := ccfg.Decode[[]string](e.Cfg, "ssh_authorized_keys")
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -133,12 +143,23 @@ func ssh(ctx context.Context, e *Env) error {
 		errs = append(errs, e.addAuthorizedKeys(user, keys, ""))
 	}
 	prefix := ""
-	if cfgBool(e.Cfg, "disable_root", true) {
+	disableRoot, _, err := ccfg.Decode[bool](e.Cfg, "disable_root")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if disableRoot {
 		u := user
 		if u == "" {
 			u = "NONE"
 		}
-		prefix = cfgString(e.Cfg, "disable_root_opts", disableRootOpts)
+		opts, given, err := ccfg.Decode[string](e.Cfg, "disable_root_opts")
+		if err != nil {
+			errs = append(errs, err)
+		}
+		prefix = opts
+		if !given {
+			prefix = disableRootOpts
+		}
 		prefix = strings.ReplaceAll(prefix, "$USER", u)
 		prefix = strings.ReplaceAll(prefix, "$DISABLE_USER", "root")
 	}
