@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // packageUpdateUpgradeInstall is cc_package_update_upgrade_install with
@@ -16,9 +18,12 @@ import (
 // for after an upgrade or install is requested from the runner (cloud-init
 // runs /sbin/reboot itself).
 func packageUpdateUpgradeInstall(ctx context.Context, e *Env) error {
+	var readErrs []error
 	anyTrue := func(keys ...string) bool {
 		for _, k := range keys {
-			if cfgBool(e.Cfg, k, false) {
+			on, _, err := ccfg.Decode[bool](e.Cfg, k)
+			readErrs = append(readErrs, err)
+			if on {
 				return true
 			}
 		}
@@ -27,6 +32,9 @@ func packageUpdateUpgradeInstall(ctx context.Context, e *Env) error {
 	update := anyTrue("apt_update", "package_update")
 	upgrade := anyTrue("package_upgrade", "apt_upgrade")
 	reboot := anyTrue("apt_reboot_if_required", "package_reboot_if_required")
+	if err := errors.Join(readErrs...); err != nil {
+		return err
+	}
 	raw := e.Cfg["packages"]
 	if !update && !upgrade && isEmptyList(raw) {
 		return nil

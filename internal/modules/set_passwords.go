@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // hashedRE tells a crypt hash in `password` and chpasswd.list, as
@@ -81,7 +83,11 @@ func setPasswords(ctx context.Context, e *Env) error {
 		return k, k + "password "
 	}
 	if len(users) == 0 && len(list) == 0 {
-		if p := cfgString(e.Cfg, "password", ""); p != "" {
+		p, _, err := ccfg.Decode[string](e.Cfg, "password")
+		if err != nil {
+			return err
+		}
+		if p != "" {
 			if u := e.defaultUserName(); u != "" {
 				list = []string{u + ":" + p}
 				listKey = func(int) (string, string) { return "password: ", "password: " }
