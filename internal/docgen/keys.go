@@ -2,7 +2,8 @@ package docgen
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
@@ -27,15 +28,15 @@ func keyRows(b *strings.Builder, path string, s *ccfg.Schema, required bool) {
 		return
 	}
 	alts := []*ccfg.Schema{s}
-	for _, k := range sortedKeys(s.Alts) {
+	for _, k := range slices.Sorted(maps.Keys(s.Alts)) {
 		alts = append(alts, s.Alts[k])
 	}
 	for _, a := range alts {
 		if a == nil {
 			continue
 		}
-		for _, k := range sortedKeys(a.Props) {
-			keyRows(b, path+"."+k, a.Props[k], contains(a.Required, k))
+		for _, k := range slices.Sorted(maps.Keys(a.Props)) {
+			keyRows(b, path+"."+k, a.Props[k], slices.Contains(a.Required, k))
 		}
 		if a.Values != nil {
 			keyRows(b, path+".<name>", a.Values, false)
@@ -53,7 +54,7 @@ func kindOf(s *ccfg.Schema) string {
 	case s == nil:
 		return "any"
 	case s.Alts != nil:
-		return strings.Join(sortedKeys(s.Alts), " or ")
+		return strings.Join(slices.Sorted(maps.Keys(s.Alts)), " or ")
 	case len(s.Types) == 0:
 		return "any"
 	}
@@ -121,7 +122,7 @@ func notes(s *ccfg.Schema, required bool) []string {
 			n = append(n, "null allowed")
 		}
 	}
-	for _, k := range sortedKeys(s.Alts) {
+	for _, k := range slices.Sorted(maps.Keys(s.Alts)) {
 		if a := s.Alts[k]; a != nil && a.Props == nil && a.Items == nil {
 			if an := notes(a, false); len(an) > 0 {
 				n = append(n, k+": "+strings.Join(an, ", "))
@@ -135,22 +136,4 @@ func notes(s *ccfg.Schema, required bool) []string {
 // in its list's row).
 func simpleScalar(s *ccfg.Schema) bool {
 	return s != nil && s.Alts == nil && len(s.Types) == 1 && s.Types[0] != "map" && s.Types[0] != "list"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

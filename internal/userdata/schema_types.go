@@ -3,6 +3,7 @@ package userdata
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -32,7 +33,7 @@ func fromSchema(s *ccfg.Schema) check {
 			o.keys = regexp.MustCompile(s.KeyPattern)
 		}
 		c = o.check
-	case s.Items != nil || hasType(s, "list"):
+	case s.Items != nil || slices.Contains(s.Types, "list"):
 		c = listOf(fromSchema(s.Items), s.MinItems, s.MaxItems)
 	case s.Enum != nil:
 		c = enum(s.Enum...)
@@ -46,7 +47,7 @@ func fromSchema(s *ccfg.Schema) check {
 	if s.Unique {
 		c = uniqueItems(c)
 	}
-	if hasType(s, "null") && !typedNull && s.Alts == nil && len(s.Types) > 1 {
+	if slices.Contains(s.Types, "null") && !typedNull && s.Alts == nil && len(s.Types) > 1 {
 		c = oneOf(map[string]check{"null": nil, mainType(s): c})
 	}
 	if s.Check != "" {
@@ -195,15 +196,6 @@ func nonemptyMap(v *validator, n *yaml.Node, path string) {
 // number as text.
 func orgString(v *validator, n *yaml.Node, path string) {
 	v.warnf(n, path, "cloud-init 22.4's schema wants an integer (later versions take a string, as subscription-manager does)")
-}
-
-func hasType(s *ccfg.Schema, t string) bool {
-	for _, x := range s.Types {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // mainType is the kind of a schema taking it or null.
