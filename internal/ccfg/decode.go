@@ -23,8 +23,9 @@ import (
 // its line). TestDecodeAsCloudInit holds these readings to cloud-init's
 // own helpers (util.is_true, is_false, get_cfg_option_list, str(),
 // int()) on 40 values, with its differences listed (null is the key not
-// given, where cloud-init reads is_true(None) or str(None)). A value Decode cannot read is an error naming its key path;
-// so is a key that is not a field of Config of type T (or *T).
+// given, where cloud-init reads is_true(None) or str(None)). A value
+// Decode cannot read is an error naming its key path; so is a key that is
+// not a field of Config of type T (or *T).
 func Decode[T any](cfg map[string]any, key string) (v T, ok bool, err error) {
 	k, declared := lookup(key)
 	want := reflect.TypeFor[T]()
