@@ -104,8 +104,8 @@ func (ZypperRepo) Shape(s *Schema) { s.KeyPattern = AnyKey }
 // configs it had before the map (with a deprecation warning); its schema
 // does not, nor does earlyinit's.
 type Rsyslog struct {
-	ConfigDir            string         `yaml:"config_dir"`
-	ConfigFilename       string         `yaml:"config_filename"`
+	ConfigDir            string         `yaml:"config_dir" cc:"strict,default=/etc/rsyslog.d"`
+	ConfigFilename       string         `yaml:"config_filename" cc:"strict,default=20-cloud-config.conf"`
 	Configs              []any          `yaml:"configs"`
 	Remotes              map[string]any `yaml:"remotes"`
 	ServiceReloadCommand any            `yaml:"service_reload_command"`

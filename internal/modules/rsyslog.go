@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // rsyslog is cc_rsyslog:
@@ -39,8 +41,8 @@ func rsyslog(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	configs, _ := rc["configs"].([]any)
-	if rem, _ := rc["remotes"].(map[string]any); len(rem) > 0 {
+	configs := rc.Configs
+	if rem := rc.Remotes; len(rem) > 0 {
 		text, err := remotesConfig(rem)
 		if err != nil {
 			return err
@@ -53,11 +55,11 @@ func rsyslog(ctx context.Context, e *Env) error {
 		e.logf("rsyslog: no configs: nothing to do")
 		return nil
 	}
-	dir := cfgString(rc, "config_dir", "/etc/rsyslog.d")
+	dir := rc.ConfigDir
 	if _, err := confPath("rsyslog.config_dir", dir); err != nil {
 		return err
 	}
-	def := cfgString(rc, "config_filename", "20-cloud-config.conf")
+	def := rc.ConfigFilename
 	files := map[string]*strings.Builder{}
 	var order []string
 	for i, ent := range configs {
@@ -100,7 +102,7 @@ func rsyslog(ctx context.Context, e *Env) error {
 			b.WriteString("\n")
 		}
 	}
-	reload, err := rsyslogReload(rc)
+	reload, err := rsyslogReload(rc.ServiceReloadCommand)
 	if err != nil {
 		return err
 	}
@@ -130,46 +132,24 @@ func rsyslog(ctx context.Context, e *Env) error {
 }
 
 // rsyslogConfig is load_config: the map form, or the legacy list form
-// turned into it.
-func rsyslogConfig(cfg map[string]any, raw any) (map[string]any, error) {
-	var rc map[string]any
+// turned into it, read as ccfg.Rsyslog.
+func rsyslogConfig(cfg map[string]any, raw any) (ccfg.Rsyslog, error) {
+	var rc ccfg.Rsyslog
 	switch t := raw.(type) {
-	case nil:
-		rc = map[string]any{}
-	case map[string]any:
-		rc = t
 	case []any:
-		rc = map[string]any{"configs": t}
+		m := map[string]any{"configs": t}
 		if v, ok := cfg["rsyslog_filename"]; ok {
-			rc["config_filename"] = v
+			m["config_filename"] = v
 		}
 		if v, ok := cfg["rsyslog_dir"]; ok {
-			rc["config_dir"] = v
+			m["config_dir"] = v
 		}
-	default:
-		return nil, fmt.Errorf("rsyslog: want a map, got %s", kind(raw))
+		raw = m
+	case nil:
+		raw = map[string]any{}
 	}
-	for _, k := range []struct {
-		key, want string
-		ok        func(any) bool
-	}{
-		{"configs", "a list", func(v any) bool { _, ok := v.([]any); return ok }},
-		{"config_dir", "a string", func(v any) bool { _, ok := v.(string); return ok }},
-		{"config_filename", "a string", func(v any) bool { _, ok := v.(string); return ok }},
-		{"remotes", "a map", func(v any) bool { _, ok := v.(map[string]any); return ok }},
-		{"service_reload_command", "a string or a list", func(v any) bool {
-			switch v.(type) {
-			case string, []any:
-				return true
-			}
-			return false
-		}},
-	} {
-		if v, ok := rc[k.key]; ok && !k.ok(v) {
-			return nil, fmt.Errorf("rsyslog.%s: want %s, got %s", k.key, k.want, kind(v))
-		}
-	}
-	return rc, nil
+	err := ccfg.DecodeValue(raw, "rsyslog", &rc)
+	return rc, err
 }
 
 // rsyslogPath is name in dir (os.path.join: an absolute name stays), a
@@ -185,8 +165,8 @@ func rsyslogPath(dir, name string) (string, error) {
 }
 
 // rsyslogReload is service_reload_command: nil for auto.
-func rsyslogReload(rc map[string]any) ([]string, error) {
-	switch t := rc["service_reload_command"].(type) {
+func rsyslogReload(cmd any) ([]string, error) {
+	switch t := cmd.(type) {
 	case nil:
 		return nil, nil
 	case string:
@@ -208,7 +188,7 @@ func rsyslogReload(rc map[string]any) ([]string, error) {
 		}
 		return argv, nil
 	}
-	return nil, nil
+	return nil, fmt.Errorf("rsyslog.service_reload_command: want a string or a list, got %s", kind(cmd))
 }
 
 // remotesConfig is remotes_to_rsyslog_cfg, names sorted.
