@@ -1,6 +1,9 @@
 package ccfg
 
-import "reflect"
+import (
+	"reflect"
+	"sync"
+)
 
 // Config is cloud-config's top-level map: each field is a key whose shape
 // a type declares, tagged as any field (see the package's comment), with
@@ -225,14 +228,25 @@ const (
 	NullEmpty
 )
 
+// keyIndex is Keys by name, built on the first lookup: deriving Keys
+// walks Config's fields and parses their tags (about 300 allocations),
+// which every Decode would otherwise repeat. Zero values: nothing is
+// built at package initialisation.
+var (
+	keyIndexOnce sync.Once
+	keyIndex     map[string]Key
+)
+
 // lookup is the registered key name, if any.
 func lookup(name string) (Key, bool) {
-	for _, k := range Keys() {
-		if k.Name == name {
-			return k, true
+	keyIndexOnce.Do(func() {
+		keyIndex = map[string]Key{}
+		for _, k := range Keys() {
+			keyIndex[k.Name] = k
 		}
-	}
-	return Key{}, false
+	})
+	k, ok := keyIndex[name]
+	return k, ok
 }
 
 // Keyboard is cc_keyboard's keyboard.
