@@ -3,10 +3,11 @@ package modules
 import (
 	"context"
 	"fmt"
-	"github.com/earlyinit/earlyinit/internal/pyyaml"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
 
 	"github.com/earlyinit/earlyinit/internal/instance"
 )
@@ -252,19 +253,6 @@ func ansibleShown(argv []string) string {
 		out[i] = redactURL(a)
 	}
 	return strings.Join(out, " ")
-}
-
-// runShown runs c, logging nothing; a failure names the command as shown
-// (its secrets hidden) rather than c's own argv.
-func (e *Env) runShown(ctx context.Context, c Cmd, shown string) ([]byte, error) {
-	if e.Exec == nil {
-		return nil, errNoExec
-	}
-	out, err := e.Exec.Run(ctx, c)
-	if err != nil {
-		return out, fmt.Errorf("run %s: %w", shown, err)
-	}
-	return out, nil
 }
 
 // whichRoot tells whether name is in one of the root's PATH directories

@@ -110,29 +110,6 @@ func caCerts(ctx context.Context, e *Env) error {
 	return nil
 }
 
-// untrimmedStrings is util.get_cfg_option_list: m[key] as a list of
-// strings, a lone string as a list of one, the items as they are (not
-// trimmed: a certificate keeps its last newline).
-func untrimmedStrings(m map[string]any, key string) ([]string, error) {
-	switch t := m[key].(type) {
-	case nil:
-		return nil, nil
-	case string:
-		return []string{t}, nil
-	case []any:
-		out := make([]string, 0, len(t))
-		for i, x := range t {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("%s.%d: want a string, got %s", key, i, kind(x))
-			}
-			out = append(out, s)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("%s: want a list of strings, got %s", key, kind(m[key]))
-}
-
 // checkPEM accepts a certificate as PEM text: a BEGIN CERTIFICATE line,
 // printable ASCII and line breaks only.
 func checkPEM(c string) error {

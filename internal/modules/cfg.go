@@ -1,7 +1,13 @@
 package modules
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"fmt"
+	"io"
+	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
@@ -149,4 +155,142 @@ func alnumOr(s, extra string) bool {
 		}
 	}
 	return true
+}
+
+// redactURL hides the user information of the URLs in s
+// (https://user:token@host/ is https://(credentials)@host/).
+func redactURL(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+3])
+		s = s[i+3:]
+		end := strings.IndexAny(s, "/?# \t\n\"'")
+		if end < 0 {
+			end = len(s)
+		}
+		if at := strings.LastIndex(s[:end], "@"); at >= 0 {
+			b.WriteString("(credentials)")
+			s = s[at:]
+		}
+	}
+}
+
+// iniSafe refuses control characters (a line break would start a new
+// line of the file).
+func iniSafe(s string) bool {
+	for _, r := range s {
+		if r < ' ' && r != '\t' || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// pyTruthy is Python's truth of a YAML value: false for null, false, 0,
+// "" and empty lists and maps.
+func pyTruthy(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map, reflect.String:
+		return rv.Len() > 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return !rv.IsZero()
+	}
+	return true
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// writeFilesEncoding decodes content per a write_files encoding, as
+// cloud-init's canonicalize_extraction and extract_contents: gz/gzip,
+// gz+base64 (gzip+base64, gz+b64, gzip+b64), b64/base64, text/plain or
+// empty as is. Unlike cloud-init, an unknown encoding is an error rather
+// than plain text with a warning: writing base64 text where a binary was
+// meant helps nobody.
+func writeFilesEncoding(encoding string, content []byte) ([]byte, error) {
+	enc := strings.ToLower(strings.TrimSpace(encoding))
+	var steps []string
+	switch enc {
+	case "", "text/plain":
+	case "gz", "gzip":
+		steps = []string{"gzip"}
+	case "gz+base64", "gzip+base64", "gz+b64", "gzip+b64":
+		steps = []string{"base64", "gzip"}
+	case "b64", "base64":
+		steps = []string{"base64"}
+	default:
+		return nil, fmt.Errorf("encoding %q: want b64, gzip, gz+b64 or text/plain", encoding)
+	}
+	out := content
+	for _, s := range steps {
+		switch s {
+		case "base64":
+			// Python's b64decode drops characters outside the alphabet
+			// (newlines from YAML block scalars, spaces).
+			clean := strings.Map(func(r rune) rune {
+				if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '=' {
+					return r
+				}
+				return -1
+			}, string(out))
+			b, err := base64.StdEncoding.DecodeString(clean)
+			if err != nil {
+				return nil, fmt.Errorf("encoding %s: bad base64: %w", encoding, err)
+			}
+			out = b
+		case "gzip":
+			zr, err := gzip.NewReader(bytes.NewReader(out))
+			if err != nil {
+				return nil, fmt.Errorf("encoding %s: bad gzip: %w", encoding, err)
+			}
+			b, err := io.ReadAll(io.LimitReader(zr, maxFileSize+1))
+			if err != nil {
+				return nil, fmt.Errorf("encoding %s: bad gzip: %w", encoding, err)
+			}
+			if len(b) > maxFileSize {
+				return nil, fmt.Errorf("encoding %s: inflates past %d bytes", encoding, maxFileSize)
+			}
+			out = b
+		}
+	}
+	return out, nil
+}
+
+// untrimmedStrings is util.get_cfg_option_list: m[key] as a list of
+// strings, a lone string as a list of one, the items as they are (not
+// trimmed: a certificate keeps its last newline).
+func untrimmedStrings(m map[string]any, key string) ([]string, error) {
+	switch t := m[key].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []string{t}, nil
+	case []any:
+		out := make([]string, 0, len(t))
+		for i, x := range t {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s.%d: want a string, got %s", key, i, kind(x))
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: want a list of strings, got %s", key, kind(m[key]))
 }

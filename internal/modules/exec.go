@@ -139,3 +139,16 @@ func (e *Env) has(paths ...string) (string, bool) {
 func (e *Env) tool(name string) (string, bool) {
 	return e.has("/usr/sbin/"+name, "/sbin/"+name, "/usr/bin/"+name, "/bin/"+name)
 }
+
+// runShown runs c, logging nothing; a failure names the command as shown
+// (its secrets hidden) rather than c's own argv.
+func (e *Env) runShown(ctx context.Context, c Cmd, shown string) ([]byte, error) {
+	if e.Exec == nil {
+		return nil, errNoExec
+	}
+	out, err := e.Exec.Run(ctx, c)
+	if err != nil {
+		return out, fmt.Errorf("run %s: %w", shown, err)
+	}
+	return out, nil
+}

@@ -18,9 +18,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/earlyinit/earlyinit/internal/httpget"
 	"io"
 	"time"
+
+	"github.com/earlyinit/earlyinit/internal/httpget"
 
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 	"github.com/earlyinit/earlyinit/internal/instance"

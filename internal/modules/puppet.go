@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/earlyinit/earlyinit/internal/pyyaml"
 	"io/fs"
 	"net/url"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
 
 	"github.com/earlyinit/earlyinit/internal/httpget"
 )
@@ -445,29 +446,6 @@ func (e *Env) runInstaller(ctx context.Context, key, rawURL string, retries int,
 	return err
 }
 
-// redactURL hides the user information of the URLs in s
-// (https://user:token@host/ is https://(credentials)@host/).
-func redactURL(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "://")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i+3])
-		s = s[i+3:]
-		end := strings.IndexAny(s, "/?# \t\n\"'")
-		if end < 0 {
-			end = len(s)
-		}
-		if at := strings.LastIndex(s[:end], "@"); at >= 0 {
-			b.WriteString("(credentials)")
-			s = s[at:]
-		}
-	}
-}
-
 // pyINI is a configuration file as Python's configparser.RawConfigParser
 // reads and writes it (cloud-init's DefaultingConfigParser): sections in
 // file order, keys lower-cased in their order, "key = value" lines, a
@@ -579,17 +557,6 @@ func (p *pyINI) String() string {
 		write(s)
 	}
 	return b.String()
-}
-
-// iniSafe refuses control characters (a line break would start a new
-// line of the file).
-func iniSafe(s string) bool {
-	for _, r := range s {
-		if r < ' ' && r != '\t' || r == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // iniSectionName is a section name configparser reads back as itself

@@ -3,11 +3,12 @@ package modules
 import (
 	"context"
 	"fmt"
-	"github.com/earlyinit/earlyinit/internal/ccfg"
-	"github.com/earlyinit/earlyinit/internal/pyyaml"
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
 
 	"github.com/earlyinit/earlyinit/internal/instance"
 )

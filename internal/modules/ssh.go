@@ -66,9 +66,6 @@ func (e *Env) hostKeyTypes() []string {
 	return types
 }
 
-// hostKeyFile is the host key of type t, as cloud-init's KEY_FILE_TPL.
-func hostKeyFile(t string) string { return "/etc/ssh/ssh_host_" + t + "_key" }
-
 // ssh is cc_ssh, per instance:
 //
 //   - ssh_deletekeys (default true): /etc/ssh/ssh_host_*key* removed;

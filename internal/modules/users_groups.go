@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,23 +239,6 @@ func (e *Env) userPasswords(ctx context.Context, name string, cfg map[string]any
 		return e.lockPasswd(ctx, name)
 	}
 	return nil
-}
-
-// pyTruthy is Python's truth of a YAML value: false for null, false, 0,
-// "" and empty lists and maps.
-func pyTruthy(v any) bool {
-	if v == nil {
-		return false
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Map, reflect.String:
-		return rv.Len() > 0
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return !rv.IsZero()
-	}
-	return true
 }
 
 // sudoRules is the user's sudo key as "name rule" lines for sudoersFile.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // wireguard is cc_wireguard (cloud-init 22.4.2), once per instance in the
@@ -182,23 +180,4 @@ func (e *Env) loadWireguard(ctx context.Context) error {
 		return fmt.Errorf("wireguard: load the kernel module: %w", err)
 	}
 	return nil
-}
-
-// unameRelease is the running kernel's release ("6.1.0-56-amd64").
-func unameRelease() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return ""
-	}
-	return unix.ByteSliceToString(u.Release[:])
-}
-
-// kernelOlder tells whether release is older than major.minor; an
-// unreadable release is not.
-func kernelOlder(release string, major, minor int) bool {
-	var maj, mnr int
-	if n, _ := fmt.Sscanf(release, "%d.%d", &maj, &mnr); n != 2 {
-		return false
-	}
-	return maj < major || maj == major && mnr < minor
 }

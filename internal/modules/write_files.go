@@ -1,13 +1,9 @@
 package modules
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strconv"
@@ -56,61 +52,6 @@ func (e *Env) writeFilesEntries(deferred bool) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// writeFilesEncoding decodes content per a write_files encoding, as
-// cloud-init's canonicalize_extraction and extract_contents: gz/gzip,
-// gz+base64 (gzip+base64, gz+b64, gzip+b64), b64/base64, text/plain or
-// empty as is. Unlike cloud-init, an unknown encoding is an error rather
-// than plain text with a warning: writing base64 text where a binary was
-// meant helps nobody.
-func writeFilesEncoding(encoding string, content []byte) ([]byte, error) {
-	enc := strings.ToLower(strings.TrimSpace(encoding))
-	var steps []string
-	switch enc {
-	case "", "text/plain":
-	case "gz", "gzip":
-		steps = []string{"gzip"}
-	case "gz+base64", "gzip+base64", "gz+b64", "gzip+b64":
-		steps = []string{"base64", "gzip"}
-	case "b64", "base64":
-		steps = []string{"base64"}
-	default:
-		return nil, fmt.Errorf("encoding %q: want b64, gzip, gz+b64 or text/plain", encoding)
-	}
-	out := content
-	for _, s := range steps {
-		switch s {
-		case "base64":
-			// Python's b64decode drops characters outside the alphabet
-			// (newlines from YAML block scalars, spaces).
-			clean := strings.Map(func(r rune) rune {
-				if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '=' {
-					return r
-				}
-				return -1
-			}, string(out))
-			b, err := base64.StdEncoding.DecodeString(clean)
-			if err != nil {
-				return nil, fmt.Errorf("encoding %s: bad base64: %w", encoding, err)
-			}
-			out = b
-		case "gzip":
-			zr, err := gzip.NewReader(bytes.NewReader(out))
-			if err != nil {
-				return nil, fmt.Errorf("encoding %s: bad gzip: %w", encoding, err)
-			}
-			b, err := io.ReadAll(io.LimitReader(zr, maxFileSize+1))
-			if err != nil {
-				return nil, fmt.Errorf("encoding %s: bad gzip: %w", encoding, err)
-			}
-			if len(b) > maxFileSize {
-				return nil, fmt.Errorf("encoding %s: inflates past %d bytes", encoding, maxFileSize)
-			}
-			out = b
-		}
-	}
-	return out, nil
 }
 
 // ParsePermissions reads a mode as cloud-init's decode_perms does: an

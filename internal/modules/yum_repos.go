@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"time"
 )
@@ -165,13 +164,4 @@ func repoValue(key string, v any, sep string) (string, error) {
 		return "", fmt.Errorf("%s: the value has a newline: a list gives several lines", key)
 	}
 	return s, nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
