@@ -180,7 +180,7 @@ func TestAnsibleSecretsNotShown(t *testing.T) {
 		return nil, nil
 	}
 	te.exec.handlers["sh"] = func(c Cmd) ([]byte, error) { return nil, exitErr(2) }
-	err := te.runModule("ansible")
+	err := te.runFunc(ansible)
 	if err == nil {
 		t.Fatal("no error from the failing playbook")
 	}
@@ -214,7 +214,7 @@ func TestAnsibleRunUser(t *testing.T) {
   galaxy: {actions: [[ansible-galaxy, install, "a b; rm -rf /"]]}
 `)
 	te.write("/usr/bin/ansible", "", 0o755)
-	if err := te.runModule("ansible"); err != nil {
+	if err := te.runFunc(ansible); err != nil {
 		t.Fatal(err)
 	}
 	c := te.exec.calls[0]
@@ -224,7 +224,7 @@ func TestAnsibleRunUser(t *testing.T) {
 		t.Errorf("got %s %q", c.Name, c.Args)
 	}
 	te = newEnv(t, "ansible: {package_name: a, install_method: distro, run_user: -r}\n")
-	if err := te.runModule("ansible"); err == nil || len(te.calls()) > 0 {
+	if err := te.runFunc(ansible); err == nil || len(te.calls()) > 0 {
 		t.Errorf("run_user -r: %v, %q", err, te.calls())
 	}
 }

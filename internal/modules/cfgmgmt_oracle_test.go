@@ -489,8 +489,15 @@ func ccEarlyinit(t *testing.T, module, cfgYAML string, s ocSetup, http *httpget.
 	x := &ocExec{root: te.dir, rules: s.rules, installs: s.installs}
 	te.Exec = x
 	te.HTTP = http
-	err := te.runModule(module)
+	err := te.runFunc(cfgMgmtRun(module))
 	return te, x, err, changed(before, snapshot(t, te.dir))
+}
+
+// cfgMgmtRun is the function of one of this family's modules.
+func cfgMgmtRun(module string) func(context.Context, *Env) error {
+	return map[string]func(context.Context, *Env) error{
+		"ansible": ansible, "chef": chef, "puppet": puppet, "salt_minion": saltMinion, "rh_subscription": rhSubscription,
+	}[module]
 }
 
 // ocNormalize is the oracle's events as earlyinit's are compared: the

@@ -122,7 +122,7 @@ func TestChefClientRBEscapes(t *testing.T) {
 	te.write(chefExec, "", 0o755)
 	te.Now = func() time.Time { return time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC) }
 	te.Version = "1.2"
-	if err := te.runModule("chef"); err != nil {
+	if err := te.runFunc(chef); err != nil {
 		t.Fatal(err)
 	}
 	rb := te.read(chefClientRB)
@@ -141,7 +141,7 @@ func TestChefClientRBEscapes(t *testing.T) {
 		"chef: {server_url: a, validation_name: v, ssl_verify_mode: ':x; system(1)'}",
 	} {
 		te := newEnv(t, cfg)
-		if err := te.runModule("chef"); err == nil {
+		if err := te.runFunc(chef); err == nil {
 			t.Errorf("%s: no error", cfg)
 		}
 		if te.Root.Exists(chefClientRB) || len(te.calls()) > 0 {
@@ -155,7 +155,7 @@ func TestChefClientRBEscapes(t *testing.T) {
 func TestChefValidationKeyNotShown(t *testing.T) {
 	te := newEnv(t, "chef:\n  server_url: https://c\n  validation_name: v\n  validation_cert: |\n"+indentLines(chefPEM, "    "))
 	te.write(chefExec, "", 0o755)
-	if err := te.runModule("chef"); err != nil {
+	if err := te.runFunc(chef); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile(chefValidationPEM, chefPEM, 0o600, 0, 0)

@@ -235,3 +235,22 @@ func TestDiskSetupRemoveNeedsOverwrite(t *testing.T) {
 		}
 	}
 }
+
+func TestGPTTypeGUID(t *testing.T) {
+	for _, tt := range []struct{ code, want string }{
+		{"83", "0fc63daf-8483-4772-8e79-3d69d8477de4"},
+		{"8300", "0fc63daf-8483-4772-8e79-3d69d8477de4"},
+		{"82", "0657fd6d-a4ab-43c4-84e5-0933c84b4f4f"},
+		{"8200", "0657fd6d-a4ab-43c4-84e5-0933c84b4f4f"},
+		{"ef00", "c12a7328-f81f-11d2-ba4b-00a0c93ec93b"},
+		{"8e00", "e6d6d379-f507-44c2-a23c-238f2a3df928"},
+		{"fd00", "a19d880f-05fc-4d3b-a006-743f0f84911e"},
+		{"EF00", ""}, // callers lower-case first
+		{"0700", ""},
+		{"", ""},
+	} {
+		if got := gptTypeGUID(tt.code); got != tt.want {
+			t.Errorf("gptTypeGUID(%q) = %q, want %q", tt.code, got, tt.want)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func TestGrowpartLate(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { unix.Unmount(filepath.Join(te.dir, "srv"), unix.MNT_DETACH) })
-		if err := te.runModule("growpart"); err != nil {
+		if err := te.runFunc(growpartLate); err != nil {
 			t.Fatalf("growpart: %v\n%s", err, te.log.String())
 		}
 		if got := looptest.SysSize(t, part); got != grown {
@@ -72,7 +72,7 @@ func TestGrowpartLate(t *testing.T) {
 		if err := os.Symlink(part, link); err != nil {
 			t.Fatal(err)
 		}
-		if err := te.runModule("growpart"); err != nil {
+		if err := te.runFunc(growpartLate); err != nil {
 			t.Fatalf("growpart: %v\n%s", err, te.log.String())
 		}
 		if got := looptest.SysSize(t, part); got != grown {
@@ -94,7 +94,7 @@ func TestGrowpartLate(t *testing.T) {
 			if tc.disabled != "" {
 				te.write("/etc/growroot-disabled", tc.disabled, 0o644)
 			}
-			err := te.runModule("growpart")
+			err := te.runFunc(growpartLate)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("growpart: %v, want %q", err, tc.wantErr)
 			}

@@ -3,9 +3,11 @@ package modules
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -183,11 +185,106 @@ func (te *testEnv) wantMode(name string, mode fs.FileMode, uid, gid int) {
 	}
 }
 
-func (te *testEnv) runModule(name string) error {
-	te.t.Helper()
-	m, ok := Lookup(name)
-	if !ok {
-		te.t.Fatalf("no module %s", name)
+// osReleases are os-release files of the four families' layouts.
+var osReleases = map[string]string{
+	"debian":   "ID=debian\nVERSION_ID=\"12\"\n",
+	"ubuntu":   "ID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"22.04\"\n",
+	"rocky":    "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.3\"\n",
+	"rhel":     "ID=\"rhel\"\nVERSION_ID=\"9.3\"\n",
+	"fedora":   "ID=fedora\nVERSION_ID=39\n",
+	"opensuse": "ID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\nVERSION_ID=\"15.5\"\n",
+	"alpine":   "ID=alpine\nVERSION_ID=3.19.0\n",
+}
+
+// distroEnv is newEnv with the os-release of distro and the given
+// files (content "" for an empty executable or marker).
+func distroEnv(t *testing.T, distro, cfg string, files ...string) *testEnv {
+	t.Helper()
+	te := newEnv(t, cfg)
+	if distro != "" {
+		te.write("/etc/os-release", osReleases[distro], 0o644)
 	}
-	return m.Run(context.Background(), te.Env)
+	for _, f := range files {
+		if strings.HasSuffix(f, "/") {
+			if err := te.Root.MkdirAll(f, 0o755, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		te.write(f, "", 0o755)
+	}
+	te.exec.calls = nil
+	return te
+}
+
+// runFunc runs a module's function (the tests do not depend on All()).
+func (te *testEnv) runFunc(f func(context.Context, *Env) error) error {
+	te.t.Helper()
+	return f(context.Background(), te.Env)
+}
+
+// cloudinitPython is a python3 that imports cloud-init (the oracle of
+// these tests), or the test fails: make deps installs cloud-init.
+func cloudinitPython(t *testing.T) string {
+	t.Helper()
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import cloudinit.util").Run() == nil {
+			return py
+		}
+	}
+	t.Fatal("no python3 that imports cloudinit (cloud-init 22.4.2, the oracle of this test): make deps installs it")
+	return ""
+}
+
+// cloudinitOracle runs script with cloud-init's python, input as JSON on
+// stdin, and decodes its JSON output into out.
+func cloudinitOracle(t *testing.T, script string, input, out any) {
+	t.Helper()
+	py := cloudinitPython(t)
+	in, err := json.Marshal(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", "import json, logging, sys\nlogging.disable(logging.CRITICAL)\n"+script)
+	cmd.Stdin = strings.NewReader(string(in))
+	b, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("oracle: %v: %s", err, ee.Stderr)
+		}
+		t.Fatalf("oracle: %v", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("oracle output %q: %v", b, err)
+	}
+}
+
+// ciPython is a python3 that imports cloudinit; the test fails without
+// one (make deps installs cloud-init).
+func ciPython(t *testing.T) string {
+	t.Helper()
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import cloudinit.util").Run() == nil {
+			return py
+		}
+	}
+	t.Fatal("no python3 with cloudinit to compare with cloud-init 22.4.2's output: make deps installs cloud-init")
+	return ""
+}
+
+// ciOracle runs script with the JSON of in on stdin and decodes its JSON
+// output.
+func ciOracle(t *testing.T, script string, in, out any) {
+	t.Helper()
+	b, _ := json.Marshal(in)
+	cmd := exec.Command(ciPython(t), "-c", "import logging, json, sys\nlogging.disable(logging.CRITICAL)\n"+script)
+	cmd.Stdin = strings.NewReader(string(b))
+	cmd.Stderr = os.Stderr
+	o, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cloud-init oracle: %v", err)
+	}
+	if err := json.Unmarshal(o, out); err != nil {
+		t.Fatalf("cloud-init oracle output %q: %v", o, err)
+	}
 }

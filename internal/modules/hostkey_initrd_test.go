@@ -10,7 +10,7 @@ func TestHostKeysInitrdBuild(t *testing.T) {
 	te := newEnv(t, "users: []\nssh_genkeytypes: [rsa, ecdsa, ed25519]\n")
 	te.write("/etc/group", baseGroup+"ssh_keys:x:996:\n", 0o644)
 	te.exec.handlers["ssh-keygen"] = fakeKeygen()
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls(

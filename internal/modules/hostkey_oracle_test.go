@@ -50,7 +50,7 @@ func TestHostKeyOwnershipAsCloudInit(t *testing.T) {
 			if gid >= 0 {
 				te.write("/etc/group", baseGroup+fmt.Sprintf("ssh_keys:x:%d:\n", gid), 0o644)
 			}
-			if err := te.runModule("ssh"); err != nil {
+			if err := te.runFunc(ssh); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]string{}

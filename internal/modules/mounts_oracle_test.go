@@ -118,7 +118,7 @@ func TestMountsPartitionedDisk(t *testing.T) {
 	if err := te.Root.MkdirAll("/sys/block/sdc/sdc1", 0o755, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := te.runModule("mounts"); err != nil {
+	if err := te.runFunc(mounts); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile("/etc/fstab", "/dev/sdc1\t/data\tauto\tdefaults,nofail,comment=earlyinit\t0\t2\n", 0o644, 0, 0)

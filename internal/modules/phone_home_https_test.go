@@ -28,7 +28,7 @@ func TestPhoneHomeHTTPS(t *testing.T) {
 	te.write("/etc/ssl/certs/ca-certificates.crt", string(ca.PEM), 0o644)
 	te.HTTP = &httpget.Getter{CARoot: te.dir, Retries: -1, RequestTimeout: 5 * time.Second}
 	te.Sleep = func(context.Context, time.Duration) {}
-	if err := te.runModule("phone_home"); err != nil {
+	if err := te.runFunc(phoneHome); err != nil {
 		t.Fatal(err)
 	}
 	if len(hits) != 1 || hits[0].Get("instance_id") != "iid-1" {
@@ -42,7 +42,7 @@ func TestPhoneHomeHTTPS(t *testing.T) {
 	te.log.Reset()
 	hits = nil
 	te.write("/etc/ssl/certs/ca-certificates.crt", string(httpgettest.NewCA(t, "another CA").PEM), 0o644)
-	if err := te.runModule("phone_home"); err != nil {
+	if err := te.runFunc(phoneHome); err != nil {
 		t.Fatal(err)
 	}
 	want := "phone_home: failed to post to " + srv.URL + "/iid-1/ in 2 tries: POST " + srv.URL + "/iid-1/: TLS: certificate of 127.0.0.1 not trusted (checked against " + te.dir + "/etc/ssl/certs/ca-certificates.crt): x509: certificate signed by unknown authority"

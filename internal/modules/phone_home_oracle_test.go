@@ -1,12 +1,14 @@
 package modules
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/oracle"
@@ -105,7 +107,7 @@ func TestPhoneHomeAsCloudInit(t *testing.T) {
 		for k, v := range c.keys {
 			te.write("/etc/ssh/ssh_host_"+k+"_key.pub", v, 0o644)
 		}
-		if err := te.runModule("phone_home"); err != nil {
+		if err := te.runFunc(phoneHome); err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		w := want[i]
@@ -116,5 +118,50 @@ func TestPhoneHomeAsCloudInit(t *testing.T) {
 		if !same {
 			t.Errorf("case %d (%s, local-hostname %s):\nearlyinit  %s %v\ncloud-init %s %v", i, c.cfg, c.lh, gotURL, got, w.URL, w.Data)
 		}
+	}
+}
+
+func TestPhoneHome(t *testing.T) {
+	clearProxyEnv(t) // a proxy of the machine's would get the posts
+	var hits []url.Values
+	var paths []string
+	fail := 2
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		v, _ := url.ParseQuery(string(b))
+		hits = append(hits, v)
+		paths = append(paths, r.URL.Path)
+		if fail > 0 {
+			fail--
+			w.WriteHeader(503)
+		}
+	}))
+	defer srv.Close()
+	// The fqdn posted is the datasource's, as cloud-init's
+	// cloud.get_hostname(fqdn=True), not the fqdn key's
+	// (TestPhoneHomeAsCloudInit).
+	te := newEnv(t, "phone_home: {url: '"+srv.URL+"/$INSTANCE_ID/', post: [instance_id, pub_key_rsa, fqdn, nope], tries: 5}\nfqdn: h.example")
+	te.Data = &instance.Data{LocalHostname: "web1.example.com"}
+	te.write("/etc/ssh/ssh_host_rsa_key.pub", "ssh-rsa AAAA\n", 0o644)
+	var slept []time.Duration
+	te.Sleep = func(_ context.Context, d time.Duration) { slept = append(slept, d) }
+	if err := te.runFunc(phoneHome); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 || len(slept) != 2 || paths[2] != "/iid-1/" {
+		t.Fatalf("hits %d slept %v paths %q", len(hits), slept, paths)
+	}
+	got := hits[2]
+	if got.Get("instance_id") != "iid-1" || got.Get("pub_key_rsa") != "ssh-rsa AAAA\n" || got.Get("fqdn") != "web1.example.com" || got.Get("nope") != "N/A" || len(got) != 4 {
+		t.Errorf("posted %v", got)
+	}
+	// Bounded: tries capped at 10, failure is not a module error.
+	fail, hits = 100, nil
+	te.Cfg["phone_home"] = map[string]any{"url": srv.URL, "tries": 1000}
+	if err := te.runFunc(phoneHome); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != phoneHomeMaxTries {
+		t.Errorf("%d tries", len(hits))
 	}
 }

@@ -33,7 +33,7 @@ func TestPhoneHomeProxy(t *testing.T) {
 	host := "phone.test" + srv.URL[strings.LastIndex(srv.URL, ":"):]
 	t.Setenv("http_proxy", proxy.URL)
 	te := newEnv(t, "phone_home: {url: 'http://"+host+"/$INSTANCE_ID/', post: [instance_id], tries: 1}")
-	if err := te.runModule("phone_home"); err != nil {
+	if err := te.runFunc(phoneHome); err != nil {
 		t.Fatal(err)
 	}
 	form := url.Values{"instance_id": {"iid-1"}}.Encode()

@@ -22,16 +22,6 @@ func shutdownOpt(mode string) (string, bool) {
 	return "", false
 }
 
-// ForSysvinit adapts a shutdown argv of parsePowerState's to sysvinit's
-// shutdown, which wants -h with -P or -H (systemd's takes -h as poweroff
-// too, but the runner only calls this when systemd is not running).
-func ForSysvinit(argv []string) []string {
-	if len(argv) < 2 || argv[0] != "shutdown" || (argv[1] != "-P" && argv[1] != "-H") {
-		return argv
-	}
-	return append([]string{"shutdown", "-h"}, argv[1:]...)
-}
-
 // powerState is cc_power_state_change: it only decides. The command,
 // shutdown -P|-r|-H now|+MINUTES [message] as cloud-init's
 // distro.shutdown_command, goes into e.Power; the runner runs it after
@@ -105,43 +95,4 @@ func parsePowerState(v any) (*PowerRequest, error) {
 		return nil, fmt.Errorf("power_state.condition: want a boolean, a string or a list, got %s", kind(cond))
 	}
 	return &PowerRequest{Argv: argv, Condition: cond, Timeout: time.Duration(timeout * float64(time.Second))}, nil
-}
-
-// Go checks the request's condition through x: true unless the condition
-// is false or its command exits non-zero (or does not finish within the
-// timeout).
-func (p *PowerRequest) Go(ctx context.Context, x Exec) (bool, error) {
-	var c Cmd
-	switch t := p.Condition.(type) {
-	case nil:
-		return true, nil
-	case bool:
-		return t, nil
-	case string:
-		c = Cmd{Name: "/bin/sh", Args: []string{"-c", t}}
-	case []any:
-		if len(t) == 0 {
-			return false, fmt.Errorf("power_state.condition: empty command")
-		}
-		argv := make([]string, len(t))
-		for i, a := range t {
-			argv[i] = scalarString(a)
-		}
-		c = Cmd{Name: argv[0], Args: argv[1:]}
-	default:
-		return false, fmt.Errorf("power_state.condition: want a boolean, a string or a list")
-	}
-	if p.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
-		defer cancel()
-	}
-	_, err := x.Run(ctx, c)
-	if err == nil {
-		return true, nil
-	}
-	if code, ok := ExitCode(err); ok && code == 1 {
-		return false, nil
-	}
-	return false, fmt.Errorf("power_state.condition %s: %w", c.String(), err)
 }

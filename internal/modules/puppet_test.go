@@ -183,7 +183,7 @@ func TestPuppetDetailedExitCodes(t *testing.T) {
 			}
 			return nil, exitErr(c.code)
 		}
-		if err := te.runModule("puppet"); (err != nil) != c.fail {
+		if err := te.runFunc(puppet); (err != nil) != c.fail {
 			t.Errorf("%s exit %d: error %v, want failure %v", c.args, c.code, err, c.fail)
 		}
 	}
@@ -203,7 +203,7 @@ func TestPuppetConfRefusesInjection(t *testing.T) {
 		te := newEnv(t, "puppet:\n  install: false\n  start_service: false\n  conf: "+conf+"\n")
 		te.exec.handlers["puppet"] = func(cmd Cmd) ([]byte, error) { return []byte("/etc/puppet/puppet.conf\n"), nil }
 		te.write("/etc/puppet/puppet.conf", "[main]\n", 0o644)
-		if err := te.runModule("puppet"); err == nil {
+		if err := te.runFunc(puppet); err == nil {
 			t.Errorf("conf %s: no error", conf)
 		}
 		if got := te.read("/etc/puppet/puppet.conf"); got != "[main]\n" {
@@ -221,7 +221,7 @@ func TestPuppetCSRAttributesNotShown(t *testing.T) {
 	te.exec.handlers["puppet"] = func(cmd Cmd) ([]byte, error) {
 		return []byte("/etc/puppet/" + cmd.Args[2] + "\n"), nil
 	}
-	if err := te.runModule("puppet"); err != nil {
+	if err := te.runFunc(puppet); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile("/etc/puppet/csr_attributes", "custom_attributes:\n  1.2.840.113549.1.9.7: "+secret+"\n", 0o600, 0, 0)
@@ -259,7 +259,7 @@ func TestRunInstaller(t *testing.T) {
 	u := strings.Replace(srv.URL, "http://", "http://user:S3CRET@", 1) + "/install.sh"
 	te := newEnv(t, "puppet:\n  install_type: aio\n  start_service: false\n  aio_install_url: '"+u+"'\n")
 	te.HTTP = getter
-	err := te.runModule("puppet")
+	err := te.runFunc(puppet)
 	if err == nil {
 		t.Fatal("a URL with credentials: no error")
 	}
@@ -291,7 +291,7 @@ func TestRunInstaller(t *testing.T) {
 		return nil, nil
 	}
 	te.exec.handlers["puppet"] = func(c Cmd) ([]byte, error) { return []byte("/etc/puppetlabs/x\n"), nil }
-	if err := te.runModule("puppet"); err != nil {
+	if err := te.runFunc(puppet); err != nil {
 		t.Fatal(err)
 	}
 	if !seen {

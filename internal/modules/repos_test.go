@@ -2,42 +2,9 @@ package modules
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 )
-
-// ciPython is a python3 that imports cloudinit; the test fails without
-// one (make deps installs cloud-init).
-func ciPython(t *testing.T) string {
-	t.Helper()
-	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(py, "-c", "import cloudinit.util").Run() == nil {
-			return py
-		}
-	}
-	t.Fatal("no python3 with cloudinit to compare with cloud-init 22.4.2's output: make deps installs cloud-init")
-	return ""
-}
-
-// ciOracle runs script with the JSON of in on stdin and decodes its JSON
-// output.
-func ciOracle(t *testing.T, script string, in, out any) {
-	t.Helper()
-	b, _ := json.Marshal(in)
-	cmd := exec.Command(ciPython(t), "-c", "import logging, json, sys\nlogging.disable(logging.CRITICAL)\n"+script)
-	cmd.Stdin = strings.NewReader(string(b))
-	cmd.Stderr = os.Stderr
-	o, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("cloud-init oracle: %v", err)
-	}
-	if err := json.Unmarshal(o, out); err != nil {
-		t.Fatalf("cloud-init oracle output %q: %v", o, err)
-	}
-}
 
 const yumYAML = `yum_repos:
   my repo:

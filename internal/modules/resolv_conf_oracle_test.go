@@ -85,3 +85,26 @@ func TestResolvConfAsCloudInit(t *testing.T) {
 		}
 	}
 }
+
+func TestResolvConf(t *testing.T) {
+	te := newEnv(t, `manage_resolv_conf: true
+resolv_conf:
+  nameservers: [8.8.8.8, 1.1.1.1]
+  searchdomains: [a.example, b.example]
+  domain: example.com
+  sortlist: [10.0.0.0/8]
+  options: {rotate: true, debug: false, timeout: 1}
+`)
+	te.Root.Symlink("../run/systemd/resolve/stub-resolv.conf", "/etc/resolv.conf")
+	te.write("/run/systemd/resolve/stub-resolv.conf", "stub", 0o644)
+	if err := te.runFunc(resolvConf); err != nil {
+		t.Fatal(err)
+	}
+	te.wantFile("/etc/resolv.conf", "# Written by earlyinit from cloud-config's resolv_conf (manage_resolv_conf: true).\nnameserver 8.8.8.8\nnameserver 1.1.1.1\nsearch a.example b.example\ndomain example.com\nsortlist 10.0.0.0/8\noptions rotate timeout:1\n", 0o644, 0, 0)
+	if te.read("/run/systemd/resolve/stub-resolv.conf") != "stub" {
+		t.Error("wrote through the symlink")
+	}
+	if _, err := renderResolvConf(ccfg.ResolvConf{Domain: "x\nnameserver 6.6.6.6\nbad"}); err == nil {
+		t.Error("newline in a value accepted")
+	}
+}

@@ -113,7 +113,7 @@ func TestRhSubscriptionSecretsNotShown(t *testing.T) {
 			}
 			return nil, nil
 		}
-		err := te.runModule("rh_subscription")
+		err := te.runFunc(rhSubscription)
 		if err == nil {
 			t.Fatalf("%s: no error", c.cfg)
 		}

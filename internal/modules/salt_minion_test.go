@@ -80,7 +80,7 @@ func TestSaltMinionOracle(t *testing.T) {
 func TestSaltMinionKeyNotShown(t *testing.T) {
 	te := newEnv(t, "salt_minion:\n  public_key: PUBKEY\n  private_key: PRIVATEKEYDATA\n")
 	te.write("/usr/bin/apt-get", "", 0o755)
-	if err := te.runModule("salt_minion"); err != nil {
+	if err := te.runFunc(saltMinion); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile("/etc/salt/pki/minion.pem", "PRIVATEKEYDATA", 0o600, 0, 0)
@@ -101,7 +101,7 @@ func TestSaltMinionKeyNotShown(t *testing.T) {
 		}
 		return nil, nil
 	}
-	if err := te.runModule("salt_minion"); err == nil || !strings.Contains(err.Error(), "Unable to locate package") {
+	if err := te.runFunc(saltMinion); err == nil || !strings.Contains(err.Error(), "Unable to locate package") {
 		t.Errorf("error %v", err)
 	}
 	if te.Root.Exists("/etc/salt") {

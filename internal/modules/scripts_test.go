@@ -17,7 +17,7 @@ func TestBootcmd(t *testing.T) {
 `)
 	var got Cmd
 	te.exec.handlers["sh"] = func(c Cmd) ([]byte, error) { got = c; return nil, nil }
-	if err := te.runModule("bootcmd"); err != nil {
+	if err := te.runFunc(bootcmd); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls("/bin/sh /run/earlyinit/bootcmd")
@@ -27,7 +27,7 @@ func TestBootcmd(t *testing.T) {
 	te.wantFile("/run/earlyinit/bootcmd", "#!/bin/sh\necho hello > /tmp/x\n'cloud-init-per' 'once' 'it'\\''s' 'a b'\n", 0o700, 0, 0)
 
 	te.exec.handlers["sh"] = func(Cmd) ([]byte, error) { return nil, exitErr(3) }
-	if err := te.runModule("bootcmd"); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+	if err := te.runFunc(bootcmd); err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("failing bootcmd: %v", err)
 	}
 }
@@ -35,7 +35,7 @@ func TestBootcmd(t *testing.T) {
 func TestShellifyErrors(t *testing.T) {
 	for _, cfg := range []string{"bootcmd: echo", "bootcmd: [{a: b}]", "bootcmd: [[a, [b]]]"} {
 		te := newEnv(t, cfg)
-		if err := te.runModule("bootcmd"); err == nil {
+		if err := te.runFunc(bootcmd); err == nil {
 			t.Errorf("%s: no error", cfg)
 		}
 		te.wantCalls()
@@ -47,7 +47,7 @@ func TestRuncmdAndScriptsUser(t *testing.T) {
   - [ls, -l, /]
   - echo "$HOME"
 `)
-	if err := te.runModule("runcmd"); err != nil {
+	if err := te.runFunc(runcmd); err != nil {
 		t.Fatal(err)
 	}
 	dir := ScriptsDir("iid-1")
@@ -56,7 +56,7 @@ func TestRuncmdAndScriptsUser(t *testing.T) {
 
 	te.write(dir+"/part-001", "#!/bin/sh\n", 0o700)
 	te.write(dir+"/notexec", "#!/bin/sh\n", 0o644)
-	if err := te.runModule("scripts_user"); err != nil {
+	if err := te.runFunc(scriptsUser); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls(dir+"/part-001", dir+"/runcmd")
@@ -100,7 +100,7 @@ func TestScriptsExitCodes(t *testing.T) {
 					return nil, nil
 				}
 			}
-			err := te.runModule("scripts_per_once")
+			err := te.runFunc(scriptsPerOnce)
 			var inc *Incomplete
 			isInc := errors.As(err, &inc)
 			switch {
@@ -135,7 +135,7 @@ func TestScriptsExitCodes(t *testing.T) {
 			for _, n := range []string{"a", "b", "c"} {
 				te.exec.handlers[n] = nil
 			}
-			if err := te.runModule("scripts_per_once"); err != nil {
+			if err := te.runFunc(scriptsPerOnce); err != nil {
 				t.Fatal(err)
 			}
 			want = nil
@@ -173,7 +173,7 @@ func TestScriptsExitCodesRealProcess(t *testing.T) {
 			te.Exec = SystemExec{}
 			te.StateDir = "/var/lib/earlyinit/sem/scripts_per_once.d"
 			te.write(ScriptsPerOnceDir+"/a", fmt.Sprintf("#!/bin/sh\necho ran a\nexit %d\n", tc.exit), 0o755)
-			err := te.runModule("scripts_per_once")
+			err := te.runFunc(scriptsPerOnce)
 			var inc *Incomplete
 			isInc := errors.As(err, &inc)
 			switch {
@@ -211,14 +211,14 @@ func TestScriptsPerBootNoMarkers(t *testing.T) {
 	te := newEnv(t, "")
 	te.write(ScriptsPerBootDir+"/10-x", "#!/bin/sh\n", 0o755)
 	for range 2 {
-		if err := te.runModule("scripts_per_boot"); err != nil {
+		if err := te.runFunc(scriptsPerBoot); err != nil {
 			t.Fatal(err)
 		}
 	}
 	te.wantCalls(ScriptsPerBootDir+"/10-x", ScriptsPerBootDir+"/10-x")
 	// No directory: nothing to do.
 	te2 := newEnv(t, "")
-	if err := te2.runModule("scripts_per_instance"); err != nil {
+	if err := te2.runFunc(scriptsPerInstance); err != nil {
 		t.Fatal(err)
 	}
 	te2.wantCalls()

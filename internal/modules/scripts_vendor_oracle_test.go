@@ -80,7 +80,7 @@ func TestVendorScriptsAsCloudInit(t *testing.T) {
 		idir = idir[:strings.LastIndex(idir, "/")]
 		te.write(idir+"/scripts/part-001", "#!/bin/sh\n", 0o700)
 		te.write(idir+"/scripts/vendor/part-001", "#!/bin/sh\n", 0o700)
-		err := te.runModule("scripts_user")
+		err := te.runFunc(scriptsUser)
 		var got []string
 		for _, s := range te.calls() {
 			got = append(got, strings.ReplaceAll(s, idir, "IDIR"))

@@ -258,9 +258,12 @@ func TestSetPasswordsProxmox(t *testing.T) {
 		stdins = append(stdins, strings.Join(append([]string{c.Name}, c.Args...), " ")+"|"+string(c.Stdin))
 		return nil, nil
 	}
-	for _, m := range []string{"users_groups", "set_passwords"} {
-		if err := te.runModule(m); err != nil {
-			t.Fatalf("%s: %v", m, err)
+	for _, m := range []struct {
+		name string
+		run  func(context.Context, *Env) error
+	}{{"users_groups", usersGroups}, {"set_passwords", setPasswords}} {
+		if err := te.runFunc(m.run); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
 		}
 	}
 	var order []string
@@ -286,7 +289,7 @@ func TestSetPasswordsProxmox(t *testing.T) {
 func TestRandomPasswordsKept(t *testing.T) {
 	te := newEnv(t, "chpasswd: {users: [{name: carol, type: RANDOM}], expire: false}\n")
 	te.write("/dev/console", "", 0o600)
-	if err := te.runModule("set_passwords"); err != nil {
+	if err := te.runFunc(setPasswords); err != nil {
 		t.Fatal(err)
 	}
 	kept := te.read(te.instanceDir() + "/" + randomPasswordsFile)
@@ -317,7 +320,7 @@ func TestSetPasswordsRefusals(t *testing.T) {
 		{"chpasswd: {list: \"alice:a-s3cret\\r-e:x\"}", "chpasswd.list.1: name"},
 	} {
 		te := newEnv(t, tt.cfg)
-		err := te.runModule("set_passwords")
+		err := te.runFunc(setPasswords)
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("%s: error %v, want %q", tt.cfg, err, tt.err)
 		}

@@ -113,7 +113,7 @@ func TestHostKeysInProcess(t *testing.T) {
 	te.write(SshdConfig, debianSshd, 0o644)
 	te.write("/etc/ssh/ssh_host_rsa_key", "old", 0o600)
 	te.write("/etc/ssh/ssh_host_rsa_key.pub", "old", 0o644)
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls()
@@ -175,7 +175,7 @@ func TestHostKeyTypes(t *testing.T) {
 			for f, content := range c.files {
 				te.write(f, content, 0o644)
 			}
-			if err := te.runModule("ssh"); err != nil {
+			if err := te.runFunc(ssh); err != nil {
 				t.Fatal(err)
 			}
 			var got []string
@@ -201,7 +201,7 @@ func TestHostKeysGroupSshKeys(t *testing.T) {
 	te := newEnv(t, "users: []\nssh_genkeytypes: [ed25519, dsa]\n")
 	te.write("/etc/group", baseGroup+"ssh_keys:x:996:\n", 0o644)
 	te.exec.handlers["ssh-keygen"] = fakeKeygen()
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls("ssh-keygen -t dsa -N  -f /etc/ssh/ssh_host_dsa_key")
@@ -217,7 +217,7 @@ func TestHostKeysGroupSshKeys(t *testing.T) {
 func TestHostKeyFailureByType(t *testing.T) {
 	te := newEnv(t, "users: []\nssh_genkeytypes: [dsa, ed25519]\n")
 	te.exec.handlers["ssh-keygen"] = fakeKeygen("dsa")
-	err := te.runModule("ssh")
+	err := te.runFunc(ssh)
 	if err == nil {
 		t.Fatal("no error with dsa's ssh-keygen failing")
 	}
@@ -245,7 +245,7 @@ func TestHostKeysToMake(t *testing.T) {
 	te := newEnv(t, "users: []\nssh_deletekeys: false\nssh_quiet_keygen: true\nssh_genkeytypes: [ed25519, rsa, ed25519, dsa, bogus]\n")
 	te.write("/etc/ssh/ssh_host_rsa_key", "kept", 0o600)
 	te.exec.handlers["ssh-keygen"] = fakeKeygen()
-	err := te.runModule("ssh")
+	err := te.runFunc(ssh)
 	if err == nil || err.Error() != `ssh_genkeytypes: unknown key type "bogus"` {
 		t.Errorf("error %v, want the unknown type alone", err)
 	}

@@ -123,7 +123,7 @@ func TestSshPwauthShapes(t *testing.T) {
 		s := sshdShapes[tt.shape]
 		t.Run(s.name, func(t *testing.T) {
 			te := sshdEnv(t, "ssh_pwauth: true\n", s.config, s.files)
-			if err := te.runModule("set_passwords"); err != nil {
+			if err := te.runFunc(setPasswords); err != nil {
 				t.Fatal(err)
 			}
 			before := map[string]string{SshdConfig: s.config}
@@ -143,7 +143,7 @@ func TestSshPwauthShapes(t *testing.T) {
 			}
 			// Again: nothing changes.
 			te.exec.calls = nil
-			if err := te.runModule("set_passwords"); err != nil {
+			if err := te.runFunc(setPasswords); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(te.log.String(), "sshd: ssh_pwauth: already set") {
@@ -168,7 +168,7 @@ func TestSshdEditKeepsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	te.write("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf", "PasswordAuthentication yes\n", 0o644)
-	if err := te.runModule("set_passwords"); err != nil {
+	if err := te.runFunc(setPasswords); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile("/usr/share/ssh/sshd_config", "PasswordAuthentication no\nMatch User x\n", 0o640, 0, 4)
@@ -201,12 +201,12 @@ func TestSshdReload(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := te.runModule("set_passwords"); err != nil {
+			if err := te.runFunc(setPasswords); err != nil {
 				t.Fatal(err)
 			}
 			te.wantCalls(tt.want...)
 			te.exec.calls = nil
-			if err := te.runModule("set_passwords"); err != nil {
+			if err := te.runFunc(setPasswords); err != nil {
 				t.Fatal(err)
 			}
 			te.wantCalls()
@@ -219,14 +219,14 @@ func TestSshdReload(t *testing.T) {
 func TestSshdHostCertificate(t *testing.T) {
 	cfg := "ssh_deletekeys: false\nssh_keys: {rsa_private: P, rsa_public: Q, rsa_certificate: C1, ed25519_private: E, ed25519_public: F, ed25519_certificate: C2}\nusers: []\n"
 	te := sshdEnv(t, cfg, centos7SshdConfig, nil)
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Replace(centos7SshdConfig, "\n# Example of overriding", "\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\nHostCertificate /etc/ssh/ssh_host_rsa_key-cert.pub\n# Example of overriding", 1)
 	if got := te.read(SshdConfig); got != want {
 		t.Errorf("sshd_config:\n got %q\nwant %q", got, want)
 	}
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	if got := te.read(SshdConfig); got != want {
@@ -234,7 +234,7 @@ func TestSshdHostCertificate(t *testing.T) {
 	}
 
 	te = sshdEnv(t, cfg, debianSshdConfig, nil)
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := te.read(SshdDropIn), sshdDropInHeader+"\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\nHostCertificate /etc/ssh/ssh_host_rsa_key-cert.pub\n"; got != want {
@@ -328,7 +328,7 @@ func TestSshdEffective(t *testing.T) {
 				orig := sshdEnv(t, "", s.config, s.files)
 				before := effective(t, orig, "")
 				te := sshdEnv(t, "ssh_pwauth: "+map[string]string{"yes": "true", "no": "false"}[v]+"\n", s.config, s.files)
-				if err := te.runModule("set_passwords"); err != nil {
+				if err := te.runFunc(setPasswords); err != nil {
 					t.Fatal(err)
 				}
 				after := effective(t, te, "")
@@ -359,7 +359,7 @@ func TestSshdNoConfig(t *testing.T) {
 	if err := te.Root.MkdirAll("/run/systemd/system", 0o755, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := te.runModule("set_passwords"); err != nil {
+	if err := te.runFunc(setPasswords); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile(SshdDropIn, sshdDropInHeader+"\nPasswordAuthentication yes\n", 0o644, 0, 0)

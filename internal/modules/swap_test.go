@@ -86,7 +86,7 @@ func TestSwapFile(t *testing.T) {
 	te := newEnv(t, "swap: {filename: /var/swap/file, size: 16M}\n")
 	te.write("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n", 0o444)
 	te.write("/etc/fstab", "LABEL=root\t/\text4\tdefaults\t0\t1\n", 0o644)
-	if err := te.runModule("mounts"); err != nil {
+	if err := te.runFunc(mounts); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(te.Root.Path("/var/swap/file"))
@@ -131,7 +131,7 @@ func TestSwapExisting(t *testing.T) {
 			te := newEnv(t, "swap: {size: 1G}\n")
 			te.write("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n"+tc.swaps, 0o444)
 			te.write("/swap.img", tc.content, 0o600)
-			err := te.runModule("mounts")
+			err := te.runFunc(mounts)
 			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) || tc.wantErr == "" && err != nil {
 				t.Fatalf("mounts: %v, want %q", err, tc.wantErr)
 			}
@@ -159,7 +159,7 @@ func TestSwapAuto(t *testing.T) {
 	// 48 MiB with room to spare; less when the test's filesystem is
 	// nearly full (90% of what is free).
 	want := suggestedSwapSize(48<<20, 1<<30, int64(st.Frsize)*int64(st.Bfree)) >> 20 << 20
-	if err := te.runModule("mounts"); err != nil {
+	if err := te.runFunc(mounts); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(te.Root.Path("/swapfile")); err != nil || fi.Size() != want {
@@ -180,7 +180,7 @@ func TestSwapNothing(t *testing.T) {
 		"swap: {filename: /x, size: 1M, maxsize: []}\n": "swap.maxsize: want a size",
 	} {
 		te := newEnv(t, cfg)
-		err := te.runModule("mounts")
+		err := te.runFunc(mounts)
 		if wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
 			t.Errorf("%s: mounts: %v, want %q", cfg, err, wantErr)
 		}
@@ -219,7 +219,7 @@ func TestSwapFileLabel(t *testing.T) {
 			te := newEnv(t, "swap: {filename: /swapfile, size: 16M}\n")
 			te.write("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n", 0o444)
 			te.Root.SetLabeler(tc.l)
-			if err := te.runModule("mounts"); err != nil {
+			if err := te.runFunc(mounts); err != nil {
 				t.Fatal(err)
 			}
 			buf := make([]byte, 256)

@@ -2,15 +2,10 @@ package modules
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
 )
 
@@ -104,29 +99,6 @@ func TestEtcHostsTemplate(t *testing.T) {
 	}
 }
 
-func TestResolvConf(t *testing.T) {
-	te := newEnv(t, `manage_resolv_conf: true
-resolv_conf:
-  nameservers: [8.8.8.8, 1.1.1.1]
-  searchdomains: [a.example, b.example]
-  domain: example.com
-  sortlist: [10.0.0.0/8]
-  options: {rotate: true, debug: false, timeout: 1}
-`)
-	te.Root.Symlink("../run/systemd/resolve/stub-resolv.conf", "/etc/resolv.conf")
-	te.write("/run/systemd/resolve/stub-resolv.conf", "stub", 0o644)
-	if err := te.runModule("resolv_conf"); err != nil {
-		t.Fatal(err)
-	}
-	te.wantFile("/etc/resolv.conf", "# Written by earlyinit from cloud-config's resolv_conf (manage_resolv_conf: true).\nnameserver 8.8.8.8\nnameserver 1.1.1.1\nsearch a.example b.example\ndomain example.com\nsortlist 10.0.0.0/8\noptions rotate timeout:1\n", 0o644, 0, 0)
-	if te.read("/run/systemd/resolve/stub-resolv.conf") != "stub" {
-		t.Error("wrote through the symlink")
-	}
-	if _, err := renderResolvConf(ccfg.ResolvConf{Domain: "x\nnameserver 6.6.6.6\nbad"}); err == nil {
-		t.Error("newline in a value accepted")
-	}
-}
-
 func TestTimezone(t *testing.T) {
 	te := newEnv(t, "timezone: Europe/Paris")
 	te.write("/usr/share/zoneinfo/Europe/Paris", "TZif-paris", 0o644)
@@ -212,51 +184,6 @@ func TestFinalMessage(t *testing.T) {
 	te.runModule("final_message")
 	if !strings.HasPrefix(te.out.String(), "earlyinit v. 1 finished at ") || !strings.HasSuffix(te.out.String(), "Up 1.00 seconds\n") {
 		t.Errorf("default %q", te.out.String())
-	}
-}
-
-func TestPhoneHome(t *testing.T) {
-	clearProxyEnv(t) // a proxy of the machine's would get the posts
-	var hits []url.Values
-	var paths []string
-	fail := 2
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		v, _ := url.ParseQuery(string(b))
-		hits = append(hits, v)
-		paths = append(paths, r.URL.Path)
-		if fail > 0 {
-			fail--
-			w.WriteHeader(503)
-		}
-	}))
-	defer srv.Close()
-	// The fqdn posted is the datasource's, as cloud-init's
-	// cloud.get_hostname(fqdn=True), not the fqdn key's
-	// (TestPhoneHomeAsCloudInit).
-	te := newEnv(t, "phone_home: {url: '"+srv.URL+"/$INSTANCE_ID/', post: [instance_id, pub_key_rsa, fqdn, nope], tries: 5}\nfqdn: h.example")
-	te.Data = &instance.Data{LocalHostname: "web1.example.com"}
-	te.write("/etc/ssh/ssh_host_rsa_key.pub", "ssh-rsa AAAA\n", 0o644)
-	var slept []time.Duration
-	te.Sleep = func(_ context.Context, d time.Duration) { slept = append(slept, d) }
-	if err := te.runModule("phone_home"); err != nil {
-		t.Fatal(err)
-	}
-	if len(hits) != 3 || len(slept) != 2 || paths[2] != "/iid-1/" {
-		t.Fatalf("hits %d slept %v paths %q", len(hits), slept, paths)
-	}
-	got := hits[2]
-	if got.Get("instance_id") != "iid-1" || got.Get("pub_key_rsa") != "ssh-rsa AAAA\n" || got.Get("fqdn") != "web1.example.com" || got.Get("nope") != "N/A" || len(got) != 4 {
-		t.Errorf("posted %v", got)
-	}
-	// Bounded: tries capped at 10, failure is not a module error.
-	fail, hits = 100, nil
-	te.Cfg["phone_home"] = map[string]any{"url": srv.URL, "tries": 1000}
-	if err := te.runModule("phone_home"); err != nil {
-		t.Fatal(err)
-	}
-	if len(hits) != phoneHomeMaxTries {
-		t.Errorf("%d tries", len(hits))
 	}
 }
 

@@ -85,7 +85,7 @@ func TestTimezoneAsCloudInit(t *testing.T) {
 		case "file":
 			te.write("/etc/localtime", "old", 0o644)
 		}
-		if err := te.runModule("timezone"); err != nil {
+		if err := te.runFunc(timezone); err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
 		var gotTZ *string

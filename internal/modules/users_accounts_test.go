@@ -41,7 +41,7 @@ func TestUsersInProcess(t *testing.T) {
     ssh_authorized_keys: [ssh-ed25519 AAAAalice alice@k]
 `)
 	debianAccounts(te)
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls()
@@ -80,7 +80,7 @@ func TestUsersInProcess(t *testing.T) {
 func TestUsersInProcessFallback(t *testing.T) {
 	te := newEnv(t, "users: [{name: bob, expiredate: '2030-01-01', lock_passwd: false}]\n")
 	debianAccounts(te)
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls("useradd bob --expiredate 2030-01-01 -m")

@@ -28,7 +28,7 @@ users:
 	te.write("/usr/sbin/visudo", "", 0o755)
 	var chpasswdIn string
 	te.exec.handlers["chpasswd"] = func(c Cmd) ([]byte, error) { chpasswdIn = string(c.Stdin); return nil, nil }
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	// The default user is created last, as cloud-init creates it
@@ -65,7 +65,7 @@ users:
 
 	// Again: users exist, nothing is created; keys are not duplicated.
 	te.exec.calls = nil
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range te.calls() {
@@ -80,7 +80,7 @@ func TestUsersVisudoRefuses(t *testing.T) {
 	te := newEnv(t, "users: [{name: bob, sudo: 'nonsense rule'}]")
 	te.write("/usr/sbin/visudo", "", 0o755)
 	te.exec.handlers["visudo"] = func(Cmd) ([]byte, error) { return []byte("syntax error"), exitErr(1) }
-	err := te.runModule("users_groups")
+	err := te.runFunc(usersGroups)
 	if err == nil || !strings.Contains(err.Error(), "refused by visudo") {
 		t.Fatalf("err %v", err)
 	}
@@ -96,7 +96,7 @@ func TestUsersBusybox(t *testing.T) {
 	te.exec.handlers["adduser"] = func(c Cmd) ([]byte, error) {
 		return nil, te.Root.AppendFile("/etc/passwd", []byte("bob:x:1000:1000::/home/bob:/bin/ash\n"), 0o644, 0, 0)
 	}
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls("addgroup wheel", "adduser -D -s /bin/ash bob", "addgroup bob wheel")
@@ -104,7 +104,7 @@ func TestUsersBusybox(t *testing.T) {
 
 func TestUsersDefaultRenamedAndErrors(t *testing.T) {
 	te := newEnv(t, "user: {name: admin, sudo: null}\n")
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	if c := te.calls(); len(c) < 2 || !strings.HasPrefix(c[len(c)-2], "useradd admin --comment Debian") {
@@ -115,7 +115,7 @@ func TestUsersDefaultRenamedAndErrors(t *testing.T) {
 	}
 	for _, cfg := range []string{"users: [{name: '-rf'}]", "users: [{name: x, uid: abc}]", "users: {x: [a]}"} {
 		te := newEnv(t, cfg)
-		if err := te.runModule("users_groups"); err == nil {
+		if err := te.runFunc(usersGroups); err == nil {
 			t.Errorf("%s: no error", cfg)
 		}
 	}
@@ -124,14 +124,14 @@ func TestUsersDefaultRenamedAndErrors(t *testing.T) {
 	// and users that are not a list, map or string are ignored with a
 	// warning.
 	te = newEnv(t, "users: [{gecos: x}]")
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	if c := te.calls(); len(c) < 2 || !strings.HasPrefix(c[len(c)-2], "useradd debian --comment Debian ") {
 		t.Errorf("users: [{gecos: x}]: calls %q", c)
 	}
 	te = newEnv(t, "users: 42")
-	if err := te.runModule("users_groups"); err != nil || len(te.calls()) != 0 || !strings.Contains(te.log.String(), "users: want a list, a map or a string, got a number: ignored") {
+	if err := te.runFunc(usersGroups); err != nil || len(te.calls()) != 0 || !strings.Contains(te.log.String(), "users: want a list, a map or a string, got a number: ignored") {
 		t.Errorf("users: 42: %v, calls %q, log %q", err, te.calls(), te.log.String())
 	}
 }
@@ -147,7 +147,7 @@ ssh_genkeytypes: [ed25519, rsa]
 	te.write("/etc/ssh/sshd_config", "keep", 0o644)
 	te.write("/etc/passwd", basePasswd+"debian:x:1000:1000::/home/debian:/bin/bash\n", 0o644)
 	te.write("/root/.ssh/authorized_keys", "# mine\nssh-rsa AAAAcfg old-comment\n", 0o600)
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls()
@@ -170,7 +170,7 @@ ssh_keys:
   ed25519_certificate: CERT
 `)
 	te.exec.handlers["ssh-keygen"] = func(Cmd) ([]byte, error) { return []byte("ssh-ed25519 AAAAderived\n"), nil }
-	if err := te.runModule("ssh"); err != nil {
+	if err := te.runFunc(ssh); err != nil {
 		t.Fatal(err)
 	}
 	te.wantCalls("ssh-keygen -yf /etc/ssh/ssh_host_ed25519_key")
@@ -202,7 +202,7 @@ ssh_pwauth: true
 		stdins = append(stdins, strings.Join(c.Args, " ")+"|"+string(c.Stdin))
 		return nil, nil
 	}
-	if err := te.runModule("set_passwords"); err != nil {
+	if err := te.runFunc(setPasswords); err != nil {
 		t.Fatal(err)
 	}
 	if len(stdins) != 2 || !strings.HasPrefix(stdins[0], "|alice:s3cret\ncarol:") || !strings.HasSuffix(stdins[0], "\ndave:plainpw\n") || stdins[1] != "-e|bob:$6$x$y\nerin:$5$a$b\n" {
@@ -237,7 +237,7 @@ ssh_pwauth: true
 	te2 := newEnv(t, "users: [default]\npassword: pw\nchpasswd: {expire: false}\nssh_pwauth: false\n")
 	stdins = nil
 	te2.exec.handlers["chpasswd"] = te.exec.handlers["chpasswd"]
-	if err := te2.runModule("set_passwords"); err != nil {
+	if err := te2.runFunc(setPasswords); err != nil {
 		t.Fatal(err)
 	}
 	if len(stdins) != 1 || stdins[0] != "|debian:pw\n" {
@@ -250,7 +250,7 @@ ssh_pwauth: true
 
 	te3 := newEnv(t, "chpasswd: {users: [{name: a, password: p, type: text}]}\n")
 	te3.exec.handlers["chpasswd"] = func(Cmd) ([]byte, error) { return []byte("a:p failed"), exitErr(1) }
-	err := te3.runModule("set_passwords")
+	err := te3.runFunc(setPasswords)
 	if err == nil || strings.Contains(err.Error(), "a:p") {
 		t.Errorf("failure error %v", err)
 	}
@@ -266,7 +266,7 @@ func TestUsersPasswdNotInArgv(t *testing.T) {
 		stdin = strings.Join(c.Args, " ") + "|" + string(c.Stdin)
 		return nil, nil
 	}
-	if err := te.runModule("users_groups"); err != nil {
+	if err := te.runFunc(usersGroups); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range te.calls() {
@@ -345,7 +345,7 @@ func TestUsersPasswordsMatchCloudInit(t *testing.T) {
 			for _, n := range []string{"useradd", "chpasswd", "passwd"} {
 				te.exec.handlers[n] = record
 			}
-			if err := te.runModule("users_groups"); err != nil {
+			if err := te.runFunc(usersGroups); err != nil {
 				t.Fatal(err)
 			}
 			// cloud-init's useradd --password H is useradd then
@@ -398,7 +398,7 @@ func TestUsersPasswordRefused(t *testing.T) {
 		"{name: alice, plain_text_passwd: \"a\\u0000x-s3cret\"}",
 	} {
 		te := newEnv(t, "users: ["+ent+"]\n")
-		err := te.runModule("users_groups")
+		err := te.runFunc(usersGroups)
 		if err == nil || !strings.Contains(err.Error(), "not set") || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: error %v", ent, err)
 		}
@@ -406,4 +406,18 @@ func TestUsersPasswordRefused(t *testing.T) {
 			t.Errorf("%s: ran %q", ent, te.calls())
 		}
 	}
+}
+
+func TestUseraddFlags(t *testing.T) {
+	te := newEnv(t, `users:
+  - name: svc
+    no_log_init: true
+    no_user_group: false
+    system: true
+    shell: /bin/false
+`)
+	if err := te.runFunc(usersGroups); err != nil {
+		t.Fatal(err)
+	}
+	te.wantCalls("useradd svc --no-log-init --shell /bin/false --system -M", "passwd -l -- svc")
 }

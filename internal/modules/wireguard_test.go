@@ -78,7 +78,7 @@ func TestWireguard(t *testing.T) {
 					return []byte("it failed\n"), exitErr(1)
 				}
 			}
-			err := te.runModule("wireguard")
+			err := te.runFunc(wireguard)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatal(err)

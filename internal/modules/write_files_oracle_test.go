@@ -114,7 +114,7 @@ func TestWriteFilesAsCloudInit(t *testing.T) {
 	used := map[string]bool{}
 	for i, c := range cases {
 		te := newEnv(t, c.cfg)
-		err := te.runModule("write_files")
+		err := te.runFunc(writeFiles)
 		got := writeFilesOutcome{Files: map[string]struct {
 			Content string
 			Mode    int

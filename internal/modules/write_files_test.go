@@ -45,7 +45,7 @@ func TestWriteFiles(t *testing.T) {
 `)
 	te.write("/etc/appended", "first\n", 0o644)
 	te.write("/etc/passwd", basePasswd+"alice:x:1001:1001::/home/alice:/bin/sh\n", 0o644)
-	if err := te.runModule("write_files"); err != nil {
+	if err := te.runFunc(writeFiles); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile("/etc/plain", "hello\n", 0o644, 0, 0)
@@ -57,7 +57,7 @@ func TestWriteFiles(t *testing.T) {
 	}
 	// Deferred: the group exists by then.
 	te.write("/etc/group", baseGroup+"alice:x:1001:\n", 0o644)
-	if err := te.runModule("write_files_deferred"); err != nil {
+	if err := te.runFunc(writeFilesDeferred); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile("/home/alice/late", "later\n", 0o644, 1001, 1001)
@@ -78,7 +78,7 @@ func TestWriteFilesErrors(t *testing.T) {
 		{"write_files: [{content: x}]", "path is missing"},
 	} {
 		te := newEnv(t, tc.cfg)
-		err := te.runModule("write_files")
+		err := te.runFunc(writeFiles)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "write_files.0") {
 			t.Errorf("%s: err %v, want %q", tc.cfg, err, tc.want)
 		}
@@ -93,7 +93,7 @@ func TestWriteFilesConfined(t *testing.T) {
 	if err := te.Root.Symlink("/../../..", "/link"); err != nil {
 		t.Fatal(err)
 	}
-	if err := te.runModule("write_files"); err != nil {
+	if err := te.runFunc(writeFiles); err != nil {
 		t.Fatal(err)
 	}
 	te.wantFile("/etc/escape", "x", 0o644, 0, 0)

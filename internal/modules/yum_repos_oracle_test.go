@@ -77,7 +77,7 @@ func TestYumReposAsCloudInit(t *testing.T) {
 	}
 	for i, doc := range docs {
 		te := newEnv(t, doc)
-		err := te.runModule("yum_add_repo")
+		err := te.runFunc(yumAddRepo)
 		got := map[string]string{}
 		names, _ := filepath.Glob(filepath.Join(te.dir, "etc/yum.repos.d/*.repo"))
 		for _, n := range names {
