@@ -179,7 +179,7 @@ func readBool(key string, v any, w *warner) bool {
 }
 
 // User is a default user, as system_info.default_user gives one. Its
-// fields are modules.User's, so that one converts to the other.
+// fields are internal/modules/core's User's, so that one converts to the other.
 type User struct {
 	Name         string
 	Gecos        string

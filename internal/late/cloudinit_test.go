@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/oracle"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
@@ -133,7 +134,7 @@ func TestCloudInitStatus(t *testing.T) {
 	roots = append(roots, f.snapshot()) // 0: before the boot stage
 
 	c := &counter{runs: map[string]int{}, fail: map[string]int{}}
-	probe := modules.Module{Name: "probe", Stage: modules.StageFinal, Frequency: modules.Always, Run: func(context.Context, *modules.Env) error {
+	probe := modules.Module{Name: "probe", Stage: modules.StageFinal, Frequency: modules.Always, Run: func(context.Context, *core.Env) error {
 		if len(roots) == 2 {
 			roots = append(roots, f.snapshot()) // 2: while the first final stage runs
 		}
@@ -245,7 +246,7 @@ sys.exit(status.handle_status_args("status", status.get_parser().parse_args(["--
 func TestCloudInitStatusWait(t *testing.T) {
 	f := newFixture(t)
 	f.store("iid-1", "")
-	mods := []modules.Module{{Name: "m", Stage: modules.StageFinal, Frequency: modules.Always, Run: func(context.Context, *modules.Env) error { return nil }}}
+	mods := []modules.Module{{Name: "m", Stage: modules.StageFinal, Frequency: modules.Always, Run: func(context.Context, *core.Env) error { return nil }}}
 	cmd := exec.Command(oracle.Python(t), "-c", waitScript, f.dir)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/instance/cache"
 	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
@@ -64,9 +65,9 @@ echo hook
 --B--
 `
 	f.store("iid-1", ud)
-	f.exec.handlers["hook"] = func(modules.Cmd) ([]byte, error) { panic("boothook blew up") }
+	f.exec.handlers["hook"] = func(core.Cmd) ([]byte, error) { panic("boothook blew up") }
 	conds := 0
-	f.exec.handlers["sh"] = func(modules.Cmd) ([]byte, error) {
+	f.exec.handlers["sh"] = func(core.Cmd) ([]byte, error) {
 		if conds++; conds == 1 {
 			var m map[string]int
 			m["x"] = 1 // a real runtime panic
@@ -75,15 +76,15 @@ echo hook
 	}
 	ran := map[string]int{}
 	boom := func(name string, stage modules.Stage) modules.Module {
-		return modules.Module{Name: name, Stage: stage, Frequency: modules.Always, Run: func(context.Context, *modules.Env) error {
+		return modules.Module{Name: name, Stage: stage, Frequency: modules.Always, Run: func(context.Context, *core.Env) error {
 			ran[name]++
-			var p *modules.Env
+			var p *core.Env
 			_ = p.Root // nil dereference
 			return nil
 		}}
 	}
 	ok := func(name string, stage modules.Stage) modules.Module {
-		return modules.Module{Name: name, Stage: stage, Frequency: modules.Always, Run: func(context.Context, *modules.Env) error { ran[name]++; return nil }}
+		return modules.Module{Name: name, Stage: stage, Frequency: modules.Always, Run: func(context.Context, *core.Env) error { ran[name]++; return nil }}
 	}
 	ps, _ := modules.Lookup("power_state")
 	ps.Frequency = modules.Always
@@ -185,7 +186,7 @@ func TestPanicInUserDataDecoding(t *testing.T) {
 	f.store("iid-1", "#include http://example.com/x\n")
 	ran := 0
 	mods := []modules.Module{{Name: "m", Stage: modules.StageFinal, Frequency: modules.Always,
-		Run: func(context.Context, *modules.Env) error { ran++; return nil }}}
+		Run: func(context.Context, *core.Env) error { ran++; return nil }}}
 	opts := f.opts(mods)
 	opts.Include = func(context.Context, string, bool) ([]byte, error) { panic("fetcher blew up") }
 	res, err := Run(context.Background(), modules.StageFinal, opts)
@@ -215,7 +216,7 @@ func TestBigUserData(t *testing.T) {
 	}
 	ran := 0
 	mods := []modules.Module{{Name: "m", Stage: modules.StageBoot, Frequency: modules.Always,
-		Run: func(context.Context, *modules.Env) error { ran++; return nil }}}
+		Run: func(context.Context, *core.Env) error { ran++; return nil }}}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -278,7 +279,7 @@ ssh_keys:
 			for _, tool := range []string{"/usr/sbin/useradd", "/usr/sbin/chpasswd", "/usr/bin/passwd"} {
 				f.root.WriteFile(tool, nil, 0o755, 0, 0)
 			}
-			echo := func(c modules.Cmd) ([]byte, error) {
+			echo := func(c core.Cmd) ([]byte, error) {
 				out := []byte(c.String() + "\n" + string(c.Stdin))
 				return out, fmt.Errorf("%s: exit status 1: %s: %w", c.Name, out, exitErr(1))
 			}
@@ -376,7 +377,7 @@ func TestScriptExitCodesEndToEnd(t *testing.T) {
 			f.store("iid-1", fmt.Sprintf("#!/bin/sh\necho run >> %s/runs\nexit %d\n", f.dir, tc.exit))
 			su, _ := modules.Lookup("scripts_user")
 			opts := f.opts([]modules.Module{su})
-			opts.Exec = modules.SystemExec{}
+			opts.Exec = core.SystemExec{}
 			for _, st := range []modules.Stage{modules.StageBoot, modules.StageFinal} {
 				res, err := Run(context.Background(), st, opts)
 				if err != nil {

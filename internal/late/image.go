@@ -7,6 +7,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
@@ -14,7 +15,7 @@ import (
 // earlyinit.cfg; see internal/imagecfg) in the late stage:
 //
 //   - it is the system configuration user-data merges over: user-data over
-//     vendor-data over the image's files over modules.BaseConfig, as
+//     vendor-data over the image's files over core.BaseConfig, as
 //     cloud-init's ConfigMerger (baseConfig, processUserData);
 //   - the default user is system_info.default_user of that merged
 //     configuration (so user-data may change it, as in cloud-init), else
@@ -65,10 +66,10 @@ func (s *session) loadImage() (*imagecfg.Config, error) {
 }
 
 // baseConfig is what user-data merges over: the image's configuration
-// over modules.BaseConfig (cloud-init's built-in defaults under
+// over core.BaseConfig (cloud-init's built-in defaults under
 // cloud.cfg). warn gets the merge's warnings.
 func baseConfig(image map[string]any, warn func(string, ...any)) map[string]any {
-	cfg, ws := userdata.MergeConfigs(image, modules.BaseConfig())
+	cfg, ws := userdata.MergeConfigs(image, core.BaseConfig())
 	for _, w := range ws {
 		warn("merge: %s", w)
 	}
@@ -77,7 +78,7 @@ func baseConfig(image map[string]any, warn func(string, ...any)) map[string]any 
 
 // defaultUser is the default user of the merged configuration cfg on a
 // root whose os-release is os's.
-func defaultUser(cfg map[string]any, os imagecfg.OSRelease) modules.User {
+func defaultUser(cfg map[string]any, os imagecfg.OSRelease) core.User {
 	return (&imagecfg.Config{Raw: cfg, OS: os}).DefaultUser()
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/accounts"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/netcfg/render"
 )
 
@@ -25,7 +27,7 @@ func (f *fixture) writeFiles(files map[string]string) {
 func useraddFixture(t *testing.T) *fixture {
 	f := newFixture(t)
 	f.root.WriteFile("/usr/sbin/useradd", nil, 0o755, 0, 0)
-	f.exec.handlers["useradd"] = func(c modules.Cmd) ([]byte, error) {
+	f.exec.handlers["useradd"] = func(c core.Cmd) ([]byte, error) {
 		name := c.Args[0]
 		return nil, f.root.AppendFile("/etc/passwd", []byte(name+":x:1000:1000::/home/"+name+":/bin/sh\n"), 0o644, 0, 0)
 	}
@@ -115,7 +117,7 @@ system_info:
 type recorder struct{ ran []string }
 
 func (r *recorder) module(name string, stage modules.Stage, f modules.Frequency) modules.Module {
-	return modules.Module{Name: name, Stage: stage, Frequency: f, Run: func(context.Context, *modules.Env) error {
+	return modules.Module{Name: name, Stage: stage, Frequency: f, Run: func(context.Context, *core.Env) error {
 		r.ran = append(r.ran, name)
 		return nil
 	}}
@@ -267,7 +269,7 @@ disable_vmware_customization: false
 	if got := f.read("/root/.ssh/authorized_keys"); strings.Contains(got, "no-port-forwarding") || !strings.Contains(got, "ssh-ed25519 AAAAmeta meta@key") {
 		t.Errorf("root keys %q", got)
 	}
-	if got := f.read("/etc/ssh/sshd_config.d/" + modules.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication yes") {
+	if got := f.read("/etc/ssh/sshd_config.d/" + accounts.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication yes") {
 		t.Errorf("pwauth drop-in %q", got)
 	}
 	if got := f.read("/etc/hosts"); !strings.Contains(got, "host1") || !strings.Contains(got, "manage_etc_hosts") {
@@ -300,7 +302,7 @@ disable_vmware_customization: false
 	if !strings.Contains(strings.Join(f.exec.calls, "\n"), "hostname host1") {
 		t.Errorf("calls %q: user-data's preserve_hostname false did not win", f.exec.calls)
 	}
-	if got := f.read("/etc/ssh/sshd_config.d/" + modules.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication no") {
+	if got := f.read("/etc/ssh/sshd_config.d/" + accounts.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication no") {
 		t.Errorf("pwauth drop-in %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
@@ -47,7 +48,7 @@ runcmd:
 	f.store("iid-j", ud)
 	var cfg map[string]any
 	probe := modules.Module{Name: "probe", Stage: modules.StageBoot, Frequency: modules.Always,
-		Run: func(_ context.Context, e *modules.Env) error { cfg = e.Cfg; return nil }}
+		Run: func(_ context.Context, e *core.Env) error { cfg = e.Cfg; return nil }}
 	res := f.run(modules.StageBoot, []modules.Module{probe})
 	if cfg["hostname"] != "host1-host1-example-com" || cfg["final_message"] != "iid-j CI_MISSING_JINJA_VAR/nope True" {
 		t.Errorf("rendered cloud-config: hostname %q, final_message %q", cfg["hostname"], cfg["final_message"])
@@ -55,7 +56,7 @@ runcmd:
 	if _, ok := cfg["runcmd"]; ok {
 		t.Errorf("the refused template's runcmd was merged")
 	}
-	if got := f.read(modules.ScriptsDir("iid-j") + "/hello.sh"); got != "#!/bin/sh\necho IID-J" {
+	if got := f.read(core.ScriptsDir("iid-j") + "/hello.sh"); got != "#!/bin/sh\necho IID-J" {
 		t.Errorf("script %q", got)
 	}
 	warns := strings.Join(res.Warnings, "\n")

@@ -13,7 +13,7 @@
 //
 // The configuration the modules see is user-data over vendor-data over
 // the image's own (/etc/cloud/cloud.cfg and cloud.cfg.d, earlyinit.cfg:
-// internal/imagecfg) over modules.BaseConfig, and its module lists, when it has
+// internal/imagecfg) over core.BaseConfig, and its module lists, when it has
 // any, choose and order the modules of each stage (see image.go).
 //
 // Each module runs at its frequency, with semaphores in the instance
@@ -47,12 +47,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/earlyinit/earlyinit/internal/httpget"
 	"io"
 	"io/fs"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/earlyinit/earlyinit/internal/httpget"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
@@ -66,12 +68,12 @@ import (
 type Options struct {
 	// Root is the real root: "/" once switched.
 	Root *rootfs.Root
-	// Exec runs commands; nil means modules.SystemExec.
-	Exec modules.Exec
+	// Exec runs commands; nil means core.SystemExec.
+	Exec core.Exec
 	// DefaultUser; nil means the configuration's: system_info.default_user
 	// of the merged configuration (user-data, vendor-data, the image's),
 	// else the default of the root's distribution (see imagecfg).
-	DefaultUser *modules.User
+	DefaultUser *core.User
 	// Image is the image's own configuration (/etc/cloud/cloud.cfg,
 	// cloud.cfg.d, earlyinit.cfg); nil means read it from Root.
 	Image *imagecfg.Config
@@ -109,7 +111,7 @@ type Result struct {
 	Reboot bool
 	// Power is the power_state request, if one was made and its
 	// condition held; the runner ran it.
-	Power *modules.PowerRequest
+	Power *core.PowerRequest
 }
 
 func (o *Options) now() time.Time {
@@ -119,11 +121,11 @@ func (o *Options) now() time.Time {
 	return time.Now()
 }
 
-func (o *Options) exec() modules.Exec {
+func (o *Options) exec() core.Exec {
 	if o.Exec != nil {
 		return o.Exec
 	}
-	return modules.SystemExec{}
+	return core.SystemExec{}
 }
 
 func (o *Options) modules() []modules.Module {
@@ -137,7 +139,7 @@ func (o *Options) action(ctx context.Context, argv []string) error {
 	if o.Action != nil {
 		return o.Action(ctx, argv)
 	}
-	_, err := o.exec().Run(ctx, modules.Cmd{Name: argv[0], Args: argv[1:]})
+	_, err := o.exec().Run(ctx, core.Cmd{Name: argv[0], Args: argv[1:]})
 	return err
 }
 
@@ -152,7 +154,7 @@ type session struct {
 	log  *fileLog
 	out  *fileLog
 	lg   *logger
-	env  *modules.Env
+	env  *core.Env
 	data *instance.Data
 	proc *processed
 	img  *imagecfg.Config
@@ -203,7 +205,7 @@ func (s *session) load(ctx context.Context, get userdata.Getter) (problems []str
 	if s.opts.DefaultUser != nil {
 		du = *s.opts.DefaultUser
 	}
-	s.env = &modules.Env{
+	s.env = &core.Env{
 		Root: s.opts.Root, Cfg: s.proc.cfg, InstanceID: d.InstanceID, Data: d,
 		Exec: s.opts.exec(), Log: s.logf, Output: s.out, DefaultUser: du,
 		HTTP: s.opts.HTTP, Now: s.opts.Now, Uptime: s.opts.Uptime, Version: s.opts.Version,
@@ -213,7 +215,7 @@ func (s *session) load(ctx context.Context, get userdata.Getter) (problems []str
 
 // runModule runs m (unless inactive or, with force false, its semaphore
 // says it ran) and records the result.
-func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.Frequency, force bool) (res ModuleResult, inc *modules.Incomplete) {
+func (s *session) runModule(ctx context.Context, m modules.Module, freq modules.Frequency, force bool) (res ModuleResult, inc *core.Incomplete) {
 	r := s.opts.Root
 	iid := s.env.InstanceID
 	start := s.opts.now()
@@ -592,7 +594,7 @@ func (sr *stageRun) lastAction(ctx context.Context) (argv []string) {
 func (sr *stageRun) act(ctx context.Context, argv []string) error {
 	if !sr.opts.Root.Exists("/run/systemd/system") {
 		// Not booted with systemd (sd_booted's test): sysvinit's shutdown.
-		argv = modules.ForSysvinit(argv)
+		argv = core.ForSysvinit(argv)
 	}
 	sr.logf("running %v", argv)
 	sr.flush()
@@ -612,7 +614,7 @@ func (s *session) boothooks(ctx context.Context, hooks []string) []string {
 	for _, h := range hooks {
 		s.logf("running boothook %s", h)
 		err := s.guard("boothook "+h, func() error {
-			c := modules.Cmd{Name: r.Path(h), Env: []string{"INSTANCE_ID=" + s.data.InstanceID}, Output: s.out}
+			c := core.Cmd{Name: r.Path(h), Env: []string{"INSTANCE_ID=" + s.data.InstanceID}, Output: s.out}
 			if b, err := r.ReadFile(h); err == nil && !strings.HasPrefix(string(b), "#!") {
 				c.Name, c.Args = "/bin/sh", []string{r.Path(h)} // no interpreter line
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/instance/cache"
 	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/paths"
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 )
@@ -30,10 +31,10 @@ type fakeExec struct {
 	mu       sync.Mutex
 	dir      string
 	calls    []string
-	handlers map[string]func(modules.Cmd) ([]byte, error)
+	handlers map[string]func(core.Cmd) ([]byte, error)
 }
 
-func (f *fakeExec) Run(_ context.Context, c modules.Cmd) ([]byte, error) {
+func (f *fakeExec) Run(_ context.Context, c core.Cmd) ([]byte, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, strings.ReplaceAll(c.String(), f.dir, ""))
 	h := f.handlers[filepath.Base(c.Name)]
@@ -60,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, dir: dir, root: r, exec: &fakeExec{dir: dir, handlers: map[string]func(modules.Cmd) ([]byte, error){}},
+	f := &fixture{t: t, dir: dir, root: r, exec: &fakeExec{dir: dir, handlers: map[string]func(core.Cmd) ([]byte, error){}},
 		clock: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)}
 	for name, content := range map[string]string{
 		"/etc/passwd": "root:x:0:0:root:/root:/bin/bash\n",
@@ -117,7 +118,7 @@ type counter struct {
 }
 
 func (c *counter) module(name string, stage modules.Stage, f modules.Frequency) modules.Module {
-	return modules.Module{Name: name, Stage: stage, Frequency: f, Run: func(context.Context, *modules.Env) error {
+	return modules.Module{Name: name, Stage: stage, Frequency: f, Run: func(context.Context, *core.Env) error {
 		c.runs[name]++
 		if c.fail[name] > 0 {
 			c.fail[name]--
@@ -136,7 +137,7 @@ func TestFrequencies(t *testing.T) {
 		c.module("once", modules.StageBoot, modules.Once),
 		c.module("flaky", modules.StageBoot, modules.PerInstance),
 		{Name: "inactive", Stage: modules.StageBoot, Frequency: modules.Always, Keys: []string{"nothing_sets_this"},
-			Run: func(context.Context, *modules.Env) error { c.runs["inactive"]++; return nil }},
+			Run: func(context.Context, *core.Env) error { c.runs["inactive"]++; return nil }},
 		c.module("later", modules.StageFinal, modules.PerInstance),
 	}
 	f.store("iid-1", "")
@@ -271,10 +272,10 @@ func TestRebootRequest(t *testing.T) {
 	f := newFixture(t)
 	ran := 0
 	mods := []modules.Module{
-		{Name: "asks", Stage: modules.StageBoot, Frequency: modules.PerInstance, Run: func(context.Context, *modules.Env) error {
-			return &modules.Incomplete{Reboot: true, Rerun: true, Reason: "exit 1001"}
+		{Name: "asks", Stage: modules.StageBoot, Frequency: modules.PerInstance, Run: func(context.Context, *core.Env) error {
+			return &core.Incomplete{Reboot: true, Rerun: true, Reason: "exit 1001"}
 		}},
-		{Name: "after", Stage: modules.StageBoot, Frequency: modules.Always, Run: func(context.Context, *modules.Env) error { ran++; return nil }},
+		{Name: "after", Stage: modules.StageBoot, Frequency: modules.Always, Run: func(context.Context, *core.Env) error { ran++; return nil }},
 	}
 	f.store("iid-1", "")
 	res := f.run(modules.StageBoot, mods)
@@ -322,7 +323,7 @@ func TestRunSingle(t *testing.T) {
 func TestRealModules(t *testing.T) {
 	f := newFixture(t)
 	f.root.WriteFile("/usr/sbin/useradd", nil, 0o755, 0, 0)
-	f.exec.handlers["useradd"] = func(c modules.Cmd) ([]byte, error) {
+	f.exec.handlers["useradd"] = func(c core.Cmd) ([]byte, error) {
 		return nil, f.root.AppendFile("/etc/passwd", []byte(c.Args[0]+":x:1000:1000::/home/"+c.Args[0]+":/bin/sh\n"), 0o644, 0, 0)
 	}
 	ud := `Content-Type: multipart/mixed; boundary="B"

@@ -8,6 +8,7 @@ import (
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/instance/cache"
 	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/oracle"
 )
 
@@ -104,7 +105,7 @@ func countingModules(runs map[string]int) []modules.Module {
 	for _, m := range modules.All() {
 		name := m.Name
 		m.Keys = nil // active whatever the configuration
-		m.Run = func(context.Context, *modules.Env) error { runs[name]++; return nil }
+		m.Run = func(context.Context, *core.Env) error { runs[name]++; return nil }
 		mods = append(mods, m)
 	}
 	return mods

@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/instance"
-	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/modules/scripts"
 	"github.com/earlyinit/earlyinit/internal/paths"
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 	"github.com/earlyinit/earlyinit/internal/userdata"
@@ -148,7 +149,7 @@ type processed struct {
 // URLs (final stage only, with get; without it they are dropped), renders
 // `## template: jinja` parts with the instance data instanceData reads
 // (and image as merged_cfg), merges the cloud-config (vendor under user,
-// then the image's configuration, image, then modules.BaseConfig under
+// then the image's configuration, image, then core.BaseConfig under
 // both: baseConfig) and validates each cloud-config part. Every problem is
 // a warning.
 func processUserData(ctx context.Context, d *instance.Data, get userdata.Getter, instanceData func() ([]byte, error), image map[string]any, logf func(string, ...any)) *processed {
@@ -270,7 +271,7 @@ func partName(p userdata.Part) string {
 
 // writeScripts writes the shell-script parts where the script modules
 // find them: #! parts into instances/<iid>/scripts/ (scripts_user), or
-// scripts/vendor/ for vendor-data's (modules.VendorScriptsDir),
+// scripts/vendor/ for vendor-data's (scripts.VendorScriptsDir),
 // per-boot/instance/once parts into /var/lib/earlyinit/scripts/per-*/, all
 // 0700. It returns the boothooks, written to instances/<iid>/boothooks/
 // without their #cloud-boothook line.
@@ -283,16 +284,16 @@ func writeScripts(r *rootfs.Root, iid string, parts []userdata.Part) ([]string, 
 		content := p.Content
 		switch p.Type {
 		case userdata.TypeShellScript:
-			dir = modules.ScriptsDir(iid)
+			dir = core.ScriptsDir(iid)
 			if p.Vendor {
-				dir = modules.VendorScriptsDir(iid)
+				dir = scripts.VendorScriptsDir(iid)
 			}
 		case userdata.TypeShellScriptPerBoot:
-			dir = modules.ScriptsPerBootDir
+			dir = scripts.ScriptsPerBootDir
 		case userdata.TypeShellScriptPerInst:
-			dir = modules.ScriptsPerInstanceDir
+			dir = scripts.ScriptsPerInstanceDir
 		case userdata.TypeShellScriptPerOnce:
-			dir = modules.ScriptsPerOnceDir
+			dir = scripts.ScriptsPerOnceDir
 		case userdata.TypeBoothook:
 			dir = idir + "/boothooks"
 			s := strings.ReplaceAll(string(content), "\r\n", "\n")

@@ -34,19 +34,41 @@ type cfgRead struct {
 	top  bool // read from Env.Cfg itself: a top-level key
 }
 
-// checked is this package's non-test code, type-checked.
+// checked is the non-test code of this package and its families
+// (internal/modules/...), type-checked.
 type checked struct {
 	fset  *token.FileSet
 	files []*ast.File
 	info  *types.Info
 }
 
-// typeCheck type-checks this package's non-test code. Types come from the
-// build cache's export data (go list -export), so the package is
-// type-checked as the compiler sees it.
+// modulePackages are the import paths and directories of this package
+// and the packages under it: the registry, core and each family.
+func modulePackages(t *testing.T) [][2]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Dir}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs [][2]string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, dir, ok := strings.Cut(l, " "); ok {
+			pkgs = append(pkgs, [2]string{path, dir})
+		}
+	}
+	if len(pkgs) < 2 {
+		t.Fatalf("go list ./...: %d packages: the families are missing", len(pkgs))
+	}
+	return pkgs
+}
+
+// typeCheck type-checks the non-test code of every package under
+// internal/modules into one Info. Types come from the build cache's
+// export data (go list -export), so each package is type-checked as the
+// compiler sees it.
 func typeCheck(t *testing.T) checked {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}", ".").Output()
+	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list -export: %v", err)
 	}
@@ -58,29 +80,36 @@ func typeCheck(t *testing.T) checked {
 		}
 	}
 	fset := token.NewFileSet()
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []*ast.File
-	for _, n := range names {
-		if ok, err := build.Default.MatchFile(".", n); err != nil || !ok || strings.HasSuffix(n, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, n, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
 	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		return os.Open(exports[path])
 	})
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
-	if _, err := (&types.Config{Importer: imp}).Check("github.com/earlyinit/earlyinit/internal/modules", fset, files, info); err != nil {
-		t.Fatalf("type-check: %v", err)
+	var all []*ast.File
+	for _, pkg := range modulePackages(t) {
+		names, err := filepath.Glob(filepath.Join(pkg[1], "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []*ast.File
+		for _, n := range names {
+			if ok, err := build.Default.MatchFile(pkg[1], filepath.Base(n)); err != nil || !ok || strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, n, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		if len(files) == 0 {
+			continue
+		}
+		if _, err := (&types.Config{Importer: imp}).Check(pkg[0], fset, files, info); err != nil {
+			t.Fatalf("type-check %s: %v", pkg[0], err)
+		}
+		all = append(all, files...)
 	}
-	return checked{fset, files, info}
+	return checked{fset, all, info}
 }
 
 // cfgReads lists the key reads of this package's non-test code.
@@ -249,8 +278,9 @@ var passedThrough = map[string]string{
 	"puppet.csr_attributes":                "written to csr_attributes.yaml as given",
 }
 
-// actingPackages hold the code that acts on cloud-config.
-var actingPackages = []string{".", "../accounts", "../growpart", "../late", "../imagecfg", "../provision", "../userdata"}
+// actingPackages hold the code that acts on cloud-config, with this
+// package's families (modulePackages).
+var actingPackages = []string{"../accounts", "../growpart", "../late", "../imagecfg", "../provision", "../userdata"}
 
 // TestSchemaKeysActedOn: every key the schema declares below a top-level
 // key earlyinit supports is named by the code that acts on cloud-config,
@@ -260,7 +290,11 @@ var actingPackages = []string{".", "../accounts", "../growpart", "../late", "../
 // earlyinit" warnings, not this test's.
 func TestSchemaKeysActedOn(t *testing.T) {
 	lits := map[string]bool{}
-	for _, dir := range actingPackages {
+	dirs := actingPackages
+	for _, pkg := range modulePackages(t) {
+		dirs = append(dirs, pkg[1])
+	}
+	for _, dir := range dirs {
 		names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -1,15 +1,17 @@
-// Package modules holds earlyinit's late-stage config modules: what
-// cloud-init's config/cc_*.py do with cloud-config once the real system
-// runs (bootcmd, write_files, users and groups, SSH keys, passwords,
-// hostname, /etc/hosts, resolv.conf, timezone, mounts, runcmd, scripts,
-// final_message, phone_home, power_state).
+// Package modules is the registry of earlyinit's late-stage config
+// modules: what cloud-init's config/cc_*.py do with cloud-config once the
+// real system runs. All lists them in cloud-init's order with their stage,
+// frequency and the keys that activate them.
 //
-// Every module is a function of an Env: a confined root (internal/rootfs) for
-// every file it reads or writes, the merged cloud-config, and an Exec
-// through which it runs the root's own tools (useradd, ssh-keygen,
-// chpasswd...). Tests give a temporary directory and a fake Exec; the
-// runner (internal/late) gives "/" and SystemExec. Frequencies and semaphores
-// are the runner's business: a module just does its job when asked.
+// The modules live in one package per family (accounts, cfgmgmt, disks,
+// repos, scripts, system) around a shared core (internal/modules/core).
+// Every module is a function of a core.Env: a confined root
+// (internal/rootfs) for every file it reads or writes, the merged
+// cloud-config, and an Exec through which it runs the root's own tools
+// (useradd, ssh-keygen, chpasswd...). Tests give a temporary directory and
+// a fake Exec (internal/modules/coretest); the runner (internal/late) gives
+// "/" and SystemExec. Frequencies and semaphores are the runner's
+// business: a module just does its job when asked.
 //
 // The reference is cloud-init 22.4.2.
 package modules
@@ -17,6 +19,14 @@ package modules
 import (
 	"context"
 	"fmt"
+
+	"github.com/earlyinit/earlyinit/internal/modules/accounts"
+	"github.com/earlyinit/earlyinit/internal/modules/cfgmgmt"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/modules/disks"
+	"github.com/earlyinit/earlyinit/internal/modules/repos"
+	"github.com/earlyinit/earlyinit/internal/modules/scripts"
+	"github.com/earlyinit/earlyinit/internal/modules/system"
 )
 
 // Frequency says how often a module runs, as cloud-init's frequencies.
@@ -75,7 +85,7 @@ type Module struct {
 	// with Keys runs only when one of them is set (cloud-init's
 	// activate_by_schema_keys); one without runs always.
 	Keys []string
-	Run  func(ctx context.Context, e *Env) error
+	Run  func(ctx context.Context, e *core.Env) error
 }
 
 // Active tells whether m has anything to do with cfg.
@@ -96,54 +106,54 @@ func (m Module) Active(cfg map[string]any) bool {
 // stage, except runcmd; cloud_final_modules for the final stage).
 func All() []Module {
 	return []Module{
-		{"seed_random", StageBoot, PerInstance, []string{"random_seed"}, seedRandom},
-		{"bootcmd", StageBoot, Always, []string{"bootcmd"}, bootcmd},
-		{"write_files", StageBoot, PerInstance, []string{"write_files"}, writeFiles},
-		{"disk_setup", StageBoot, PerInstance, []string{"disk_setup", "fs_setup"}, diskSetup},
-		{"mounts", StageBoot, PerInstance, []string{"mounts", "mount_default_fields", "swap"}, mounts},
-		{"growpart", StageBoot, Always, []string{"growpart"}, growpartLate},
-		{"set_hostname", StageBoot, PerInstance, nil, setHostname},
-		{"update_hostname", StageBoot, Always, nil, updateHostname},
-		{"update_etc_hosts", StageBoot, Always, []string{"manage_etc_hosts"}, updateEtcHosts},
-		{"ca_certs", StageBoot, PerInstance, []string{"ca_certs", "ca-certs"}, caCerts},
-		{"rsyslog", StageBoot, PerInstance, []string{"rsyslog"}, rsyslog},
-		{"users_groups", StageBoot, PerInstance, nil, usersGroups},
-		{"ssh", StageBoot, PerInstance, nil, ssh},
-		{"keyboard", StageBoot, PerInstance, []string{"keyboard"}, keyboard},
-		{"locale", StageBoot, PerInstance, []string{"locale"}, locale},
-		{"set_passwords", StageBoot, PerInstance, nil, setPasswords},
-		{"resolv_conf", StageBoot, PerInstance, []string{"manage_resolv_conf"}, resolvConf},
-		{"ntp", StageBoot, PerInstance, []string{"ntp"}, ntp},
-		{"timezone", StageBoot, PerInstance, []string{"timezone"}, timezone},
+		{"seed_random", StageBoot, PerInstance, []string{"random_seed"}, system.SeedRandom},
+		{"bootcmd", StageBoot, Always, []string{"bootcmd"}, scripts.Bootcmd},
+		{"write_files", StageBoot, PerInstance, []string{"write_files"}, scripts.WriteFiles},
+		{"disk_setup", StageBoot, PerInstance, []string{"disk_setup", "fs_setup"}, disks.DiskSetup},
+		{"mounts", StageBoot, PerInstance, []string{"mounts", "mount_default_fields", "swap"}, disks.Mounts},
+		{"growpart", StageBoot, Always, []string{"growpart"}, disks.Growpart},
+		{"set_hostname", StageBoot, PerInstance, nil, system.SetHostname},
+		{"update_hostname", StageBoot, Always, nil, system.UpdateHostname},
+		{"update_etc_hosts", StageBoot, Always, []string{"manage_etc_hosts"}, system.UpdateEtcHosts},
+		{"ca_certs", StageBoot, PerInstance, []string{"ca_certs", "ca-certs"}, system.CACerts},
+		{"rsyslog", StageBoot, PerInstance, []string{"rsyslog"}, system.Rsyslog},
+		{"users_groups", StageBoot, PerInstance, nil, accounts.UsersGroups},
+		{"ssh", StageBoot, PerInstance, nil, accounts.SSH},
+		{"keyboard", StageBoot, PerInstance, []string{"keyboard"}, system.Keyboard},
+		{"locale", StageBoot, PerInstance, []string{"locale"}, system.Locale},
+		{"set_passwords", StageBoot, PerInstance, nil, accounts.SetPasswords},
+		{"resolv_conf", StageBoot, PerInstance, []string{"manage_resolv_conf"}, system.ResolvConf},
+		{"ntp", StageBoot, PerInstance, []string{"ntp"}, system.NTP},
+		{"timezone", StageBoot, PerInstance, []string{"timezone"}, system.Timezone},
 
 		// Repositories and packages need the network: the final stage,
 		// in cloud_config_modules' order (upstream's, which has wireguard
 		// first), then the package module first of cloud_final_modules.
-		{"wireguard", StageFinal, PerInstance, []string{"wireguard"}, wireguard},
-		{"ssh_import_id", StageFinal, PerInstance, []string{"ssh_import_id", "users", "user"}, sshImportID},
-		{"rh_subscription", StageFinal, PerInstance, []string{"rh_subscription"}, rhSubscription},
-		{"yum_add_repo", StageFinal, PerInstance, []string{"yum_repos"}, yumAddRepo},
-		{"apt_configure", StageFinal, PerInstance, aptConfigKeys, aptConfigure},
-		{"zypper_add_repo", StageFinal, Always, []string{"zypper"}, zypperAddRepo},
-		{"apk_configure", StageFinal, PerInstance, []string{"apk_repos"}, apkConfigure},
-		{"disable_ec2_metadata", StageFinal, Always, []string{"disable_ec2_metadata"}, disableEC2Metadata},
-		{"runcmd", StageFinal, PerInstance, []string{"runcmd"}, runcmd},
-		{"package_update_upgrade_install", StageFinal, PerInstance, []string{"apt_update", "package_update", "apt_upgrade", "package_upgrade", "packages"}, packageUpdateUpgradeInstall},
-		{"write_files_deferred", StageFinal, PerInstance, []string{"write_files"}, writeFilesDeferred},
-		{"puppet", StageFinal, PerInstance, []string{"puppet"}, puppet},
-		{"chef", StageFinal, Always, []string{"chef"}, chef},
-		{"ansible", StageFinal, PerInstance, []string{"ansible"}, ansible},
-		{"salt_minion", StageFinal, PerInstance, []string{"salt_minion"}, saltMinion},
-		{"scripts_per_once", StageFinal, Once, nil, scriptsPerOnce},
-		{"scripts_per_boot", StageFinal, Always, nil, scriptsPerBoot},
-		{"scripts_per_instance", StageFinal, PerInstance, nil, scriptsPerInstance},
-		{"scripts_user", StageFinal, PerInstance, nil, scriptsUser},
-		{"ssh_authkey_fingerprints", StageFinal, PerInstance, nil, sshAuthkeyFingerprints},
-		{"keys_to_console", StageFinal, PerInstance, nil, keysToConsole},
-		{"post_password", StageFinal, PerInstance, []string{"earlyinit"}, postPassword},
-		{"phone_home", StageFinal, PerInstance, []string{"phone_home"}, phoneHome},
-		{"final_message", StageFinal, Always, nil, finalMessage},
-		{"power_state", StageFinal, PerInstance, []string{"power_state"}, powerState},
+		{"wireguard", StageFinal, PerInstance, []string{"wireguard"}, repos.Wireguard},
+		{"ssh_import_id", StageFinal, PerInstance, []string{"ssh_import_id", "users", "user"}, accounts.SSHImportID},
+		{"rh_subscription", StageFinal, PerInstance, []string{"rh_subscription"}, cfgmgmt.RHSubscription},
+		{"yum_add_repo", StageFinal, PerInstance, []string{"yum_repos"}, repos.YumAddRepo},
+		{"apt_configure", StageFinal, PerInstance, repos.AptConfigKeys, repos.AptConfigure},
+		{"zypper_add_repo", StageFinal, Always, []string{"zypper"}, repos.ZypperAddRepo},
+		{"apk_configure", StageFinal, PerInstance, []string{"apk_repos"}, repos.ApkConfigure},
+		{"disable_ec2_metadata", StageFinal, Always, []string{"disable_ec2_metadata"}, system.DisableEC2Metadata},
+		{"runcmd", StageFinal, PerInstance, []string{"runcmd"}, scripts.Runcmd},
+		{"package_update_upgrade_install", StageFinal, PerInstance, []string{"apt_update", "package_update", "apt_upgrade", "package_upgrade", "packages"}, repos.PackageUpdateUpgradeInstall},
+		{"write_files_deferred", StageFinal, PerInstance, []string{"write_files"}, scripts.WriteFilesDeferred},
+		{"puppet", StageFinal, PerInstance, []string{"puppet"}, cfgmgmt.Puppet},
+		{"chef", StageFinal, Always, []string{"chef"}, cfgmgmt.Chef},
+		{"ansible", StageFinal, PerInstance, []string{"ansible"}, cfgmgmt.Ansible},
+		{"salt_minion", StageFinal, PerInstance, []string{"salt_minion"}, cfgmgmt.SaltMinion},
+		{"scripts_per_once", StageFinal, Once, nil, scripts.ScriptsPerOnce},
+		{"scripts_per_boot", StageFinal, Always, nil, scripts.ScriptsPerBoot},
+		{"scripts_per_instance", StageFinal, PerInstance, nil, scripts.ScriptsPerInstance},
+		{"scripts_user", StageFinal, PerInstance, nil, scripts.ScriptsUser},
+		{"ssh_authkey_fingerprints", StageFinal, PerInstance, nil, accounts.SSHAuthkeyFingerprints},
+		{"keys_to_console", StageFinal, PerInstance, nil, accounts.KeysToConsole},
+		{"post_password", StageFinal, PerInstance, []string{"earlyinit"}, accounts.PostPassword},
+		{"phone_home", StageFinal, PerInstance, []string{"phone_home"}, scripts.PhoneHome},
+		{"final_message", StageFinal, Always, nil, scripts.FinalMessage},
+		{"power_state", StageFinal, PerInstance, []string{"power_state"}, scripts.PowerState},
 	}
 }
 
@@ -193,16 +203,4 @@ func canonName(s string) string {
 		s = s[3:]
 	}
 	return s
-}
-
-// BaseConfig is the built-in configuration, under the image's own
-// (cloud.cfg, see internal/imagecfg) and user-data: the default user is
-// created and root cannot log in by SSH, as in every distribution's
-// cloud.cfg.
-func BaseConfig() map[string]any {
-	return map[string]any{
-		"users":             []any{"default"},
-		"disable_root":      true,
-		"preserve_hostname": false,
-	}
 }

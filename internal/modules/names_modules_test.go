@@ -3,6 +3,9 @@ package modules
 import (
 	"strings"
 	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 )
 
 // TestBadNamesNeverReachTools: a user, group or chpasswd name that is not
@@ -26,8 +29,8 @@ func TestBadNamesNeverReachTools(t *testing.T) {
 		{"set_passwords", "chpasswd: {users: [{name: \"s3cretpw\\nroot\", password: x, type: text}]}", []string{"chpasswd.users.0: name"}},
 	} {
 		t.Run(tt.cfg, func(t *testing.T) {
-			te := newEnv(t, tt.cfg)
-			err := te.runModule(tt.module)
+			te := coretest.NewEnv(t, tt.cfg)
+			err := runModule(te, tt.module)
 			if err == nil {
 				t.Fatal("succeeded")
 			}
@@ -36,10 +39,10 @@ func TestBadNamesNeverReachTools(t *testing.T) {
 					t.Errorf("error %q lacks %q", err, s)
 				}
 			}
-			if strings.Contains(err.Error(), "s3cretpw") || strings.Contains(te.log.String(), "s3cretpw") {
-				t.Errorf("password in the error or log: %v\n%s", err, te.log.String())
+			if strings.Contains(err.Error(), "s3cretpw") || strings.Contains(te.LogBuf.String(), "s3cretpw") {
+				t.Errorf("password in the error or log: %v\n%s", err, te.LogBuf.String())
 			}
-			for _, c := range te.exec.calls {
+			for _, c := range te.Fake.Calls {
 				for _, a := range c.Args {
 					if a == "-o" || a == "-p" || a == "-x" || a == "-e" && c.Name == "passwd" || a == "$(reboot)" || a == "4242" || strings.HasPrefix(a, "--system") {
 						t.Errorf("%s reached %s", a, c)
@@ -69,18 +72,18 @@ func TestHostnameRefused(t *testing.T) {
 	} {
 		for _, module := range []string{"set_hostname", "update_hostname", "update_etc_hosts"} {
 			t.Run(module+" "+cfg, func(t *testing.T) {
-				te := newEnv(t, cfg+"\nmanage_etc_hosts: true\n")
-				err := te.runModule(module)
+				te := coretest.NewEnv(t, cfg+"\nmanage_etc_hosts: true\n")
+				err := runModule(te, module)
 				if err == nil {
 					t.Fatal("succeeded")
 				}
 				if !strings.Contains(err.Error(), "hostname") && !strings.Contains(err.Error(), "fqdn") {
 					t.Errorf("error %q names no key", err)
 				}
-				if len(te.exec.calls) > 0 {
-					t.Errorf("ran %q", te.calls())
+				if len(te.Fake.Calls) > 0 {
+					t.Errorf("ran %q", te.Calls())
 				}
-				for _, f := range []string{"/etc/hostname", "/etc/hosts", previousHostnameFile} {
+				for _, f := range []string{"/etc/hostname", "/etc/hosts", core.PreviousHostnameFile} {
 					if te.Root.Exists(f) {
 						t.Errorf("%s written", f)
 					}
@@ -94,18 +97,18 @@ func TestHostnameRefused(t *testing.T) {
 // a line nobody listed to authorized_keys; it is skipped with a log line,
 // the other keys are written.
 func TestAuthorizedKeysOneLineEach(t *testing.T) {
-	te := newEnv(t, "ssh_authorized_keys: [\"ssh-ed25519 AAAAgood g\", \"ssh-ed25519 AAAAbad b\\ncommand=\\\"sh\\\" ssh-rsa AAAAevil e\"]\nssh_genkeytypes: []\ndisable_root: false\n")
-	if err := te.runModule("ssh"); err != nil {
+	te := coretest.NewEnv(t, "ssh_authorized_keys: [\"ssh-ed25519 AAAAgood g\", \"ssh-ed25519 AAAAbad b\\ncommand=\\\"sh\\\" ssh-rsa AAAAevil e\"]\nssh_genkeytypes: []\ndisable_root: false\n")
+	if err := runModule(te, "ssh"); err != nil {
 		t.Fatal(err)
 	}
-	if got := te.read("/root/.ssh/authorized_keys"); got != "ssh-ed25519 AAAAgood g\n" {
+	if got := te.Read("/root/.ssh/authorized_keys"); got != "ssh-ed25519 AAAAgood g\n" {
 		t.Errorf("authorized_keys = %q", got)
 	}
-	if !strings.Contains(te.log.String(), "key 1 has a line break: skipped") {
-		t.Errorf("log: %s", te.log.String())
+	if !strings.Contains(te.LogBuf.String(), "key 1 has a line break: skipped") {
+		t.Errorf("log: %s", te.LogBuf.String())
 	}
-	te2 := newEnv(t, "ssh_authorized_keys: [\"ssh-ed25519 AAAAgood g\"]\nssh_genkeytypes: []\ndisable_root_opts: \"no-pty\\nssh-rsa AAAAevil\"\n")
-	if err := te2.runModule("ssh"); err == nil || !strings.Contains(err.Error(), "disable_root_opts") {
+	te2 := coretest.NewEnv(t, "ssh_authorized_keys: [\"ssh-ed25519 AAAAgood g\"]\nssh_genkeytypes: []\ndisable_root_opts: \"no-pty\\nssh-rsa AAAAevil\"\n")
+	if err := runModule(te2, "ssh"); err == nil || !strings.Contains(err.Error(), "disable_root_opts") {
 		t.Errorf("disable_root_opts with a line break: %v", err)
 	}
 	if te2.Root.Exists("/root/.ssh/authorized_keys") {

@@ -3,6 +3,12 @@ package modules
 import (
 	"context"
 	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/modules/cfgmgmt"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/modules/coretest"
+	"github.com/earlyinit/earlyinit/internal/modules/repos"
+	"github.com/earlyinit/earlyinit/internal/modules/system"
 )
 
 // nullOracle runs each cloud-init 22.4 module's handle() with its key
@@ -28,24 +34,24 @@ json.dump(out, sys.stdout)
 func TestNullConfigAsCloudInit(t *testing.T) {
 	cases := []struct {
 		mod, key string
-		run      func(context.Context, *Env) error
+		run      func(context.Context, *core.Env) error
 	}{
-		{"cc_keyboard", "keyboard", keyboard},
-		{"cc_ca_certs", "ca_certs", caCerts},
-		{"cc_seed_random", "random_seed", seedRandom},
-		{"cc_salt_minion", "salt_minion", saltMinion},
-		{"cc_apk_configure", "apk_repos", apkConfigure},
+		{"cc_keyboard", "keyboard", system.Keyboard},
+		{"cc_ca_certs", "ca_certs", system.CACerts},
+		{"cc_seed_random", "random_seed", system.SeedRandom},
+		{"cc_salt_minion", "salt_minion", cfgmgmt.SaltMinion},
+		{"cc_apk_configure", "apk_repos", repos.ApkConfigure},
 	}
 	var in [][2]string
 	for _, c := range cases {
 		in = append(in, [2]string{c.mod, c.key})
 	}
 	var raised []bool
-	cloudinitOracle(t, nullOracle, in, &raised)
+	coretest.CloudinitOracle(t, nullOracle, in, &raised)
 	for i, c := range cases {
-		te := distroEnv(t, "debian", "")
+		te := coretest.DistroEnv(t, "debian", "")
 		te.Cfg[c.key] = nil
-		err := te.runFunc(c.run)
+		err := te.RunFunc(c.run)
 		if (err != nil) != raised[i] {
 			t.Errorf("%s: null: earlyinit's module error %v; cloud-init's %s raised: %v", c.key, err, c.mod, raised[i])
 		}

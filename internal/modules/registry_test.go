@@ -1,12 +1,16 @@
 package modules
 
-import "context"
+import (
+	"context"
 
-func (te *testEnv) runModule(name string) error {
-	te.t.Helper()
+	"github.com/earlyinit/earlyinit/internal/modules/coretest"
+)
+
+func runModule(te *coretest.Env, name string) error {
+	te.T.Helper()
 	m, ok := Lookup(name)
 	if !ok {
-		te.t.Fatalf("no module %s", name)
+		te.T.Fatalf("no module %s", name)
 	}
 	return m.Run(context.Background(), te.Env)
 }

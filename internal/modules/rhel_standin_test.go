@@ -19,6 +19,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/modules/coretest"
+	"github.com/earlyinit/earlyinit/internal/modules/repos"
+	"github.com/earlyinit/earlyinit/internal/modules/system"
 )
 
 // The RHEL paths of yum_add_repo, package_update_upgrade_install and
@@ -173,29 +178,29 @@ type standinCall struct {
 
 // standinEnv is distroEnv with the real SystemExec and the stand-ins in
 // the root's /usr/bin, on PATH first.
-func standinEnv(t *testing.T, distro, cfg string, tools ...string) *testEnv {
+func standinEnv(t *testing.T, distro, cfg string, tools ...string) *coretest.Env {
 	t.Helper()
-	te := distroEnv(t, distro, cfg)
+	te := coretest.DistroEnv(t, distro, cfg)
 	scripts := map[string]string{"dnf": standinDnf, "yum": standinDnf, "needs-restarting": standinNeedsRestarting, "update-ca-trust": standinUpdateCATrust}
 	for _, name := range tools {
 		s, ok := scripts[name]
 		if !ok {
 			t.Fatalf("no stand-in %s", name)
 		}
-		te.write("/usr/bin/"+name, s, 0o755)
+		te.Write("/usr/bin/"+name, s, 0o755)
 	}
 	if err := te.Root.MkdirAll("/var/lib/standin", 0o755, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", filepath.Join(te.dir, "usr/bin")+":"+defaultPath)
-	te.Env.Exec = SystemExec{}
+	t.Setenv("PATH", filepath.Join(te.Dir, "usr/bin")+":"+core.DefaultPath)
+	te.Env.Exec = core.SystemExec{}
 	return te
 }
 
 // standinCalls reads the recorded calls in order.
-func (te *testEnv) standinCalls() []standinCall {
-	te.t.Helper()
-	dir := filepath.Join(te.dir, "standin")
+func standinCalls(te *coretest.Env) []standinCall {
+	te.T.Helper()
+	dir := filepath.Join(te.Dir, "standin")
 	argvs, _ := filepath.Glob(filepath.Join(dir, "*.argv"))
 	sort.Strings(argvs)
 	var out []standinCall
@@ -244,17 +249,17 @@ func argvs(calls []standinCall) []string {
 // needs-restarting -r exit 1, which asks the runner for a reboot.
 func TestStandinPackagesDnf(t *testing.T) {
 	te := standinEnv(t, "rocky", "yum_repos: {corp: {baseurl: 'http://mirror.corp/el9/$basearch', name: Corp}}\npackage_update: true\npackage_upgrade: true\npackage_reboot_if_required: true\npackages: [pwgen, [libfoo, 1.2-3]]\n", "dnf", "needs-restarting")
-	te.write("/var/lib/standin/available", "pwgen\nlibfoo-1.2-3\n", 0o644)
-	te.write("/var/lib/standin/updates", "kernel-5.14.0-362.el9.x86_64\n", 0o644)
-	if err := te.runFunc(yumAddRepo); err != nil {
+	te.Write("/var/lib/standin/available", "pwgen\nlibfoo-1.2-3\n", 0o644)
+	te.Write("/var/lib/standin/updates", "kernel-5.14.0-362.el9.x86_64\n", 0o644)
+	if err := te.RunFunc(repos.YumAddRepo); err != nil {
 		t.Fatal(err)
 	}
-	err := te.runFunc(packageUpdateUpgradeInstall)
-	var inc *Incomplete
+	err := te.RunFunc(repos.PackageUpdateUpgradeInstall)
+	var inc *core.Incomplete
 	if !errors.As(err, &inc) || !inc.Reboot || inc.Err != nil {
 		t.Fatalf("want a reboot request and no failure, got %v", err)
 	}
-	calls := te.standinCalls()
+	calls := standinCalls(te)
 	want := []string{"dnf -y makecache", "dnf -y upgrade", "dnf -y install pwgen libfoo-1.2-3", "needs-restarting -r"}
 	if got := argvs(calls); !reflect.DeepEqual(got, want) {
 		t.Fatalf("calls:\n got %q\nwant %q", got, want)
@@ -275,20 +280,20 @@ func TestStandinPackagesDnf(t *testing.T) {
 			}
 		}
 	}
-	if got := te.read("/var/lib/standin/installed"); got != "pwgen\nlibfoo-1.2-3\n" {
+	if got := te.Read("/var/lib/standin/installed"); got != "pwgen\nlibfoo-1.2-3\n" {
 		t.Errorf("installed %q", got)
 	}
 	for _, w := range []string{"Metadata cache created.", "Upgraded:", "Complete!"} {
-		if !strings.Contains(te.out.String(), w) {
-			t.Errorf("output lacks %q:\n%s", w, te.out.String())
+		if !strings.Contains(te.OutBuf.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, te.OutBuf.String())
 		}
 	}
-	if !te.Root.Exists(te.updateSourcesSem()) {
+	if !te.Root.Exists(te.UpdateSourcesSem()) {
 		t.Error("the refresh is not marked done")
 	}
 }
 
-func size(t *testing.T, te *testEnv, p string) string {
+func size(t *testing.T, te *coretest.Env, p string) string {
 	t.Helper()
 	fi, err := te.Root.Stat(p)
 	if err != nil {
@@ -304,32 +309,32 @@ func size(t *testing.T, te *testEnv, p string) string {
 // only its message.
 func TestStandinPackagesFailures(t *testing.T) {
 	te := standinEnv(t, "rocky", "package_reboot_if_required: true\npackages: [pwgen, nosuchpkg]\n", "dnf", "needs-restarting")
-	te.write("/var/lib/standin/available", "pwgen\n", 0o644)
-	err := te.runFunc(packageUpdateUpgradeInstall)
+	te.Write("/var/lib/standin/available", "pwgen\n", 0o644)
+	err := te.RunFunc(repos.PackageUpdateUpgradeInstall)
 	if err == nil || !strings.Contains(err.Error(), "Error: Unable to find a match: nosuchpkg") || !strings.Contains(err.Error(), "exit status 1") {
 		t.Fatalf("error %v, want dnf's line and status", err)
 	}
-	var inc *Incomplete
+	var inc *core.Incomplete
 	if errors.As(err, &inc) {
 		t.Errorf("reboot asked for: %v", err)
 	}
-	if got := argvs(te.standinCalls()); !reflect.DeepEqual(got, []string{"dnf -y makecache", "dnf -y install pwgen nosuchpkg", "needs-restarting -r"}) {
+	if got := argvs(standinCalls(te)); !reflect.DeepEqual(got, []string{"dnf -y makecache", "dnf -y install pwgen nosuchpkg", "needs-restarting -r"}) {
 		t.Errorf("calls %q", got)
 	}
 
 	te = standinEnv(t, "rocky", "package_upgrade: true\npackages: [pwgen, [libfoo, '1.2']]\n", "yum")
-	te.write("/var/lib/standin/available", "pwgen\n", 0o644)
+	te.Write("/var/lib/standin/available", "pwgen\n", 0o644)
 	// EL7's yum installs what it finds and exits 0 ("No package ...
 	// available."), as cloud-init's -t asks: the module, like
 	// cloud-init's, reports no failure.
-	if err := te.runFunc(packageUpdateUpgradeInstall); err != nil {
+	if err := te.RunFunc(repos.PackageUpdateUpgradeInstall); err != nil {
 		t.Errorf("yum: error %v", err)
 	}
-	if got := argvs(te.standinCalls()); !reflect.DeepEqual(got, []string{"yum -t -y makecache", "yum -t -y upgrade", "yum -t -y install pwgen libfoo-1.2"}) {
+	if got := argvs(standinCalls(te)); !reflect.DeepEqual(got, []string{"yum -t -y makecache", "yum -t -y upgrade", "yum -t -y install pwgen libfoo-1.2"}) {
 		t.Errorf("yum calls %q", got)
 	}
-	if !strings.Contains(te.out.String(), "No package libfoo-1.2 available.") {
-		t.Errorf("yum output %q", te.out.String())
+	if !strings.Contains(te.OutBuf.String(), "No package libfoo-1.2 available.") {
+		t.Errorf("yum output %q", te.OutBuf.String())
 	}
 }
 
@@ -398,10 +403,10 @@ func TestStandinYumReposRealDnf(t *testing.T) {
     enabled: false
 `
 	te := standinEnv(t, "rocky", cfg)
-	if err := te.runFunc(yumAddRepo); err != nil {
+	if err := te.RunFunc(repos.YumAddRepo); err != nil {
 		t.Fatal(err)
 	}
-	got, log := dnfRepos(t, te.dir, filepath.Join(te.dir, "etc/yum.repos.d"))
+	got, log := dnfRepos(t, te.Dir, filepath.Join(te.Dir, "etc/yum.repos.d"))
 	if log != "" {
 		t.Errorf("dnf logs reading our .repo files:\n%s", log)
 	}
@@ -417,7 +422,7 @@ func TestStandinYumReposRealDnf(t *testing.T) {
 
 	// cloud-init's files for the same entries, read by the same dnf.
 	var ci map[string]string
-	ciOracle(t, `from cloudinit.config import cc_yum_add_repo as y
+	coretest.CiOracle(t, `from cloudinit.config import cc_yum_add_repo as y
 out = {}
 for rid, opts in json.load(sys.stdin).items():
     cid = y._canonicalize_id(rid)
@@ -436,7 +441,7 @@ print(json.dumps(out))`, te.Cfg["yum_repos"], &ci)
 			t.Fatal(err)
 		}
 	}
-	ciGot, _ := dnfRepos(t, te.dir, cidir)
+	ciGot, _ := dnfRepos(t, te.Dir, cidir)
 	if !reflect.DeepEqual(got, ciGot) {
 		t.Errorf("dnf reads ours and cloud-init's differently:\n ours %v\n cloud-init's %v", got, ciGot)
 	}
@@ -449,10 +454,10 @@ print(json.dumps(out))`, te.Cfg["yum_repos"], &ci)
 			}
 		}
 	}
-	if dnf == "" || strings.HasPrefix(dnf, te.dir) {
+	if dnf == "" || strings.HasPrefix(dnf, te.Dir) {
 		t.Fatal("dnf is not installed: `make deps` installs it (Debian package dnf)")
 	}
-	cmd := exec.Command(dnf, "--installroot="+te.dir, "--setopt=reposdir="+filepath.Join(te.dir, "etc/yum.repos.d"), "--releasever=9", "-C", "repolist", "--all")
+	cmd := exec.Command(dnf, "--installroot="+te.Dir, "--setopt=reposdir="+filepath.Join(te.Dir, "etc/yum.repos.d"), "--releasever=9", "-C", "repolist", "--all")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
@@ -521,13 +526,13 @@ func TestStandinCACertsRHEL(t *testing.T) {
 			c += "  remove_defaults: true\n"
 		}
 		te := standinEnv(t, "rocky", c, "update-ca-trust")
-		te.write("/etc/pki/ca-trust/source/anchors/local.pem", testCA(t, "local"), 0o644)
-		te.write("/usr/share/pki/ca-trust-source/anchors/vendor.pem", testCA(t, "vendor"), 0o644)
-		te.write("/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "", 0o644)
-		if err := te.runFunc(caCerts); err != nil {
+		te.Write("/etc/pki/ca-trust/source/anchors/local.pem", testCA(t, "local"), 0o644)
+		te.Write("/usr/share/pki/ca-trust-source/anchors/vendor.pem", testCA(t, "vendor"), 0o644)
+		te.Write("/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "", 0o644)
+		if err := te.RunFunc(system.CACerts); err != nil {
 			t.Fatalf("remove_defaults %v: %v", remove, err)
 		}
-		calls := te.standinCalls()
+		calls := standinCalls(te)
 		if got := argvs(calls); !reflect.DeepEqual(got, []string{"update-ca-trust"}) {
 			t.Fatalf("calls %q", got)
 		}
@@ -543,7 +548,7 @@ func TestStandinCACertsRHEL(t *testing.T) {
 		if !reflect.DeepEqual(calls[0].Files, wantFiles) {
 			t.Errorf("remove_defaults %v: update-ca-trust read %q, want %q", remove, calls[0].Files, wantFiles)
 		}
-		if got := bundleCNs(t, te.read("/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem")); !reflect.DeepEqual(got, wantCNs) {
+		if got := bundleCNs(t, te.Read("/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem")); !reflect.DeepEqual(got, wantCNs) {
 			t.Errorf("remove_defaults %v: bundle has %q, want %q", remove, got, wantCNs)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 )
 
 func TestHostname(t *testing.T) {
@@ -19,128 +21,128 @@ func TestHostname(t *testing.T) {
 		{"hostname: plain", "web1.example.com", "plain", "127.0.1.1\tweb1.example.com\tplain\n"},
 		{"fqdn: a.b.c\nprefer_fqdn_over_hostname: true", "", "a.b.c", "127.0.1.1\ta.b.c\ta\n"},
 	} {
-		te := newEnv(t, tc.cfg+"\nmanage_etc_hosts: localhost\n")
+		te := coretest.NewEnv(t, tc.cfg+"\nmanage_etc_hosts: localhost\n")
 		te.Data = &instance.Data{LocalHostname: tc.meta}
-		te.write("/etc/hosts", "127.0.0.1\tlocalhost\n", 0o644)
-		if err := te.runModule("set_hostname"); err != nil {
+		te.Write("/etc/hosts", "127.0.0.1\tlocalhost\n", 0o644)
+		if err := runModule(te, "set_hostname"); err != nil {
 			t.Fatalf("%q: %v", tc.cfg, err)
 		}
-		te.wantFile("/etc/hostname", tc.want+"\n", 0o644, 0, 0)
-		te.wantCalls("hostname " + tc.want)
-		if err := te.runModule("update_etc_hosts"); err != nil {
+		te.WantFile("/etc/hostname", tc.want+"\n", 0o644, 0, 0)
+		te.WantCalls("hostname " + tc.want)
+		if err := runModule(te, "update_etc_hosts"); err != nil {
 			t.Fatal(err)
 		}
-		if got := te.read("/etc/hosts"); got != "127.0.0.1\tlocalhost\n"+tc.hosts {
+		if got := te.Read("/etc/hosts"); got != "127.0.0.1\tlocalhost\n"+tc.hosts {
 			t.Errorf("%q: hosts %q", tc.cfg, got)
 		}
 	}
 	// The kernel has the name already (systemd set it from the
 	// initramfs's /etc/hostname): no command.
-	old := osHostname
-	defer func() { osHostname = old }()
-	osHostname = func() (string, error) { return "web1", nil }
-	te := newEnv(t, "")
+	old := core.OsHostname
+	defer func() { core.OsHostname = old }()
+	core.OsHostname = func() (string, error) { return "web1", nil }
+	te := coretest.NewEnv(t, "")
 	te.Data = &instance.Data{LocalHostname: "web1"}
-	if err := te.runModule("set_hostname"); err != nil {
+	if err := runModule(te, "set_hostname"); err != nil {
 		t.Fatal(err)
 	}
-	te.wantFile("/etc/hostname", "web1\n", 0o644, 0, 0)
-	te.wantCalls()
-	osHostname = old
+	te.WantFile("/etc/hostname", "web1\n", 0o644, 0, 0)
+	te.WantCalls()
+	core.OsHostname = old
 
-	te = newEnv(t, "preserve_hostname: true\nhostname: x")
-	if err := te.runModule("set_hostname"); err != nil || te.Root.Exists("/etc/hostname") {
+	te = coretest.NewEnv(t, "preserve_hostname: true\nhostname: x")
+	if err := runModule(te, "set_hostname"); err != nil || te.Root.Exists("/etc/hostname") {
 		t.Errorf("preserve_hostname: %v", err)
 	}
-	te = newEnv(t, "hostname: 'bad name'")
-	if err := te.runModule("set_hostname"); err == nil {
+	te = coretest.NewEnv(t, "hostname: 'bad name'")
+	if err := runModule(te, "set_hostname"); err == nil {
 		t.Error("bad hostname accepted")
 	}
 }
 
 func TestUpdateHostnameKeepsAdminChange(t *testing.T) {
-	te := newEnv(t, "hostname: one")
-	if err := te.runModule("set_hostname"); err != nil {
+	te := coretest.NewEnv(t, "hostname: one")
+	if err := runModule(te, "set_hostname"); err != nil {
 		t.Fatal(err)
 	}
 	te.Cfg["hostname"] = "two"
-	if err := te.runModule("update_hostname"); err != nil {
+	if err := runModule(te, "update_hostname"); err != nil {
 		t.Fatal(err)
 	}
-	if got := te.read("/etc/hostname"); got != "two\n" {
+	if got := te.Read("/etc/hostname"); got != "two\n" {
 		t.Errorf("update: %q", got)
 	}
-	te.write("/etc/hostname", "admins\n", 0o644)
+	te.Write("/etc/hostname", "admins\n", 0o644)
 	te.Cfg["hostname"] = "three"
-	te.exec.calls = nil
-	if err := te.runModule("update_hostname"); err != nil {
+	te.Fake.Calls = nil
+	if err := runModule(te, "update_hostname"); err != nil {
 		t.Fatal(err)
 	}
-	if got := te.read("/etc/hostname"); got != "admins\n" {
+	if got := te.Read("/etc/hostname"); got != "admins\n" {
 		t.Errorf("admin's name overwritten: %q", got)
 	}
-	te.wantCalls()
+	te.WantCalls()
 }
 
 func TestEtcHostsTemplate(t *testing.T) {
-	te := newEnv(t, "manage_etc_hosts: true\nfqdn: n1.example.net\n")
-	te.write("/etc/hosts", "junk\n", 0o640)
-	if err := te.runModule("update_etc_hosts"); err != nil {
+	te := coretest.NewEnv(t, "manage_etc_hosts: true\nfqdn: n1.example.net\n")
+	te.Write("/etc/hosts", "junk\n", 0o640)
+	if err := runModule(te, "update_etc_hosts"); err != nil {
 		t.Fatal(err)
 	}
-	got := te.read("/etc/hosts")
+	got := te.Read("/etc/hosts")
 	if !strings.Contains(got, "127.0.1.1 n1.example.net n1\n127.0.0.1 localhost\n") || strings.Contains(got, "junk") {
 		t.Errorf("hosts %q", got)
 	}
-	te.wantMode("/etc/hosts", 0o640, 0, 0)
-	te = newEnv(t, "manage_etc_hosts: maybe\nhostname: x")
-	if err := te.runModule("update_etc_hosts"); err == nil {
+	te.WantMode("/etc/hosts", 0o640, 0, 0)
+	te = coretest.NewEnv(t, "manage_etc_hosts: maybe\nhostname: x")
+	if err := runModule(te, "update_etc_hosts"); err == nil {
 		t.Error("bad manage_etc_hosts accepted")
 	}
 }
 
 func TestTimezone(t *testing.T) {
-	te := newEnv(t, "timezone: Europe/Paris")
-	te.write("/usr/share/zoneinfo/Europe/Paris", "TZif-paris", 0o644)
-	if err := te.runModule("timezone"); err != nil {
+	te := coretest.NewEnv(t, "timezone: Europe/Paris")
+	te.Write("/usr/share/zoneinfo/Europe/Paris", "TZif-paris", 0o644)
+	if err := runModule(te, "timezone"); err != nil {
 		t.Fatal(err)
 	}
-	te.wantFile("/etc/timezone", "Europe/Paris\n", 0o644, 0, 0)
+	te.WantFile("/etc/timezone", "Europe/Paris\n", 0o644, 0, 0)
 	if l, err := te.Root.Readlink("/etc/localtime"); err != nil || l != "/usr/share/zoneinfo/Europe/Paris" {
 		t.Errorf("localtime -> %q %v", l, err)
 	}
 	// A regular /etc/localtime is overwritten with a copy.
 	te.Root.Remove("/etc/localtime")
-	te.write("/etc/localtime", "old", 0o644)
-	if err := te.runModule("timezone"); err != nil {
+	te.Write("/etc/localtime", "old", 0o644)
+	if err := runModule(te, "timezone"); err != nil {
 		t.Fatal(err)
 	}
-	te.wantFile("/etc/localtime", "TZif-paris", 0o644, 0, 0)
+	te.WantFile("/etc/localtime", "TZif-paris", 0o644, 0, 0)
 	for _, tz := range []string{"Mars/Olympus", "../../etc/shadow", "/etc/passwd"} {
-		te := newEnv(t, "timezone: '"+tz+"'")
-		if err := te.runModule("timezone"); err == nil {
+		te := coretest.NewEnv(t, "timezone: '"+tz+"'")
+		if err := runModule(te, "timezone"); err == nil {
 			t.Errorf("%s accepted", tz)
 		}
 	}
 }
 
 func TestMounts(t *testing.T) {
-	te := newEnv(t, `mounts:
+	te := coretest.NewEnv(t, `mounts:
   - [sdb1, /data]
   - [LABEL=logs, /var/log/app, ext4, "defaults,noatime", "0", "0"]
   - ["server:/export", /mnt/nfs, nfs, "rw,nofail"]
   - [ephemeral0, /mnt]
   - [/dev/vda1, /already]
 `)
-	te.write("/etc/fstab", "# static\n/dev/vda1\t/\text4\tdefaults\t0\t1\n/dev/old\t/old\tauto\tdefaults,comment=earlyinit\t0\t2\n", 0o644)
-	if err := te.runModule("mounts"); err != nil {
+	te.Write("/etc/fstab", "# static\n/dev/vda1\t/\text4\tdefaults\t0\t1\n/dev/old\t/old\tauto\tdefaults,comment=earlyinit\t0\t2\n", 0o644)
+	if err := runModule(te, "mounts"); err != nil {
 		t.Fatal(err)
 	}
 	want := "# static\n/dev/vda1\t/\text4\tdefaults\t0\t1\n" +
 		"/dev/sdb1\t/data\tauto\tdefaults,nofail,comment=earlyinit\t0\t2\n" +
 		"LABEL=logs\t/var/log/app\text4\tdefaults,noatime,nofail,comment=earlyinit\t0\t0\n" +
 		"server:/export\t/mnt/nfs\tnfs\trw,nofail,comment=earlyinit\t0\t2\n"
-	te.wantFile("/etc/fstab", want, 0o644, 0, 0)
+	te.WantFile("/etc/fstab", want, 0o644, 0, 0)
 	for _, d := range []string{"/data", "/var/log/app", "/mnt/nfs"} {
 		if fi, err := te.Root.Stat(d); err != nil || !fi.IsDir() {
 			t.Errorf("%s not made: %v", d, err)
@@ -149,41 +151,41 @@ func TestMounts(t *testing.T) {
 	// ephemeral0 is the datasource's device (device_name_to_device: on
 	// OpenStack the file system so labelled): none here.
 	blkid := "blkid -c /dev/null -l -o device -t LABEL=ephemeral0"
-	te.wantCalls(blkid, "mount -a")
+	te.WantCalls(blkid, "mount -a")
 	// Idempotent: a second run changes nothing and mounts nothing.
-	te.exec.calls = nil
-	if err := te.runModule("mounts"); err != nil {
+	te.Fake.Calls = nil
+	if err := runModule(te, "mounts"); err != nil {
 		t.Fatal(err)
 	}
-	te.wantFile("/etc/fstab", want, 0o644, 0, 0)
-	te.wantCalls(blkid)
+	te.WantFile("/etc/fstab", want, 0o644, 0, 0)
+	te.WantCalls(blkid)
 
-	te = newEnv(t, "mounts: [[sdc, '/bad dir']]")
-	if err := te.runModule("mounts"); err == nil {
+	te = coretest.NewEnv(t, "mounts: [[sdc, '/bad dir']]")
+	if err := runModule(te, "mounts"); err == nil {
 		t.Error("blank in a field accepted")
 	}
 }
 
 func TestFinalMessage(t *testing.T) {
-	te := newEnv(t, "final_message: 'up $UPTIME at ${TIMESTAMP} v$version on $datasource $unknown'")
+	te := coretest.NewEnv(t, "final_message: 'up $UPTIME at ${TIMESTAMP} v$version on $datasource $unknown'")
 	te.Data = &instance.Data{Datasource: "nocloud", DatasourceClass: "NoCloud", Subplatform: "seed-dir (/s)"}
 	te.Version = "0.9"
 	te.Now = func() time.Time { return time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC) }
 	te.Uptime = func() float64 { return 42.125 }
-	if err := te.runModule("final_message"); err != nil {
+	if err := runModule(te, "final_message"); err != nil {
 		t.Fatal(err)
 	}
 	want := "up 42.12 at Tue, 02 Jan 2024 03:04:05 +0000 v0.9 on DataSourceNoCloud: seed-dir (/s) $unknown\n"
-	if te.out.String() != want {
-		t.Errorf("output %q\nwant   %q", te.out.String(), want)
+	if te.OutBuf.String() != want {
+		t.Errorf("output %q\nwant   %q", te.OutBuf.String(), want)
 	}
-	te.wantFile("/var/lib/earlyinit/instances/iid-1/boot-finished", "42.12 - Tue, 02 Jan 2024 03:04:05 +0000 - v. 0.9\n", 0o644, 0, 0)
+	te.WantFile("/var/lib/earlyinit/instances/iid-1/boot-finished", "42.12 - Tue, 02 Jan 2024 03:04:05 +0000 - v. 0.9\n", 0o644, 0, 0)
 
-	te = newEnv(t, "")
+	te = coretest.NewEnv(t, "")
 	te.Version, te.Uptime = "1", func() float64 { return 1 }
-	te.runModule("final_message")
-	if !strings.HasPrefix(te.out.String(), "earlyinit v. 1 finished at ") || !strings.HasSuffix(te.out.String(), "Up 1.00 seconds\n") {
-		t.Errorf("default %q", te.out.String())
+	runModule(te, "final_message")
+	if !strings.HasPrefix(te.OutBuf.String(), "earlyinit v. 1 finished at ") || !strings.HasSuffix(te.OutBuf.String(), "Up 1.00 seconds\n") {
+		t.Errorf("default %q", te.OutBuf.String())
 	}
 }
 
@@ -200,8 +202,8 @@ func TestPowerState(t *testing.T) {
 		{"power_state: {mode: poweroff, delay: soon}", "", true},
 		{"power_state: {mode: poweroff, timeout: x}", "", true},
 	} {
-		te := newEnv(t, tc.cfg)
-		err := te.runModule("power_state")
+		te := coretest.NewEnv(t, tc.cfg)
+		err := runModule(te, "power_state")
 		if (err != nil) != tc.err {
 			t.Errorf("%s: err %v", tc.cfg, err)
 			continue
@@ -215,9 +217,9 @@ func TestPowerState(t *testing.T) {
 		if strings.Join(te.Power.Argv, " ") != tc.argv {
 			t.Errorf("%s: argv %q", tc.cfg, te.Power.Argv)
 		}
-		te.wantCalls() // nothing runs in the module
+		te.WantCalls() // nothing runs in the module
 	}
-	x := &fakeExec{handlers: map[string]func(Cmd) ([]byte, error){}}
+	x := &coretest.FakeExec{Handlers: map[string]func(core.Cmd) ([]byte, error){}}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		cond any
@@ -230,14 +232,14 @@ func TestPowerState(t *testing.T) {
 		{"weird", 2, false, true},
 	} {
 		code := tc.exit
-		x.handlers["sh"] = func(Cmd) ([]byte, error) {
+		x.Handlers["sh"] = func(core.Cmd) ([]byte, error) {
 			if code != 0 {
-				return nil, exitErr(code)
+				return nil, coretest.ExitErr(code)
 			}
 			return nil, nil
 		}
-		x.handlers["false"] = x.handlers["sh"]
-		ok, err := (&PowerRequest{Condition: tc.cond, Timeout: time.Second}).Go(ctx, x)
+		x.Handlers["false"] = x.Handlers["sh"]
+		ok, err := (&core.PowerRequest{Condition: tc.cond, Timeout: time.Second}).Go(ctx, x)
 		if ok != tc.want || (err != nil) != tc.err {
 			t.Errorf("condition %v exit %d: %v %v", tc.cond, tc.exit, ok, err)
 		}
@@ -273,7 +275,7 @@ func TestForSysvinit(t *testing.T) {
 		{"shutdown -r now", "shutdown -r now"},
 		{"poweroff", "poweroff"},
 	} {
-		if got := strings.Join(ForSysvinit(strings.Fields(c.in)), " "); got != c.want {
+		if got := strings.Join(core.ForSysvinit(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("ForSysvinit(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}

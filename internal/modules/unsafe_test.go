@@ -9,10 +9,10 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 	"github.com/earlyinit/earlyinit/internal/roottest"
+	"golang.org/x/sys/unix"
 )
 
 const shadowContent = "root:$6$rootsecret:19000:0:99999:7:::\n"
@@ -23,16 +23,16 @@ type targetState struct {
 	uid, gid uint32
 }
 
-func (te *testEnv) state(name string) targetState {
-	te.t.Helper()
+func state(te *coretest.Env, name string) targetState {
+	te.T.Helper()
 	p := te.Root.Path(name)
 	b, err := os.ReadFile(p)
 	if err != nil {
-		te.t.Fatal(err)
+		te.T.Fatal(err)
 	}
 	fi, err := os.Lstat(p)
 	if err != nil {
-		te.t.Fatal(err)
+		te.T.Fatal(err)
 	}
 	st := fi.Sys().(*syscall.Stat_t)
 	return targetState{string(b), fi.Mode(), st.Uid, st.Gid}
@@ -40,27 +40,27 @@ func (te *testEnv) state(name string) targetState {
 
 // alice adds alice (uid 1000) to /etc/passwd with a home she owns, and a
 // root-only /etc/shadow.
-func (te *testEnv) alice() {
-	te.t.Helper()
+func alice(te *coretest.Env) {
+	te.T.Helper()
 	if err := te.Root.AppendFile("/etc/passwd", []byte("alice:x:1000:1000::/home/alice:/bin/sh\n"), 0o644, 0, 0); err != nil {
-		te.t.Fatal(err)
+		te.T.Fatal(err)
 	}
 	if err := te.Root.AppendFile("/etc/group", []byte("alice:x:1000:\n"), 0o644, 0, 0); err != nil {
-		te.t.Fatal(err)
+		te.T.Fatal(err)
 	}
-	te.write("/etc/shadow", shadowContent, 0o640)
+	te.Write("/etc/shadow", shadowContent, 0o640)
 	if err := te.Root.MkdirAll("/home/alice", 0o755, 1000, 1000); err != nil {
-		te.t.Fatal(err)
+		te.T.Fatal(err)
 	}
 }
 
 // plant makes what alice planted, from her shell: a symlink or a hard
 // link (link "hard:/etc/shadow") or a directory (target "").
-func (te *testEnv) plant(name, target string) {
-	te.t.Helper()
+func plant(te *coretest.Env, name, target string) {
+	te.T.Helper()
 	p := te.Root.Path(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		te.t.Fatal(err)
+		te.T.Fatal(err)
 	}
 	var err error
 	switch {
@@ -70,11 +70,11 @@ func (te *testEnv) plant(name, target string) {
 		err = os.Symlink(target, p)
 	}
 	if err != nil {
-		te.t.Fatal(err)
+		te.T.Fatal(err)
 	}
 	for d := filepath.Dir(p); d != te.Root.Path("/home/alice"); d = filepath.Dir(d) {
 		if err := os.Lchown(d, 1000, 1000); err != nil {
-			te.t.Fatal(err)
+			te.T.Fatal(err)
 		}
 	}
 	os.Lchown(p, 1000, 1000)
@@ -91,16 +91,16 @@ func TestModulesRefuseUserLinks(t *testing.T) {
 		plant, target     string
 		inErr             string
 		// after checks that the rest went on.
-		after func(te *testEnv)
+		after func(te *coretest.Env)
 	}{
 		{
 			name: "ssh: authorized_keys -> /etc/shadow", module: "ssh",
 			cfg:   "users: [default]\nuser: {name: alice}\nssh_authorized_keys: [ssh-ed25519 AAAAkey k]\nssh_genkeytypes: []\n",
 			plant: "/home/alice/.ssh/authorized_keys", target: "/etc/shadow",
 			inErr: "/home/alice/.ssh/authorized_keys is a symlink",
-			after: func(te *testEnv) {
-				if !strings.Contains(te.read("/root/.ssh/authorized_keys"), "AAAAkey") {
-					te.t.Error("root's keys not written")
+			after: func(te *coretest.Env) {
+				if !strings.Contains(te.Read("/root/.ssh/authorized_keys"), "AAAAkey") {
+					te.T.Error("root's keys not written")
 				}
 			},
 		},
@@ -109,9 +109,9 @@ func TestModulesRefuseUserLinks(t *testing.T) {
 			cfg:   "users: [default]\nuser: {name: alice}\nssh_authorized_keys: [ssh-ed25519 AAAAkey k]\nssh_genkeytypes: []\n",
 			plant: "/home/alice/.ssh", target: "/etc",
 			inErr: "/home/alice/.ssh is a symlink",
-			after: func(te *testEnv) {
+			after: func(te *coretest.Env) {
 				if te.Root.Exists("/etc/authorized_keys") {
-					te.t.Error("/etc/authorized_keys written through alice's link")
+					te.T.Error("/etc/authorized_keys written through alice's link")
 				}
 			},
 		},
@@ -135,7 +135,7 @@ func TestModulesRefuseUserLinks(t *testing.T) {
 `,
 			plant: "/home/alice/.bashrc", target: "/etc/shadow",
 			inErr: "write_files.0: ",
-			after: func(te *testEnv) { te.wantFile("/etc/motd", "hi\n", 0o644, 0, 0) },
+			after: func(te *coretest.Env) { te.WantFile("/etc/motd", "hi\n", 0o644, 0, 0) },
 		},
 		{
 			name: "write_files deferred", module: "write_files_deferred",
@@ -155,21 +155,21 @@ func TestModulesRefuseUserLinks(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			te := newEnv(t, tt.cfg)
-			te.alice()
-			te.plant(tt.plant, tt.target)
-			before := te.state("/etc/shadow")
-			err := te.runModule(tt.module)
+			te := coretest.NewEnv(t, tt.cfg)
+			alice(te)
+			plant(te, tt.plant, tt.target)
+			before := state(te, "/etc/shadow")
+			err := runModule(te, tt.module)
 			if err == nil {
 				t.Fatal("module succeeded")
 			}
 			if !errors.Is(err, rootfs.ErrUnsafe) || !strings.Contains(err.Error(), tt.inErr) {
 				t.Errorf("error %q: want ErrUnsafe with %q", err, tt.inErr)
 			}
-			if strings.Contains(err.Error(), "rootsecret") || strings.Contains(te.log.String(), "rootsecret") {
+			if strings.Contains(err.Error(), "rootsecret") || strings.Contains(te.LogBuf.String(), "rootsecret") {
 				t.Error("/etc/shadow's content in the error or the log")
 			}
-			if after := te.state("/etc/shadow"); after != before {
+			if after := state(te, "/etc/shadow"); after != before {
 				t.Errorf("/etc/shadow changed: %+v -> %+v", before, after)
 			}
 			fi, lerr := os.Lstat(te.Root.Path(tt.plant))
@@ -189,22 +189,22 @@ func TestModulesRefuseUserLinks(t *testing.T) {
 // naming the file and leaves it; write_files goes on to its next entry.
 func TestImmutableEtcFile(t *testing.T) {
 	roottest.Require(t)
-	te := newEnv(t, `hostname: web-2
+	te := coretest.NewEnv(t, `hostname: web-2
 write_files:
   - {path: /etc/hostname, content: "evil\n"}
   - {path: /etc/motd, content: "hi\n"}
 `)
-	te.write("/etc/hostname", "web-1\n", 0o644)
+	te.Write("/etc/hostname", "web-1\n", 0o644)
 	p := te.Root.Path("/etc/hostname")
 	roottest.Immutable(t, p)
 	for _, m := range []string{"set_hostname", "write_files"} {
-		err := te.runModule(m)
+		err := runModule(te, m)
 		if !errors.Is(err, unix.EPERM) || !strings.Contains(err.Error(), "/etc/hostname") {
 			t.Errorf("%s = %v, want EPERM naming /etc/hostname", m, err)
 		}
 	}
-	te.wantFile("/etc/hostname", "web-1\n", 0o644, 0, 0)
-	te.wantFile("/etc/motd", "hi\n", 0o644, 0, 0)
+	te.WantFile("/etc/hostname", "web-1\n", 0o644, 0, 0)
+	te.WantFile("/etc/motd", "hi\n", 0o644, 0, 0)
 	ents, _ := os.ReadDir(te.Root.Path("/etc"))
 	var names []string
 	for _, e := range ents {

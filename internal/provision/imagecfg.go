@@ -19,7 +19,7 @@ import (
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/instance/cache"
-	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 	"github.com/earlyinit/earlyinit/internal/userdata"
@@ -186,7 +186,7 @@ func defaultUserName(img *imagecfg.Config) string {
 
 // mergeConfig is the cloud-config as cloud-init merges it: user-data over
 // vendor-data (unless user-data turns vendor-data off) over image, the
-// image's configuration, over modules.BaseConfig. #include parts are left
+// image's configuration, over core.BaseConfig. #include parts are left
 // out (the final stage fetches them) and nothing is schema-checked here:
 // the late stage decodes the same bytes again and reports their problems,
 // so the initramfs only logs them at debug level. d may be nil (no
@@ -202,7 +202,7 @@ func mergeConfig(image map[string]any, d *instance.Data, log Log) map[string]any
 	for _, w := range ws {
 		log.Debugf("cloud-config: merge: %s", w)
 	}
-	cfg, ws = userdata.MergeConfigs(cfg, image, modules.BaseConfig())
+	cfg, ws = userdata.MergeConfigs(cfg, image, core.BaseConfig())
 	for _, w := range ws {
 		log.Debugf("cloud-config: merge: %s", w)
 	}

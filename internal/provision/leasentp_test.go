@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/discover"
-	"github.com/earlyinit/earlyinit/internal/modules"
+	"github.com/earlyinit/earlyinit/internal/modules/system"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
 
@@ -26,8 +26,8 @@ func (s ntpSys) LeaseNTPServers() []netip.Addr { return s.ntp }
 // directory, one a line, 0644, where the ntp module looks; without
 // servers, or without a lease, there is no file.
 func TestRunWritesLeaseNTP(t *testing.T) {
-	if paths.DHCPNTPFile != modules.LeaseNTPFile {
-		t.Fatalf("paths.DHCPNTPFile %q is not what the ntp module reads (%q)", paths.DHCPNTPFile, modules.LeaseNTPFile)
+	if paths.DHCPNTPFile != system.LeaseNTPFile {
+		t.Fatalf("paths.DHCPNTPFile %q is not what the ntp module reads (%q)", paths.DHCPNTPFile, system.LeaseNTPFile)
 	}
 	addrs := func(ss ...string) []netip.Addr {
 		var out []netip.Addr

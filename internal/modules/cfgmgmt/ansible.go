@@ -1,0 +1,484 @@
+package cfgmgmt
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/instance"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
+)
+
+// Ansible is cc_ansible (cloud-init 22.4.2), once per instance in the
+// final stage (cloud_final_modules, after chef):
+//
+//   - install_method (distro or pip) and package_name are required, as
+//     cloud-init 22.4's validate_config has them (its schema's defaults do
+//     not apply), and so are pull.url and pull.playbook_name with pull,
+//     and repositories or run_ansible with setup_controller;
+//   - distro: without ansible on the root's PATH, package_name is
+//     installed through the root's package manager; pip: without
+//     "ansible" in `python3 -m pip list`, pip is bootstrapped
+//     (python3-pip) when python3 cannot import it, then `python3 -m pip
+//     install [--user] --upgrade pip` and `... install [--user]
+//     package_name`, and the user's site base's bin is added to PATH;
+//   - every command runs as run_user when set (su --login, /bin/sh),
+//     else as root with HOME=/root when the runner has no HOME;
+//     ansible_config is ANSIBLE_CONFIG in their environment;
+//   - galaxy.actions run in order, each an argv;
+//   - pull runs `ansible-pull --KEY=VALUE... PLAYBOOK`: each pull key but
+//     playbook_name as an option ("_" is "-"; true a bare flag, false
+//     left out), checked against `ansible-pull --version` for diff (2.7+);
+//   - setup_controller: each repository `git clone -- SOURCE PATH`, then
+//     each run_ansible entry `ansible-playbook PLAYBOOK --KEY=VALUE...` in
+//     its playbook_dir.
+//
+// Secrets: ansible-pull takes a private key and vault passwords only as
+// files named by options (private_key, vault_password_file), and the
+// repository URL as --url: these are in its argv. Log lines and errors
+// show every command with the values of private_key, vault_id,
+// vault_password_file, *_password_file and extra_vars replaced, and a
+// URL's credentials removed.
+//
+// Differences from cloud-init 22.4: ANSIBLE_CONFIG is set (22.4 sets the
+// lower-case ansible_config, which ansible does not read) and reaches a
+// run_user's commands; the site base is found (22.4's quoting makes
+// Python print nothing, so ~/.local/bin never reached PATH); argv is passed
+// as argv to su's shell (22.4 joins it with blanks, unquoted); the options
+// are in sorted order; run_ansible's true options are bare flags (22.4
+// writes --check=True, which ansible-playbook refuses); pip's absence is
+// an install, not a failure of `pip list`.
+func Ansible(ctx context.Context, e *core.Env) error {
+	raw, ok := e.Cfg["ansible"]
+	if !ok || !core.PyTruthy(raw) {
+		return nil
+	}
+	ac, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("ansible: want a map, got %s", core.Kind(raw))
+	}
+	for _, k := range []string{"install_method", "package_name"} {
+		if !core.PyTruthy(ac[k]) {
+			return fmt.Errorf("ansible.%s: missing (cloud-init 22.4's ansible module requires it)", k)
+		}
+	}
+	var pull map[string]any
+	if v := ac["pull"]; core.PyTruthy(v) {
+		if pull, ok = v.(map[string]any); !ok {
+			return fmt.Errorf("ansible.pull: want a map, got %s", core.Kind(v))
+		}
+		for _, k := range []string{"url", "playbook_name"} {
+			if !core.PyTruthy(pull[k]) {
+				return fmt.Errorf("ansible.pull.%s: missing", k)
+			}
+		}
+	}
+	var ctl map[string]any
+	if v := ac["setup_controller"]; core.PyTruthy(v) {
+		if ctl, ok = v.(map[string]any); !ok {
+			return fmt.Errorf("ansible.setup_controller: want a map, got %s", core.Kind(v))
+		}
+		if !core.PyTruthy(ctl["repositories"]) && !core.PyTruthy(ctl["run_ansible"]) {
+			return fmt.Errorf("ansible.setup_controller: want repositories or run_ansible")
+		}
+	}
+	method := core.CfgString(ac, "install_method", "")
+	if method != "pip" && method != "distro" {
+		return fmt.Errorf("ansible.install_method %q: want distro or pip", method)
+	}
+	pkg := core.CfgString(ac, "package_name", "")
+	if err := checkWord("ansible.package_name", pkg); err != nil {
+		return err
+	}
+	r := &ansibleRunner{e: e}
+	if v, ok := ac["run_user"]; ok && v != nil {
+		r.user = core.ScalarString(v)
+		if err := core.CheckNamed("ansible.run_user", r.user); err != nil {
+			return err
+		}
+	} else if os.Getenv("HOME") == "" {
+		r.env = append(r.env, "HOME=/root")
+	}
+
+	if method == "pip" {
+		if err := r.pipInstall(ctx, pkg); err != nil {
+			return err
+		}
+	} else if !r.distroInstalled() {
+		e.Logf("ansible: installing %s", pkg)
+		if err := installPackages(ctx, e, "ansible.package_name", []any{pkg}); err != nil {
+			return fmt.Errorf("ansible: install: %w", err)
+		}
+		if !r.distroInstalled() {
+			return fmt.Errorf("ansible: ansible is not installed (no ansible on PATH after installing %s)", pkg)
+		}
+	}
+
+	if v, ok := ac["ansible_config"]; ok && core.PyTruthy(v) {
+		s := core.ScalarString(v)
+		if !core.IniSafe(s) {
+			return fmt.Errorf("ansible.ansible_config: has a control character")
+		}
+		r.env = append(r.env, "ANSIBLE_CONFIG="+s)
+	}
+
+	if v := ac["galaxy"]; core.PyTruthy(v) {
+		g, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("ansible.galaxy: want a map, got %s", core.Kind(v))
+		}
+		actions, _ := g["actions"].([]any)
+		if len(actions) == 0 {
+			e.Logf("ansible.galaxy: no actions")
+		}
+		for i, a := range actions {
+			key := fmt.Sprintf("ansible.galaxy.actions.%d", i)
+			l, ok := a.([]any)
+			if !ok {
+				return fmt.Errorf("%s: want a list (an argv), got %s", key, core.Kind(a))
+			}
+			argv, err := core.ToStrings(key, l, false)
+			if err != nil {
+				return err
+			}
+			if err := core.CheckArgs(key, argv); err != nil {
+				return fmt.Errorf("%s: empty, or an argument has a control character", key)
+			}
+			if _, err := r.run(ctx, "", argv, true); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+		}
+	}
+
+	if pull != nil {
+		if err := r.pull(ctx, pull); err != nil {
+			return err
+		}
+	}
+	if ctl != nil {
+		if err := r.controller(ctx, ctl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ansibleRunner runs the module's commands as cloud-init's AnsiblePull
+// does_as: as the run user or root, with the module's environment.
+type ansibleRunner struct {
+	e    *core.Env
+	user string
+	// env is added to each command's environment (HOME for root,
+	// ANSIBLE_CONFIG).
+	env []string
+	// extraPath is the pip site base's bin, added to PATH.
+	extraPath string
+}
+
+// ansibleScript is the shell su (or sh, for a command in a directory)
+// runs: $1 is a directory to add to PATH, $2 one to change to (each may
+// be empty), the rest the argv, passed as words (never joined into a
+// command line).
+const ansibleScript = `p=$1 d=$2; shift 2; if [ -n "$p" ]; then PATH=$PATH:$p; export PATH; fi; if [ -n "$d" ]; then cd -- "$d" || exit 1; fi; exec "$@"`
+
+// cmd is argv as the run user or root, in dir ("" for any).
+func (r *ansibleRunner) cmd(dir string, argv []string) core.Cmd {
+	if r.user != "" {
+		inner := []string{"--login", "--shell=/bin/sh", "--command=" + ansibleScript, "--", r.user, "sh", r.extraPath, dir}
+		if len(r.env) > 0 {
+			inner = append(append(inner, "env"), r.env...)
+		}
+		return core.Cmd{Name: "su", Args: append(inner, argv...)}
+	}
+	if dir != "" {
+		return core.Cmd{Name: "sh", Args: append([]string{"-c", ansibleScript, "sh", r.extraPath, dir}, argv...), Env: r.env}
+	}
+	env := r.env
+	if r.extraPath != "" {
+		p := os.Getenv("PATH")
+		if p == "" {
+			p = core.DefaultPath
+		}
+		env = append(append([]string{}, env...), "PATH="+p+":"+r.extraPath)
+	}
+	return core.Cmd{Name: argv[0], Args: argv[1:], Env: env}
+}
+
+// run runs argv (its output to the output log with toLog, else returned),
+// logged and reported with its secrets hidden (ansibleShown).
+func (r *ansibleRunner) run(ctx context.Context, dir string, argv []string, toLog bool) ([]byte, error) {
+	c := r.cmd(dir, argv)
+	shown := ansibleShown(argv)
+	if dir != "" {
+		shown = "(in " + dir + ") " + shown
+	}
+	if r.user != "" {
+		shown = "(as " + r.user + ") " + shown
+	}
+	if toLog {
+		c.Output = r.e.Out()
+		r.e.Logf("ansible: %s", shown)
+	}
+	return r.e.RunShown(ctx, c, shown)
+}
+
+// ansibleSecretOpts are the options whose values are never shown: files
+// of secrets (private_key, vault and connection passwords), vault ids
+// (which may name a password file) and extra_vars (which may hold
+// passwords).
+func ansibleSecretOpt(name string) bool {
+	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	switch n {
+	case "private_key", "vault_id", "vault_password_file", "extra_vars", "e":
+		return true
+	}
+	return instance.IsSensitiveKey(n) || strings.HasSuffix(n, "_private")
+}
+
+// ansibleShown is argv for a log line or an error: --OPT=VALUE options
+// that ansibleSecretOpt names with their value hidden, credentials of URLs
+// removed.
+func ansibleShown(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if strings.HasPrefix(a, "--") {
+			if name, _, ok := strings.Cut(a[2:], "="); ok && ansibleSecretOpt(name) {
+				out[i] = "--" + name + "=(not shown)"
+				continue
+			}
+		}
+		out[i] = core.RedactURL(a)
+	}
+	return strings.Join(out, " ")
+}
+
+// whichRoot tells whether name is in one of the root's PATH directories
+// (defaultPath's).
+func whichRoot(e *core.Env, name string) bool {
+	for _, d := range strings.Split(core.DefaultPath, ":") {
+		if fi, err := e.Root.Stat(d + "/" + name); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// distroInstalled is AnsiblePullDistro.is_installed: ansible on PATH.
+func (r *ansibleRunner) distroInstalled() bool { return whichRoot(r.e, "ansible") }
+
+// pipInstall is AnsiblePullPip: the site base's bin on PATH, then pip and
+// package_name installed unless pip lists ansible.
+func (r *ansibleRunner) pipInstall(ctx context.Context, pkg string) error {
+	out, err := r.run(ctx, "", []string{"python3", "-c", "import site; print(site.getuserbase())"}, false)
+	if err != nil {
+		return fmt.Errorf("ansible: the pip site base: %w", err)
+	}
+	if base := lastLine(out); strings.HasPrefix(base, "/") && core.IniSafe(base) {
+		r.extraPath = base + "/bin"
+	}
+	if !r.pipHasAnsible(ctx) {
+		if err := r.pipInstallAnsible(ctx, pkg); err != nil {
+			return err
+		}
+	}
+	// check_deps, as cloud-init: pip is asked again.
+	if !r.pipHasAnsible(ctx) {
+		return fmt.Errorf("ansible: ansible is not installed (pip lists no ansible after installing %s)", pkg)
+	}
+	return nil
+}
+
+// pipInstallAnsible is AnsiblePullPip.install's work: pip bootstrapped
+// when python3 cannot import it, pip upgraded, package_name installed.
+func (r *ansibleRunner) pipInstallAnsible(ctx context.Context, pkg string) error {
+	e := r.e
+	if _, err := e.Run(ctx, core.Cmd{Name: "python3", Args: []string{"-c", "import pip"}}); err != nil {
+		e.Logf("ansible: python3 has no pip: installing python3-pip")
+		if err := installPackages(ctx, e, "ansible", []any{"python3-pip"}); err != nil {
+			return fmt.Errorf("ansible: install python3-pip: %w", err)
+		}
+	}
+	base := []string{"python3", "-m", "pip", "install"}
+	if r.user != "" {
+		base = append(base, "--user")
+	}
+	for _, args := range [][]string{{"--upgrade", "pip"}, {pkg}} {
+		if _, err := r.run(ctx, "", append(append([]string{}, base...), args...), true); err != nil {
+			return fmt.Errorf("ansible: install: %w", err)
+		}
+	}
+	return nil
+}
+
+// pipHasAnsible is AnsiblePullPip.is_installed: "ansible" in `python3 -m
+// pip list` (a pip that does not run lists nothing).
+func (r *ansibleRunner) pipHasAnsible(ctx context.Context) bool {
+	out, err := r.run(ctx, "", []string{"python3", "-m", "pip", "list"}, false)
+	return err == nil && strings.Contains(string(out), "ansible")
+}
+
+func lastLine(b []byte) string {
+	l := strings.Split(strings.TrimRight(string(b), " \t\r\n"), "\n")
+	return strings.TrimSpace(l[len(l)-1])
+}
+
+// ansibleOpts is filter_args and the options cloud-init builds from it:
+// each key but skip as --KEY=VALUE ("_" is "-"), true a bare flag (with
+// flags), false left out; sorted by key.
+func ansibleOpts(key string, m map[string]any, skip []string, flags bool) ([]string, error) {
+	var out []string
+	for _, k := range core.SortedKeys(m) {
+		skipped := false
+		for _, s := range skip {
+			skipped = skipped || s == k
+		}
+		if skipped {
+			continue
+		}
+		opt := "--" + strings.ReplaceAll(k, "_", "-")
+		if !iniOptionName(k) || strings.ContainsAny(k, " \t") {
+			return nil, fmt.Errorf("%s.%s: not an option name", key, k)
+		}
+		var val string
+		switch t := m[k].(type) {
+		case bool:
+			if !t {
+				continue
+			}
+			if flags {
+				out = append(out, opt)
+				continue
+			}
+			val = "True"
+		case string:
+			val = t
+		case int:
+			val = strconv.Itoa(t)
+		case float64:
+			val = pyyaml.FloatRepr(t)
+		default:
+			return nil, fmt.Errorf("%s.%s: want a string, number or boolean, got %s", key, k, core.Kind(m[k]))
+		}
+		if !core.IniSafe(val) {
+			return nil, fmt.Errorf("%s.%s: has a control character", key, k)
+		}
+		out = append(out, opt+"="+val)
+	}
+	return out, nil
+}
+
+// playbookName checks a playbook argument: not an option, no control
+// characters.
+func playbookName(key string, v any) (string, error) {
+	s, ok := v.(string)
+	if !ok || s == "" || s[0] == '-' || !core.IniSafe(s) {
+		return "", fmt.Errorf("%s: want a playbook file name, not starting with '-'", key)
+	}
+	return s, nil
+}
+
+// pull is run_ansible_pull.
+func (r *ansibleRunner) pull(ctx context.Context, pull map[string]any) error {
+	book, err := playbookName("ansible.pull.playbook_name", pull["playbook_name"])
+	if err != nil {
+		return err
+	}
+	opts, err := ansibleOpts("ansible.pull", pull, []string{"playbook_name"}, true)
+	if err != nil {
+		return err
+	}
+	out, err := r.run(ctx, "", []string{"ansible-pull", "--version"}, false)
+	if err != nil {
+		return fmt.Errorf("ansible: %w", err)
+	}
+	if v, ok := ansibleVersion(out); !ok {
+		r.e.Logf("ansible: cannot parse ansible-pull's version")
+	} else if (v[0] < 2 || v[0] == 2 && v[1] < 7) && core.IsTrue(pull["diff"]) {
+		return fmt.Errorf("ansible.pull.diff: ansible %d.%d.%d has no --diff (2.7 and later)", v[0], v[1], v[2])
+	}
+	if _, err := r.run(ctx, "", append(append([]string{"ansible-pull"}, opts...), book), true); err != nil {
+		return fmt.Errorf("ansible.pull: %w", err)
+	}
+	return nil
+}
+
+// ansibleVersion is get_version: the first run of digits and dots of the
+// output's first line, as major, minor, patch.
+func ansibleVersion(out []byte) ([3]int, bool) {
+	var v [3]int
+	first, _, _ := strings.Cut(string(out), "\n")
+	i := strings.IndexAny(first, "0123456789.")
+	if i < 0 {
+		return v, false
+	}
+	j := i
+	for j < len(first) && strings.IndexByte("0123456789.", first[j]) >= 0 {
+		j++
+	}
+	for n, part := range strings.SplitN(first[i:j], ".", 3) {
+		x, err := strconv.Atoi(strings.Split(part, ".")[0])
+		if err != nil {
+			return v, false
+		}
+		v[n] = x
+	}
+	return v, true
+}
+
+// controller is ansible_controller: the repositories cloned, then each
+// run_ansible playbook run in its directory.
+func (r *ansibleRunner) controller(ctx context.Context, ctl map[string]any) error {
+	if v, ok := ctl["repositories"]; ok && v != nil {
+		l, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("ansible.setup_controller.repositories: want a list, got %s", core.Kind(v))
+		}
+		for i, it := range l {
+			key := fmt.Sprintf("ansible.setup_controller.repositories.%d", i)
+			m, ok := it.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
+			}
+			src, _ := m["source"].(string)
+			dst, _ := m["path"].(string)
+			if src == "" || dst == "" || !core.IniSafe(src) || !core.IniSafe(dst) {
+				return fmt.Errorf("%s: want source and path strings", key)
+			}
+			if _, err := r.run(ctx, "", []string{"git", "clone", "--", src, dst}, true); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+		}
+	}
+	if v, ok := ctl["run_ansible"]; ok && v != nil {
+		l, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("ansible.setup_controller.run_ansible: want a list, got %s", core.Kind(v))
+		}
+		for i, it := range l {
+			key := fmt.Sprintf("ansible.setup_controller.run_ansible.%d", i)
+			m, ok := it.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
+			}
+			dir, ok := m["playbook_dir"].(string)
+			if !ok || dir == "" || !core.IniSafe(dir) {
+				return fmt.Errorf("%s.playbook_dir: missing", key)
+			}
+			book, err := playbookName(key+".playbook_name", m["playbook_name"])
+			if err != nil {
+				return err
+			}
+			opts, err := ansibleOpts(key, m, []string{"playbook_dir", "playbook_name"}, true)
+			if err != nil {
+				return err
+			}
+			if _, err := r.run(ctx, dir, append([]string{"ansible-playbook", book}, opts...), true); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+		}
+	}
+	return nil
+}

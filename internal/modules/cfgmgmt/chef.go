@@ -1,0 +1,468 @@
+package cfgmgmt
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/pyjson"
+)
+
+// Chef's defaults, as cc_chef.py (cloud-init 22.4.2) has them.
+const (
+	chefValidationPEM = "/etc/chef/validation.pem"
+	chefFirstboot     = "/etc/chef/firstboot.json"
+	chefClientRB      = "/etc/chef/client.rb"
+	chefExec          = "/usr/bin/chef-client"
+	chefOmnibusURL    = "https://www.chef.io/chef/install.sh"
+	chefRubyDefault   = "1.8"
+)
+
+var (
+	chefDirs        = []string{"/etc/chef", "/var/log/chef", "/var/lib/chef", "/var/cache/chef", "/var/backups/chef", "/var/run/chef"}
+	chefExecDefArgs = []string{"-d", "-i", "1800", "-s", "20"}
+)
+
+// chefRBLine is one line of cloud-init's chef_client.rb template, in its
+// order: the parameter, the line's text before the value, and how the
+// value is written (quoted as a Ruby string, a Ruby symbol, or a fixed
+// line when the parameter is true).
+type chefRBLine struct {
+	param, prefix string
+	kind          int
+}
+
+const (
+	chefQuoted = iota
+	chefSymbol
+	chefFlag
+)
+
+var chefRBLines = []chefRBLine{
+	{"chef_license", "chef_license           ", chefQuoted},
+	{"log_level", "log_level              ", chefSymbol},
+	{"ssl_verify_mode", "ssl_verify_mode        ", chefSymbol},
+	{"log_location", "log_location           ", chefQuoted},
+	{"validation_name", "validation_client_name ", chefQuoted},
+	{"validation_key", "validation_key         ", chefQuoted}, // only with validation_cert
+	{"client_key", "client_key             ", chefQuoted},
+	{"server_url", "chef_server_url        ", chefQuoted},
+	{"environment", "environment            ", chefQuoted},
+	{"node_name", "node_name              ", chefQuoted},
+	{"json_attribs", "json_attribs           ", chefQuoted},
+	{"file_cache_path", "file_cache_path        ", chefQuoted},
+	{"file_backup_path", "file_backup_path       ", chefQuoted},
+	{"pid_file", "pid_file               ", chefQuoted},
+	{"show_time", "Chef::Log::Formatter.show_time = true", chefFlag},
+	{"encrypted_data_bag_secret", "encrypted_data_bag_secret ", chefQuoted},
+}
+
+// chefRBDefaults is CHEF_RB_TPL_DEFAULTS ("" for None).
+var chefRBDefaults = map[string]string{
+	"ssl_verify_mode":           ":verify_none",
+	"log_level":                 ":info",
+	"log_location":              "/var/log/chef/client.log",
+	"validation_key":            chefValidationPEM,
+	"validation_cert":           "",
+	"client_key":                "/etc/chef/client.pem",
+	"json_attribs":              chefFirstboot,
+	"file_cache_path":           "/var/cache/chef",
+	"file_backup_path":          "/var/backups/chef",
+	"pid_file":                  "/var/run/chef/client.pid",
+	"show_time":                 "true",
+	"encrypted_data_bag_secret": "",
+}
+
+// chefRBPathKeys are CHEF_RB_TPL_PATH_KEYS: their directories are made.
+var chefRBPathKeys = []string{"log_location", "validation_key", "client_key", "file_cache_path", "json_attribs", "pid_file", "encrypted_data_bag_secret"}
+
+// Chef is cc_chef (cloud-init 22.4.2), at every boot (its frequency is
+// always) in the final stage (cloud_final_modules, after puppet):
+//
+//   - directories (default /etc/chef, /var/log/chef, /var/lib/chef,
+//     /var/cache/chef, /var/backups/chef, /var/run/chef) and /etc/chef are
+//     made;
+//   - validation_cert, unless "system", is written to validation_key
+//     (default /etc/chef/validation.pem), 0600 root: it is the validator's
+//     private key, and no log line or error shows it;
+//   - /etc/chef/client.rb is cloud-init's chef_client.rb template (built
+//     in) with server_url and validation_name (both required), node_name
+//     (default the instance id), environment (default _default) and the
+//     other keys' values or defaults; the directories of its paths are made;
+//   - firstboot_path (default /etc/chef/firstboot.json; "" for none) gets
+//     {"run_list": run_list, ...initial_attributes} as JSON, 0600 root (the
+//     attributes may hold secrets);
+//   - without /usr/bin/chef-client, or with force_install, chef is
+//     installed by install_type: packages (default: the package chef),
+//     gems (ruby_version's packages, then gem install chef), omnibus (the
+//     script at omnibus_url, default https://www.chef.io/chef/install.sh,
+//     run with -v omnibus_version); then chef-client runs with
+//     exec_arguments (default -d -i 1800 -s 20) when exec is true (default
+//     false, true for gems); delete_validation_post_exec removes the
+//     validation key after it.
+//
+// Differences: values in client.rb are escaped for Ruby's double-quoted
+// strings (\, " and #) and symbols (log_level, ssl_verify_mode) must be
+// Ruby symbols (":info"): cloud-init writes them as given; null node_name
+// and environment take their defaults (cloud-init writes "None");
+// firstboot.json's keys are sorted; delete_validation_post_exec removes
+// validation_key's file (cloud-init always removes
+// /etc/chef/validation.pem).
+func Chef(ctx context.Context, e *core.Env) error {
+	raw, ok := e.Cfg["chef"]
+	if !ok {
+		return nil
+	}
+	cc, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("chef: want a map, got %s", core.Kind(raw))
+	}
+	rb, err := newChefRB(e, cc)
+	if err != nil {
+		return err
+	}
+
+	dirs := chefDirs
+	if v, ok := cc["directories"]; ok {
+		if dirs, err = pyList("chef.directories", v); err != nil {
+			return err
+		}
+		if len(dirs) == 0 {
+			dirs = chefDirs
+		}
+	}
+	for i, d := range append(append([]string{}, dirs...), "/etc/chef") {
+		p, err := core.ConfPath(fmt.Sprintf("chef.directories.%d", i), strings.TrimSuffix(d, "/"))
+		if err != nil {
+			return err
+		}
+		if err := e.Root.MkdirAll(p, 0o755, 0, 0); err != nil {
+			return fmt.Errorf("chef: %w", err)
+		}
+	}
+
+	vkey, err := core.ConfPath("chef.validation_key", core.CfgString(cc, "validation_key", chefValidationPEM))
+	if err != nil {
+		return err
+	}
+	if vc, ok := cc["validation_cert"]; ok && core.PyTruthy(vc) {
+		pem, ok := vc.(string)
+		switch {
+		case !ok:
+			return fmt.Errorf("chef.validation_cert: want a string, got %s", core.Kind(vc))
+		case pem != "system":
+			// The validator's private key: root only, never shown.
+			if err := e.Root.WriteFile(vkey, []byte(pem), 0o600, 0, 0); err != nil {
+				return fmt.Errorf("chef.validation_cert: %w", err)
+			}
+			e.Logf("chef: validation key written to %s (0600, not shown)", vkey)
+		case !e.Root.Exists(vkey):
+			e.Logf("chef: validation_cert is system, but validation_key's %s does not exist", vkey)
+		}
+	}
+
+	for _, d := range rb.dirs {
+		if err := e.Root.MkdirAll(d, 0o755, 0, 0); err != nil {
+			return fmt.Errorf("chef: %w", err)
+		}
+	}
+	if err := e.Root.WriteFile(chefClientRB, []byte(rb.text(e)), 0o644, 0, 0); err != nil {
+		return fmt.Errorf("chef: %w", err)
+	}
+	e.Logf("chef: %s written", chefClientRB)
+
+	if fb := core.CfgString(cc, "firstboot_path", chefFirstboot); fb == "" {
+		e.Logf("chef: firstboot_path is empty: no first boot JSON")
+	} else {
+		p, err := core.ConfPath("chef.firstboot_path", fb)
+		if err != nil {
+			return err
+		}
+		js := map[string]any{}
+		if v, ok := cc["run_list"]; ok {
+			js["run_list"] = v
+		}
+		if v, ok := cc["initial_attributes"]; ok {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("chef.initial_attributes: want a map, got %s", core.Kind(v))
+			}
+			for k, x := range m {
+				js[k] = x
+			}
+		}
+		// json.dumps as cloud-init writes it (keys sorted here: a Go map
+		// keeps no order). Attributes may hold secrets: root only.
+		b, err := pyjson.Dumps(js, -1)
+		if err != nil {
+			return fmt.Errorf("chef.initial_attributes: %w", err)
+		}
+		if err := e.Root.WriteFile(p, b, 0o600, 0, 0); err != nil {
+			return fmt.Errorf("chef: %w", err)
+		}
+	}
+
+	installed := false
+	if fi, err := e.Root.Stat(chefExec); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		installed = true
+	}
+	run := false
+	if !installed || pyBool(cc, "force_install", false) {
+		if run, err = installChef(ctx, e, cc); err != nil {
+			return fmt.Errorf("chef: install: %w", err)
+		}
+	} else {
+		run = pyBool(cc, "exec", false)
+	}
+	if !run {
+		return nil
+	}
+
+	args := chefExecDefArgs
+	switch v := cc["exec_arguments"].(type) {
+	case nil:
+		if _, given := cc["exec_arguments"]; given {
+			e.Logf("chef.exec_arguments: want a list or a string, got null: using the defaults")
+		}
+	case []any:
+		if args, err = core.ToStrings("chef.exec_arguments", v, false); err != nil {
+			return err
+		}
+	case string:
+		args = []string{v}
+	default:
+		e.Logf("chef.exec_arguments: want a list or a string, got %s: using the defaults", core.Kind(v))
+	}
+	if err := core.CheckArgs("chef.exec_arguments", append([]string{chefExec}, args...)); err != nil {
+		return err
+	}
+	c := core.Cmd{Name: e.Root.Path(chefExec), Args: args, Output: e.Out()}
+	e.Logf("chef: running chef-client %s", strings.Join(args, " "))
+	if _, err := e.Run(ctx, c); err != nil {
+		return fmt.Errorf("chef: %w", err)
+	}
+	if pyBool(cc, "delete_validation_post_exec", false) {
+		if fi, err := e.Root.Stat(vkey); err == nil && fi.Mode().IsRegular() {
+			if err := e.Root.Remove(vkey); err != nil {
+				return fmt.Errorf("chef: delete_validation_post_exec: %w", err)
+			}
+			e.Logf("chef: %s removed after the run", vkey)
+		}
+	}
+	return nil
+}
+
+// chefRB is client.rb's parameters, checked.
+type chefRB struct {
+	params map[string]string // "" is None
+	dirs   []string
+}
+
+var rubySymbol = core.LazyRE{Expr: `^:[A-Za-z_][A-Za-z0-9_]*[?!]?$`}
+
+// newChefRB is get_template_params: the defaults, the chef keys the
+// template knows (null clears one), node_name, environment, server_url and
+// validation_name; every value checked for where it goes.
+func newChefRB(e *core.Env, cc map[string]any) (*chefRB, error) {
+	p := map[string]string{}
+	for k, v := range chefRBDefaults {
+		p[k] = v
+	}
+	known := map[string]bool{"server_url": true, "node_name": true, "environment": true, "validation_name": true, "chef_license": true}
+	for k := range chefRBDefaults {
+		known[k] = true
+	}
+	for k, v := range cc {
+		if !known[k] {
+			continue
+		}
+		switch {
+		case v == nil:
+			p[k] = ""
+		case k == "show_time":
+			p[k] = ""
+			if core.IsTrue(v) {
+				p[k] = "true"
+			}
+		case k == "validation_cert":
+			if core.PyTruthy(v) {
+				p[k] = "set" // only tested for truth: never written here
+			}
+		default:
+			switch v.(type) {
+			case map[string]any, []any:
+				return nil, fmt.Errorf("chef.%s: want a string, got %s", k, core.Kind(v))
+			}
+			p[k] = core.ScalarString(v)
+		}
+	}
+	p["node_name"] = core.CfgString(cc, "node_name", e.InstanceID)
+	p["environment"] = core.CfgString(cc, "environment", "_default")
+	for _, k := range []string{"server_url", "validation_name"} {
+		v, ok := cc[k]
+		if !ok {
+			return nil, fmt.Errorf("chef.%s: missing (cloud-init requires it)", k)
+		}
+		p[k] = ""
+		if v != nil {
+			p[k] = core.ScalarString(v)
+		}
+	}
+	rb := &chefRB{params: p}
+	for _, l := range chefRBLines {
+		v := p[l.param]
+		if v == "" || l.kind == chefFlag {
+			continue
+		}
+		switch {
+		case l.kind == chefSymbol && !rubySymbol.Get().MatchString(v):
+			return nil, fmt.Errorf("chef.%s %q: want a Ruby symbol such as :info", l.param, v)
+		case !utf8.ValidString(v) || !core.IniSafe(v) || strings.Contains(v, "\t"):
+			return nil, fmt.Errorf("chef.%s: has a control character", l.param)
+		}
+	}
+	seen := map[string]bool{}
+	for _, k := range chefRBPathKeys {
+		if v := p[k]; v != "" {
+			if strings.HasPrefix(v, "/") {
+				d := path.Dir(v)
+				if !seen[d] {
+					seen[d] = true
+					rb.dirs = append(rb.dirs, d)
+				}
+			} else {
+				e.Logf("chef.%s %q: not an absolute path: its directory is not made", k, v)
+			}
+		}
+	}
+	sort.Strings(rb.dirs)
+	return rb, nil
+}
+
+// text renders client.rb as cloud-init's template does, with earlyinit's
+// header.
+func (rb *chefRB) text(e *core.Env) string {
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	ver := e.Version
+	if ver == "" {
+		ver = "unknown"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Created by earlyinit v. %s on %s\n", ver, now().UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	for _, l := range rb.params2lines() {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func (rb *chefRB) params2lines() []string {
+	p := rb.params
+	var out []string
+	for _, l := range chefRBLines {
+		v := p[l.param]
+		if l.param == "validation_key" && p["validation_cert"] == "" {
+			continue
+		}
+		if v == "" {
+			continue
+		}
+		switch l.kind {
+		case chefFlag:
+			out = append(out, l.prefix)
+		case chefSymbol:
+			out = append(out, l.prefix+v)
+		default:
+			out = append(out, l.prefix+rubyQuote(v))
+		}
+	}
+	return out
+}
+
+// rubyQuote writes s as a Ruby double-quoted string: \, " and # (which
+// starts an interpolation) escaped.
+func rubyQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, `#`, `\#`).Replace(s) + `"`
+}
+
+// installChef is install_chef: it returns whether chef-client is to run.
+func installChef(ctx context.Context, e *core.Env, cc map[string]any) (bool, error) {
+	run := pyBool(cc, "exec", false)
+	switch t := core.CfgString(cc, "install_type", "packages"); t {
+	case "gems":
+		ruby := core.CfgString(cc, "ruby_version", chefRubyDefault)
+		if err := checkWord("chef.ruby_version", ruby); err != nil {
+			return false, err
+		}
+		pkgs := []any{"ruby" + ruby, "ruby" + ruby + "-dev"}
+		if ruby == "1.8" {
+			pkgs = append(pkgs, "libopenssl-ruby1.8", "rubygems1.8")
+		}
+		if err := installPackages(ctx, e, "chef.ruby_version", pkgs); err != nil {
+			return false, err
+		}
+		for _, l := range []string{"gem", "ruby"} {
+			if !e.Root.Exists("/usr/bin/" + l) {
+				if err := e.Root.Symlink("/usr/bin/"+l+ruby, "/usr/bin/"+l); err != nil {
+					return false, err
+				}
+			}
+		}
+		args := []string{"install", "chef"}
+		if v := core.CfgString(cc, "version", ""); v != "" {
+			if err := checkWord("chef.version", v); err != nil {
+				return false, err
+			}
+			args = append(args, "-v "+v)
+		}
+		args = append(args, "--no-ri", "--no-rdoc", "--bindir", "/usr/bin", "-q")
+		c := core.Cmd{Name: e.Root.Path("/usr/bin/gem"), Args: args, Output: e.Out()}
+		e.Logf("chef: /usr/bin/gem %s", strings.Join(args, " "))
+		if _, err := e.Run(ctx, c); err != nil {
+			return false, err
+		}
+		return pyBool(cc, "exec", true), nil
+	case "packages":
+		e.Logf("chef: installing chef from packages")
+		return run, installPackages(ctx, e, "chef", []any{"chef"})
+	case "omnibus":
+		var args []string
+		if v := core.CfgString(cc, "omnibus_version", ""); v != "" {
+			if err := checkWord("chef.omnibus_version", v); err != nil {
+				return false, err
+			}
+			args = []string{"-v", v}
+		}
+		retries, err := core.CfgInt(cc, "omnibus_url_retries", 5)
+		if err != nil {
+			return false, fmt.Errorf("chef.%w", err)
+		}
+		u := core.CfgString(cc, "omnibus_url", chefOmnibusURL)
+		return run, runInstaller(ctx, e, "chef.omnibus_url", u, retries, "chef-omnibus-install", args)
+	default:
+		e.Logf("chef: unknown install_type %q: nothing installed, and chef-client is not run", t)
+		return false, nil
+	}
+}
+
+// pyList is util.get_cfg_option_list: a list's items (strings), null none,
+// any other value one item.
+func pyList(key string, v any) ([]string, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return core.ToStrings(key, t, false)
+	case map[string]any:
+		return nil, fmt.Errorf("%s: want a list, got a map", key)
+	}
+	return []string{core.ScalarString(v)}, nil
+}

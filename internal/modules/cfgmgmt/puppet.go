@@ -1,0 +1,608 @@
+package cfgmgmt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/earlyinit/earlyinit/internal/httpget"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/pyyaml"
+)
+
+// Puppet's defaults, as cc_puppet.py (cloud-init 22.4.2) has them.
+const (
+	puppetAIOURL  = "https://raw.githubusercontent.com/puppetlabs/install-puppet/main/install.sh"
+	puppetAIOBin  = "/opt/puppetlabs/bin/puppet"
+	puppetDefault = "/etc/default/puppet"
+)
+
+// Puppet is cc_puppet (cloud-init 22.4.2), once per instance in the final
+// stage (cloud_final_modules, after write_files_deferred):
+//
+//   - install (default true) installs puppet: install_type packages (the
+//     default) the package package_name (default puppet, with version when
+//     given) through the root's package manager; aio the puppetlabs
+//     install script from aio_install_url, run with -v version, -c
+//     collection and --cleanup (cleanup, default true); another type
+//     installs nothing and the agent is not run;
+//   - `puppet config print` gives the defaults of conf_file, ssl_dir and
+//     csr_attributes_path (as cloud-init, asked for all three whether set
+//     or not);
+//   - conf: each section's keys are set in puppet.conf, read and written as
+//     Python's configparser does (keys lower-cased, comments dropped); the
+//     old file is kept as puppet.conf.old; certname's %f is the fqdn and %i
+//     the instance id, lower-cased; ca_cert goes to <ssl_dir>/certs/ca.pem,
+//     owned by the puppet user (root for aio);
+//   - csr_attributes is written as YAML (PyYAML's layout) to
+//     csr_attributes_path, 0600 root: it holds the challengePassword and
+//     pre-shared keys, and no log line or error shows its values;
+//   - start_service (default true) enables the service (/etc/default/puppet's
+//     START=yes, else systemctl enable puppet.service, else chkconfig) and
+//     starts it after the agent run; exec (default false) runs `puppet
+//     agent` with exec_args (default --test).
+//
+// Differences: YAML booleans in conf are written true/false (puppet's
+// boolean settings refuse Python's True/False); with --test or
+// --detailed-exitcodes, the agent's exit 2 (changes applied) is success;
+// puppet.conf.old is the file as it was (cloud-init renames once per
+// section); an existing ssl_dir keeps its mode and owner.
+func Puppet(ctx context.Context, e *core.Env) error {
+	raw, ok := e.Cfg["puppet"]
+	if !ok {
+		return nil
+	}
+	pc, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("puppet: want a map, got %s", core.Kind(raw))
+	}
+	install := pyBool(pc, "install", true)
+	version := core.CfgString(pc, "version", "")
+	collection := core.CfgString(pc, "collection", "")
+	installType := core.CfgString(pc, "install_type", "packages")
+	cleanup := pyBool(pc, "cleanup", true)
+	run := pyBool(pc, "exec", false)
+	start := pyBool(pc, "start_service", true)
+	aioURL := core.CfgString(pc, "aio_install_url", puppetAIOURL)
+
+	puppetUser, puppetBin, pkg := "puppet", "puppet", "puppet"
+	if installType == "aio" {
+		puppetUser, puppetBin, pkg = "root", e.Root.Path(puppetAIOBin), "puppet-agent"
+	}
+	pkg = core.CfgString(pc, "package_name", pkg)
+
+	switch {
+	case !install && version != "":
+		e.Logf("puppet: install is false but a version is given: nothing installed")
+	case install:
+		switch installType {
+		case "packages":
+			e.Logf("puppet: installing %s from packages", pkg)
+			if err := installPackages(ctx, e, "puppet.package_name", []any{[]any{pkg, version}}); err != nil {
+				return fmt.Errorf("puppet: install: %w", err)
+			}
+		case "aio":
+			var args []string
+			for _, a := range []struct{ flag, key, v string }{{"-v", "version", version}, {"-c", "collection", collection}} {
+				if a.v == "" {
+					continue
+				}
+				if err := checkWord("puppet."+a.key, a.v); err != nil {
+					return err
+				}
+				args = append(args, a.flag, a.v)
+			}
+			if cleanup {
+				args = append(args, "--cleanup")
+			}
+			if err := runInstaller(ctx, e, "puppet.aio_install_url", aioURL, 5, "puppet-install", args); err != nil {
+				return fmt.Errorf("puppet: install: %w", err)
+			}
+		default:
+			e.Logf("puppet: unknown install_type %q: nothing installed, and the agent is not run", installType)
+			run = false
+		}
+	}
+
+	// cloud-init asks puppet for all three defaults, given or not.
+	paths := map[string]string{}
+	for _, p := range []struct{ key, setting string }{
+		{"conf_file", "config"}, {"ssl_dir", "ssldir"}, {"csr_attributes_path", "csr_attributes"},
+	} {
+		def, err := puppetSetting(ctx, e, puppetBin, p.setting)
+		if err != nil {
+			return err
+		}
+		v := core.CfgString(pc, p.key, def)
+		key := "puppet." + p.key
+		if _, given := pc[p.key]; !given {
+			key = "`puppet config print " + p.setting + "`"
+		}
+		if paths[p.key], err = core.ConfPath(key, v); err != nil {
+			return fmt.Errorf("puppet: %w", err)
+		}
+	}
+
+	if c, ok := pc["conf"]; ok {
+		if err := puppetConf(e, c, paths["conf_file"], paths["ssl_dir"], puppetUser); err != nil {
+			return err
+		}
+	}
+
+	if c, ok := pc["csr_attributes"]; ok {
+		if _, ok := c.(map[string]any); !ok {
+			return fmt.Errorf("puppet.csr_attributes: want a map, got %s", core.Kind(c))
+		}
+		// Secrets (challengePassword, pre-shared keys): root only.
+		if err := e.Root.WriteFile(paths["csr_attributes_path"], []byte(pyyaml.Dump(c, 2, false)), 0o600, 0, 0); err != nil {
+			return fmt.Errorf("puppet.csr_attributes: %w", err)
+		}
+		e.Logf("puppet: %s written (0600; its values are not shown)", paths["csr_attributes_path"])
+	}
+
+	if start {
+		if err := puppetAutostart(ctx, e); err != nil {
+			return err
+		}
+	}
+
+	if run {
+		args := []string{"agent"}
+		switch v := pc["exec_args"].(type) {
+		case nil:
+			if _, given := pc["exec_args"]; given {
+				e.Logf("puppet.exec_args: want a list or a string, got null: using --test")
+			}
+			args = append(args, "--test")
+		case []any:
+			l, err := core.ToStrings("puppet.exec_args", v, false)
+			if err != nil {
+				return err
+			}
+			args = append(args, l...)
+		case string:
+			args = append(args, strings.Fields(v)...)
+		default:
+			e.Logf("puppet.exec_args: want a list or a string, got %s: using --test", core.Kind(v))
+			args = append(args, "--test")
+		}
+		if err := core.CheckArgs("puppet.exec_args", append([]string{puppetBin}, args...)); err != nil {
+			return err
+		}
+		c := core.Cmd{Name: puppetBin, Args: args, Output: e.Out()}
+		e.Logf("puppet: running %s", c.String())
+		if _, err := e.Run(ctx, c); err != nil {
+			// --test implies --detailed-exitcodes: 2 is "changes applied".
+			code, ok := core.ExitCode(err)
+			detailed := false
+			for _, a := range args {
+				detailed = detailed || a == "--test" || a == "-t" || a == "--detailed-exitcodes"
+			}
+			if !ok || code != 2 || !detailed {
+				return fmt.Errorf("puppet: agent: %w", err)
+			}
+			e.Logf("puppet: the agent applied changes (exit 2 with --detailed-exitcodes)")
+		}
+	}
+
+	if start {
+		if err := startService(ctx, e, "puppet"); err != nil {
+			return fmt.Errorf("puppet: start the service: %w", err)
+		}
+	}
+	return nil
+}
+
+// puppetSetting is `puppet config print SETTING`: its last line, which
+// must be an absolute path (warnings come before it).
+func puppetSetting(ctx context.Context, e *core.Env, bin, setting string) (string, error) {
+	out, err := e.Run(ctx, core.Cmd{Name: bin, Args: []string{"config", "print", setting}})
+	if err != nil {
+		return "", fmt.Errorf("puppet: %w", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), " \t\r\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
+}
+
+// puppetConf is cc_puppet's conf: each section of c set in puppet.conf
+// (which must exist), ca_cert written to <ssl_dir>/certs/ca.pem.
+func puppetConf(e *core.Env, c any, confFile, sslDir, puppetUser string) error {
+	cm, ok := c.(map[string]any)
+	if !ok {
+		return fmt.Errorf("puppet.conf: want a map, got %s", core.Kind(c))
+	}
+	if len(cm) == 0 {
+		return nil
+	}
+	old, fi, err := readSmall(e, confFile, 1<<20)
+	if err != nil {
+		return fmt.Errorf("puppet.conf: %w", err)
+	}
+	ini, err := parsePyINI(string(old))
+	if err != nil {
+		return fmt.Errorf("puppet.conf: %s: %w", confFile, err)
+	}
+	fqdn := ""
+	for _, name := range core.SortedKeys(cm) {
+		key := "puppet.conf." + name
+		if name == "ca_cert" {
+			pem, ok := cm[name].(string)
+			if !ok {
+				return fmt.Errorf("%s: want a string, got %s", key, core.Kind(cm[name]))
+			}
+			uid, gid, err := core.ResolveOwner(e.Root, puppetUser+":root")
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			if fi, err := e.Root.Stat(sslDir); err == nil && fi.IsDir() {
+				e.Logf("puppet: %s exists: its mode and owner are kept", sslDir)
+			}
+			if err := e.Root.MkdirAll(sslDir, 0o771, uid, gid); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			if err := e.Root.MkdirAll(sslDir+"/certs", 0o755, uid, gid); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			if err := e.Root.WriteFile(sslDir+"/certs/ca.pem", []byte(pem), 0o644, uid, gid); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			continue
+		}
+		sec, ok := cm[name].(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: want a map, got %s", key, core.Kind(cm[name]))
+		}
+		if !iniSectionName(name) {
+			return fmt.Errorf("%s: not a section name for puppet.conf", key)
+		}
+		for _, o := range core.SortedKeys(sec) {
+			v, err := iniValue(key+"."+o, sec[o])
+			if err != nil {
+				return err
+			}
+			if !iniOptionName(o) {
+				return fmt.Errorf("%s.%s: not a key for puppet.conf", key, o)
+			}
+			if o == "certname" {
+				if fqdn == "" {
+					fqdn = puppetFQDN(e)
+				}
+				v = strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(v, "%f", fqdn), "%i", e.InstanceID))
+				if !core.IniSafe(v) {
+					return fmt.Errorf("%s.%s: has a control character once expanded", key, o)
+				}
+			}
+			ini.set(name, o, v)
+		}
+	}
+	uid, gid := statIDs(fi)
+	if err := e.Root.WriteFile(confFile+".old", old, fi.Mode().Perm(), uid, gid); err != nil {
+		return fmt.Errorf("puppet.conf: %w", err)
+	}
+	if err := e.Root.WriteFile(confFile, []byte(ini.String()), 0o644, 0, 0); err != nil {
+		return fmt.Errorf("puppet.conf: %w", err)
+	}
+	e.Logf("puppet: %s written (the old one is %s.old)", confFile, confFile)
+	return nil
+}
+
+// puppetFQDN is what %f in certname stands for (cloud-init's
+// socket.getfqdn()): the configured fqdn, else /etc/hostname's name.
+func puppetFQDN(e *core.Env) string {
+	if _, fqdn, ok, err := e.Hostnames(); err == nil && ok {
+		return fqdn
+	}
+	if h := core.ReadTrim(e, "/etc/hostname"); h != "" {
+		return h
+	}
+	return "localhost"
+}
+
+// puppetAutostart is _autostart_puppet: START=yes in /etc/default/puppet
+// (done here as cloud-init's `sed -i -e s/^START=.*/START=yes/`), else
+// systemctl enable puppet.service, else chkconfig puppet on.
+func puppetAutostart(ctx context.Context, e *core.Env) error {
+	if e.Root.Exists(puppetDefault) {
+		b, fi, err := readSmall(e, puppetDefault, 1<<20)
+		if err != nil {
+			return fmt.Errorf("puppet: %w", err)
+		}
+		lines := strings.SplitAfter(string(b), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "START=") {
+				nl := ""
+				if strings.HasSuffix(l, "\n") {
+					nl = "\n"
+				}
+				lines[i] = "START=yes" + nl
+			}
+		}
+		uid, gid := statIDs(fi)
+		if err := e.Root.WriteFile(puppetDefault, []byte(strings.Join(lines, "")), fi.Mode().Perm(), uid, gid); err != nil {
+			return fmt.Errorf("puppet: %w", err)
+		}
+		e.Logf("puppet: START=yes in %s", puppetDefault)
+		return nil
+	}
+	var c core.Cmd
+	if _, ok := e.Tool("systemctl"); ok {
+		c = core.Cmd{Name: "systemctl", Args: []string{"enable", "puppet.service"}}
+	} else if e.Root.Exists("/sbin/chkconfig") {
+		c = core.Cmd{Name: e.Root.Path("/sbin/chkconfig"), Args: []string{"puppet", "on"}}
+	} else {
+		e.Logf("puppet: no /etc/default/puppet, systemctl or chkconfig: the service is not enabled")
+		return nil
+	}
+	out, err := e.Run(ctx, c)
+	e.Out().Write(out)
+	if err != nil {
+		return fmt.Errorf("puppet: enable the service: %w", err)
+	}
+	return nil
+}
+
+// statIDs is a file's owner and group.
+func statIDs(fi fs.FileInfo) (uid, gid int) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), int(st.Gid)
+	}
+	return 0, 0
+}
+
+// pyBool is util.get_cfg_option_bool: def when key is missing, else the
+// value read as cloud-init's translate_bool (null is false).
+func pyBool(m map[string]any, key string, def bool) bool {
+	v, ok := m[key]
+	if !ok {
+		return def
+	}
+	return core.IsTrue(v)
+}
+
+// checkWord refuses an argument value that a tool could take for an
+// option or that has a blank or control character.
+func checkWord(key, v string) error {
+	if v == "" || v[0] == '-' || core.HasCtlOrBlank(v) {
+		return fmt.Errorf("%s %q: want a word not starting with '-'", key, v)
+	}
+	return nil
+}
+
+// startService is `service NAME start` as cloud-init runs it, through the
+// running init: systemctl start NAME (waited for, as `service` does)
+// under systemd, rc-service NAME start under OpenRC; with no init running
+// yet, nothing (the init starts an enabled service).
+func startService(ctx context.Context, e *core.Env, name string) error {
+	if !core.ValidServiceName(name) {
+		return fmt.Errorf("service %q: not a service name", name)
+	}
+	var c core.Cmd
+	switch e.RunningInit() {
+	case "systemd":
+		c = core.Cmd{Name: "systemctl", Args: []string{"start", name}}
+	case "openrc":
+		c = core.Cmd{Name: "rc-service", Args: []string{"--nocolor", name, "start"}}
+	default:
+		e.Logf("%s: no init running yet: it starts when init starts it", name)
+		return nil
+	}
+	out, err := e.Run(ctx, c)
+	e.Out().Write(out)
+	return err
+}
+
+// installerLimit caps an installer script's size.
+const installerLimit = 8 << 20
+
+// runInstaller is cloud-init's install_puppet_aio and
+// install_chef_from_omnibus: the script at rawURL fetched (retries more
+// tries after the first), written 0700 to a directory of its own (0700)
+// under the instance's directory (root's only, where no user can swap it),
+// run with args (output to the output log) and removed. The URL is logged
+// without its credentials.
+func runInstaller(ctx context.Context, e *core.Env, key, rawURL string, retries int, base string, args []string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s %s: want an http or https URL", key, core.RedactURL(rawURL))
+	}
+	if u.User != nil {
+		return fmt.Errorf("%s %s: credentials in the URL are not supported", key, core.RedactURL(rawURL))
+	}
+	g := e.HTTP
+	if g == nil {
+		g = httpget.System(e.Root.Dir())
+		g.RequestTimeout, g.Logf = 60*time.Second, e.Log
+	}
+	gg := *g
+	gg.Retries = retries
+	if retries <= 0 {
+		gg.Retries = -1
+	}
+	e.Logf("%s: fetching %s", key, core.RedactURL(rawURL))
+	body, err := gg.Get(ctx, httpget.Request{URL: rawURL, Limit: installerLimit})
+	if err != nil {
+		return fmt.Errorf("%s: %s", key, core.RedactURL(err.Error()))
+	}
+	dir := e.InstanceDir() + "/" + base + ".d"
+	if err := e.Root.MkdirAll(dir, 0o700, 0, 0); err != nil {
+		return err
+	}
+	script := dir + "/" + base
+	defer func() {
+		e.Root.Remove(script)
+		e.Root.Remove(dir)
+	}()
+	if err := e.Root.WriteFile(script, body, 0o700, 0, 0); err != nil {
+		return err
+	}
+	c := core.Cmd{Name: e.Root.Path(script), Args: args, Output: e.Out()}
+	e.Logf("%s: running the installer %s", key, strings.Join(append([]string{base}, args...), " "))
+	_, err = e.Run(ctx, c)
+	return err
+}
+
+// pyINI is a configuration file as Python's configparser.RawConfigParser
+// reads and writes it (cloud-init's DefaultingConfigParser): sections in
+// file order, keys lower-cased in their order, "key = value" lines, a
+// blank line after each section, [DEFAULT] first, comments dropped.
+type pyINI struct {
+	defaults *iniSection
+	sections []*iniSection
+}
+
+type iniSection struct {
+	name string
+	keys []string
+	vals map[string]string
+}
+
+func (s *iniSection) set(k, v string) {
+	if _, ok := s.vals[k]; !ok {
+		s.keys = append(s.keys, k)
+	}
+	s.vals[k] = v
+}
+
+// parsePyINI reads content as cloud-init reads puppet.conf: each line's
+// leading blanks removed first (so there are no continuation lines), then
+// RawConfigParser's rules (strict: a section or key twice is an error; a
+// line that is no section, key or comment is an error; "=" or ":"
+// delimits).
+func parsePyINI(content string) (*pyINI, error) {
+	p := &pyINI{defaults: &iniSection{name: "DEFAULT", vals: map[string]string{}}}
+	var cur *iniSection
+	seenSec := map[string]bool{}
+	seenOpt := map[string]bool{}
+	var errs []error
+	for i, line := range strings.Split(content, "\n") {
+		line = strings.TrimLeft(line, " \t\r\f\v")
+		v := strings.TrimSpace(line)
+		if v == "" || strings.HasPrefix(v, "#") || strings.HasPrefix(v, ";") {
+			continue
+		}
+		if strings.HasPrefix(v, "[") {
+			if end := strings.LastIndex(v, "]"); end > 1 {
+				name := v[1:end]
+				switch {
+				case seenSec[name] && name != "DEFAULT":
+					return nil, fmt.Errorf("line %d: section %q already exists", i+1, name)
+				case name == "DEFAULT":
+					cur = p.defaults
+				default:
+					cur = p.section(name, true)
+				}
+				seenSec[name] = true
+				continue
+			}
+		}
+		if cur == nil {
+			return nil, fmt.Errorf("line %d: no section header before it", i+1)
+		}
+		d := strings.IndexAny(v, "=:")
+		if d <= 0 || strings.TrimSpace(v[:d]) == "" {
+			errs = append(errs, fmt.Errorf("line %d: not a key = value line", i+1))
+			continue
+		}
+		k := strings.ToLower(strings.TrimRight(v[:d], " \t"))
+		if seenOpt[cur.name+"\x00"+k] {
+			return nil, fmt.Errorf("line %d: key %q already set in section %q", i+1, k, cur.name)
+		}
+		seenOpt[cur.name+"\x00"+k] = true
+		cur.set(k, strings.TrimSpace(v[d+1:]))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *pyINI) section(name string, add bool) *iniSection {
+	for _, s := range p.sections {
+		if s.name == name {
+			return s
+		}
+	}
+	if !add {
+		return nil
+	}
+	s := &iniSection{name: name, vals: map[string]string{}}
+	p.sections = append(p.sections, s)
+	return s
+}
+
+// set is DefaultingConfigParser.set: the section is added when missing.
+func (p *pyINI) set(section, key, val string) {
+	p.section(section, true).set(strings.ToLower(key), val)
+}
+
+// String is RawConfigParser.write.
+func (p *pyINI) String() string {
+	var b strings.Builder
+	write := func(s *iniSection) {
+		fmt.Fprintf(&b, "[%s]\n", s.name)
+		for _, k := range s.keys {
+			fmt.Fprintf(&b, "%s = %s\n", k, s.vals[k])
+		}
+		b.WriteString("\n")
+	}
+	if len(p.defaults.keys) > 0 {
+		write(p.defaults)
+	}
+	for _, s := range p.sections {
+		write(s)
+	}
+	return b.String()
+}
+
+// iniSectionName is a section name configparser reads back as itself
+// (not DEFAULT, no "]").
+func iniSectionName(s string) bool {
+	return s != "" && core.IniSafe(s) && !strings.ContainsAny(s, "[]") && strings.TrimSpace(s) == s && !strings.EqualFold(s, "default")
+}
+
+// iniOptionName is a key configparser reads back as itself.
+func iniOptionName(s string) bool {
+	return s != "" && core.IniSafe(s) && !strings.ContainsAny(s, "=:[") && strings.TrimSpace(s) == s &&
+		!strings.HasPrefix(s, "#") && !strings.HasPrefix(s, ";")
+}
+
+// iniValue is a conf value's text: a string as is, a number as Python
+// writes it, a boolean as puppet reads one (true, false); no control
+// characters.
+func iniValue(key string, v any) (string, error) {
+	var s string
+	switch t := v.(type) {
+	case string:
+		s = t
+	case bool:
+		s = fmt.Sprint(t)
+	case int:
+		s = fmt.Sprint(t)
+	case float64:
+		s = pyyaml.FloatRepr(t)
+	default:
+		return "", fmt.Errorf("%s: want a string, number or boolean, got %s", key, core.Kind(v))
+	}
+	if !core.IniSafe(s) {
+		return "", fmt.Errorf("%s: has a control character", key)
+	}
+	return s, nil
+}
+
+// readSmall reads a regular file of at most max bytes from the root.
+func readSmall(e *core.Env, name string, max int64) ([]byte, fs.FileInfo, error) {
+	fi, err := e.Root.Stat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, nil, fmt.Errorf("%s: not a regular file of at most %d bytes", name, max)
+	}
+	b, err := e.Root.ReadFile(name)
+	return b, fi, err
+}

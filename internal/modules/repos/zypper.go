@@ -1,0 +1,185 @@
+package repos
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/scalar"
+)
+
+// zyppConf is libzypp's configuration file.
+const zyppConf = "/etc/zypp/zypp.conf"
+
+var zyppKeyRE = core.LazyRE{Expr: `^[A-Za-z0-9_.]+$`}
+
+// ZypperAddRepo is cc_zypper_add_repo (run at every boot, as cloud-init):
+// with zypper.repos set, zypper.config's settings are added to
+// /etc/zypp/zypp.conf under "# Added via cloud.cfg" (configdir refused,
+// false or empty values dropped; not added again when the file already
+// ends with the same block, where cloud-init would append it at every
+// boot), and each repository with an id and a baseurl becomes
+// <reposdir>/<id>.repo (spaces in the id made _) unless the file exists,
+// with enabled and autorefresh 1 unless given, values quoted as
+// cloud-init's configobj writes them. Ids, option names and values are
+// checked (no newline) before anything is written. Repositories and
+// options are in sorted order, not the YAML order.
+func ZypperAddRepo(_ context.Context, e *core.Env) error {
+	v := e.Cfg["zypper"]
+	if v == nil {
+		return nil
+	}
+	z, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("zypper: want a map, got %s", core.Kind(v))
+	}
+	repos, ok := z["repos"].([]any)
+	if !ok || len(repos) == 0 {
+		if r := z["repos"]; r != nil && !ok {
+			return fmt.Errorf("zypper.repos: want a list, got %s", core.Kind(r))
+		}
+		return nil
+	}
+	conf := map[string]any{}
+	if c := z["config"]; c != nil {
+		if conf, ok = c.(map[string]any); !ok {
+			return fmt.Errorf("zypper.config: want a map, got %s", core.Kind(c))
+		}
+	}
+	dir, err := cfgDir(conf, "reposdir", "/etc/zypp/repos.d/")
+	if err != nil {
+		return fmt.Errorf("zypper.config.%w", err)
+	}
+	block, err := zyppSettings(e, conf)
+	if err != nil {
+		return err
+	}
+	type repo struct{ id, file, text string }
+	var todo []repo
+	seen := map[string]bool{}
+	for i, it := range repos {
+		key := fmt.Sprintf("zypper.repos.%d", i)
+		r, ok := it.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
+		}
+		if r["id"] == nil || r["baseurl"] == nil {
+			e.Logf("zypper_add_repo: %s is missing id or baseurl: skipped", key)
+			continue
+		}
+		id := core.ScalarString(r["id"])
+		canon := strings.ReplaceAll(id, " ", "_")
+		if !repoIDRE.Get().MatchString(canon) {
+			return fmt.Errorf("%s.id: %q is not a repository id (letters, digits and ._:-)", key, id)
+		}
+		file := path.Join(dir, canon+".repo")
+		if e.Root.Exists(file) {
+			e.Logf("zypper_add_repo: skipping repo %s, file %s already exists", id, file)
+			continue
+		}
+		if seen[id] {
+			e.Logf("zypper_add_repo: skipping repo %s, file %s already pending", id, file)
+			continue
+		}
+		opts, err := repoOptions(key, r, map[string]bool{"id": true})
+		if err != nil {
+			return err
+		}
+		for _, f := range []string{"enabled", "autorefresh"} {
+			if _, ok := opts[f]; !ok {
+				opts[f] = "1"
+			}
+		}
+		lines := []string{"[" + id + "]"}
+		for _, k := range core.SortedKeys(opts) {
+			s, err := repoValue(key+"."+k, opts[k], "\n    ")
+			if err != nil {
+				return err
+			}
+			lines = append(lines, k+" = "+configobjQuote(s))
+		}
+		seen[id] = true
+		todo = append(todo, repo{id, file, strings.Join(lines, "\n")})
+	}
+	if block != "" {
+		old, err := e.Root.ReadFile(zyppConf)
+		if err != nil {
+			return fmt.Errorf("zypper.config: %s: %w", zyppConf, err)
+		}
+		if strings.HasSuffix(string(old), block) {
+			e.Logf("zypper_add_repo: %s already has the settings", zyppConf)
+		} else if err := e.Root.WriteFile(zyppConf, append(old, block...), 0o644, 0, 0); err != nil {
+			return err
+		}
+	}
+	for _, r := range todo {
+		e.Logf("zypper_add_repo: %s", r.file)
+		if err := e.Root.WriteFile(r.file, []byte(r.text), 0o644, 0, 0); err != nil {
+			return fmt.Errorf("zypper repo %s: %w", r.id, err)
+		}
+	}
+	return nil
+}
+
+// zyppSettings is the block cloud-init appends to zypp.conf for config,
+// "" when there is nothing to add.
+func zyppSettings(e *core.Env, conf map[string]any) (string, error) {
+	lines := []string{"# Added via cloud.cfg"}
+	for _, k := range core.SortedKeys(conf) {
+		v := conf[k]
+		if k == "configdir" {
+			e.Logf("zypper_add_repo: changing the location of the zypper configuration is not supported, skipping \"configdir\" setting")
+			continue
+		}
+		if !scalar.Truthy(v) {
+			continue
+		}
+		if !zyppKeyRE.Get().MatchString(k) {
+			return "", fmt.Errorf("zypper.config: %q is not a setting name (letters, digits, _ and .)", k)
+		}
+		switch v.(type) {
+		case map[string]any, []any:
+			return "", fmt.Errorf("zypper.config.%s: want a string, number or boolean, got %s", k, core.Kind(v))
+		}
+		s := core.ScalarString(v)
+		if strings.ContainsAny(s, "\n\r\x00") {
+			return "", fmt.Errorf("zypper.config.%s: the value has a newline", k)
+		}
+		lines = append(lines, k+"="+s)
+	}
+	if len(lines) == 1 {
+		return "", nil
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// configobjQuote quotes a value as configobj's ConfigObj._quote does when
+// writing: empty as "", a value with a newline, or with both quote
+// characters, in triple quotes; one starting or ending with a blank or a
+// quote, or with a comma or #, in the quote it does not contain.
+func configobjQuote(v string) string {
+	if v == "" {
+		return `""`
+	}
+	const wspacePlus = " \r\n\v\t'\""
+	hasSQ, hasDQ := strings.Contains(v, "'"), strings.Contains(v, `"`)
+	needTriple := hasSQ && hasDQ || strings.Contains(v, "\n")
+	single := func() string {
+		if hasDQ {
+			return "'" + v + "'"
+		}
+		return `"` + v + `"`
+	}
+	if needTriple {
+		if !strings.Contains(v, `"""`) {
+			return "'''" + v + "'''"
+		}
+		return `"""` + v + `"""`
+	}
+	if strings.ContainsRune(wspacePlus, rune(v[0])) || strings.ContainsRune(wspacePlus, rune(v[len(v)-1])) || strings.Contains(v, ",") || strings.Contains(v, "#") {
+		return single()
+	}
+	return v
+}
