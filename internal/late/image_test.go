@@ -8,8 +8,8 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/imagecfg"
 	"github.com/earlyinit/earlyinit/internal/modules"
-	"github.com/earlyinit/earlyinit/internal/modules/accounts"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 	"github.com/earlyinit/earlyinit/internal/netcfg/render"
 )
 
@@ -269,7 +269,7 @@ disable_vmware_customization: false
 	if got := f.read("/root/.ssh/authorized_keys"); strings.Contains(got, "no-port-forwarding") || !strings.Contains(got, "ssh-ed25519 AAAAmeta meta@key") {
 		t.Errorf("root keys %q", got)
 	}
-	if got := f.read("/etc/ssh/sshd_config.d/" + accounts.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication yes") {
+	if got := f.read("/etc/ssh/sshd_config.d/" + sshd.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication yes") {
 		t.Errorf("pwauth drop-in %q", got)
 	}
 	if got := f.read("/etc/hosts"); !strings.Contains(got, "host1") || !strings.Contains(got, "manage_etc_hosts") {
@@ -302,7 +302,7 @@ disable_vmware_customization: false
 	if !strings.Contains(strings.Join(f.exec.calls, "\n"), "hostname host1") {
 		t.Errorf("calls %q: user-data's preserve_hostname false did not win", f.exec.calls)
 	}
-	if got := f.read("/etc/ssh/sshd_config.d/" + accounts.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication no") {
+	if got := f.read("/etc/ssh/sshd_config.d/" + sshd.PwauthDropIn); !strings.Contains(got, "PasswordAuthentication no") {
 		t.Errorf("pwauth drop-in %q", got)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
+
+	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 )
 
 // hashedRE tells a crypt hash in `password` and chpasswd.list, as
@@ -416,7 +418,7 @@ func sshPwauth(ctx context.Context, e *core.Env) error {
 	if _, ok := v.(string); ok {
 		e.Logf("ssh_pwauth as a string is deprecated: use true or false")
 	}
-	return updateSshd(ctx, e, "ssh_pwauth", []sshdOption{{Key: "PasswordAuthentication", Value: val}})
+	return sshd.Update(ctx, e, "ssh_pwauth", []sshd.Option{{Key: "PasswordAuthentication", Value: val}})
 }
 
 // pwChars is cloud-init's PW_SET: letters and digits without l, I, O, 0, 1.

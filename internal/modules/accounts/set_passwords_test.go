@@ -8,6 +8,8 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
+
+	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 )
 
 // setPasswordsOracle runs cloud-init 22.4's cc_set_passwords.handle on
@@ -138,7 +140,7 @@ func TestSetPasswordsMatchesCloudInit(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			te := coretest.NewEnv(t, c.YAML)
-			te.Write(SshdConfig, "Include /etc/ssh/sshd_config.d/*.conf\n", 0o644)
+			te.Write(sshd.ConfigFile, "Include /etc/ssh/sshd_config.d/*.conf\n", 0o644)
 			if err := te.Root.MkdirAll("/run/systemd/system", 0o755, 0, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -208,8 +210,8 @@ func TestSetPasswordsMatchesCloudInit(t *testing.T) {
 				wantPwauth = u["PasswordAuthentication"]
 			}
 			gotPwauth := ""
-			if te.Root.Exists(SshdDropIn) {
-				gotPwauth = sshdConfigMap(te.Read(SshdDropIn))["passwordauthentication"]
+			if te.Root.Exists(sshd.DropIn) {
+				gotPwauth = sshdConfigMap(te.Read(sshd.DropIn))["passwordauthentication"]
 			}
 			if gotPwauth != wantPwauth {
 				t.Errorf("PasswordAuthentication %q, cloud-init %q", gotPwauth, wantPwauth)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
+
+	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 )
 
 // startExec is fakeExec with Start: a started command runs (its handler)
@@ -113,7 +115,7 @@ const (
 // the public file.
 func TestHostKeysInProcess(t *testing.T) {
 	te := coretest.NewEnv(t, "users: []\n")
-	te.Write(SshdConfig, debianSshd, 0o644)
+	te.Write(sshd.ConfigFile, debianSshd, 0o644)
 	te.Write("/etc/ssh/ssh_host_rsa_key", "old", 0o600)
 	te.Write("/etc/ssh/ssh_host_rsa_key.pub", "old", 0o644)
 	if err := te.RunFunc(SSH); err != nil {
@@ -166,12 +168,12 @@ func TestHostKeyTypes(t *testing.T) {
 		files     map[string]string
 		want      []string
 	}{
-		{"debian", "", map[string]string{SshdConfig: debianSshd}, unaskedKeyTypes},
-		{"rhel", "", map[string]string{SshdConfig: rhelSshd}, []string{"rsa", "ecdsa", "ed25519"}},
-		{"drop-in", "", map[string]string{SshdConfig: debianSshd, "/etc/ssh/sshd_config.d/10-keys.conf": "HostKey \"/etc/ssh/ssh_host_ed25519_key\"\nHostKey /etc/ssh//ssh_host_rsa_key\n"}, []string{"ed25519", "rsa"}},
-		{"custom path", "", map[string]string{SshdConfig: "HostKey /etc/ssh/mykey\n"}, unaskedKeyTypes},
+		{"debian", "", map[string]string{sshd.ConfigFile: debianSshd}, unaskedKeyTypes},
+		{"rhel", "", map[string]string{sshd.ConfigFile: rhelSshd}, []string{"rsa", "ecdsa", "ed25519"}},
+		{"drop-in", "", map[string]string{sshd.ConfigFile: debianSshd, "/etc/ssh/sshd_config.d/10-keys.conf": "HostKey \"/etc/ssh/ssh_host_ed25519_key\"\nHostKey /etc/ssh//ssh_host_rsa_key\n"}, []string{"ed25519", "rsa"}},
+		{"custom path", "", map[string]string{sshd.ConfigFile: "HostKey /etc/ssh/mykey\n"}, unaskedKeyTypes},
 		{"no sshd", "", nil, unaskedKeyTypes},
-		{"asked", "ssh_genkeytypes: [rsa]\n", map[string]string{SshdConfig: debianSshd}, []string{"rsa"}},
+		{"asked", "ssh_genkeytypes: [rsa]\n", map[string]string{sshd.ConfigFile: debianSshd}, []string{"rsa"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			te := coretest.NewEnv(t, "users: []\nssh_quiet_keygen: true\n"+c.cfg)

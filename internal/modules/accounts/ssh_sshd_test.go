@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
+
+	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 )
 
 // sshd_config shapes as images ship them.
@@ -98,7 +100,7 @@ var sshdShapes = []struct {
 func sshdEnv(t *testing.T, cfg, config string, files map[string]string) *coretest.Env {
 	t.Helper()
 	te := coretest.NewEnv(t, cfg)
-	te.Write(SshdConfig, config, 0o644)
+	te.Write(sshd.ConfigFile, config, 0o644)
 	for n, c := range files {
 		te.Write(n, c, 0o644)
 	}
@@ -108,19 +110,19 @@ func sshdEnv(t *testing.T, cfg, config string, files map[string]string) *coretes
 // TestSshPwauthShapes: ssh_pwauth on each shape: where the line lands and
 // what else changes.
 func TestSshPwauthShapes(t *testing.T) {
-	dropIn := func(v string) string { return sshdDropInHeader + "\nPasswordAuthentication " + v + "\n" }
+	dropIn := func(v string) string { return sshd.DropInHeader + "\nPasswordAuthentication " + v + "\n" }
 	for _, tt := range []struct {
 		shape int
 		want  map[string]string // files after, "" for the same as before
 	}{
-		{0, map[string]string{SshdDropIn: dropIn("yes"), SshdConfig: ""}},
-		{1, map[string]string{SshdDropIn: dropIn("yes"), SshdConfig: "", "/etc/ssh/sshd_config.d/50-cloud-init.conf": ""}},
-		{2, map[string]string{SshdConfig: strings.Replace(centos7SshdConfig, "\nPasswordAuthentication no\nChallenge", "\nPasswordAuthentication yes\nChallenge", 1)}},
-		{3, map[string]string{SshdConfig: "UsePAM yes\n\nPasswordAuthentication yes\n# users of the backup host\nMatch User backup\n\tPasswordAuthentication no\n"}},
-		{4, map[string]string{SshdConfig: "PasswordAuthentication yes\nInclude sshd_config.d/*.conf\n", SshdDropIn: dropIn("yes"), "/etc/ssh/sshd_config.d/50-cloud-init.conf": ""}},
-		{5, map[string]string{SshdDropIn: dropIn("yes"), "/etc/ssh/sshd_config.d/00-aaa.conf": "PasswordAuthentication yes\n"}},
-		{6, map[string]string{SshdDropIn: dropIn("yes"), SshdConfig: strings.Replace(sshdShapes[6].config, "Match all\nPasswordAuthentication no", "Match all\nPasswordAuthentication yes", 1)}},
-		{7, map[string]string{SshdConfig: "UsePAM yes\nPasswordAuthentication yes\nMatch User x\nInclude /etc/ssh/sshd_config.d/*.conf\n"}},
+		{0, map[string]string{sshd.DropIn: dropIn("yes"), sshd.ConfigFile: ""}},
+		{1, map[string]string{sshd.DropIn: dropIn("yes"), sshd.ConfigFile: "", "/etc/ssh/sshd_config.d/50-cloud-init.conf": ""}},
+		{2, map[string]string{sshd.ConfigFile: strings.Replace(centos7SshdConfig, "\nPasswordAuthentication no\nChallenge", "\nPasswordAuthentication yes\nChallenge", 1)}},
+		{3, map[string]string{sshd.ConfigFile: "UsePAM yes\n\nPasswordAuthentication yes\n# users of the backup host\nMatch User backup\n\tPasswordAuthentication no\n"}},
+		{4, map[string]string{sshd.ConfigFile: "PasswordAuthentication yes\nInclude sshd_config.d/*.conf\n", sshd.DropIn: dropIn("yes"), "/etc/ssh/sshd_config.d/50-cloud-init.conf": ""}},
+		{5, map[string]string{sshd.DropIn: dropIn("yes"), "/etc/ssh/sshd_config.d/00-aaa.conf": "PasswordAuthentication yes\n"}},
+		{6, map[string]string{sshd.DropIn: dropIn("yes"), sshd.ConfigFile: strings.Replace(sshdShapes[6].config, "Match all\nPasswordAuthentication no", "Match all\nPasswordAuthentication yes", 1)}},
+		{7, map[string]string{sshd.ConfigFile: "UsePAM yes\nPasswordAuthentication yes\nMatch User x\nInclude /etc/ssh/sshd_config.d/*.conf\n"}},
 	} {
 		s := sshdShapes[tt.shape]
 		t.Run(s.name, func(t *testing.T) {
@@ -128,7 +130,7 @@ func TestSshPwauthShapes(t *testing.T) {
 			if err := te.RunFunc(SetPasswords); err != nil {
 				t.Fatal(err)
 			}
-			before := map[string]string{SshdConfig: s.config}
+			before := map[string]string{sshd.ConfigFile: s.config}
 			for n, c := range s.files {
 				before[n] = c
 			}
@@ -140,8 +142,8 @@ func TestSshPwauthShapes(t *testing.T) {
 					t.Errorf("%s:\n got %q\nwant %q", n, got, c)
 				}
 			}
-			if _, ok := tt.want[SshdDropIn]; !ok && te.Root.Exists(SshdDropIn) {
-				t.Errorf("%s written: sshd does not read it here", SshdDropIn)
+			if _, ok := tt.want[sshd.DropIn]; !ok && te.Root.Exists(sshd.DropIn) {
+				t.Errorf("%s written: sshd does not read it here", sshd.DropIn)
 			}
 			// Again: nothing changes.
 			te.Fake.Calls = nil
@@ -166,7 +168,7 @@ func TestSshdEditKeepsFile(t *testing.T) {
 	if err := te.Root.MkdirAll("/etc/ssh", 0o755, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := te.Root.Symlink("../../usr/share/ssh/sshd_config", SshdConfig); err != nil {
+	if err := te.Root.Symlink("../../usr/share/ssh/sshd_config", sshd.ConfigFile); err != nil {
 		t.Fatal(err)
 	}
 	te.Write("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf", "PasswordAuthentication yes\n", 0o644)
@@ -174,8 +176,8 @@ func TestSshdEditKeepsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	te.WantFile("/usr/share/ssh/sshd_config", "PasswordAuthentication no\nMatch User x\n", 0o640, 0, 4)
-	if fi, err := os.Lstat(te.Root.Path(SshdConfig)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("%s is no longer a symlink: %v", SshdConfig, err)
+	if fi, err := os.Lstat(te.Root.Path(sshd.ConfigFile)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symlink: %v", sshd.ConfigFile, err)
 	}
 	if te.Root.Exists("/etc/ssh/sshd_config.d/50-earlyinit-pwauth.conf") {
 		t.Error("legacy drop-in kept")
@@ -225,13 +227,13 @@ func TestSshdHostCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Replace(centos7SshdConfig, "\n# Example of overriding", "\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\nHostCertificate /etc/ssh/ssh_host_rsa_key-cert.pub\n# Example of overriding", 1)
-	if got := te.Read(SshdConfig); got != want {
+	if got := te.Read(sshd.ConfigFile); got != want {
 		t.Errorf("sshd_config:\n got %q\nwant %q", got, want)
 	}
 	if err := te.RunFunc(SSH); err != nil {
 		t.Fatal(err)
 	}
-	if got := te.Read(SshdConfig); got != want {
+	if got := te.Read(sshd.ConfigFile); got != want {
 		t.Errorf("second run: sshd_config %q", got)
 	}
 
@@ -239,16 +241,16 @@ func TestSshdHostCertificate(t *testing.T) {
 	if err := te.RunFunc(SSH); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := te.Read(SshdDropIn), sshdDropInHeader+"\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\nHostCertificate /etc/ssh/ssh_host_rsa_key-cert.pub\n"; got != want {
+	if got, want := te.Read(sshd.DropIn), sshd.DropInHeader+"\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\nHostCertificate /etc/ssh/ssh_host_rsa_key-cert.pub\n"; got != want {
 		t.Errorf("drop-in %q, want %q", got, want)
 	}
-	if te.Read(SshdConfig) != debianSshdConfig {
+	if te.Read(sshd.ConfigFile) != debianSshdConfig {
 		t.Error("sshd_config changed")
 	}
 }
 
 func TestCheckSshdOption(t *testing.T) {
-	for _, o := range []sshdOption{
+	for _, o := range []sshd.Option{
 		{Key: "PasswordAuthentication", Value: "yes no"},
 		{Key: "PasswordAuthentication", Value: "yes\nPermitRootLogin yes"},
 		{Key: "PasswordAuthentication", Value: ""},
@@ -258,11 +260,11 @@ func TestCheckSshdOption(t *testing.T) {
 		{Key: "Include", Value: "/x"},
 		{Key: "Match", Value: "all"},
 	} {
-		if checkSshdOption(o) == nil {
+		if sshd.CheckOption(o) == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}
-	if err := checkSshdOption(sshdOption{Key: "HostCertificate", Value: "/etc/ssh/ssh_host_rsa_key-cert.pub"}); err != nil {
+	if err := sshd.CheckOption(sshd.Option{Key: "HostCertificate", Value: "/etc/ssh/ssh_host_rsa_key-cert.pub"}); err != nil {
 		t.Error(err)
 	}
 }
@@ -273,8 +275,8 @@ func TestCheckSshdOption(t *testing.T) {
 // it was before (disable_root never touches sshd_config, in cloud-init
 // neither), and a Match User block's own "no" is still the user's.
 func TestSshdEffective(t *testing.T) {
-	sshd := "/usr/sbin/sshd"
-	if _, err := os.Stat(sshd); err != nil {
+	sshdBin := "/usr/sbin/sshd"
+	if _, err := os.Stat(sshdBin); err != nil {
 		t.Skip("no /usr/sbin/sshd (openssh-server)")
 	}
 	keygen, err := exec.LookPath("ssh-keygen")
@@ -308,11 +310,11 @@ func TestSshdEffective(t *testing.T) {
 			s = strings.ReplaceAll(s, "Include sshd_config.d/", "Include "+te.Dir+"/etc/ssh/sshd_config.d/")
 			return os.WriteFile(p, []byte(s), 0o644)
 		})
-		args := []string{"-T", "-f", te.Root.Path(SshdConfig), "-h", hostKey}
+		args := []string{"-T", "-f", te.Root.Path(sshd.ConfigFile), "-h", hostKey}
 		if match != "" {
 			args = append(args, "-C", match)
 		}
-		out, err := exec.Command(sshd, args...).CombinedOutput()
+		out, err := exec.Command(sshdBin, args...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("sshd %q: %v: %s", args, err, out)
 		}
@@ -364,8 +366,8 @@ func TestSshdNoConfig(t *testing.T) {
 	if err := te.RunFunc(SetPasswords); err != nil {
 		t.Fatal(err)
 	}
-	te.WantFile(SshdDropIn, sshdDropInHeader+"\nPasswordAuthentication yes\n", 0o644, 0, 0)
-	if te.Root.Exists(SshdConfig) {
+	te.WantFile(sshd.DropIn, sshd.DropInHeader+"\nPasswordAuthentication yes\n", 0o644, 0, 0)
+	if te.Root.Exists(sshd.ConfigFile) {
 		t.Error("sshd_config created")
 	}
 	te.WantCalls()

@@ -7,6 +7,8 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
+
+	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 )
 
 func TestUsersGroups(t *testing.T) {
@@ -185,7 +187,7 @@ ssh_keys:
 	te.WantFile("/etc/ssh/ssh_host_rsa_key.pub", "PUB", 0o644, 0, 0)
 	te.WantFile("/etc/ssh/ssh_host_ed25519_key.pub", "ssh-ed25519 AAAAderived root@localhost\n", 0o644, 0, 0)
 	te.WantFile("/etc/ssh/ssh_host_ed25519_key-cert.pub", "CERT", 0o644, 0, 0)
-	te.WantFile(SshdDropIn, sshdDropInHeader+"\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\n", 0o644, 0, 0)
+	te.WantFile(sshd.DropIn, sshd.DropInHeader+"\nHostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\n", 0o644, 0, 0)
 	if te.Root.Exists("/root/.ssh/authorized_keys") {
 		t.Error("root keys written with no keys")
 	}
@@ -235,7 +237,7 @@ ssh_pwauth: true
 	if !strings.Contains(te.LogBuf.String(), "random passwords for carol are in") {
 		t.Errorf("log does not say where the random passwords are:\n%s", te.LogBuf.String())
 	}
-	te.WantFile(SshdDropIn, sshdDropInHeader+"\nPasswordAuthentication yes\n", 0o644, 0, 0)
+	te.WantFile(sshd.DropIn, sshd.DropInHeader+"\nPasswordAuthentication yes\n", 0o644, 0, 0)
 
 	te2 := coretest.NewEnv(t, "users: [default]\npassword: pw\nchpasswd: {expire: false}\nssh_pwauth: false\n")
 	stdins = nil
@@ -247,7 +249,7 @@ ssh_pwauth: true
 		t.Errorf("password: %q", stdins)
 	}
 	te2.WantCalls("chpasswd")
-	if !strings.Contains(te2.Read(SshdDropIn), "PasswordAuthentication no") {
+	if !strings.Contains(te2.Read(sshd.DropIn), "PasswordAuthentication no") {
 		t.Error("ssh_pwauth false")
 	}
 
