@@ -169,47 +169,17 @@ type Made struct {
 // for what only useradd does here (a mail spool).
 func (tx *Tx) UserAdd(u User) (Made, error) {
 	var m Made
-	if strings.EqualFold(tx.defs.useradd["CREATE_MAIL_SPOOL"], "yes") {
-		return m, fmt.Errorf("CREATE_MAIL_SPOOL=yes: %w", ErrUnsupported)
-	}
-	if tx.HasUser(u.Name) {
-		return m, fmt.Errorf("user '%s' already exists", u.Name)
-	}
-	if u.CreateHome {
-		if err := plainSkel(tx.r, tx.skel(), 0); err != nil {
-			return m, fmt.Errorf("%v: %w", err, ErrUnsupported)
-		}
-	}
-	for _, g := range u.Groups {
-		if _, ok := tx.GroupID(g); !ok {
-			return m, fmt.Errorf("group '%s' does not exist", g)
-		}
+	if err := tx.userAddCheck(u); err != nil {
+		return m, err
 	}
 	ownGroup := u.PrimaryGroup == ""
-	if !ownGroup {
-		gid, ok := tx.GroupID(u.PrimaryGroup)
-		if !ok {
-			return m, fmt.Errorf("group '%s' does not exist", u.PrimaryGroup)
-		}
-		m.GID = gid
-	} else if !tx.defs.yes("USERGROUPS_ENAB") {
-		return m, fmt.Errorf("USERGROUPS_ENAB is not yes: %w", ErrUnsupported)
-	} else if tx.dbs[Group].find(u.Name) >= 0 {
-		return m, fmt.Errorf("group %s exists - if you want to add this user to that group, use -g", u.Name)
+	gid, err := tx.primaryGroup(u, ownGroup)
+	if err != nil {
+		return m, err
 	}
-	used := tx.ids(Passwd)
-	if u.UID >= 0 {
-		if used[u.UID] {
-			return m, fmt.Errorf("UID %d is not unique", u.UID)
-		}
-		m.UID = u.UID
-	} else {
-		lo, hi := tx.defs.ranges("UID", u.System)
-		id, err := newID(used, lo, hi, u.System, -1)
-		if err != nil {
-			return m, fmt.Errorf("can't get unique UID: %w", err)
-		}
-		m.UID = id
+	m.GID = gid
+	if m.UID, err = tx.userUID(u); err != nil {
+		return m, err
 	}
 	if ownGroup {
 		gid, err := tx.newGID(u.System, m.UID)
@@ -218,14 +188,7 @@ func (tx *Tx) UserAdd(u User) (Made, error) {
 		}
 		m.GID = gid
 	}
-	m.Home = u.Home
-	if m.Home == "" {
-		base := tx.defs.useradd["HOME"]
-		if base == "" {
-			base = "/home"
-		}
-		m.Home = path.Join(base, u.Name)
-	}
+	m.Home = tx.userHome(u)
 	shell := u.Shell
 	if shell == "" {
 		shell = tx.defs.useradd["SHELL"]
@@ -236,6 +199,96 @@ func (tx *Tx) UserAdd(u User) (Made, error) {
 		}
 	}
 	tx.dbs[Passwd].add(fmt.Sprintf("%s:x:%d:%d:%s:%s:%s", u.Name, m.UID, m.GID, u.Gecos, m.Home, shell))
+	sp, err := tx.shadowFields(u)
+	if err != nil {
+		return m, err
+	}
+	tx.dbs[Shadow].add(strings.Join(sp, ":"))
+	if ownGroup {
+		tx.addGroup(u.Name, m.GID)
+	}
+	if err := tx.userGroups(u, m.UID); err != nil {
+		return m, err
+	}
+	m.Skel = tx.skel()
+	m.HomeMode = fs.FileMode(tx.defs.num("HOME_MODE", 0o777&^tx.defs.num("UMASK", 0o22))) & 0o7777
+	return m, nil
+}
+
+// userAddCheck refuses, before any change, a user UserAdd cannot make:
+// what only useradd does, a name taken, a -G group missing.
+func (tx *Tx) userAddCheck(u User) error {
+	if strings.EqualFold(tx.defs.useradd["CREATE_MAIL_SPOOL"], "yes") {
+		return fmt.Errorf("CREATE_MAIL_SPOOL=yes: %w", ErrUnsupported)
+	}
+	if tx.HasUser(u.Name) {
+		return fmt.Errorf("user '%s' already exists", u.Name)
+	}
+	if u.CreateHome {
+		if err := plainSkel(tx.r, tx.skel(), 0); err != nil {
+			return fmt.Errorf("%v: %w", err, ErrUnsupported)
+		}
+	}
+	for _, g := range u.Groups {
+		if _, ok := tx.GroupID(g); !ok {
+			return fmt.Errorf("group '%s' does not exist", g)
+		}
+	}
+	return nil
+}
+
+// primaryGroup is -g's gid, or 0 for the user's own group (ownGroup) once
+// USERGROUPS_ENAB allows it and no group has the user's name.
+func (tx *Tx) primaryGroup(u User, ownGroup bool) (int, error) {
+	if !ownGroup {
+		gid, ok := tx.GroupID(u.PrimaryGroup)
+		if !ok {
+			return 0, fmt.Errorf("group '%s' does not exist", u.PrimaryGroup)
+		}
+		return gid, nil
+	}
+	if !tx.defs.yes("USERGROUPS_ENAB") {
+		return 0, fmt.Errorf("USERGROUPS_ENAB is not yes: %w", ErrUnsupported)
+	}
+	if tx.dbs[Group].find(u.Name) >= 0 {
+		return 0, fmt.Errorf("group %s exists - if you want to add this user to that group, use -g", u.Name)
+	}
+	return 0, nil
+}
+
+// userUID is u.UID when it is free, else a new one in the user's range.
+func (tx *Tx) userUID(u User) (int, error) {
+	used := tx.ids(Passwd)
+	if u.UID >= 0 {
+		if used[u.UID] {
+			return 0, fmt.Errorf("UID %d is not unique", u.UID)
+		}
+		return u.UID, nil
+	}
+	lo, hi := tx.defs.ranges("UID", u.System)
+	id, err := newID(used, lo, hi, u.System, -1)
+	if err != nil {
+		return 0, fmt.Errorf("can't get unique UID: %w", err)
+	}
+	return id, nil
+}
+
+// userHome is u.Home, or HOME of /etc/default/useradd (default /home)
+// and the name.
+func (tx *Tx) userHome(u User) string {
+	if u.Home != "" {
+		return u.Home
+	}
+	base := tx.defs.useradd["HOME"]
+	if base == "" {
+		base = "/home"
+	}
+	return path.Join(base, u.Name)
+}
+
+// shadowFields are u's shadow line's fields: password locked, changed
+// today, and for a non-system user login.defs' ages and INACTIVE.
+func (tx *Tx) shadowFields(u User) ([]string, error) {
 	sp := []string{u.Name, "!", strconv.FormatInt(tx.today(), 10), "", "", "", "", "", ""}
 	if !u.System {
 		sp[3], sp[4], sp[5] = age(tx.defs.num("PASS_MIN_DAYS", -1)), age(tx.defs.num("PASS_MAX_DAYS", -1)), age(tx.defs.num("PASS_WARN_AGE", -1))
@@ -243,36 +296,36 @@ func (tx *Tx) UserAdd(u User) (Made, error) {
 			sp[6] = strconv.Itoa(v)
 		}
 		if e := tx.defs.useradd["EXPIRE"]; e != "" {
-			return m, fmt.Errorf("EXPIRE=%s: %w", e, ErrUnsupported)
+			return nil, fmt.Errorf("EXPIRE=%s: %w", e, ErrUnsupported)
 		}
 	}
-	tx.dbs[Shadow].add(strings.Join(sp, ":"))
-	if ownGroup {
-		tx.addGroup(u.Name, m.GID)
-	}
+	return sp, nil
+}
+
+// userGroups adds u to its -G groups, then gives a non-system user in
+// UID_MIN..UID_MAX subordinate ids where the root keeps them.
+func (tx *Tx) userGroups(u User, uid int) error {
 	for _, g := range u.Groups {
 		gname := g
 		if tx.dbs[Group].find(g) < 0 {
 			gname = tx.groupName(g)
 		}
 		if err := tx.AddMember(gname, u.Name); err != nil {
-			return m, err
+			return err
 		}
 	}
 	lo, hi := tx.defs.ranges("UID", false)
-	if !u.System && m.UID >= lo && m.UID <= hi {
+	if !u.System && uid >= lo && uid <= hi {
 		for _, s := range []struct{ db, kind string }{{Subuid, "UID"}, {Subgid, "GID"}} {
 			if !tx.has(s.db) {
 				continue
 			}
 			if err := tx.subAdd(s.db, s.kind, u.Name); err != nil {
-				return m, err
+				return err
 			}
 		}
 	}
-	m.Skel = tx.skel()
-	m.HomeMode = fs.FileMode(tx.defs.num("HOME_MODE", 0o777&^tx.defs.num("UMASK", 0o22))) & 0o7777
-	return m, nil
+	return nil
 }
 
 // skel is SKEL of /etc/default/useradd, default /etc/skel.
