@@ -79,7 +79,7 @@ deps-demo:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags qemu,faultinject,package ./...
-	$(GO) vet -tags initrd ./cmd/earlyinit/ ./internal/httpget/ ./internal/provision/ ./internal/modules/
+	$(GO) vet -tags initrd ./cmd/earlyinit/ ./internal/httpget/ ./internal/provision/ ./internal/modules/...
 	$(GO) vet -tags initrd,nolate ./cmd/earlyinit/ ./internal/provision/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt needed" >&2; exit 1; }
 
@@ -90,7 +90,7 @@ unit:
 	@echo "differential oracle: cloud-init $$(dpkg-query -W -f='$${Version}' cloud-init 2>/dev/null || echo 'not installed')"
 	$(GO) test ./...
 	$(GO) test -tags initrd ./cmd/earlyinit/ ./internal/httpget/ ./internal/provision/
-	$(GO) test -tags initrd -run TestHostKeysInitrdBuild ./internal/modules/
+	$(GO) test -tags initrd -run TestHostKeysInitrdBuild ./internal/modules/accounts/
 	$(GO) test -tags initrd,nolate ./internal/provision/
 	$(GO) test -tags initrd,nolate -run TestInitrdVerbs ./cmd/earlyinit/
 
