@@ -120,35 +120,12 @@ func readEntries(d Disk, h gptHeader, which string) ([]byte, []gptEntry, error) 
 func planGPT(d Disk, mbr []byte, num int, check bool) (*Change, error) {
 	ss := d.SectorSize
 	n := d.Size / ss
-	ee := -1
-	for i := range 4 {
-		e := mbr[446+16*i:]
-		if e[4] == 0xEE && ee < 0 {
-			ee = i
-		}
-		if e[0] != 0 && e[0] != 0x80 {
-			return nil, fmt.Errorf("protective MBR: entry %d has boot indicator %#x", i+1, e[0])
-		}
+	if err := checkProtectiveMBR(mbr); err != nil {
+		return nil, err
 	}
-	if start := le.Uint32(mbr[446+16*ee+8:]); start != 1 {
-		return nil, fmt.Errorf("protective MBR: the 0xEE entry starts at LBA %d, not 1", start)
-	}
-	hb, err := readAt(d, ss, int(ss))
+	h, err := readPrimaryHeader(d, n)
 	if err != nil {
-		return nil, fmt.Errorf("primary GPT header: %w", err)
-	}
-	h, err := parseGPTHeader(hb, 1, n, ss)
-	if err != nil {
-		return nil, fmt.Errorf("primary GPT header: %w (not touched)", err)
-	}
-	entS := h.entSectors(ss)
-	switch {
-	case h.alt >= n:
-		return nil, fmt.Errorf("the backup GPT header is at LBA %d, past the disk's last LBA %d: the disk is smaller than its table", h.alt, n-1)
-	case h.alt <= h.last:
-		return nil, fmt.Errorf("the backup GPT header at LBA %d is not after the last usable LBA %d", h.alt, h.last)
-	case h.entLBA+entS > h.first:
-		return nil, fmt.Errorf("the primary entry array (LBA %d, %d sectors) overlaps the usable LBAs from %d", h.entLBA, entS, h.first)
+		return nil, err
 	}
 	arr, used, err := readEntries(d, h, "primary")
 	if err != nil {
@@ -172,13 +149,13 @@ func planGPT(d Disk, mbr []byte, num int, check bool) (*Change, error) {
 
 	// Where the backup goes: the header in the last LBA, its entry
 	// array just before it, the usable space up to the array.
-	newAlt := n - 1
-	newEntLBA := newAlt - entS
-	newLast := newEntLBA - 1
-	if newLast < h.last {
-		return nil, fmt.Errorf("the last usable LBA %d leaves no room for the backup entry array at LBA %d", h.last, newEntLBA)
+	l := gptLayout{alt: n - 1}
+	l.entLBA = l.alt - h.entSectors(ss)
+	l.last = l.entLBA - 1
+	if l.last < h.last {
+		return nil, fmt.Errorf("the last usable LBA %d leaves no room for the backup entry array at LBA %d", h.last, l.entLBA)
 	}
-	maxLast, next := newLast, ""
+	maxLast, next := l.last, ""
 	if ti+1 < len(used) && used[ti+1].first-1 < maxLast {
 		maxLast, next = used[ti+1].first-1, fmt.Sprintf("partition %d", used[ti+1].idx+1)
 	}
@@ -186,41 +163,97 @@ func planGPT(d Disk, mbr []byte, num int, check bool) (*Change, error) {
 		return c, nil
 	}
 	c.NewSize = maxLast - t.first + 1
-
-	newArr := slices.Clone(arr)
-	le.PutUint64(newArr[t.idx*h.entrySize+40:], uint64(maxLast))
-	prim := slices.Clone(h.raw)
-	le.PutUint64(prim[32:], uint64(newAlt))
-	le.PutUint64(prim[48:], uint64(newLast))
-	le.PutUint32(prim[88:], crc32.ChecksumIEEE(newArr))
-	le.PutUint32(prim[16:], headerCRC(prim))
-	backup := make([]byte, ss)
-	copy(backup, prim)
-	le.PutUint64(backup[24:], uint64(newAlt))
-	le.PutUint64(backup[32:], 1)
-	le.PutUint64(backup[72:], uint64(newEntLBA))
-	le.PutUint32(backup[16:], headerCRC(backup[:len(prim)]))
-	backupArr := make([]byte, entS*ss)
-	copy(backupArr, newArr)
-
-	c.BackupMoved = h.alt != newAlt
-	if c.BackupMoved {
-		c.Rewrote = append(c.Rewrote, fmt.Sprintf("GPT backup header and entries moved from LBA %d to the disk's end (LBA %d)", h.alt, newAlt))
-	} else {
-		c.Rewrote = append(c.Rewrote, "GPT backup header and entries")
-	}
-	c.Rewrote = append(c.Rewrote, "GPT primary header and entries")
-	c.writes = []write{
-		{newEntLBA * ss, backupArr},
-		{newAlt * ss, backup},
-		{h.entLBA * ss, newArr},
-		{ss, prim},
-	}
+	planGPTWrites(c, h, arr, t, maxLast, l, ss)
 	if w, ok := protectiveSize(mbr, n); ok {
 		c.writes = append(c.writes, w)
 		c.Rewrote = append(c.Rewrote, "protective MBR size")
 	}
 	return c, nil
+}
+
+// checkProtectiveMBR checks a protective MBR's boot indicators and that
+// its (first) 0xEE entry starts at LBA 1.
+func checkProtectiveMBR(mbr []byte) error {
+	ee := -1
+	for i := range 4 {
+		e := mbr[446+16*i:]
+		if e[4] == 0xEE && ee < 0 {
+			ee = i
+		}
+		if e[0] != 0 && e[0] != 0x80 {
+			return fmt.Errorf("protective MBR: entry %d has boot indicator %#x", i+1, e[0])
+		}
+	}
+	if start := le.Uint32(mbr[446+16*ee+8:]); start != 1 {
+		return fmt.Errorf("protective MBR: the 0xEE entry starts at LBA %d, not 1", start)
+	}
+	return nil
+}
+
+// readPrimaryHeader reads and checks the primary GPT header of a disk of
+// n sectors: its backup must lie on the disk after the usable LBAs, its
+// entry array before them.
+func readPrimaryHeader(d Disk, n int64) (gptHeader, error) {
+	ss := d.SectorSize
+	hb, err := readAt(d, ss, int(ss))
+	if err != nil {
+		return gptHeader{}, fmt.Errorf("primary GPT header: %w", err)
+	}
+	h, err := parseGPTHeader(hb, 1, n, ss)
+	if err != nil {
+		return gptHeader{}, fmt.Errorf("primary GPT header: %w (not touched)", err)
+	}
+	entS := h.entSectors(ss)
+	switch {
+	case h.alt >= n:
+		return gptHeader{}, fmt.Errorf("the backup GPT header is at LBA %d, past the disk's last LBA %d: the disk is smaller than its table", h.alt, n-1)
+	case h.alt <= h.last:
+		return gptHeader{}, fmt.Errorf("the backup GPT header at LBA %d is not after the last usable LBA %d", h.alt, h.last)
+	case h.entLBA+entS > h.first:
+		return gptHeader{}, fmt.Errorf("the primary entry array (LBA %d, %d sectors) overlaps the usable LBAs from %d", h.entLBA, entS, h.first)
+	}
+	return h, nil
+}
+
+// gptLayout is where the backup goes: its header's LBA, its entry
+// array's, and the last usable LBA.
+type gptLayout struct {
+	alt, entLBA, last int64
+}
+
+// planGPTWrites sets c's writes and Rewrote for growing entry t of h's
+// array arr to end at maxLast, with the backup at l: backup array and
+// header first, then the primary's.
+func planGPTWrites(c *Change, h gptHeader, arr []byte, t gptEntry, maxLast int64, l gptLayout, ss int64) {
+	newArr := slices.Clone(arr)
+	le.PutUint64(newArr[t.idx*h.entrySize+40:], uint64(maxLast))
+	prim := slices.Clone(h.raw)
+	le.PutUint64(prim[32:], uint64(l.alt))
+	le.PutUint64(prim[48:], uint64(l.last))
+	le.PutUint32(prim[88:], crc32.ChecksumIEEE(newArr))
+	le.PutUint32(prim[16:], headerCRC(prim))
+	backup := make([]byte, ss)
+	copy(backup, prim)
+	le.PutUint64(backup[24:], uint64(l.alt))
+	le.PutUint64(backup[32:], 1)
+	le.PutUint64(backup[72:], uint64(l.entLBA))
+	le.PutUint32(backup[16:], headerCRC(backup[:len(prim)]))
+	backupArr := make([]byte, h.entSectors(ss)*ss)
+	copy(backupArr, newArr)
+
+	c.BackupMoved = h.alt != l.alt
+	if c.BackupMoved {
+		c.Rewrote = append(c.Rewrote, fmt.Sprintf("GPT backup header and entries moved from LBA %d to the disk's end (LBA %d)", h.alt, l.alt))
+	} else {
+		c.Rewrote = append(c.Rewrote, "GPT backup header and entries")
+	}
+	c.Rewrote = append(c.Rewrote, "GPT primary header and entries")
+	c.writes = []write{
+		{l.entLBA * ss, backupArr},
+		{l.alt * ss, backup},
+		{h.entLBA * ss, newArr},
+		{ss, prim},
+	}
 }
 
 // checkBackup verifies the backup header in the disk's last LBA and its
