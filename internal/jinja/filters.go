@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
 // The filters and tests earlyinit's Jinja has, each with Jinja2 3.1's
@@ -191,9 +193,9 @@ func (r *renderer) callMethod(a *callArgs, m method) (any, error) {
 			return nil, err
 		}
 		if m.name == "lower" {
-			return pyLower(s), r.charge(a.line, len(s))
+			return pystr.Lower(s), r.charge(a.line, len(s))
 		}
-		return pyUpper(s), r.charge(a.line, 3*len(s))
+		return pystr.Upper(s), r.charge(a.line, 3*len(s))
 	case "strip", "lstrip", "rstrip":
 		if len(a.kw) > 0 {
 			return nil, errorf(a.line, "%s takes no keyword arguments", a.what)
@@ -216,7 +218,7 @@ func (r *renderer) callMethod(a *callArgs, m method) (any, error) {
 			return nil, err
 		}
 		if p[0] == nil {
-			return pySplitSpace(s, n), nil
+			return pystr.SplitSpace(s, n), nil
 		}
 		sep, err := a.strArg(p[0], "sep")
 		if err != nil {
@@ -279,36 +281,15 @@ func strList(ss []string) []any {
 	return out
 }
 
-// pySplitSpace is Python's str.split() with maxsplit n.
-func pySplitSpace(s string, n int64) []any {
-	out := []any{}
-	for {
-		s = strings.TrimLeftFunc(s, pyIsSpace)
-		if s == "" {
-			return out
-		}
-		if n == 0 {
-			return append(out, pyRstrip(s))
-		}
-		i := strings.IndexFunc(s, pyIsSpace)
-		if i < 0 {
-			return append(out, s)
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-		n--
-	}
-}
-
 func pyStripChars(s, how string, chars any, a *callArgs) (any, error) {
 	if chars == nil {
 		switch how {
 		case "lstrip":
-			return strings.TrimLeftFunc(s, pyIsSpace), nil
+			return strings.TrimLeftFunc(s, pystr.IsSpace), nil
 		case "rstrip":
-			return pyRstrip(s), nil
+			return pystr.Rstrip(s), nil
 		}
-		return pyStrip(s), nil
+		return pystr.Strip(s), nil
 	}
 	cs, err := a.strArg(chars, "chars")
 	if err != nil {
@@ -520,13 +501,13 @@ func (r *renderer) filter(e *expr, f *frame) (any, error) {
 		}
 		switch e.name {
 		case "lower":
-			return pyLower(s), nil
+			return pystr.Lower(s), nil
 		case "upper":
-			return pyUpper(s), nil
+			return pystr.Upper(s), nil
 		case "capitalize":
-			return pyCapitalize(s), nil
+			return pystr.Capitalize(s), nil
 		case "title":
-			return pyTitle(s), nil
+			return pystr.Title(s), nil
 		case "e", "escape":
 			out := strings.NewReplacer("&", "&amp;", ">", "&gt;", "<", "&lt;", "'", "&#39;", `"`, "&#34;").Replace(s)
 			return out, r.charge(line, len(out))
@@ -644,7 +625,7 @@ func (r *renderer) filter(e *expr, f *frame) (any, error) {
 			return f, nil
 		}
 		if s, ok := v.(string); ok {
-			if f, ok := pyParseFloat(s); ok {
+			if f, ok := pystr.ParseFloat(s); ok {
 				return f, nil
 			}
 		}
@@ -785,7 +766,7 @@ func (r *renderer) filter(e *expr, f *frame) (any, error) {
 			}
 			ind = strings.Repeat(" ", int(max(0, min(n, int64(r.lim.Output)))))
 		}
-		lines := pySplitlines(s + "\n")
+		lines := pystr.Splitlines(s + "\n")
 		if err := r.charge(line, len(s)+len(lines)*(len(ind)+1)); err != nil {
 			return nil, err
 		}
@@ -958,10 +939,10 @@ func (a *callArgs) toInt(v, def, baseArg any) (any, error) {
 	case float64:
 		return floatToInt(a.line, x, def)
 	case string:
-		if i, ok := pyParseInt(x, base); ok {
+		if i, ok := pystr.ParseInt(x, base); ok {
 			return i, nil
 		}
-		if f, ok := pyParseFloat(x); ok {
+		if f, ok := pystr.ParseFloat(x); ok {
 			return floatToInt(a.line, f, def)
 		}
 	}
@@ -978,96 +959,6 @@ func floatToInt(line int, f float64, def any) (any, error) {
 		return nil, errOverflow(line)
 	}
 	return int64(f), nil
-}
-
-// pyParseInt is Python's int(s, base) for bases 2 to 36 and 0.
-func pyParseInt(s string, base int64) (int64, bool) {
-	s = pyStrip(s)
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if len(s) > 1 && s[0] == '0' {
-		p := int64(0)
-		switch s[1] | 0x20 {
-		case 'x':
-			p = 16
-		case 'o':
-			p = 8
-		case 'b':
-			p = 2
-		}
-		if p != 0 && (base == 0 || base == p) {
-			base, s = p, strings.TrimPrefix(s[2:], "_")
-		}
-	}
-	if base == 0 {
-		base = 10
-		if strings.Trim(s, "0_") == "" && s != "" && s[0] == '0' {
-			s = "0"
-		} else if s != "" && s[0] == '0' {
-			return 0, false
-		}
-	}
-	if base < 2 || base > 36 || s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
-		return 0, false
-	}
-	u, err := strconv.ParseUint(strings.ReplaceAll(s, "_", ""), int(base), 64)
-	if err != nil || u > 1<<63 || !neg && u == 1<<63 {
-		return 0, false
-	}
-	if neg {
-		return -int64(u), true
-	}
-	return int64(u), true
-}
-
-// pyParseFloat is Python's float(s) of a string.
-func pyParseFloat(s string) (float64, bool) {
-	s = pyStrip(s)
-	t := strings.TrimLeft(s, "+-")
-	if len(s)-len(t) > 1 {
-		return 0, false
-	}
-	switch strings.ToLower(t) {
-	case "inf", "infinity", "nan":
-		f, err := strconv.ParseFloat(s, 64)
-		return f, err == nil
-	}
-	// digits, one dot, an exponent; underscores only between digits.
-	seenDigit, seenDot, seenExp := false, false, false
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		switch {
-		case isDigit(c):
-			seenDigit = true
-		case c == '_':
-			if i == 0 || i+1 >= len(t) || !isDigit(t[i-1]) || !isDigit(t[i+1]) {
-				return 0, false
-			}
-		case c == '.' && !seenDot && !seenExp:
-			seenDot = true
-		case (c == 'e' || c == 'E') && seenDigit && !seenExp:
-			seenExp = true
-			if i+1 < len(t) && (t[i+1] == '+' || t[i+1] == '-') {
-				i++
-			}
-			if i+1 >= len(t) || !isDigit(t[i+1]) {
-				return 0, false
-			}
-		default:
-			return 0, false
-		}
-	}
-	if !seenDigit {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
-	if err != nil && !math.IsInf(f, 0) && f != 0 {
-		return 0, false
-	}
-	return f, true
 }
 
 // round is Jinja's do_round.
@@ -1125,83 +1016,6 @@ func (a *callArgs) round(v, precArg, methodArg any) (any, error) {
 		return nil, errorf(a.line, "cannot convert float infinity or NaN to integer")
 	}
 	return x / p, nil
-}
-
-// pyCapitalize is Python's str.capitalize.
-func pyCapitalize(s string) string {
-	r, w := utf8.DecodeRuneInString(s)
-	if w == 0 {
-		return s
-	}
-	t := string(unicode.ToTitle(r))
-	switch r {
-	case 'ß':
-		t = "Ss"
-	case 'ﬀ', 'ﬁ', 'ﬂ', 'ﬃ', 'ﬄ', 'ﬅ', 'ﬆ', 'ŉ':
-		u := []rune(pyUpper(string(r)))
-		t = string(u[0]) + strings.ToLower(string(u[1:]))
-	}
-	return t + pyLower(s[w:])
-}
-
-// pyUpper is Python's str.upper: Unicode's full upper-casing, its
-// special cases (ß is SS) included.
-func pyUpper(s string) string {
-	if !strings.ContainsAny(s, "ßﬀﬁﬂﬃﬄﬅﬆŉ") {
-		return strings.ToUpper(s)
-	}
-	return strings.ToUpper(strings.NewReplacer("ß", "SS", "ﬀ", "FF", "ﬁ", "FI", "ﬂ", "FL", "ﬃ", "FFI", "ﬄ", "FFL", "ﬅ", "ST", "ﬆ", "ST", "ŉ", "ʼN").Replace(s))
-}
-
-// pyLower is Python's str.lower: İ is i and a combining dot above.
-func pyLower(s string) string {
-	return strings.ToLower(strings.ReplaceAll(s, "İ", "i\u0307"))
-}
-
-// pyTitle is Jinja's do_title: each word (after -, white space, (, {, [
-// or <) upper-cased first, lower-cased after.
-func pyTitle(s string) string {
-	var b strings.Builder
-	sep := func(r rune) bool { return r == '-' || pyIsSpace(r) || r == '(' || r == '{' || r == '[' || r == '<' }
-	start := true
-	for _, r := range s {
-		switch {
-		case sep(r):
-			b.WriteRune(r)
-			start = true
-		case start:
-			b.WriteString(pyUpper(string(r)))
-			start = false
-		default:
-			b.WriteString(pyLower(string(r)))
-		}
-	}
-	return b.String()
-}
-
-// pySplitlines is Python's str.splitlines().
-func pySplitlines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		switch r {
-		case '\n', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
-			out = append(out, s[start:i])
-			start = i + w
-		case '\r':
-			out = append(out, s[start:i])
-			if i+1 < len(s) && s[i+1] == '\n' {
-				w++
-			}
-			start = i + w
-		}
-		i += w
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
 }
 
 func (r *renderer) test(e *expr, f *frame) (any, error) {

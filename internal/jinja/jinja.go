@@ -45,6 +45,8 @@ package jinja
 import (
 	"fmt"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
 // Limits bound one parse and one render.
@@ -198,7 +200,7 @@ func (r *renderer) missingIn(out string) []string {
 			names = append(names, best)
 		}
 		// The match goes on to the next white space.
-		if j := strings.IndexFunc(out, pyIsSpace); j >= 0 {
+		if j := strings.IndexFunc(out, pystr.IsSpace); j >= 0 {
 			out = out[j:]
 		} else {
 			out = ""

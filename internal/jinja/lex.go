@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
 type tokKind uint8
@@ -118,7 +120,7 @@ func lex(src string, lim Limits) ([]token, error) {
 			open++
 		}
 		if sign == '-' {
-			text = pyRstrip(text)
+			text = pystr.Rstrip(text)
 		}
 		if text != "" {
 			if err := l.emit(token{kind: tData, s: text, line: l.lineAt(start)}); err != nil {
@@ -179,7 +181,7 @@ func (l *lexer) comment(p, line int) error {
 	end := j + 2
 	switch {
 	case j > p && l.src[j-1] == '-':
-		end = skipSpace(l.src, end)
+		end = pystr.SkipSpace(l.src, end)
 	case j > p && l.src[j-1] == '+':
 	default:
 		if end < len(l.src) && l.src[end] == '\n' {
@@ -193,14 +195,14 @@ func (l *lexer) comment(p, line int) error {
 // rawBegin tells whether {% raw %} (or {%- raw -%}) is at p, just after
 // {% and its sign, and where it ends.
 func rawBegin(s string, p int) (int, bool) {
-	q := skipSpace(s, p)
+	q := pystr.SkipSpace(s, p)
 	if !strings.HasPrefix(s[q:], "raw") {
 		return 0, false
 	}
-	q = skipSpace(s, q+3)
+	q = pystr.SkipSpace(s, q+3)
 	switch {
 	case strings.HasPrefix(s[q:], "-%}"):
-		return skipSpace(s, q+3), true
+		return pystr.SkipSpace(s, q+3), true
 	case strings.HasPrefix(s[q:], "%}"):
 		return q + 2, true
 	}
@@ -222,18 +224,18 @@ func (l *lexer) raw(p, line int) error {
 			sign = l.src[r]
 			r++
 		}
-		r = skipSpace(l.src, r)
+		r = pystr.SkipSpace(l.src, r)
 		if !strings.HasPrefix(l.src[r:], "endraw") {
 			q = i + 2
 			continue
 		}
-		r = skipSpace(l.src, r+6)
+		r = pystr.SkipSpace(l.src, r+6)
 		end := -1
 		switch {
 		case strings.HasPrefix(l.src[r:], "+%}"):
 			end = r + 3
 		case strings.HasPrefix(l.src[r:], "-%}"):
-			end = skipSpace(l.src, r+3)
+			end = pystr.SkipSpace(l.src, r+3)
 		case strings.HasPrefix(l.src[r:], "%}"):
 			end = r + 2
 			if end < len(l.src) && l.src[end] == '\n' {
@@ -246,7 +248,7 @@ func (l *lexer) raw(p, line int) error {
 		}
 		text := l.src[p:i]
 		if sign == '-' {
-			text = pyRstrip(text)
+			text = pystr.Rstrip(text)
 		}
 		if text != "" {
 			if err := l.emit(token{kind: tData, s: text, line: l.lineAt(p)}); err != nil {
@@ -264,7 +266,7 @@ func (l *lexer) tag(p int, end tokKind) error {
 	var balance []byte
 	s := l.src
 	for {
-		p = skipSpace(s, p)
+		p = pystr.SkipSpace(s, p)
 		if p >= len(s) {
 			return errorf(l.lineAt(len(s)), "unexpected end of template, expected %s", token{kind: end}.describe())
 		}
@@ -276,7 +278,7 @@ func (l *lexer) tag(p int, end tokKind) error {
 				case strings.HasPrefix(s[p:], "+%}"):
 					q = p + 3
 				case strings.HasPrefix(s[p:], "-%}"):
-					q = skipSpace(s, p+3)
+					q = pystr.SkipSpace(s, p+3)
 				case strings.HasPrefix(s[p:], "%}"):
 					q = p + 2
 					if q < len(s) && s[q] == '\n' {
@@ -286,7 +288,7 @@ func (l *lexer) tag(p int, end tokKind) error {
 			} else {
 				switch {
 				case strings.HasPrefix(s[p:], "-}}"):
-					q = skipSpace(s, p+3)
+					q = pystr.SkipSpace(s, p+3)
 				case strings.HasPrefix(s[p:], "}}"):
 					q = p + 2
 				}
@@ -534,28 +536,3 @@ func lexString(s string, p int) (token, int, error) {
 }
 
 var errEscape = &Error{Msg: `truncated \x, \u or \U escape in a string`}
-
-// pyIsSpace is Python's str.isspace for one character.
-func pyIsSpace(r rune) bool {
-	switch r {
-	case ' ', '\t', '\n', '\v', '\f', '\r', 0x1c, 0x1d, 0x1e, 0x1f, 0x85:
-		return true
-	}
-	return r > 0x7f && unicode.IsSpace(r) || r >= 0x2000 && r <= 0x200a || r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000 || r == 0x1680 || r == 0xa0
-}
-
-// skipSpace is the end of the white space (Python's \s) at p.
-func skipSpace(s string, p int) int {
-	for p < len(s) {
-		r, w := utf8.DecodeRuneInString(s[p:])
-		if !pyIsSpace(r) {
-			break
-		}
-		p += w
-	}
-	return p
-}
-
-func pyRstrip(s string) string { return strings.TrimRightFunc(s, pyIsSpace) }
-
-func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }

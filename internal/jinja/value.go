@@ -9,9 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 	"github.com/earlyinit/earlyinit/internal/pyyaml"
 )
 
@@ -256,7 +255,7 @@ func (p *printer) repr(v any) error {
 	case float64:
 		return p.write(pyyaml.FloatRepr(x))
 	case string:
-		return p.write(pyRepr(x))
+		return p.write(pystr.Repr(x))
 	case []any:
 		return p.seq("[", x, "]", false)
 	case tuple:
@@ -323,41 +322,6 @@ func (p *printer) seq(open string, items []any, close string, comma bool) error 
 		}
 	}
 	return p.write(close)
-}
-
-// pyRepr is Python's repr of a string.
-func pyRepr(s string) string {
-	q := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < ' ' || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x7f || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }
 
 // truth is Python's bool(v).
@@ -680,7 +644,7 @@ func (w *jsonWriter) value(v any, level int, ind bool) error {
 			w.b.WriteString(pyyaml.FloatRepr(x))
 		}
 	case string:
-		jsonString(&w.b, x)
+		pystr.JSONString(&w.b, x)
 	case []any, tuple:
 		items, _ := v.([]any)
 		if t, ok := v.(tuple); ok {
@@ -751,7 +715,7 @@ func (w *jsonWriter) value(v any, level int, ind bool) error {
 				w.b.WriteString(w.itemSep)
 			}
 			w.nl(level+1, ind)
-			jsonString(&w.b, e.k)
+			pystr.JSONString(&w.b, e.k)
 			w.b.WriteString(": ")
 			if err := w.value(e.v, level+1, ind); err != nil {
 				return err
@@ -763,44 +727,4 @@ func (w *jsonWriter) value(v any, level int, ind bool) error {
 		return fmt.Errorf("Object of type %s is not JSON serializable", typeName(v))
 	}
 	return nil
-}
-
-// jsonString writes s as Python's json.dumps with ensure_ascii.
-func jsonString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		i += w
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || r > 0x7e:
-			if r > 0xffff {
-				r1, r2 := utf16Pair(r)
-				fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
-			} else {
-				fmt.Fprintf(b, `\u%04x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-}
-
-func utf16Pair(r rune) (rune, rune) {
-	r -= 0x10000
-	return 0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff
 }
