@@ -185,23 +185,13 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 	if !ok {
 		return nil, fmt.Errorf("%s: want an object, got %s", at("compute"), scalar.JSONNoun(imds["compute"]))
 	}
-	str := func(m map[string]any, path, key string) (string, error) {
-		switch v := m[key].(type) {
-		case nil:
-			return "", nil
-		case string:
-			return v, nil
-		default:
-			return "", fmt.Errorf("%s: want a string, got %s", at(path+key), scalar.JSONNoun(v))
-		}
-	}
 	ovf := c.OVF
 	if ovf == nil {
 		ovf = &OVF{}
 	}
 	d := &instance.Data{Datasource: "azure", CloudName: "azure", Platform: "azure"}
 
-	vmID, err := str(compute, "compute.", "vmId")
+	vmID, err := imdsString(at, compute, "compute.", "vmId")
 	if err != nil {
 		return nil, err
 	}
@@ -219,53 +209,15 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 		return nil, fmt.Errorf("%s %q, ovf-env.xml PreprovisionedVm %v, PreprovisionedVMType %q: a pre-provisioned VM, not supported", at("extended.compute.ppsType"), pps, ovf.PreprovisionedVM, ovf.PreprovisionedVMType)
 	}
 
-	var prof map[string]any
-	switch v := compute["osProfile"].(type) {
-	case nil:
-	case map[string]any:
-		prof = v
-	default:
-		return nil, fmt.Errorf("%s: want an object, got %s", at("compute.osProfile"), scalar.JSONNoun(v))
-	}
-	if d.LocalHostname, err = str(prof, "compute.osProfile.", "computerName"); err != nil {
-		return nil, err
-	}
-	if d.LocalHostname == "" {
-		d.LocalHostname = ovf.HostName
-	}
-	user, err := str(prof, "compute.osProfile.", "adminUsername")
-	if err != nil {
-		return nil, err
-	}
-	userFrom := "compute.osProfile.adminUsername"
-	if user == "" {
-		user, userFrom = ovf.UserName, "ovf-env.xml UserName"
-	}
-	if user != "" && !validUser(user) {
-		return nil, fmt.Errorf("%s %q: not a user name", userFrom, user)
-	}
-	pwauth := (*bool)(nil)
-	if dp, err := str(prof, "compute.osProfile.", "disablePasswordAuthentication"); err != nil {
-		return nil, err
-	} else if _, ok := prof["disablePasswordAuthentication"]; ok {
-		v := dp != "true"
-		pwauth = &v
-	} else if ovf.DisableSSHPasswordAuth != nil {
-		v := !*ovf.DisableSSHPasswordAuth
-		pwauth = &v
-	}
-	if ovf.HasPassword {
-		c.Log("azure: ovf-env.xml gives the admin user a password: earlyinit does not set it")
-	}
-	if d.VendorData, err = vendorData(user, pwauth); err != nil {
+	if err := c.osProfile(at, compute, ovf, d); err != nil {
 		return nil, err
 	}
 
-	if d.Region, err = str(compute, "compute.", "location"); err != nil {
+	if d.Region, err = imdsString(at, compute, "compute.", "location"); err != nil {
 		return nil, err
 	}
 	// cloud-init's availability_zone is the platform fault domain.
-	if d.AvailabilityZone, err = str(compute, "compute.", "platformFaultDomain"); err != nil {
+	if d.AvailabilityZone, err = imdsString(at, compute, "compute.", "platformFaultDomain"); err != nil {
 		return nil, err
 	}
 
@@ -273,26 +225,8 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 		return nil, err
 	}
 
-	switch {
-	case len(ovf.CustomData) > 0:
-		d.UserData = ovf.CustomData
-	default:
-		if has, _ := extCompute["hasCustomData"].(bool); has {
-			c.Log("azure: IMDS says the VM has custom data, but no ovf-env.xml gave it")
-		}
-		ud, err := str(compute, "compute.", "userData")
-		if err != nil {
-			return nil, err
-		}
-		if ud != "" {
-			b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(ud), ""))
-			if err != nil {
-				// cloud-init logs "Bad userdata in IMDS" and goes on.
-				c.Log("azure: %s: not base64: no user-data", at("compute.userData"))
-			} else {
-				d.UserData = b
-			}
-		}
+	if d.UserData, err = c.userData(at, compute, extCompute, ovf); err != nil {
+		return nil, err
 	}
 
 	if nw, ok := imds["network"]; ok {
@@ -307,6 +241,90 @@ func (c *Client) fromIMDS(u string, imds map[string]any) (*instance.Data, error)
 
 	d.Meta = map[string]any{"imds": imds, "instance-id": d.InstanceID, "local-hostname": d.LocalHostname}
 	return d, nil
+}
+
+// imdsString is m[key], a string or absent (""); path+key names it in
+// errors, after at.
+func imdsString(at func(string) string, m map[string]any, path, key string) (string, error) {
+	switch v := m[key].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	default:
+		return "", fmt.Errorf("%s: want a string, got %s", at(path+key), scalar.JSONNoun(v))
+	}
+}
+
+// osProfile sets d's local host name and vendor-data (the admin user and
+// ssh_pwauth) from compute.osProfile, falling back to ovf's.
+func (c *Client) osProfile(at func(string) string, compute map[string]any, ovf *OVF, d *instance.Data) error {
+	var prof map[string]any
+	switch v := compute["osProfile"].(type) {
+	case nil:
+	case map[string]any:
+		prof = v
+	default:
+		return fmt.Errorf("%s: want an object, got %s", at("compute.osProfile"), scalar.JSONNoun(v))
+	}
+	var err error
+	if d.LocalHostname, err = imdsString(at, prof, "compute.osProfile.", "computerName"); err != nil {
+		return err
+	}
+	if d.LocalHostname == "" {
+		d.LocalHostname = ovf.HostName
+	}
+	user, err := imdsString(at, prof, "compute.osProfile.", "adminUsername")
+	if err != nil {
+		return err
+	}
+	userFrom := "compute.osProfile.adminUsername"
+	if user == "" {
+		user, userFrom = ovf.UserName, "ovf-env.xml UserName"
+	}
+	if user != "" && !validUser(user) {
+		return fmt.Errorf("%s %q: not a user name", userFrom, user)
+	}
+	pwauth := (*bool)(nil)
+	if dp, err := imdsString(at, prof, "compute.osProfile.", "disablePasswordAuthentication"); err != nil {
+		return err
+	} else if _, ok := prof["disablePasswordAuthentication"]; ok {
+		v := dp != "true"
+		pwauth = &v
+	} else if ovf.DisableSSHPasswordAuth != nil {
+		v := !*ovf.DisableSSHPasswordAuth
+		pwauth = &v
+	}
+	if ovf.HasPassword {
+		c.Log("azure: ovf-env.xml gives the admin user a password: earlyinit does not set it")
+	}
+	d.VendorData, err = vendorData(user, pwauth)
+	return err
+}
+
+// userData is ovf-env.xml's custom data, or else IMDS's compute.userData
+// decoded from base64 (none when it is not base64, as in cloud-init).
+func (c *Client) userData(at func(string) string, compute, extCompute map[string]any, ovf *OVF) ([]byte, error) {
+	if len(ovf.CustomData) > 0 {
+		return ovf.CustomData, nil
+	}
+	if has, _ := extCompute["hasCustomData"].(bool); has {
+		c.Log("azure: IMDS says the VM has custom data, but no ovf-env.xml gave it")
+	}
+	ud, err := imdsString(at, compute, "compute.", "userData")
+	if err != nil {
+		return nil, err
+	}
+	if ud == "" {
+		return nil, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(ud), ""))
+	if err != nil {
+		// cloud-init logs "Bad userdata in IMDS" and goes on.
+		c.Log("azure: %s: not base64: no user-data", at("compute.userData"))
+		return nil, nil
+	}
+	return b, nil
 }
 
 // keys are IMDS's compute.publicKeys (CRLF inside a key removed), or, when

@@ -130,61 +130,79 @@ func ParseOVF(name string, b []byte) (*OVF, error) {
 		}
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
-	}
 	if len(env.Provisioning) == 0 {
 		return nil, fmt.Errorf("%s: %w", name, errNotAzure)
 	}
-	prov, err := one(env.Provisioning, "ProvisioningSection", true)
+	o := &OVF{}
+	if err := o.readProvisioning(env.Provisioning); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if err := o.readPlatform(env.Platform); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return o, nil
+}
+
+// oneText is the trimmed text of the only element of l (see one).
+func oneText(l []xmlText, elem string, required bool) (string, error) {
+	t, err := one(l, elem, required)
+	return strings.TrimSpace(t.Text), err
+}
+
+// readProvisioning reads ProvisioningSection's
+// LinuxProvisioningConfigurationSet into o.
+func (o *OVF) readProvisioning(l []xmlProvisioning) error {
+	prov, err := one(l, "ProvisioningSection", true)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
 	lin, err := one(prov.Linux, "LinuxProvisioningConfigurationSet", true)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
-	o := &OVF{}
-	text := func(l []xmlText, elem string, required bool) (string, error) {
-		t, err := one(l, elem, required)
-		return strings.TrimSpace(t.Text), err
+	if o.HostName, err = oneText(lin.HostName, "HostName", true); err != nil {
+		return err
 	}
-	if o.HostName, err = text(lin.HostName, "HostName", true); err != nil {
-		return nil, bad("%v", err)
-	}
-	if o.UserName, err = text(lin.UserName, "UserName", false); err != nil {
-		return nil, bad("%v", err)
+	if o.UserName, err = oneText(lin.UserName, "UserName", false); err != nil {
+		return err
 	}
 	pw, err := one(lin.UserPassword, "UserPassword", false)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
 	o.HasPassword = pw.Text != "" && pw.Text != "REDACTED"
-	cd, err := text(lin.CustomData, "CustomData", false)
+	cd, err := oneText(lin.CustomData, "CustomData", false)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
 	if cd != "" {
 		if o.CustomData, err = base64.StdEncoding.DecodeString(strings.Join(strings.Fields(cd), "")); err != nil {
-			return nil, bad("CustomData: not base64")
+			return errors.New("CustomData: not base64")
 		}
 	}
 	dpw, err := one(lin.DisablePW, "DisableSshPasswordAuthentication", false)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
 	if len(lin.DisablePW) > 0 {
 		v := translateBool(dpw.Text)
 		o.DisableSSHPasswordAuth = &v
 	}
-	ssh, err := one(lin.SSH, "SSH", false)
+	o.PublicKeys, err = ovfKeys(lin.SSH)
+	return err
+}
+
+// ovfKeys are the keys of SSH/PublicKeys.
+func ovfKeys(l []xmlSSH) ([]OVFKey, error) {
+	ssh, err := one(l, "SSH", false)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, err
 	}
 	pks, err := one(ssh.PublicKeys, "PublicKeys", false)
 	if err != nil {
-		return nil, bad("SSH: %v", err)
+		return nil, fmt.Errorf("SSH: %v", err)
 	}
+	var keys []OVFKey
 	for i, k := range pks.Keys {
 		var key OVFKey
 		for _, f := range []struct {
@@ -192,35 +210,39 @@ func ParseOVF(name string, b []byte) (*OVF, error) {
 			elem string
 			to   *string
 		}{{k.Fingerprint, "Fingerprint", &key.Fingerprint}, {k.Path, "Path", &key.Path}, {k.Value, "Value", &key.Value}} {
-			if *f.to, err = text(f.l, f.elem, false); err != nil {
-				return nil, bad("SSH PublicKey %d: %v", i, err)
+			if *f.to, err = oneText(f.l, f.elem, false); err != nil {
+				return nil, fmt.Errorf("SSH PublicKey %d: %v", i, err)
 			}
 		}
-		o.PublicKeys = append(o.PublicKeys, key)
+		keys = append(keys, key)
 	}
+	return keys, nil
+}
 
-	plat, err := one(env.Platform, "PlatformSettingsSection", true)
+// readPlatform reads PlatformSettingsSection/PlatformSettings into o.
+func (o *OVF) readPlatform(l []xmlPlatform) error {
+	plat, err := one(l, "PlatformSettingsSection", true)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
 	set, err := one(plat.Settings, "PlatformSettings", true)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
-	pv, err := text(set.PreprovisionedVM, "PreprovisionedVm", false)
+	pv, err := oneText(set.PreprovisionedVM, "PreprovisionedVm", false)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
 	o.PreprovisionedVM = translateBool(pv)
-	if o.PreprovisionedVMType, err = text(set.PreprovisionedVMType, "PreprovisionedVMType", false); err != nil {
-		return nil, bad("%v", err)
+	if o.PreprovisionedVMType, err = oneText(set.PreprovisionedVMType, "PreprovisionedVMType", false); err != nil {
+		return err
 	}
-	pa, err := text(set.ProvisionGuestProxyAgent, "ProvisionGuestProxyAgent", false)
+	pa, err := oneText(set.ProvisionGuestProxyAgent, "ProvisionGuestProxyAgent", false)
 	if err != nil {
-		return nil, bad("%v", err)
+		return err
 	}
 	o.ProvisionGuestProxyAgent = translateBool(pa)
-	return o, nil
+	return nil
 }
 
 // one is the only element of l, the zero value when there is none (an
