@@ -28,7 +28,38 @@ func probeFAT(r io.ReaderAt, size int64) (FS, bool, error) {
 	if err != nil {
 		return FS{}, false, err
 	}
-	le := binary.LittleEndian
+	if !fatSignature(bs) {
+		return FS{}, false, nil
+	}
+	b, ok, err := parseFATBPB(bs)
+	if !ok {
+		return FS{}, false, err
+	}
+
+	fs := FS{Type: "vfat"}
+	var serial, bootLabel, label []byte
+	if b.fat32 {
+		serial, bootLabel, label, err = fat32Labels(r, size, bs, b)
+	} else {
+		serial, bootLabel, label, err = fat16Labels(r, size, bs, b)
+	}
+	if err != nil {
+		return FS{}, false, err
+	}
+	if serial != nil {
+		fs.UUID = fmt.Sprintf("%02X%02X-%02X%02X", serial[3], serial[2], serial[1], serial[0])
+	}
+	// The root directory's label entry is what blkid reports; when there
+	// is none we fall back on the boot sector's (blkid's LABEL_FATBOOT).
+	if label == nil && string(bootLabel) != fatNoName {
+		label = bootLabel
+	}
+	fs.Label = strings.TrimRight(string(label), " ")
+	return fs, true, nil
+}
+
+// fatSignature reports whether boot sector bs may be a FAT one.
+func fatSignature(bs []byte) bool {
 	// As blkid: a FAT type name in the boot sector, or else the 0x55AA
 	// signature and a valid BPB (an MBR's boot code fails the BPB checks).
 	typeName := string(bs[54:62]) == "FAT12   " || string(bs[54:62]) == "FAT16   " ||
@@ -36,12 +67,28 @@ func probeFAT(r io.ReaderAt, size int64) (FS, bool, error) {
 		string(bs[82:90]) == "FAT32   " || string(bs[82:87]) == "MSWIN"
 	if !typeName {
 		if bs[510] != 0x55 || bs[511] != 0xAA {
-			return FS{}, false, nil
+			return false
 		}
 		if m := string(bs[54:62]); m == "JFS     " || m == "HPFS    " {
-			return FS{}, false, nil // OS/2 puts a FAT-like header on these
+			return false // OS/2 puts a FAT-like header on these
 		}
 	}
+	return true
+}
+
+// fatBPB is what probeFAT uses of a BIOS parameter block, and the
+// layout it gives: meta sectors before the data area, and clusters.
+type fatBPB struct {
+	bps, spc, reserved, fats int64
+	rootEntries, fatLen      int64
+	fat32                    bool
+	meta, clusters           int64
+}
+
+// parseFATBPB reads and checks boot sector bs's BPB; ok is false when it
+// is not a FAT one, err set too when it is a broken one.
+func parseFATBPB(bs []byte) (b fatBPB, ok bool, err error) {
+	le := binary.LittleEndian
 	bps := int64(le.Uint16(bs[11:]))
 	spc := int64(bs[13])
 	reserved := int64(le.Uint16(bs[14:]))
@@ -56,7 +103,7 @@ func probeFAT(r io.ReaderAt, size int64) (FS, bool, error) {
 	}
 	if bps < 512 || bps > 4096 || !pow2(bps) || spc == 0 || !pow2(spc) ||
 		reserved == 0 || fats == 0 || (media != 0xF0 && media < 0xF8) {
-		return FS{}, false, nil
+		return fatBPB{}, false, nil
 	}
 	fatLen := fat16Len
 	fat32 := fat16Len == 0
@@ -64,74 +111,70 @@ func probeFAT(r io.ReaderAt, size int64) (FS, bool, error) {
 		fatLen = fat32Len
 	}
 	if fatLen == 0 {
-		return FS{}, false, nil
+		return fatBPB{}, false, nil
 	}
 	rootSectors := (rootEntries*fatDirEntry + bps - 1) / bps
 	meta := reserved + fats*fatLen + rootSectors
 	if sectors <= meta {
-		return FS{}, false, fmt.Errorf("boot sector: %d sectors cannot hold %d of metadata", sectors, meta)
+		return fatBPB{}, false, fmt.Errorf("boot sector: %d sectors cannot hold %d of metadata", sectors, meta)
 	}
 	clusters := (sectors - meta) / spc
 	if !fat32 && clusters > fat16Max {
-		return FS{}, false, fmt.Errorf("boot sector: %d clusters is too many for FAT12/16", clusters)
+		return fatBPB{}, false, fmt.Errorf("boot sector: %d clusters is too many for FAT12/16", clusters)
 	}
 	if clusters > fatMaxClusters {
-		return FS{}, false, fmt.Errorf("boot sector: %d clusters is too many for FAT32", clusters)
+		return fatBPB{}, false, fmt.Errorf("boot sector: %d clusters is too many for FAT32", clusters)
 	}
+	return fatBPB{bps: bps, spc: spc, reserved: reserved, fats: fats, rootEntries: rootEntries,
+		fatLen: fatLen, fat32: fat32, meta: meta, clusters: clusters}, true, nil
+}
 
-	fs := FS{Type: "vfat"}
-	var serial []byte
-	var bootLabel []byte
-	var label []byte
-	if fat32 {
-		serial = bs[67:71]
-		if bs[66] == 0x29 {
-			bootLabel = bs[71:82]
-		}
-		if err := fatCheckFSInfo(r, size, int64(le.Uint16(bs[48:]))*bps); err != nil {
-			return FS{}, false, err
-		}
-		// Follow the root directory's cluster chain a little way: the
-		// label entry is normally the first.
-		next := int64(le.Uint32(bs[44:]))
-		for i := 0; i < fatMaxRootClusters && next >= 2 && next-2 < clusters; i++ {
-			off := (meta + (next-2)*spc) * bps
-			l, end, err := fatRootLabel(r, size, off, min(spc*bps, fatMaxRootScan))
-			if err != nil {
-				return FS{}, false, fmt.Errorf("root directory cluster %d: %w", next, err)
-			}
-			if label = l; label != nil || end {
-				break
-			}
-			e, err := readAt(r, size, reserved*bps+next*4, 4)
-			if err != nil {
-				return FS{}, false, fmt.Errorf("FAT entry %d: %w", next, err)
-			}
-			next = int64(le.Uint32(e) & 0x0FFFFFFF)
-		}
-	} else {
-		if bs[38] == 0x28 || bs[38] == 0x29 {
-			serial = bs[39:43]
-		}
-		if bs[38] == 0x29 {
-			bootLabel = bs[43:54]
-		}
-		var err error
-		label, _, err = fatRootLabel(r, size, (reserved+fats*fatLen)*bps, min(rootEntries*fatDirEntry, fatMaxRootScan))
+// fat32Labels are a FAT32 volume's serial and boot sector label, after
+// its FSInfo check, and the label entry of its root directory.
+func fat32Labels(r io.ReaderAt, size int64, bs []byte, b fatBPB) (serial, bootLabel, label []byte, err error) {
+	le := binary.LittleEndian
+	serial = bs[67:71]
+	if bs[66] == 0x29 {
+		bootLabel = bs[71:82]
+	}
+	if err := fatCheckFSInfo(r, size, int64(le.Uint16(bs[48:]))*b.bps); err != nil {
+		return nil, nil, nil, err
+	}
+	// Follow the root directory's cluster chain a little way: the
+	// label entry is normally the first.
+	next := int64(le.Uint32(bs[44:]))
+	for i := 0; i < fatMaxRootClusters && next >= 2 && next-2 < b.clusters; i++ {
+		off := (b.meta + (next-2)*b.spc) * b.bps
+		l, end, err := fatRootLabel(r, size, off, min(b.spc*b.bps, fatMaxRootScan))
 		if err != nil {
-			return FS{}, false, fmt.Errorf("root directory: %w", err)
+			return nil, nil, nil, fmt.Errorf("root directory cluster %d: %w", next, err)
 		}
+		if label = l; label != nil || end {
+			break
+		}
+		e, err := readAt(r, size, b.reserved*b.bps+next*4, 4)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("FAT entry %d: %w", next, err)
+		}
+		next = int64(le.Uint32(e) & 0x0FFFFFFF)
 	}
-	if serial != nil {
-		fs.UUID = fmt.Sprintf("%02X%02X-%02X%02X", serial[3], serial[2], serial[1], serial[0])
+	return serial, bootLabel, label, nil
+}
+
+// fat16Labels are a FAT12/16 volume's serial and boot sector label, from
+// its extended boot signature, and the label entry of its root directory.
+func fat16Labels(r io.ReaderAt, size int64, bs []byte, b fatBPB) (serial, bootLabel, label []byte, err error) {
+	if bs[38] == 0x28 || bs[38] == 0x29 {
+		serial = bs[39:43]
 	}
-	// The root directory's label entry is what blkid reports; when there
-	// is none we fall back on the boot sector's (blkid's LABEL_FATBOOT).
-	if label == nil && string(bootLabel) != fatNoName {
-		label = bootLabel
+	if bs[38] == 0x29 {
+		bootLabel = bs[43:54]
 	}
-	fs.Label = strings.TrimRight(string(label), " ")
-	return fs, true, nil
+	label, _, err = fatRootLabel(r, size, (b.reserved+b.fats*b.fatLen)*b.bps, min(b.rootEntries*fatDirEntry, fatMaxRootScan))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("root directory: %w", err)
+	}
+	return serial, bootLabel, label, nil
 }
 
 // fatCheckFSInfo checks the FAT32 FSInfo sector's signatures (or zeros,
