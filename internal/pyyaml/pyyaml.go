@@ -248,93 +248,118 @@ func pyAnalyze(s string) pyAnalysis {
 		return pyAnalysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true}
 	}
 	rs := []rune(s)
-	var blockInd, flowInd, lineBreaks, special, leadingSpace, leadingBreak, trailingSpace, trailingBreak, breakSpace, spaceBreak bool
+	var f pyScan
 	if strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
-		blockInd, flowInd = true, true
+		f.blockInd, f.flowInd = true, true
 	}
 	preceded := true
 	followed := len(rs) == 1 || pySpaceOrBreak(rs[1])
-	prevSpace, prevBreak := false, false
 	for i, ch := range rs {
-		if i == 0 {
-			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
-				flowInd, blockInd = true, true
-			}
-			if ch == '?' || ch == ':' {
-				flowInd = true
-				if followed {
-					blockInd = true
-				}
-			}
-			if ch == '-' && followed {
-				flowInd, blockInd = true, true
-			}
-		} else {
-			if strings.ContainsRune(",?[]{}", ch) {
-				flowInd = true
-			}
-			if ch == ':' {
-				flowInd = true
-				if followed {
-					blockInd = true
-				}
-			}
-			if ch == '#' && preceded {
-				flowInd, blockInd = true, true
-			}
-		}
+		f.indicators(i, ch, preceded, followed)
 		if pyBreak(ch) {
-			lineBreaks = true
+			f.lineBreaks = true
 		}
 		if !(ch == '\n' || (ch >= 0x20 && ch <= 0x7e)) {
-			special = true
+			f.special = true
 		}
-		switch {
-		case ch == ' ':
-			if i == 0 {
-				leadingSpace = true
-			}
-			if i == len(rs)-1 {
-				trailingSpace = true
-			}
-			if prevBreak {
-				breakSpace = true
-			}
-			prevSpace, prevBreak = true, false
-		case pyBreak(ch):
-			if i == 0 {
-				leadingBreak = true
-			}
-			if i == len(rs)-1 {
-				trailingBreak = true
-			}
-			if prevSpace {
-				spaceBreak = true
-			}
-			prevSpace, prevBreak = false, true
-		default:
-			prevSpace, prevBreak = false, false
-		}
+		f.spacing(i, len(rs), ch)
 		preceded = pySpaceOrBreak(ch)
 		followed = i+2 >= len(rs) || pySpaceOrBreak(rs[i+2])
 	}
-	a := pyAnalysis{multiline: lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true}
-	if leadingSpace || leadingBreak || trailingSpace || trailingBreak {
+	return f.analysis()
+}
+
+// pyScan is what analyze_scalar's loop finds in a scalar: indicators,
+// breaks, special characters, and where spaces and breaks are.
+type pyScan struct {
+	blockInd, flowInd, lineBreaks, special                   bool
+	leadingSpace, leadingBreak, trailingSpace, trailingBreak bool
+	breakSpace, spaceBreak                                   bool
+	prevSpace, prevBreak                                     bool
+}
+
+// indicators notes whether ch, the i-th character, is a flow or block
+// indicator there.
+func (f *pyScan) indicators(i int, ch rune, preceded, followed bool) {
+	if i == 0 {
+		if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
+			f.flowInd, f.blockInd = true, true
+		}
+		if ch == '?' || ch == ':' {
+			f.flowInd = true
+			if followed {
+				f.blockInd = true
+			}
+		}
+		if ch == '-' && followed {
+			f.flowInd, f.blockInd = true, true
+		}
+	} else {
+		if strings.ContainsRune(",?[]{}", ch) {
+			f.flowInd = true
+		}
+		if ch == ':' {
+			f.flowInd = true
+			if followed {
+				f.blockInd = true
+			}
+		}
+		if ch == '#' && preceded {
+			f.flowInd, f.blockInd = true, true
+		}
+	}
+}
+
+// spacing notes leading and trailing spaces and breaks, and a space
+// after a break or a break after a space, for ch, the i-th of n.
+func (f *pyScan) spacing(i, n int, ch rune) {
+	switch {
+	case ch == ' ':
+		if i == 0 {
+			f.leadingSpace = true
+		}
+		if i == n-1 {
+			f.trailingSpace = true
+		}
+		if f.prevBreak {
+			f.breakSpace = true
+		}
+		f.prevSpace, f.prevBreak = true, false
+	case pyBreak(ch):
+		if i == 0 {
+			f.leadingBreak = true
+		}
+		if i == n-1 {
+			f.trailingBreak = true
+		}
+		if f.prevSpace {
+			f.spaceBreak = true
+		}
+		f.prevSpace, f.prevBreak = false, true
+	default:
+		f.prevSpace, f.prevBreak = false, false
+	}
+}
+
+// analysis is the styles the scan allows.
+func (f *pyScan) analysis() pyAnalysis {
+	a := pyAnalysis{multiline: f.lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true}
+	if f.leadingSpace || f.leadingBreak || f.trailingSpace || f.trailingBreak {
 		a.allowFlowPlain, a.allowBlockPlain = false, false
 	}
-	if breakSpace {
+	if f.breakSpace {
 		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
 	}
-	if spaceBreak || special {
+	if f.spaceBreak || f.special {
 		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
 	}
-	if lineBreaks {
+	if f.lineBreaks {
 		a.allowFlowPlain, a.allowBlockPlain = false, false
 	}
-	if flowInd {
+	if f.flowInd {
 		a.allowFlowPlain = false
 	}
-	if blockInd {
+	if f.blockInd {
 		a.allowBlockPlain = false
 	}
 	return a
