@@ -43,9 +43,11 @@
 package jinja
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/jinja/lex"
 	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
@@ -127,9 +129,9 @@ func Parse(src string, lim Limits) (t *Template, err error) {
 	if len(src) > lim.Source {
 		return nil, limitf(0, "the template has %d bytes, more than the limit of %d", len(src), lim.Source)
 	}
-	toks, err := lex(src, lim)
+	toks, err := lex.Lex(src, lim.Nodes, lim.Depth)
 	if err != nil {
-		return nil, err
+		return nil, fromLex(err)
 	}
 	p := &parser{toks: toks, lim: lim}
 	body, end, err := p.subparse(nil)
@@ -137,12 +139,21 @@ func Parse(src string, lim Limits) (t *Template, err error) {
 		return nil, err
 	}
 	if end != "" {
-		return nil, errorf(p.peek().line, "unexpected '%s'", end)
+		return nil, errorf(p.peek().Line, "unexpected '%s'", end)
 	}
 	if err := checkUnknown(body, false); err != nil {
 		return nil, err
 	}
 	return &Template{body: body, lim: lim}, nil
+}
+
+// fromLex is the lexer's error as the package's Error.
+func fromLex(err error) error {
+	var le *lex.Error
+	if errors.As(err, &le) {
+		return &Error{Line: le.Line, Msg: le.Msg, Limit: le.Limit}
+	}
+	return err
 }
 
 func (l Limits) withDefaults() Limits {

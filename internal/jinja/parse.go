@@ -1,6 +1,10 @@
 package jinja
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/earlyinit/earlyinit/internal/jinja/lex"
+)
 
 // Statement nodes.
 type (
@@ -82,24 +86,24 @@ type kwArg struct {
 }
 
 type parser struct {
-	toks  []token
+	toks  []lex.Token
 	pos   int
 	lim   Limits
 	depth int // blocks open
 }
 
-func (p *parser) peek() token { return p.toks[p.pos] }
+func (p *parser) peek() lex.Token { return p.toks[p.pos] }
 
-func (p *parser) look() token {
+func (p *parser) look() lex.Token {
 	if p.pos+1 < len(p.toks) {
 		return p.toks[p.pos+1]
 	}
 	return p.toks[len(p.toks)-1]
 }
 
-func (p *parser) next() token {
+func (p *parser) next() lex.Token {
 	t := p.toks[p.pos]
-	if t.kind != tEOF {
+	if t.Kind != lex.EOF {
 		p.pos++
 	}
 	return t
@@ -107,27 +111,27 @@ func (p *parser) next() token {
 
 func (p *parser) isOp(s string) bool {
 	t := p.peek()
-	return t.kind == tOp && t.s == s
+	return t.Kind == lex.Op && t.S == s
 }
 
 func (p *parser) isName(s string) bool {
 	t := p.peek()
-	return t.kind == tName && t.s == s
+	return t.Kind == lex.Name && t.S == s
 }
 
 func (p *parser) expectOp(s string) error {
 	if !p.isOp(s) {
 		t := p.peek()
-		return errorf(t.line, "expected '%s', got %s", s, t.describe())
+		return errorf(t.Line, "expected '%s', got %s", s, t.Describe())
 	}
 	p.next()
 	return nil
 }
 
-func (p *parser) expect(k tokKind) error {
+func (p *parser) expect(k lex.Kind) error {
 	t := p.peek()
-	if t.kind != k {
-		return errorf(t.line, "expected %s, got %s", token{kind: k}.describe(), t.describe())
+	if t.Kind != k {
+		return errorf(t.Line, "expected %s, got %s", lex.Token{Kind: k}.Describe(), t.Describe())
 	}
 	p.next()
 	return nil
@@ -175,58 +179,58 @@ func (p *parser) subparse(ends []string) ([]node, string, error) {
 	var body []node
 	for {
 		t := p.peek()
-		switch t.kind {
-		case tEOF:
+		switch t.Kind {
+		case lex.EOF:
 			if ends != nil {
-				return nil, "", errorf(t.line, "unexpected end of template: looking for %s", quoteList(ends))
+				return nil, "", errorf(t.Line, "unexpected end of template: looking for %s", quoteList(ends))
 			}
 			return body, "", nil
-		case tData:
+		case lex.Data:
 			p.next()
-			body = append(body, textNode{s: t.s})
-		case tVarBegin:
+			body = append(body, textNode{s: t.S})
+		case lex.VarBegin:
 			p.next()
 			e, err := p.parseTuple(true, nil, false)
 			if err != nil {
 				return nil, "", err
 			}
-			if err := p.expect(tVarEnd); err != nil {
+			if err := p.expect(lex.VarEnd); err != nil {
 				return nil, "", err
 			}
-			body = append(body, printNode{e: e, line: t.line})
-		case tBlockBegin:
+			body = append(body, printNode{e: e, line: t.Line})
+		case lex.BlockBegin:
 			p.next()
 			nt := p.peek()
-			if nt.kind != tName {
-				return nil, "", errorf(nt.line, "expected a tag name, got %s", nt.describe())
+			if nt.Kind != lex.Name {
+				return nil, "", errorf(nt.Line, "expected a tag name, got %s", nt.Describe())
 			}
-			if slices.Contains(ends, nt.s) {
-				return body, nt.s, nil
+			if slices.Contains(ends, nt.S) {
+				return body, nt.S, nil
 			}
 			p.next()
 			var n node
 			var err error
 			switch {
-			case nt.s == "if" || nt.s == "for" || nt.s == "set":
+			case nt.S == "if" || nt.S == "for" || nt.S == "set":
 				p.depth++
 				if p.depth > p.lim.Depth {
-					return nil, "", limitf(nt.line, "blocks nested deeper than %d", p.lim.Depth)
+					return nil, "", limitf(nt.Line, "blocks nested deeper than %d", p.lim.Depth)
 				}
-				switch nt.s {
+				switch nt.S {
 				case "if":
 					n, err = p.parseIf()
 				case "for":
-					n, err = p.parseFor(nt.line)
+					n, err = p.parseFor(nt.Line)
 				default:
-					n, err = p.parseSet(nt.line)
+					n, err = p.parseSet(nt.Line)
 				}
 				p.depth--
-			case unsupportedTag(nt.s):
-				err = errorf(nt.line, "the '%s' tag is not supported by earlyinit's Jinja (it has if, for, set, raw)", nt.s)
+			case unsupportedTag(nt.S):
+				err = errorf(nt.Line, "the '%s' tag is not supported by earlyinit's Jinja (it has if, for, set, raw)", nt.S)
 			default:
-				err = errorf(nt.line, "unexpected tag '%s'", nt.s)
+				err = errorf(nt.Line, "unexpected tag '%s'", nt.S)
 				if ends != nil {
-					err = errorf(nt.line, "unexpected tag '%s': looking for %s", nt.s, quoteList(ends))
+					err = errorf(nt.Line, "unexpected tag '%s': looking for %s", nt.S, quoteList(ends))
 				}
 			}
 			if err != nil {
@@ -234,7 +238,7 @@ func (p *parser) subparse(ends []string) ([]node, string, error) {
 			}
 			body = append(body, n)
 		default:
-			return nil, "", errorf(t.line, "unexpected %s", t.describe())
+			return nil, "", errorf(t.Line, "unexpected %s", t.Describe())
 		}
 	}
 }
@@ -254,7 +258,7 @@ func quoteList(ss []string) string {
 // its block.
 func (p *parser) endTag() error {
 	p.next()
-	return p.expect(tBlockEnd)
+	return p.expect(lex.BlockEnd)
 }
 
 func (p *parser) parseIf() (node, error) {
@@ -263,7 +267,7 @@ func (p *parser) parseIf() (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.expect(tBlockEnd); err != nil {
+	if err := p.expect(lex.BlockEnd); err != nil {
 		return nil, err
 	}
 	for {
@@ -278,12 +282,12 @@ func (p *parser) parseIf() (node, error) {
 			if test, err = p.parseTuple(false, nil, false); err != nil {
 				return nil, err
 			}
-			if err := p.expect(tBlockEnd); err != nil {
+			if err := p.expect(lex.BlockEnd); err != nil {
 				return nil, err
 			}
 			continue
 		case "else":
-			if err := p.expect(tBlockEnd); err != nil {
+			if err := p.expect(lex.BlockEnd); err != nil {
 				return nil, err
 			}
 			if n.els, _, err = p.subparse([]string{"endif"}); err != nil {
@@ -291,14 +295,14 @@ func (p *parser) parseIf() (node, error) {
 			}
 			return n, p.endTag()
 		}
-		return n, p.expect(tBlockEnd)
+		return n, p.expect(lex.BlockEnd)
 	}
 }
 
 // parseTarget parses what a for or set assigns: a name or a tuple of
 // names, and whether it is a tuple.
-func (p *parser) parseTarget(line int, end func(token) bool) ([]string, bool, error) {
-	if p.look().kind == tOp && p.look().s == "." && p.peek().kind == tName {
+func (p *parser) parseTarget(line int, end func(lex.Token) bool) ([]string, bool, error) {
+	if p.look().Kind == lex.Op && p.look().S == "." && p.peek().Kind == lex.Name {
 		return nil, false, errorf(line, "assigning to an attribute (namespace) is not supported by earlyinit's Jinja")
 	}
 	e, err := p.parseTuple(false, end, false, true)
@@ -326,14 +330,14 @@ func (p *parser) parseTarget(line int, end func(token) bool) ([]string, bool, er
 func (p *parser) parseFor(line int) (node, error) {
 	n := forNode{line: line}
 	var err error
-	if n.targets, n.unpack, err = p.parseTarget(line, func(t token) bool { return t.kind == tName && t.s == "in" }); err != nil {
+	if n.targets, n.unpack, err = p.parseTarget(line, func(t lex.Token) bool { return t.Kind == lex.Name && t.S == "in" }); err != nil {
 		return nil, err
 	}
 	if !p.isName("in") {
-		return nil, errorf(p.peek().line, "expected 'in', got %s", p.peek().describe())
+		return nil, errorf(p.peek().Line, "expected 'in', got %s", p.peek().Describe())
 	}
 	p.next()
-	if n.iter, err = p.parseTuple(false, func(t token) bool { return t.kind == tName && t.s == "recursive" }, false); err != nil {
+	if n.iter, err = p.parseTuple(false, func(t lex.Token) bool { return t.Kind == lex.Name && t.S == "recursive" }, false); err != nil {
 		return nil, err
 	}
 	if p.isName("recursive") {
@@ -345,7 +349,7 @@ func (p *parser) parseFor(line int) (node, error) {
 			return nil, err
 		}
 	}
-	if err := p.expect(tBlockEnd); err != nil {
+	if err := p.expect(lex.BlockEnd); err != nil {
 		return nil, err
 	}
 	body, end, err := p.subparse([]string{"endfor", "else"})
@@ -375,7 +379,7 @@ func (p *parser) parseSet(line int) (node, error) {
 		if n.e, err = p.parseTuple(true, nil, false); err != nil {
 			return nil, err
 		}
-		return n, p.expect(tBlockEnd)
+		return n, p.expect(lex.BlockEnd)
 	}
 	if n.unpack || len(n.targets) != 1 {
 		return nil, errorf(line, "a {%% set %%} block assigns one name")
@@ -383,7 +387,7 @@ func (p *parser) parseSet(line int) (node, error) {
 	if p.isOp("|") {
 		return nil, errorf(line, "filters on a {%% set %%} block are not supported by earlyinit's Jinja")
 	}
-	if err := p.expect(tBlockEnd); err != nil {
+	if err := p.expect(lex.BlockEnd); err != nil {
 		return nil, err
 	}
 	n.block = true
@@ -396,8 +400,8 @@ func (p *parser) parseSet(line int) (node, error) {
 // parseTuple is Jinja's parse_tuple: one expression, or a tuple of them
 // separated by commas. simplified (for assignment targets) reads primaries
 // only.
-func (p *parser) parseTuple(withCond bool, end func(token) bool, explicit bool, simplified ...bool) (*expr, error) {
-	line := p.peek().line
+func (p *parser) parseTuple(withCond bool, end func(lex.Token) bool, explicit bool, simplified ...bool) (*expr, error) {
+	line := p.peek().Line
 	var items []*expr
 	isTuple := false
 	for {
@@ -407,7 +411,7 @@ func (p *parser) parseTuple(withCond bool, end func(token) bool, explicit bool, 
 			}
 		}
 		t := p.peek()
-		if t.kind == tVarEnd || t.kind == tBlockEnd || t.kind == tOp && t.s == ")" || end != nil && end(t) {
+		if t.Kind == lex.VarEnd || t.Kind == lex.BlockEnd || t.Kind == lex.Op && t.S == ")" || end != nil && end(t) {
 			break
 		}
 		var e *expr
@@ -432,7 +436,7 @@ func (p *parser) parseTuple(withCond bool, end func(token) bool, explicit bool, 
 			return items[0], nil
 		}
 		if !explicit {
-			return nil, errorf(line, "expected an expression, got %s", p.peek().describe())
+			return nil, errorf(line, "expected an expression, got %s", p.peek().Describe())
 		}
 	}
 	return p.mk(&expr{op: opTuple, line: line, list: items})
@@ -446,7 +450,7 @@ func (p *parser) parseExpression(withCond bool) (*expr, error) {
 }
 
 func (p *parser) parseCondexpr() (*expr, error) {
-	line := p.peek().line
+	line := p.peek().Line
 	e1, err := p.parseOr()
 	if err != nil {
 		return nil, err
@@ -473,7 +477,7 @@ func (p *parser) parseCondexpr() (*expr, error) {
 
 // binary parses left-associative operators: sub for the operands, ok
 // telling an operator and its op code.
-func (p *parser) binary(sub func() (*expr, error), ok func(token) (exprOp, bool)) (*expr, error) {
+func (p *parser) binary(sub func() (*expr, error), ok func(lex.Token) (exprOp, bool)) (*expr, error) {
 	left, err := sub()
 	if err != nil {
 		return nil, err
@@ -489,18 +493,18 @@ func (p *parser) binary(sub func() (*expr, error), ok func(token) (exprOp, bool)
 		if err != nil {
 			return nil, err
 		}
-		if left, err = p.mk(&expr{op: op, line: t.line, name: t.s, a: left, b: right}); err != nil {
+		if left, err = p.mk(&expr{op: op, line: t.Line, name: t.S, a: left, b: right}); err != nil {
 			return nil, err
 		}
 	}
 }
 
 func (p *parser) parseOr() (*expr, error) {
-	return p.binary(p.parseAnd, func(t token) (exprOp, bool) { return opOr, t.kind == tName && t.s == "or" })
+	return p.binary(p.parseAnd, func(t lex.Token) (exprOp, bool) { return opOr, t.Kind == lex.Name && t.S == "or" })
 }
 
 func (p *parser) parseAnd() (*expr, error) {
-	return p.binary(p.parseNot, func(t token) (exprOp, bool) { return opAnd, t.kind == tName && t.s == "and" })
+	return p.binary(p.parseNot, func(t lex.Token) (exprOp, bool) { return opAnd, t.Kind == lex.Name && t.S == "and" })
 }
 
 func (p *parser) parseNot() (*expr, error) {
@@ -510,13 +514,13 @@ func (p *parser) parseNot() (*expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return p.mk(&expr{op: opNot, line: t.line, a: e})
+		return p.mk(&expr{op: opNot, line: t.Line, a: e})
 	}
 	return p.parseCompare()
 }
 
 func (p *parser) parseCompare() (*expr, error) {
-	line := p.peek().line
+	line := p.peek().Line
 	e, err := p.parseMath1()
 	if err != nil {
 		return nil, err
@@ -526,13 +530,13 @@ func (p *parser) parseCompare() (*expr, error) {
 		t := p.peek()
 		var op string
 		switch {
-		case t.kind == tOp && (t.s == "==" || t.s == "!=" || t.s == "<" || t.s == "<=" || t.s == ">" || t.s == ">="):
-			op = t.s
+		case t.Kind == lex.Op && (t.S == "==" || t.S == "!=" || t.S == "<" || t.S == "<=" || t.S == ">" || t.S == ">="):
+			op = t.S
 			p.next()
-		case t.kind == tName && t.s == "in":
+		case t.Kind == lex.Name && t.S == "in":
 			op = "in"
 			p.next()
-		case t.kind == tName && t.s == "not" && p.look().kind == tName && p.look().s == "in":
+		case t.Kind == lex.Name && t.S == "not" && p.look().Kind == lex.Name && p.look().S == "in":
 			op = "not in"
 			p.next()
 			p.next()
@@ -553,11 +557,11 @@ func (p *parser) parseCompare() (*expr, error) {
 }
 
 func (p *parser) parseMath1() (*expr, error) {
-	return p.binary(p.parseConcat, func(t token) (exprOp, bool) { return opBin, t.kind == tOp && (t.s == "+" || t.s == "-") })
+	return p.binary(p.parseConcat, func(t lex.Token) (exprOp, bool) { return opBin, t.Kind == lex.Op && (t.S == "+" || t.S == "-") })
 }
 
 func (p *parser) parseConcat() (*expr, error) {
-	line := p.peek().line
+	line := p.peek().Line
 	e, err := p.parseMath2()
 	if err != nil {
 		return nil, err
@@ -578,13 +582,13 @@ func (p *parser) parseConcat() (*expr, error) {
 }
 
 func (p *parser) parseMath2() (*expr, error) {
-	return p.binary(p.parsePow, func(t token) (exprOp, bool) {
-		return opBin, t.kind == tOp && (t.s == "*" || t.s == "/" || t.s == "//" || t.s == "%")
+	return p.binary(p.parsePow, func(t lex.Token) (exprOp, bool) {
+		return opBin, t.Kind == lex.Op && (t.S == "*" || t.S == "/" || t.S == "//" || t.S == "%")
 	})
 }
 
 func (p *parser) parsePow() (*expr, error) {
-	return p.binary(func() (*expr, error) { return p.parseUnary(true) }, func(t token) (exprOp, bool) { return opBin, t.kind == tOp && t.s == "**" })
+	return p.binary(func() (*expr, error) { return p.parseUnary(true) }, func(t lex.Token) (exprOp, bool) { return opBin, t.Kind == lex.Op && t.S == "**" })
 }
 
 func (p *parser) parseUnary(withFilter bool) (*expr, error) {
@@ -592,17 +596,17 @@ func (p *parser) parseUnary(withFilter bool) (*expr, error) {
 	var e *expr
 	var err error
 	switch {
-	case t.kind == tOp && (t.s == "-" || t.s == "+"):
+	case t.Kind == lex.Op && (t.S == "-" || t.S == "+"):
 		p.next()
 		a, err := p.parseUnary(false)
 		if err != nil {
 			return nil, err
 		}
 		op := opNeg
-		if t.s == "+" {
+		if t.S == "+" {
 			op = opPos
 		}
-		if e, err = p.mk(&expr{op: op, line: t.line, a: a}); err != nil {
+		if e, err = p.mk(&expr{op: op, line: t.Line, a: a}); err != nil {
 			return nil, err
 		}
 	default:
@@ -621,32 +625,32 @@ func (p *parser) parseUnary(withFilter bool) (*expr, error) {
 
 func (p *parser) parsePrimary() (*expr, error) {
 	t := p.peek()
-	switch t.kind {
-	case tName:
+	switch t.Kind {
+	case lex.Name:
 		p.next()
-		switch t.s {
+		switch t.S {
 		case "true", "True":
-			return p.mk(&expr{op: opConst, line: t.line, v: true})
+			return p.mk(&expr{op: opConst, line: t.Line, v: true})
 		case "false", "False":
-			return p.mk(&expr{op: opConst, line: t.line, v: false})
+			return p.mk(&expr{op: opConst, line: t.Line, v: false})
 		case "none", "None":
-			return p.mk(&expr{op: opConst, line: t.line, v: nil})
+			return p.mk(&expr{op: opConst, line: t.Line, v: nil})
 		}
-		return p.mk(&expr{op: opName, line: t.line, name: t.s})
-	case tString:
+		return p.mk(&expr{op: opName, line: t.Line, name: t.S})
+	case lex.String:
 		s := ""
-		for p.peek().kind == tString {
-			s += p.next().s
+		for p.peek().Kind == lex.String {
+			s += p.next().S
 		}
-		return p.mk(&expr{op: opConst, line: t.line, v: s})
-	case tInt:
+		return p.mk(&expr{op: opConst, line: t.Line, v: s})
+	case lex.Int:
 		p.next()
-		return p.mk(&expr{op: opConst, line: t.line, v: t.i})
-	case tFloat:
+		return p.mk(&expr{op: opConst, line: t.Line, v: t.I})
+	case lex.Float:
 		p.next()
-		return p.mk(&expr{op: opConst, line: t.line, v: t.f})
-	case tOp:
-		switch t.s {
+		return p.mk(&expr{op: opConst, line: t.Line, v: t.F})
+	case lex.Op:
+		switch t.S {
 		case "(":
 			p.next()
 			e, err := p.parseTuple(true, nil, true)
@@ -661,14 +665,14 @@ func (p *parser) parsePrimary() (*expr, error) {
 			return p.parseListOrDict(t)
 		}
 	}
-	return nil, errorf(t.line, "unexpected %s", t.describe())
+	return nil, errorf(t.Line, "unexpected %s", t.Describe())
 }
 
-func (p *parser) parseListOrDict(t token) (*expr, error) {
+func (p *parser) parseListOrDict(t lex.Token) (*expr, error) {
 	p.next()
-	e := &expr{op: opList, line: t.line}
+	e := &expr{op: opList, line: t.Line}
 	closing := "]"
-	if t.s == "{" {
+	if t.S == "{" {
 		e.op, closing = opDict, "}"
 	}
 	for !p.isOp(closing) {
@@ -738,19 +742,19 @@ func (p *parser) parseFilterExpr(e *expr) (*expr, error) {
 
 func (p *parser) parseSubscript(e *expr) (*expr, error) {
 	t := p.next()
-	if t.s == "." {
+	if t.S == "." {
 		a := p.next()
-		switch a.kind {
-		case tName:
-			return p.mk(&expr{op: opGetattr, line: t.line, a: e, name: a.s})
-		case tInt:
-			k, err := p.mk(&expr{op: opConst, line: a.line, v: a.i})
+		switch a.Kind {
+		case lex.Name:
+			return p.mk(&expr{op: opGetattr, line: t.Line, a: e, name: a.S})
+		case lex.Int:
+			k, err := p.mk(&expr{op: opConst, line: a.Line, v: a.I})
 			if err != nil {
 				return nil, err
 			}
-			return p.mk(&expr{op: opGetitem, line: t.line, a: e, b: k})
+			return p.mk(&expr{op: opGetitem, line: t.Line, a: e, b: k})
 		}
-		return nil, errorf(a.line, "expected a name or a number after '.', got %s", a.describe())
+		return nil, errorf(a.Line, "expected a name or a number after '.', got %s", a.Describe())
 	}
 	var args []*expr
 	for !p.isOp("]") {
@@ -770,19 +774,19 @@ func (p *parser) parseSubscript(e *expr) (*expr, error) {
 	var err error
 	switch len(args) {
 	case 0:
-		return nil, errorf(t.line, "expected a subscript")
+		return nil, errorf(t.Line, "expected a subscript")
 	case 1:
 		arg = args[0]
 	default:
-		if arg, err = p.mk(&expr{op: opTuple, line: t.line, list: args}); err != nil {
+		if arg, err = p.mk(&expr{op: opTuple, line: t.Line, list: args}); err != nil {
 			return nil, err
 		}
 	}
-	return p.mk(&expr{op: opGetitem, line: t.line, a: e, b: arg})
+	return p.mk(&expr{op: opGetitem, line: t.Line, a: e, b: arg})
 }
 
 func (p *parser) parseSubscribed() (*expr, error) {
-	line := p.peek().line
+	line := p.peek().Line
 	args := make([]*expr, 0, 3)
 	if p.isOp(":") {
 		p.next()
@@ -842,10 +846,10 @@ func (p *parser) parseArgs(e *expr) error {
 			}
 		}
 		if p.isOp("*") || p.isOp("**") {
-			return errorf(p.peek().line, "*args and **kwargs are not supported by earlyinit's Jinja")
+			return errorf(p.peek().Line, "*args and **kwargs are not supported by earlyinit's Jinja")
 		}
-		if p.peek().kind == tName && p.look().kind == tOp && p.look().s == "=" {
-			name := p.next().s
+		if p.peek().Kind == lex.Name && p.look().Kind == lex.Op && p.look().S == "=" {
+			name := p.next().S
 			p.next()
 			v, err := p.parseExpression(true)
 			if err != nil {
@@ -855,7 +859,7 @@ func (p *parser) parseArgs(e *expr) error {
 			continue
 		}
 		if len(e.kw) > 0 {
-			return errorf(p.peek().line, "a positional argument after a keyword argument")
+			return errorf(p.peek().Line, "a positional argument after a keyword argument")
 		}
 		v, err := p.parseExpression(true)
 		if err != nil {
@@ -868,7 +872,7 @@ func (p *parser) parseArgs(e *expr) error {
 }
 
 func (p *parser) parseCall(callee *expr) (*expr, error) {
-	e := &expr{op: opCall, line: p.peek().line, a: callee}
+	e := &expr{op: opCall, line: p.peek().Line, a: callee}
 	if err := p.parseArgs(e); err != nil {
 		return nil, err
 	}
@@ -878,19 +882,19 @@ func (p *parser) parseCall(callee *expr) (*expr, error) {
 // dottedName reads a filter's or test's name (Jinja allows dots in them).
 func (p *parser) dottedName() (string, int, error) {
 	t := p.next()
-	if t.kind != tName {
-		return "", t.line, errorf(t.line, "expected a name, got %s", t.describe())
+	if t.Kind != lex.Name {
+		return "", t.Line, errorf(t.Line, "expected a name, got %s", t.Describe())
 	}
-	name := t.s
+	name := t.S
 	for p.isOp(".") {
 		p.next()
 		n := p.next()
-		if n.kind != tName {
-			return "", n.line, errorf(n.line, "expected a name, got %s", n.describe())
+		if n.Kind != lex.Name {
+			return "", n.Line, errorf(n.Line, "expected a name, got %s", n.Describe())
 		}
-		name += "." + n.s
+		name += "." + n.S
 	}
-	return name, t.line, nil
+	return name, t.Line, nil
 }
 
 func (p *parser) parseFilter(value *expr) (*expr, error) {
@@ -934,10 +938,10 @@ func (p *parser) parseTest(value *expr) (*expr, error) {
 		if err := p.parseArgs(e); err != nil {
 			return nil, err
 		}
-	case t.kind == tName && t.s != "else" && t.s != "or" && t.s != "and" || t.kind == tString || t.kind == tInt || t.kind == tFloat ||
-		t.kind == tOp && (t.s == "(" || t.s == "[" || t.s == "{"):
-		if t.kind == tName && t.s == "is" {
-			return nil, errorf(t.line, "tests cannot be chained with 'is'")
+	case t.Kind == lex.Name && t.S != "else" && t.S != "or" && t.S != "and" || t.Kind == lex.String || t.Kind == lex.Int || t.Kind == lex.Float ||
+		t.Kind == lex.Op && (t.S == "(" || t.S == "[" || t.S == "{"):
+		if t.Kind == lex.Name && t.S == "is" {
+			return nil, errorf(t.Line, "tests cannot be chained with 'is'")
 		}
 		arg, err := p.parsePrimary()
 		if err != nil {
@@ -952,7 +956,7 @@ func (p *parser) parseTest(value *expr) (*expr, error) {
 		return nil, err
 	}
 	if negated {
-		return p.mk(&expr{op: opNot, line: is.line, a: e})
+		return p.mk(&expr{op: opNot, line: is.Line, a: e})
 	}
 	return e, nil
 }

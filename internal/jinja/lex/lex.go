@@ -1,6 +1,10 @@
-package jinja
+// Package lex splits a Jinja template into tokens as Jinja2's lexer does
+// with cloud-init's settings (see Lex). Its errors are *Error, which the
+// jinja package turns into its own.
+package lex
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -9,65 +13,66 @@ import (
 	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
-type tokKind uint8
+// Kind is what a token is.
+type Kind uint8
 
 const (
-	tData tokKind = iota
-	tVarBegin
-	tVarEnd
-	tBlockBegin
-	tBlockEnd
-	tName
-	tString
-	tInt
-	tFloat
-	tOp
-	tEOF
+	Data Kind = iota
+	VarBegin
+	VarEnd
+	BlockBegin
+	BlockEnd
+	Name
+	String
+	Int
+	Float
+	Op
+	EOF
 )
 
-// token is one lexeme: text between tags, a tag's delimiter, or a token
+// Token is one lexeme: text between tags, a tag's delimiter, or a token
 // inside a tag.
-type token struct {
-	kind tokKind
-	s    string // the text, name, operator or string's value
-	i    int64
-	f    float64
-	line int
+type Token struct {
+	Kind Kind
+	S    string // the text, name, operator or string's value
+	I    int64
+	F    float64
+	Line int
 }
 
-// describe names a token for an error, without its value when it may
+// Describe names a token for an error, without its value when it may
 // hold data (text, string literals).
-func (t token) describe() string {
-	switch t.kind {
-	case tData:
+func (t Token) Describe() string {
+	switch t.Kind {
+	case Data:
 		return "template text"
-	case tVarBegin:
+	case VarBegin:
 		return "'{{'"
-	case tVarEnd:
+	case VarEnd:
 		return "end of print statement"
-	case tBlockBegin:
+	case BlockBegin:
 		return "'{%'"
-	case tBlockEnd:
+	case BlockEnd:
 		return "end of statement block"
-	case tName:
-		return "'" + t.s + "'"
-	case tString:
+	case Name:
+		return "'" + t.S + "'"
+	case String:
 		return "a string"
-	case tInt:
+	case Int:
 		return "an integer"
-	case tFloat:
+	case Float:
 		return "a float"
-	case tOp:
-		return "'" + t.s + "'"
+	case Op:
+		return "'" + t.S + "'"
 	}
 	return "end of template"
 }
 
 type lexer struct {
-	src  string
-	pos  int
-	toks []token
-	lim  Limits
+	src                 string
+	pos                 int
+	toks                []Token
+	maxTokens, maxDepth int
 	// lineAt's cursor: line is the line of linePos.
 	line, linePos int
 }
@@ -82,19 +87,20 @@ func (l *lexer) lineAt(p int) int {
 	return l.line
 }
 
-func (l *lexer) emit(t token) error {
-	if len(l.toks) >= l.lim.Nodes {
-		return limitf(t.line, "more than %d tokens", l.lim.Nodes)
+func (l *lexer) emit(t Token) error {
+	if len(l.toks) >= l.maxTokens {
+		return limitf(t.Line, "more than %d tokens", l.maxTokens)
 	}
 	l.toks = append(l.toks, t)
 	return nil
 }
 
-// lex splits src into tokens as Jinja2's lexer does with cloud-init's
+// Lex splits src into tokens as Jinja2's lexer does with cloud-init's
 // settings: newlines normalised to \n, one trailing newline dropped,
 // trim_blocks (a newline right after %} or #} is dropped), and the - and
-// + whitespace control of each tag.
-func lex(src string, lim Limits) ([]token, error) {
+// + whitespace control of each tag. It makes at most maxTokens tokens and
+// nests brackets at most maxDepth deep.
+func Lex(src string, maxTokens, maxDepth int) ([]Token, error) {
 	if !utf8.ValidString(src) {
 		return nil, errorf(0, "the template is not valid UTF-8")
 	}
@@ -103,11 +109,11 @@ func lex(src string, lim Limits) ([]token, error) {
 		src = strings.ReplaceAll(src, "\r", "\n")
 	}
 	src = strings.TrimSuffix(src, "\n")
-	l := &lexer{src: src, lim: lim, line: 1}
+	l := &lexer{src: src, maxTokens: maxTokens, maxDepth: maxDepth, line: 1}
 	for l.pos < len(l.src) {
 		i := nextTag(l.src, l.pos)
 		if i < 0 {
-			if err := l.emit(token{kind: tData, s: l.src[l.pos:], line: l.lineAt(l.pos)}); err != nil {
+			if err := l.emit(Token{Kind: Data, S: l.src[l.pos:], Line: l.lineAt(l.pos)}); err != nil {
 				return nil, err
 			}
 			break
@@ -123,7 +129,7 @@ func lex(src string, lim Limits) ([]token, error) {
 			text = pystr.Rstrip(text)
 		}
 		if text != "" {
-			if err := l.emit(token{kind: tData, s: text, line: l.lineAt(start)}); err != nil {
+			if err := l.emit(Token{Kind: Data, S: text, Line: l.lineAt(start)}); err != nil {
 				return nil, err
 			}
 		}
@@ -137,19 +143,19 @@ func lex(src string, lim Limits) ([]token, error) {
 				err = l.raw(end, line)
 				break
 			}
-			if err = l.emit(token{kind: tBlockBegin, line: line}); err == nil {
-				err = l.tag(open, tBlockEnd)
+			if err = l.emit(Token{Kind: BlockBegin, Line: line}); err == nil {
+				err = l.tag(open, BlockEnd)
 			}
 		default:
-			if err = l.emit(token{kind: tVarBegin, line: line}); err == nil {
-				err = l.tag(open, tVarEnd)
+			if err = l.emit(Token{Kind: VarBegin, Line: line}); err == nil {
+				err = l.tag(open, VarEnd)
 			}
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := l.emit(token{kind: tEOF, line: l.lineAt(len(l.src))}); err != nil {
+	if err := l.emit(Token{Kind: EOF, Line: l.lineAt(len(l.src))}); err != nil {
 		return nil, err
 	}
 	return l.toks, nil
@@ -251,7 +257,7 @@ func (l *lexer) raw(p, line int) error {
 			text = pystr.Rstrip(text)
 		}
 		if text != "" {
-			if err := l.emit(token{kind: tData, s: text, line: l.lineAt(p)}); err != nil {
+			if err := l.emit(Token{Kind: Data, S: text, Line: l.lineAt(p)}); err != nil {
 				return err
 			}
 		}
@@ -262,18 +268,18 @@ func (l *lexer) raw(p, line int) error {
 
 // tag lexes the inside of a {% %} or {{ }} tag from p to its end, which
 // counts only where every bracket is closed.
-func (l *lexer) tag(p int, end tokKind) error {
+func (l *lexer) tag(p int, end Kind) error {
 	var balance []byte
 	s := l.src
 	for {
 		p = pystr.SkipSpace(s, p)
 		if p >= len(s) {
-			return errorf(l.lineAt(len(s)), "unexpected end of template, expected %s", token{kind: end}.describe())
+			return errorf(l.lineAt(len(s)), "unexpected end of template, expected %s", Token{Kind: end}.Describe())
 		}
 		line := l.lineAt(p)
 		if len(balance) == 0 {
 			q := -1
-			if end == tBlockEnd {
+			if end == BlockEnd {
 				switch {
 				case strings.HasPrefix(s[p:], "+%}"):
 					q = p + 3
@@ -295,11 +301,11 @@ func (l *lexer) tag(p int, end tokKind) error {
 			}
 			if q >= 0 {
 				l.pos = q
-				return l.emit(token{kind: end, line: line})
+				return l.emit(Token{Kind: end, Line: line})
 			}
 		}
 		c := s[p]
-		var t token
+		var t Token
 		var n int
 		var err error
 		switch {
@@ -316,7 +322,7 @@ func (l *lexer) tag(p int, end tokKind) error {
 				}
 				n += w
 			}
-			t = token{kind: tName, s: s[p:n]}
+			t = Token{Kind: Name, S: s[p:n]}
 		default:
 			op := ""
 			for _, o := range [...]string{"//", "**", "==", "!=", ">=", "<="} {
@@ -348,15 +354,15 @@ func (l *lexer) tag(p int, end tokKind) error {
 				}
 				balance = balance[:len(balance)-1]
 			}
-			if len(balance) > l.lim.Depth {
-				return limitf(line, "brackets nested deeper than %d", l.lim.Depth)
+			if len(balance) > l.maxDepth {
+				return limitf(line, "brackets nested deeper than %d", l.maxDepth)
 			}
-			t, n = token{kind: tOp, s: op}, p+len(op)
+			t, n = Token{Kind: Op, S: op}, p+len(op)
 		}
 		if err != nil {
 			return errorf(line, "%v", err)
 		}
-		t.line = line
+		t.Line = line
 		if err := l.emit(t); err != nil {
 			return err
 		}
@@ -399,7 +405,7 @@ func expEnd(s string, p int) int {
 }
 
 // lexNumber is Jinja's float_re, else its integer_re, at p.
-func lexNumber(s string, p int) (token, int, error) {
+func lexNumber(s string, p int) (Token, int, error) {
 	// float: D ((\.D)? e[+-]?D | \.D), unless right after a dot (a.0.1).
 	if p == 0 || s[p-1] != '.' {
 		d := digits(s, p, isDigit)
@@ -414,7 +420,7 @@ func lexNumber(s string, p int) (token, int, error) {
 		if end > 0 {
 			// Out of range is inf or 0, as Python's float() has it.
 			f, _ := strconv.ParseFloat(strings.ReplaceAll(s[p:end], "_", ""), 64)
-			return token{kind: tFloat, f: f}, end, nil
+			return Token{Kind: Float, F: f}, end, nil
 		}
 	}
 	base, q := 10, p
@@ -453,9 +459,9 @@ func lexNumber(s string, p int) (token, int, error) {
 	}
 	i, err := strconv.ParseInt(strings.ReplaceAll(lit, "_", ""), base, 64)
 	if err != nil {
-		return token{}, 0, errInt
+		return Token{}, 0, errInt
 	}
-	return token{kind: tInt, i: i}, q, nil
+	return Token{Kind: Int, I: i}, q, nil
 }
 
 // errInt is an integer literal past int64, which earlyinit's Jinja does
@@ -464,14 +470,14 @@ var errInt = &Error{Msg: "integer literal out of the 64-bit range"}
 
 // lexString is Jinja's string_re at p, its value unescaped as Python's
 // unicode-escape codec does.
-func lexString(s string, p int) (token, int, error) {
+func lexString(s string, p int) (Token, int, error) {
 	q := s[p]
 	var b strings.Builder
 	for i := p + 1; i < len(s); {
 		c := s[i]
 		switch {
 		case c == q:
-			return token{kind: tString, s: b.String()}, i + 1, nil
+			return Token{Kind: String, S: b.String()}, i + 1, nil
 		case c != '\\':
 			b.WriteByte(c)
 			i++
@@ -517,22 +523,46 @@ func lexString(s string, p int) (token, int, error) {
 				n = 8
 			}
 			if i+n > len(s) {
-				return token{}, 0, errEscape
+				return Token{}, 0, errEscape
 			}
 			v, err := strconv.ParseUint(s[i:i+n], 16, 32)
 			if err != nil || v > unicode.MaxRune {
-				return token{}, 0, errEscape
+				return Token{}, 0, errEscape
 			}
 			b.WriteRune(rune(v))
 			i += n
 		case 'N':
-			return token{}, 0, &Error{Msg: `\N{...} escapes are not supported`}
+			return Token{}, 0, &Error{Msg: `\N{...} escapes are not supported`}
 		default:
 			b.WriteByte('\\')
 			b.WriteByte(e)
 		}
 	}
-	return token{}, 0, &Error{Msg: "unterminated string"}
+	return Token{}, 0, &Error{Msg: "unterminated string"}
 }
 
 var errEscape = &Error{Msg: `truncated \x, \u or \U escape in a string`}
+
+// Error is a template that does not lex: its line (0 when none applies)
+// and what is wrong, as the jinja package's Error, which it becomes.
+type Error struct {
+	Line int
+	Msg  string
+	// Limit is set when a bound stopped the work.
+	Limit bool
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+func errorf(line int, format string, args ...any) *Error {
+	return &Error{Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+func limitf(line int, format string, args ...any) *Error {
+	return &Error{Line: line, Msg: fmt.Sprintf(format, args...), Limit: true}
+}
