@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/earlyinit/earlyinit/internal/netcfg/yamlread"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
@@ -16,7 +17,7 @@ import (
 // unknown entry types are errors. "loopback" entries are skipped (the model
 // has no loopback; every renderer brings lo up anyway).
 func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
-	items, err := p.list(n, path)
+	items, err := p.List(n, path)
 	if err != nil {
 		return nil, err
 	}
@@ -30,15 +31,15 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 	var perIface []ifaceDNS
 	for i, it := range items {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
-		kvs, err := p.mapping(it, ipath)
+		kvs, err := p.Mapping(it, ipath)
 		if err != nil {
 			return nil, err
 		}
-		typ, err := p.str(kvs, "type", ipath)
+		typ, err := p.Str(kvs, "type", ipath)
 		if err != nil {
 			return nil, err
 		}
-		if name, _ := p.str(kvs, "name", ipath); name != "" {
+		if name, _ := p.Str(kvs, "name", ipath); name != "" {
 			ipath = fmt.Sprintf("%s[%d] (%s)", path, i, name)
 		}
 		switch typ {
@@ -55,7 +56,7 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			if name, err := p.str(kvs, "interface", ipath); err != nil {
+			if name, err := p.Str(kvs, "interface", ipath); err != nil {
 				return nil, err
 			} else if name != "" {
 				perIface = append(perIface, ifaceDNS{name, it, ipath, dns})
@@ -64,8 +65,8 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 			c.DNS.Nameservers = append(c.DNS.Nameservers, dns.Nameservers...)
 			c.DNS.Search = append(c.DNS.Search, dns.Search...)
 		case "route":
-			if get(kvs, "destination") == nil && get(kvs, "network") == nil {
-				return nil, yerr(it, ipath, "route without destination")
+			if yamlread.Get(kvs, "destination") == nil && yamlread.Get(kvs, "network") == nil {
+				return nil, yamlread.Errorf(it, ipath, "route without destination")
 			}
 			p.ignoreUnknown(kvs, v1RouteKeys(), ipath)
 			r, err := p.v1Route(kvs, it, ipath)
@@ -75,16 +76,16 @@ func (p *yparser) parseV1(n *yaml.Node, path string) (*Config, error) {
 			c.Routes = append(c.Routes, r)
 		case "loopback":
 		case "":
-			return nil, yerr(it, ipath, "no type")
+			return nil, yamlread.Errorf(it, ipath, "no type")
 		default:
-			return nil, yerr(it, ipath, "unknown type %q", typ)
+			return nil, yamlread.Errorf(it, ipath, "unknown type %q", typ)
 		}
 	}
 	// As cloud-init, interface nameservers apply once all interfaces are known.
 	for _, d := range perIface {
 		iface := c.Interface(d.name)
 		if iface == nil {
-			return nil, yerr(d.node, d.path, "nameserver for interface %q, which does not exist", d.name)
+			return nil, yamlread.Errorf(d.node, d.path, "nameserver for interface %q, which does not exist", d.name)
 		}
 		iface.DNS = d.dns
 	}
@@ -112,10 +113,10 @@ func v1RouteKeys() []string {
 // ignoreUnknown records every key of kvs not in known: keys the model has
 // no place for, which end in Config.Ignored and which every renderer then
 // names in its warning (nothing is dropped without a word).
-func (p *yparser) ignoreUnknown(kvs []ykv, known []string, path string) {
+func (p *yparser) ignoreUnknown(kvs []yamlread.KV, known []string, path string) {
 	for _, kv := range kvs {
-		if !slices.Contains(known, kv.key) {
-			p.ignored = append(p.ignored, join(path, kv.key))
+		if !slices.Contains(known, kv.Key) {
+			p.ignored = append(p.ignored, yamlread.Join(path, kv.Key))
 		}
 	}
 }
@@ -151,17 +152,17 @@ func addMissingMembers(c *Config) {
 
 // v1Interface reads a physical, bond, vlan or bridge entry: the keys all
 // of them have, its kind's keys, then its subnets.
-func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (Interface, error) {
+func (p *yparser) v1Interface(kvs []yamlread.KV, kind Kind, n *yaml.Node, path string) (Interface, error) {
 	iface := Interface{Kind: kind}
 	var err error
-	if iface.Name, err = p.str(kvs, "name", path); err != nil {
+	if iface.Name, err = p.Str(kvs, "name", path); err != nil {
 		return iface, err
 	}
-	if mac, err := p.str(kvs, "mac_address", path); err != nil {
+	if mac, err := p.Str(kvs, "mac_address", path); err != nil {
 		return iface, err
 	} else if mac != "" {
 		if iface.MAC, err = parseMAC(mac); err != nil {
-			return iface, yerr(get(kvs, "mac_address"), join(path, "mac_address"), "%v", err)
+			return iface, yamlread.Errorf(yamlread.Get(kvs, "mac_address"), yamlread.Join(path, "mac_address"), "%v", err)
 		}
 	}
 	if iface.Name == "" && kind == Physical && iface.MAC != "" {
@@ -171,34 +172,34 @@ func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (
 		if name := p.macToName[iface.MAC]; name != "" {
 			iface.Name, iface.NoRename = name, true
 		} else {
-			return iface, yerr(n, path, "physical with mac_address %s and no name: no NIC has that MAC", iface.MAC)
+			return iface, yamlread.Errorf(n, path, "physical with mac_address %s and no name: no NIC has that MAC", iface.MAC)
 		}
 	}
 	if iface.Name == "" {
-		return iface, yerr(n, path, "%s without name", kind)
+		return iface, yamlread.Errorf(n, path, "%s without name", kind)
 	}
 	if iface.MTU, err = p.mtu(kvs, path); err != nil {
 		return iface, err
 	}
-	if ra, ok, err := p.boolean(kvs, "accept-ra", path); err != nil {
+	if ra, ok, err := p.Boolean(kvs, "accept-ra", path); err != nil {
 		return iface, err
 	} else if ok {
 		iface.AcceptRA = &ra
 	}
-	if iface.WakeOnLAN, _, err = p.boolean(kvs, "wakeonlan", path); err != nil {
+	if iface.WakeOnLAN, _, err = p.Boolean(kvs, "wakeonlan", path); err != nil {
 		return iface, err
 	}
-	params, err := p.mapping(nodeOr(get(kvs, "params")), join(path, "params"))
+	params, err := p.Mapping(nodeOr(yamlread.Get(kvs, "params")), yamlread.Join(path, "params"))
 	if err != nil {
 		return iface, err
 	}
-	ppath := join(path, "params")
+	ppath := yamlread.Join(path, "params")
 	switch kind {
 	case Physical:
-		iface.Driver, err = p.str(params, "driver", ppath)
+		iface.Driver, err = p.Str(params, "driver", ppath)
 		for _, kv := range params {
-			if kv.key != "driver" {
-				p.ignored = append(p.ignored, join(ppath, kv.key))
+			if kv.Key != "driver" {
+				p.ignored = append(p.ignored, yamlread.Join(ppath, kv.Key))
 			}
 		}
 	case Bond:
@@ -219,24 +220,24 @@ func (p *yparser) v1Interface(kvs []ykv, kind Kind, n *yaml.Node, path string) (
 
 // v1Bond reads a bond's bond_interfaces and its params, bond-* and bond_*
 // keys under their model names.
-func (p *yparser) v1Bond(kvs, params []ykv, n *yaml.Node, path string) (*BondConfig, error) {
+func (p *yparser) v1Bond(kvs, params []yamlread.KV, n *yaml.Node, path string) (*BondConfig, error) {
 	members, err := p.memberList(kvs, "bond_interfaces", n, path)
 	if err != nil {
 		return nil, err
 	}
 	if len(members) == 0 {
-		return nil, yerr(n, path, "bond without bond_interfaces")
+		return nil, yamlread.Errorf(n, path, "bond without bond_interfaces")
 	}
 	b := &BondConfig{Members: members, Params: map[string]string{}}
-	ppath := join(path, "params")
+	ppath := yamlread.Join(path, "params")
 	for _, kv := range params {
-		key := kv.key
+		key := kv.Key
 		if k, ok := strings.CutPrefix(key, "bond-"); ok {
 			key = k
 		} else if k, ok := strings.CutPrefix(key, "bond_"); ok {
 			key = strings.ReplaceAll(k, "_", "-")
 		}
-		v, err := p.paramValue(kv.val, join(ppath, kv.key), " ")
+		v, err := p.paramValue(kv.Val, yamlread.Join(ppath, kv.Key), " ")
 		if err != nil {
 			return nil, err
 		}
@@ -246,41 +247,41 @@ func (p *yparser) v1Bond(kvs, params []ykv, n *yaml.Node, path string) (*BondCon
 }
 
 // v1VLAN reads a VLAN's vlan_link and vlan_id.
-func (p *yparser) v1VLAN(kvs []ykv, n *yaml.Node, path string) (*VLANConfig, error) {
-	link, err := p.str(kvs, "vlan_link", path)
+func (p *yparser) v1VLAN(kvs []yamlread.KV, n *yaml.Node, path string) (*VLANConfig, error) {
+	link, err := p.Str(kvs, "vlan_link", path)
 	if err != nil {
 		return nil, err
 	}
 	if link == "" {
-		return nil, yerr(n, path, "vlan without vlan_link")
+		return nil, yamlread.Errorf(n, path, "vlan without vlan_link")
 	}
-	id, ok, err := p.integer(kvs, "vlan_id", path)
+	id, ok, err := p.Integer(kvs, "vlan_id", path)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, yerr(n, path, "vlan without vlan_id")
+		return nil, yamlread.Errorf(n, path, "vlan without vlan_id")
 	}
 	if id < 1 || id > 4094 {
-		return nil, yerr(get(kvs, "vlan_id"), join(path, "vlan_id"), "%d out of range 1-4094", id)
+		return nil, yamlread.Errorf(yamlread.Get(kvs, "vlan_id"), yamlread.Join(path, "vlan_id"), "%d out of range 1-4094", id)
 	}
 	return &VLANConfig{ID: id, Link: link}, nil
 }
 
 // v1Bridge reads a bridge's bridge_interfaces and its params, bridge_*
 // keys under their model names.
-func (p *yparser) v1Bridge(kvs, params []ykv, n *yaml.Node, path string) (*BridgeConfig, error) {
-	if get(kvs, "bridge_interfaces") == nil {
-		return nil, yerr(n, path, "bridge without bridge_interfaces")
+func (p *yparser) v1Bridge(kvs, params []yamlread.KV, n *yaml.Node, path string) (*BridgeConfig, error) {
+	if yamlread.Get(kvs, "bridge_interfaces") == nil {
+		return nil, yamlread.Errorf(n, path, "bridge without bridge_interfaces")
 	}
 	members, err := p.memberList(kvs, "bridge_interfaces", n, path)
 	if err != nil {
 		return nil, err
 	}
 	br := &BridgeConfig{Members: members, Params: map[string]string{}}
-	ppath := join(path, "params")
+	ppath := yamlread.Join(path, "params")
 	for _, kv := range params {
-		key := strings.TrimPrefix(kv.key, "bridge_")
+		key := strings.TrimPrefix(kv.Key, "bridge_")
 		sep := " "
 		switch key {
 		case "bridgeprio":
@@ -288,13 +289,13 @@ func (p *yparser) v1Bridge(kvs, params []ykv, n *yaml.Node, path string) (*Bridg
 		case "pathcost", "portprio":
 			sep = ","
 		}
-		v, err := p.paramValue(kv.val, join(ppath, kv.key), sep)
+		v, err := p.paramValue(kv.Val, yamlread.Join(ppath, kv.Key), sep)
 		if err != nil {
 			return nil, err
 		}
 		if key == "stp" {
 			if v, err = stpValue(v); err != nil {
-				return nil, yerr(kv.val, join(ppath, kv.key), "%v", err)
+				return nil, yamlread.Errorf(kv.Val, yamlread.Join(ppath, kv.Key), "%v", err)
 			}
 		}
 		br.Params[key] = v
@@ -305,12 +306,12 @@ func (p *yparser) v1Bridge(kvs, params []ykv, n *yaml.Node, path string) (*Bridg
 // v1Subnets reads an interface's subnets, if any, and its control: the
 // first subnet's "control" ("auto" is ""), which decides how the interface
 // comes up (cloud-init's eni and sysconfig read it so).
-func (p *yparser) v1Subnets(kvs []ykv, path string) ([]Subnet, string, error) {
-	sn := get(kvs, "subnets")
+func (p *yparser) v1Subnets(kvs []yamlread.KV, path string) ([]Subnet, string, error) {
+	sn := yamlread.Get(kvs, "subnets")
 	if sn == nil {
 		return nil, "", nil
 	}
-	subnets, err := p.list(sn, join(path, "subnets"))
+	subnets, err := p.List(sn, yamlread.Join(path, "subnets"))
 	if err != nil {
 		return nil, "", err
 	}
@@ -322,9 +323,9 @@ func (p *yparser) v1Subnets(kvs []ykv, path string) ([]Subnet, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		skvs, _ := p.mapping(s, spath)
-		if cn := get(skvs, "control"); cn != nil && !haveControl {
-			v, vn, err := p.scalar(cn, join(spath, "control"))
+		skvs, _ := p.Mapping(s, spath)
+		if cn := yamlread.Get(skvs, "control"); cn != nil && !haveControl {
+			v, vn, err := p.Scalar(cn, yamlread.Join(spath, "control"))
 			if err != nil {
 				return nil, "", err
 			}
@@ -333,7 +334,7 @@ func (p *yparser) v1Subnets(kvs []ykv, path string) ([]Subnet, string, error) {
 			case "manual", "hotplug":
 				control = v
 			default:
-				return nil, "", yerr(vn, join(spath, "control"), "%q is not auto, manual or hotplug", v)
+				return nil, "", yamlread.Errorf(vn, yamlread.Join(spath, "control"), "%q is not auto, manual or hotplug", v)
 			}
 			haveControl = true
 		}
@@ -350,18 +351,18 @@ func nodeOr(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-func (p *yparser) memberList(kvs []ykv, key string, n *yaml.Node, path string) ([]string, error) {
-	mn := get(kvs, key)
+func (p *yparser) memberList(kvs []yamlread.KV, key string, n *yaml.Node, path string) ([]string, error) {
+	mn := yamlread.Get(kvs, key)
 	if mn == nil {
 		return nil, nil
 	}
-	members, nodes, err := p.strings(mn, join(path, key), false)
+	members, nodes, err := p.Strings(mn, yamlread.Join(path, key), false)
 	if err != nil {
 		return nil, err
 	}
 	for i, m := range members {
 		if m == "" {
-			return nil, yerr(nodes[i], fmt.Sprintf("%s.%s[%d]", path, key, i), "empty interface name")
+			return nil, yamlread.Errorf(nodes[i], fmt.Sprintf("%s.%s[%d]", path, key, i), "empty interface name")
 		}
 	}
 	return members, nil
@@ -369,14 +370,14 @@ func (p *yparser) memberList(kvs []ykv, key string, n *yaml.Node, path string) (
 
 // paramValue renders a scalar, or a list of scalars joined by sep.
 func (p *yparser) paramValue(n *yaml.Node, path, sep string) (string, error) {
-	r, err := p.node(n)
+	r, err := p.Node(n)
 	if err != nil {
 		return "", err
 	}
 	if r.Kind == yaml.ScalarNode {
 		return r.Value, nil
 	}
-	vals, _, err := p.strings(r, path, false)
+	vals, _, err := p.Strings(r, path, false)
 	if err != nil {
 		return "", err
 	}
@@ -397,16 +398,16 @@ func stpValue(v string) (string, error) {
 	return "off", nil
 }
 
-func (p *yparser) mtu(kvs []ykv, path string) (int, error) {
-	return p.nonNegative(kvs, "mtu", path)
+func (p *yparser) mtu(kvs []yamlread.KV, path string) (int, error) {
+	return p.NonNegative(kvs, "mtu", path)
 }
 
 // v1DNS reads nameserver addresses and search domains (each a list or a
 // whitespace-separated string).
-func (p *yparser) v1DNS(kvs []ykv, addrKey, searchKey, path string, split bool) (DNS, error) {
+func (p *yparser) v1DNS(kvs []yamlread.KV, addrKey, searchKey, path string, split bool) (DNS, error) {
 	var d DNS
-	if n := get(kvs, addrKey); n != nil {
-		addrs, nodes, err := p.strings(n, join(path, addrKey), split)
+	if n := yamlread.Get(kvs, addrKey); n != nil {
+		addrs, nodes, err := p.Strings(n, yamlread.Join(path, addrKey), split)
 		if err != nil {
 			return d, err
 		}
@@ -416,13 +417,13 @@ func (p *yparser) v1DNS(kvs []ykv, addrKey, searchKey, path string, split bool) 
 			a, _, _ = strings.Cut(a, "/")
 			ip, err := parseIP(a)
 			if err != nil {
-				return d, yerr(nodes[i], fmt.Sprintf("%s[%d]", join(path, addrKey), i), "%v", err)
+				return d, yamlread.Errorf(nodes[i], fmt.Sprintf("%s[%d]", yamlread.Join(path, addrKey), i), "%v", err)
 			}
 			d.Nameservers = append(d.Nameservers, ip)
 		}
 	}
-	if n := get(kvs, searchKey); n != nil {
-		search, _, err := p.strings(n, join(path, searchKey), split)
+	if n := yamlread.Get(kvs, searchKey); n != nil {
+		search, _, err := p.Strings(n, yamlread.Join(path, searchKey), split)
 		if err != nil {
 			return d, err
 		}
@@ -455,20 +456,20 @@ func v1SubnetType(typ string) (SubnetType, bool) {
 
 func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 	var s Subnet
-	kvs, err := p.mapping(n, path)
+	kvs, err := p.Mapping(n, path)
 	if err != nil {
 		return s, err
 	}
-	typ, err := p.str(kvs, "type", path)
+	typ, err := p.Str(kvs, "type", path)
 	if err != nil {
 		return s, err
 	}
 	t, ok := v1SubnetType(typ)
 	if !ok {
 		if typ == "" {
-			return s, yerr(n, path, "subnet without type")
+			return s, yamlread.Errorf(n, path, "subnet without type")
 		}
-		return s, yerr(get(kvs, "type"), join(path, "type"), "unknown subnet type %q", typ)
+		return s, yamlread.Errorf(yamlread.Get(kvs, "type"), yamlread.Join(path, "type"), "unknown subnet type %q", typ)
 	}
 	s.Type = t
 	p.ignoreUnknown(kvs, v1SubnetKeys(), path)
@@ -477,40 +478,40 @@ func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 			return s, err
 		}
 	}
-	if b, err := p.str(kvs, "broadcast", path); err != nil {
+	if b, err := p.Str(kvs, "broadcast", path); err != nil {
 		return s, err
 	} else if b != "" {
 		if s.Broadcast, err = parseIP(b); err != nil {
-			return s, yerr(get(kvs, "broadcast"), join(path, "broadcast"), "%v", err)
+			return s, yamlread.Errorf(yamlread.Get(kvs, "broadcast"), yamlread.Join(path, "broadcast"), "%v", err)
 		}
 		if !s.Broadcast.Is4() || !s.Address.Addr().Is4() {
-			return s, yerr(get(kvs, "broadcast"), join(path, "broadcast"), "a broadcast address is for a static IPv4 subnet")
+			return s, yamlread.Errorf(yamlread.Get(kvs, "broadcast"), yamlread.Join(path, "broadcast"), "a broadcast address is for a static IPv4 subnet")
 		}
 	}
-	if gw, err := p.str(kvs, "gateway", path); err != nil {
+	if gw, err := p.Str(kvs, "gateway", path); err != nil {
 		return s, err
 	} else if gw != "" {
 		if s.Gateway, err = parseIP(gw); err != nil {
-			return s, yerr(get(kvs, "gateway"), join(path, "gateway"), "%v", err)
+			return s, yamlread.Errorf(yamlread.Get(kvs, "gateway"), yamlread.Join(path, "gateway"), "%v", err)
 		}
 	}
 	if s.MTU, err = p.mtu(kvs, path); err != nil {
 		return s, err
 	}
-	if s.Metric, err = p.nonNegative(kvs, "metric", path); err != nil {
+	if s.Metric, err = p.NonNegative(kvs, "metric", path); err != nil {
 		return s, err
 	}
 	if s.DNS, err = p.v1DNS(kvs, "dns_nameservers", "dns_search", path, true); err != nil {
 		return s, err
 	}
-	if rn := get(kvs, "routes"); rn != nil {
-		routes, err := p.list(rn, join(path, "routes"))
+	if rn := yamlread.Get(kvs, "routes"); rn != nil {
+		routes, err := p.List(rn, yamlread.Join(path, "routes"))
 		if err != nil {
 			return s, err
 		}
 		for i, r := range routes {
 			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
-			rkvs, err := p.mapping(r, rpath)
+			rkvs, err := p.Mapping(r, rpath)
 			if err != nil {
 				return s, err
 			}
@@ -528,53 +529,53 @@ func (p *yparser) v1Subnet(n *yaml.Node, path string) (Subnet, error) {
 // netKeys mirrors _normalize_net_keys over a YAML mapping: the address under
 // addrKey (with an optional /prefix or /netmask), else "prefix", else
 // "netmask", else the /24 or /64 default.
-func (p *yparser) netKeys(kvs []ykv, addrKey string, n *yaml.Node, path string) (netip.Prefix, error) {
-	addr, err := p.str(kvs, addrKey, path)
+func (p *yparser) netKeys(kvs []yamlread.KV, addrKey string, n *yaml.Node, path string) (netip.Prefix, error) {
+	addr, err := p.Str(kvs, addrKey, path)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
 	if addr == "" {
-		return netip.Prefix{}, yerr(n, path, "no %s", addrKey)
+		return netip.Prefix{}, yamlread.Errorf(n, path, "no %s", addrKey)
 	}
-	mask, err := p.str(kvs, "netmask", path)
+	mask, err := p.Str(kvs, "netmask", path)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
 	var prefix *int
-	if v, ok, err := p.integer(kvs, "prefix", path); err != nil {
+	if v, ok, err := p.Integer(kvs, "prefix", path); err != nil {
 		return netip.Prefix{}, err
 	} else if ok {
 		prefix = &v
 	}
 	pf, err := parseIPNet(addr, mask, prefix)
 	if err != nil {
-		return netip.Prefix{}, yerr(get(kvs, addrKey), join(path, addrKey), "%v", err)
+		return netip.Prefix{}, yamlread.Errorf(yamlread.Get(kvs, addrKey), yamlread.Join(path, addrKey), "%v", err)
 	}
 	return pf, nil
 }
 
 // v1Route reads {destination or network, netmask, prefix, gateway, metric}.
-func (p *yparser) v1Route(kvs []ykv, n *yaml.Node, path string) (Route, error) {
+func (p *yparser) v1Route(kvs []yamlread.KV, n *yaml.Node, path string) (Route, error) {
 	var r Route
 	key := "destination"
-	if get(kvs, key) == nil {
+	if yamlread.Get(kvs, key) == nil {
 		key = "network"
 	}
 	var err error
 	if r.To, err = p.netKeys(kvs, key, n, path); err != nil {
 		return r, err
 	}
-	if gw, err := p.str(kvs, "gateway", path); err != nil {
+	if gw, err := p.Str(kvs, "gateway", path); err != nil {
 		return r, err
 	} else if gw != "" {
 		if r.Via, err = parseIP(gw); err != nil {
-			return r, yerr(get(kvs, "gateway"), join(path, "gateway"), "%v", err)
+			return r, yamlread.Errorf(yamlread.Get(kvs, "gateway"), yamlread.Join(path, "gateway"), "%v", err)
 		}
 		if r.Via.Is4() != r.To.Addr().Is4() {
-			return r, yerr(n, path, "gateway %s and destination %s are of different families", r.Via, r.To)
+			return r, yamlread.Errorf(n, path, "gateway %s and destination %s are of different families", r.Via, r.To)
 		}
 	}
-	if r.Metric, err = p.nonNegative(kvs, "metric", path); err != nil {
+	if r.Metric, err = p.NonNegative(kvs, "metric", path); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/earlyinit/earlyinit/internal/netcfg/yamlread"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
@@ -96,7 +97,7 @@ var v2BridgeParams = []paramName{
 // ignored (as cloud-init does for every renderer but netplan); match.name is
 // not kept, as in cloud-init. dhcp4-overrides and dhcp6-overrides are kept
 // for every renderer (cloud-init: networkd and netplan only).
-func (p *yparser) parseV2(top []ykv, path string) (*Config, error) {
+func (p *yparser) parseV2(top []yamlread.KV, path string) (*Config, error) {
 	c := &Config{Version: 2}
 	// First pass: ethernet ids to names, for references.
 	devs, ids, err := p.v2Devices(top, path)
@@ -137,7 +138,7 @@ func v2DeviceKeys(section string) []string {
 // v2Dev is one entry of a device section, kept for the second pass.
 type v2Dev struct {
 	section, id string
-	kvs         []ykv
+	kvs         []yamlread.KV
 	node        *yaml.Node
 	path        string
 }
@@ -156,12 +157,12 @@ func (ids v2IDs) ref(id string) string {
 
 // v2Devices lists the entries of the device sections in document order and
 // names the ethernets; an unknown section is an error.
-func (p *yparser) v2Devices(top []ykv, path string) ([]v2Dev, v2IDs, error) {
+func (p *yparser) v2Devices(top []yamlread.KV, path string) ([]v2Dev, v2IDs, error) {
 	ids := v2IDs{}
 	var devs []v2Dev
 	for _, sec := range top {
-		spath := join(path, sec.key)
-		switch sec.key {
+		spath := yamlread.Join(path, sec.Key)
+		switch sec.Key {
 		case "version", "renderer":
 			// renderer: the root decides which network manager runs.
 			continue
@@ -170,26 +171,26 @@ func (p *yparser) v2Devices(top []ykv, path string) ([]v2Dev, v2IDs, error) {
 			continue
 		case "ethernets", "bonds", "bridges", "vlans":
 		default:
-			return nil, nil, yerr(sec.knode, spath, "unknown or unsupported key")
+			return nil, nil, yamlread.Errorf(sec.KNode, spath, "unknown or unsupported key")
 		}
-		entries, err := p.mapping(sec.val, spath)
+		entries, err := p.Mapping(sec.Val, spath)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, e := range entries {
-			epath := join(spath, e.key)
-			kvs, err := p.mapping(e.val, epath)
+			epath := yamlread.Join(spath, e.Key)
+			kvs, err := p.Mapping(e.Val, epath)
 			if err != nil {
 				return nil, nil, err
 			}
-			p.ignoreUnknown(kvs, v2DeviceKeys(sec.key), epath)
-			d := v2Dev{section: sec.key, id: e.key, kvs: kvs, node: e.knode, path: epath}
-			if sec.key == "ethernets" {
-				name, err := p.v2EthernetName(kvs, e.key, epath)
+			p.ignoreUnknown(kvs, v2DeviceKeys(sec.Key), epath)
+			d := v2Dev{section: sec.Key, id: e.Key, kvs: kvs, node: e.KNode, path: epath}
+			if sec.Key == "ethernets" {
+				name, err := p.v2EthernetName(kvs, e.Key, epath)
 				if err != nil {
 					return nil, nil, err
 				}
-				ids[e.key] = name
+				ids[e.Key] = name
 			}
 			devs = append(devs, d)
 		}
@@ -214,23 +215,23 @@ func (p *yparser) v2Interface(d v2Dev, ids v2IDs) (Interface, error) {
 		return Interface{}, err
 	}
 	if d.section != "ethernets" {
-		if mac, err := p.str(d.kvs, "macaddress", d.path); err != nil {
+		if mac, err := p.Str(d.kvs, "macaddress", d.path); err != nil {
 			return Interface{}, err
 		} else if mac != "" {
 			if iface.MAC, err = parseMAC(mac); err != nil {
-				return Interface{}, yerr(get(d.kvs, "macaddress"), join(d.path, "macaddress"), "%v", err)
+				return Interface{}, yamlread.Errorf(yamlread.Get(d.kvs, "macaddress"), yamlread.Join(d.path, "macaddress"), "%v", err)
 			}
 		}
 	}
 	if iface.MTU, err = p.mtu(d.kvs, d.path); err != nil {
 		return Interface{}, err
 	}
-	if ra, ok, err := p.boolean(d.kvs, "accept-ra", d.path); err != nil {
+	if ra, ok, err := p.Boolean(d.kvs, "accept-ra", d.path); err != nil {
 		return Interface{}, err
 	} else if ok {
 		iface.AcceptRA = &ra
 	}
-	if iface.Optional, _, err = p.boolean(d.kvs, "optional", d.path); err != nil {
+	if iface.Optional, _, err = p.Boolean(d.kvs, "optional", d.path); err != nil {
 		return Interface{}, err
 	}
 	if iface.RoutingPolicy, err = p.v2RoutingPolicy(d.kvs, d.path); err != nil {
@@ -241,27 +242,27 @@ func (p *yparser) v2Interface(d v2Dev, ids v2IDs) (Interface, error) {
 
 // v2RoutingPolicy reads routing-policy: a list of {from, to, table,
 // priority, mark, type-of-service}, each with from or to.
-func (p *yparser) v2RoutingPolicy(kvs []ykv, path string) ([]Rule, error) {
-	rn := get(kvs, "routing-policy")
+func (p *yparser) v2RoutingPolicy(kvs []yamlread.KV, path string) ([]Rule, error) {
+	rn := yamlread.Get(kvs, "routing-policy")
 	if rn == nil {
 		return nil, nil
 	}
-	rpath := join(path, "routing-policy")
-	items, err := p.list(rn, rpath)
+	rpath := yamlread.Join(path, "routing-policy")
+	items, err := p.List(rn, rpath)
 	if err != nil {
 		return nil, err
 	}
 	var out []Rule
 	for i, it := range items {
 		ipath := fmt.Sprintf("%s[%d]", rpath, i)
-		rkvs, err := p.mapping(it, ipath)
+		rkvs, err := p.Mapping(it, ipath)
 		if err != nil {
 			return nil, err
 		}
 		p.ignoreUnknown(rkvs, v2RuleKeys(), ipath)
 		var r Rule
 		for _, k := range []string{"from", "to"} {
-			v, err := p.str(rkvs, k, ipath)
+			v, err := p.Str(rkvs, k, ipath)
 			if err != nil {
 				return nil, err
 			}
@@ -270,7 +271,7 @@ func (p *yparser) v2RoutingPolicy(kvs []ykv, path string) ([]Rule, error) {
 			}
 			pf, err := parseIPNet(v, "", nil)
 			if err != nil {
-				return nil, yerr(get(rkvs, k), join(ipath, k), "%v", err)
+				return nil, yamlread.Errorf(yamlread.Get(rkvs, k), yamlread.Join(ipath, k), "%v", err)
 			}
 			if !strings.Contains(v, "/") { // a bare address is a host
 				pf = netip.PrefixFrom(pf.Addr(), pf.Addr().BitLen())
@@ -282,21 +283,21 @@ func (p *yparser) v2RoutingPolicy(kvs []ykv, path string) ([]Rule, error) {
 			}
 		}
 		if !r.From.IsValid() && !r.To.IsValid() {
-			return nil, yerr(it, ipath, "rule without from or to")
+			return nil, yamlread.Errorf(it, ipath, "rule without from or to")
 		}
 		if r.From.IsValid() && r.To.IsValid() && r.From.Addr().Is4() != r.To.Addr().Is4() {
-			return nil, yerr(it, ipath, "from %s and to %s are of different families", r.From, r.To)
+			return nil, yamlread.Errorf(it, ipath, "from %s and to %s are of different families", r.From, r.To)
 		}
 		for _, f := range []struct {
 			key string
 			out *int
 		}{{"table", &r.Table}, {"priority", &r.Priority}, {"mark", &r.Mark}, {"type-of-service", &r.TOS}} {
-			if *f.out, err = p.nonNegative(rkvs, f.key, ipath); err != nil {
+			if *f.out, err = p.NonNegative(rkvs, f.key, ipath); err != nil {
 				return nil, err
 			}
 		}
 		if r.TOS > 255 {
-			return nil, yerr(get(rkvs, "type-of-service"), join(ipath, "type-of-service"), "%d is over 255", r.TOS)
+			return nil, yamlread.Errorf(yamlread.Get(rkvs, "type-of-service"), yamlread.Join(ipath, "type-of-service"), "%d is over 255", r.TOS)
 		}
 		out = append(out, r)
 	}
@@ -308,30 +309,30 @@ func (p *yparser) v2RoutingPolicy(kvs []ykv, path string) ([]Rule, error) {
 func (p *yparser) v2Ethernet(iface *Interface, d v2Dev, ids v2IDs) error {
 	iface.Kind = Physical
 	iface.Name = ids[d.id]
-	match, err := p.mapping(nodeOr(get(d.kvs, "match")), join(d.path, "match"))
+	match, err := p.Mapping(nodeOr(yamlread.Get(d.kvs, "match")), yamlread.Join(d.path, "match"))
 	if err != nil {
 		return err
 	}
-	if mac, err := p.str(match, "macaddress", join(d.path, "match")); err != nil {
+	if mac, err := p.Str(match, "macaddress", yamlread.Join(d.path, "match")); err != nil {
 		return err
 	} else if mac != "" {
 		if iface.MAC, err = parseMAC(mac); err != nil {
-			return yerr(get(match, "macaddress"), join(d.path, "match.macaddress"), "%v", err)
+			return yamlread.Errorf(yamlread.Get(match, "macaddress"), yamlread.Join(d.path, "match.macaddress"), "%v", err)
 		}
 	}
-	if iface.Driver, err = p.str(match, "driver", join(d.path, "match")); err != nil {
+	if iface.Driver, err = p.Str(match, "driver", yamlread.Join(d.path, "match")); err != nil {
 		return err
 	}
-	p.ignoreUnknown(match, v2MatchKeys(), join(d.path, "match"))
-	setName, err := p.str(d.kvs, "set-name", d.path)
+	p.ignoreUnknown(match, v2MatchKeys(), yamlread.Join(d.path, "match"))
+	setName, err := p.Str(d.kvs, "set-name", d.path)
 	if err != nil {
 		return err
 	}
 	iface.NoRename = setName == ""
-	if iface.WakeOnLAN, _, err = p.boolean(d.kvs, "wakeonlan", d.path); err != nil {
+	if iface.WakeOnLAN, _, err = p.Boolean(d.kvs, "wakeonlan", d.path); err != nil {
 		return err
 	}
-	name, err := p.str(match, "name", join(d.path, "match"))
+	name, err := p.Str(match, "name", yamlread.Join(d.path, "match"))
 	if err != nil || !isGlob(name) {
 		return err
 	}
@@ -360,57 +361,57 @@ func (p *yparser) v2BondBridge(iface *Interface, d v2Dev, ids v2IDs) error {
 	for i := range members {
 		members[i] = ids.ref(members[i])
 	}
-	params, err := p.mapping(nodeOr(get(d.kvs, "parameters")), join(d.path, "parameters"))
+	params, err := p.Mapping(nodeOr(yamlread.Get(d.kvs, "parameters")), yamlread.Join(d.path, "parameters"))
 	if err != nil {
 		return err
 	}
 	if d.section == "bonds" {
 		if len(members) == 0 {
-			return yerr(d.node, d.path, "bond without interfaces")
+			return yamlread.Errorf(d.node, d.path, "bond without interfaces")
 		}
 		iface.Kind = Bond
 		iface.Bond = &BondConfig{Members: members, Params: map[string]string{}}
-		return p.v2Params(params, v2BondParams, iface.Bond.Params, join(d.path, "parameters"))
+		return p.v2Params(params, v2BondParams, iface.Bond.Params, yamlread.Join(d.path, "parameters"))
 	}
 	iface.Kind = Bridge
 	iface.Bridge = &BridgeConfig{Members: members, Params: map[string]string{}}
-	return p.v2Params(params, v2BridgeParams, iface.Bridge.Params, join(d.path, "parameters"))
+	return p.v2Params(params, v2BridgeParams, iface.Bridge.Params, yamlread.Join(d.path, "parameters"))
 }
 
 // v2VLAN makes iface the VLAN of d: its id and its link, by name.
 func (p *yparser) v2VLAN(iface *Interface, d v2Dev, ids v2IDs) error {
 	iface.Kind = VLAN
-	id, ok, err := p.integer(d.kvs, "id", d.path)
+	id, ok, err := p.Integer(d.kvs, "id", d.path)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return yerr(d.node, d.path, "vlan without id")
+		return yamlread.Errorf(d.node, d.path, "vlan without id")
 	}
 	if id < 1 || id > 4094 {
-		return yerr(get(d.kvs, "id"), join(d.path, "id"), "%d out of range 1-4094", id)
+		return yamlread.Errorf(yamlread.Get(d.kvs, "id"), yamlread.Join(d.path, "id"), "%d out of range 1-4094", id)
 	}
-	link, err := p.str(d.kvs, "link", d.path)
+	link, err := p.Str(d.kvs, "link", d.path)
 	if err != nil {
 		return err
 	}
 	if link == "" {
-		return yerr(d.node, d.path, "vlan without link")
+		return yamlread.Errorf(d.node, d.path, "vlan without link")
 	}
 	iface.VLAN = &VLANConfig{ID: id, Link: ids.ref(link)}
 	return nil
 }
 
-func (p *yparser) v2EthernetName(kvs []ykv, id, path string) (string, error) {
-	setName, err := p.str(kvs, "set-name", path)
+func (p *yparser) v2EthernetName(kvs []yamlread.KV, id, path string) (string, error) {
+	setName, err := p.Str(kvs, "set-name", path)
 	if err != nil || setName != "" {
 		return setName, err
 	}
-	match, err := p.mapping(nodeOr(get(kvs, "match")), join(path, "match"))
+	match, err := p.Mapping(nodeOr(yamlread.Get(kvs, "match")), yamlread.Join(path, "match"))
 	if err != nil {
 		return "", err
 	}
-	mac, err := p.str(match, "macaddress", join(path, "match"))
+	mac, err := p.Str(match, "macaddress", yamlread.Join(path, "match"))
 	if err != nil {
 		return "", err
 	}
@@ -419,7 +420,7 @@ func (p *yparser) v2EthernetName(kvs []ykv, id, path string) (string, error) {
 	}
 	// match.name that is a plain name is the NIC's name (cloud-init binds
 	// the config to one named after the id instead).
-	if name, err := p.str(match, "name", join(path, "match")); err != nil {
+	if name, err := p.Str(match, "name", yamlread.Join(path, "match")); err != nil {
 		return "", err
 	} else if name != "" && !isGlob(name) {
 		return name, nil
@@ -427,30 +428,30 @@ func (p *yparser) v2EthernetName(kvs []ykv, id, path string) (string, error) {
 	return id, nil
 }
 
-func (p *yparser) v2Params(params []ykv, names []paramName, out map[string]string, path string) error {
+func (p *yparser) v2Params(params []yamlread.KV, names []paramName, out map[string]string, path string) error {
 	for _, kv := range params {
-		key, ok := lookupParam(names, kv.key)
-		kpath := join(path, kv.key)
+		key, ok := lookupParam(names, kv.Key)
+		kpath := yamlread.Join(path, kv.Key)
 		if !ok {
-			return yerr(kv.knode, kpath, "unknown parameter")
+			return yamlread.Errorf(kv.KNode, kpath, "unknown parameter")
 		}
-		r, err := p.node(kv.val)
+		r, err := p.Node(kv.Val)
 		if err != nil {
 			return err
 		}
 		var v string
 		if r.Kind == yaml.MappingNode { // path-cost, port-priority: {port: value}
-			ports, err := p.mapping(r, kpath)
+			ports, err := p.Mapping(r, kpath)
 			if err != nil {
 				return err
 			}
 			var parts []string
 			for _, pv := range ports {
-				s, _, err := p.scalar(pv.val, join(kpath, pv.key))
+				s, _, err := p.Scalar(pv.Val, yamlread.Join(kpath, pv.Key))
 				if err != nil {
 					return err
 				}
-				parts = append(parts, pv.key+" "+s)
+				parts = append(parts, pv.Key+" "+s)
 			}
 			v = strings.Join(parts, ",")
 		} else if v, err = p.paramValue(r, kpath, " "); err != nil {
@@ -458,7 +459,7 @@ func (p *yparser) v2Params(params []ykv, names []paramName, out map[string]strin
 		}
 		if key == "stp" {
 			if v, err = stpValue(v); err != nil {
-				return yerr(r, kpath, "%v", err)
+				return yamlread.Errorf(r, kpath, "%v", err)
 			}
 		}
 		out[key] = v
@@ -468,7 +469,7 @@ func (p *yparser) v2Params(params []ykv, names []paramName, out map[string]strin
 
 // v2IPConfig is network_state's _v2_to_v1_ipcfg plus the nameserver half of
 // _v2_common.
-func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config) error {
+func (p *yparser) v2IPConfig(kvs []yamlread.KV, path string, iface *Interface, c *Config) error {
 	if err := p.v2DHCP(kvs, path, iface); err != nil {
 		return err
 	}
@@ -477,9 +478,9 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 		return err
 	}
 	var dns DNS
-	if nn := get(kvs, "nameservers"); nn != nil {
-		npath := join(path, "nameservers")
-		nkvs, err := p.mapping(nn, npath)
+	if nn := yamlread.Get(kvs, "nameservers"); nn != nil {
+		npath := yamlread.Join(path, "nameservers")
+		nkvs, err := p.Mapping(nn, npath)
 		if err != nil {
 			return err
 		}
@@ -506,12 +507,12 @@ func (p *yparser) v2IPConfig(kvs []ykv, path string, iface *Interface, c *Config
 
 // v2DHCP adds the DHCPv4 then the DHCPv6 subnet, when on, with their
 // overrides.
-func (p *yparser) v2DHCP(kvs []ykv, path string, iface *Interface) error {
-	dhcp4, _, err := p.boolean(kvs, "dhcp4", path)
+func (p *yparser) v2DHCP(kvs []yamlread.KV, path string, iface *Interface) error {
+	dhcp4, _, err := p.Boolean(kvs, "dhcp4", path)
 	if err != nil {
 		return err
 	}
-	dhcp6, _, err := p.boolean(kvs, "dhcp6", path)
+	dhcp6, _, err := p.Boolean(kvs, "dhcp6", path)
 	if err != nil {
 		return err
 	}
@@ -525,8 +526,8 @@ func (p *yparser) v2DHCP(kvs []ykv, path string, iface *Interface) error {
 			continue // as cloud-init: overrides without the DHCP are ignored
 		}
 		sub := Subnet{Type: d.typ}
-		if on := get(kvs, d.key); on != nil && !isNull(on) {
-			o, metric, err := p.v2DHCPOverrides(on, join(path, d.key), d.typ == DHCP4)
+		if on := yamlread.Get(kvs, d.key); on != nil && !yamlread.IsNull(on) {
+			o, metric, err := p.v2DHCPOverrides(on, yamlread.Join(path, d.key), d.typ == DHCP4)
 			if err != nil {
 				return err
 			}
@@ -538,9 +539,9 @@ func (p *yparser) v2DHCP(kvs []ykv, path string, iface *Interface) error {
 }
 
 // v2Gateways reads gateway4 and gateway6, each of its own family.
-func (p *yparser) v2Gateways(kvs []ykv, path string) (gw4, gw6 netip.Addr, err error) {
+func (p *yparser) v2Gateways(kvs []yamlread.KV, path string) (gw4, gw6 netip.Addr, err error) {
 	for _, k := range []string{"gateway4", "gateway6"} {
-		s, err := p.str(kvs, k, path)
+		s, err := p.Str(kvs, k, path)
 		if err != nil || s == "" {
 			if err != nil {
 				return netip.Addr{}, netip.Addr{}, err
@@ -549,10 +550,10 @@ func (p *yparser) v2Gateways(kvs []ykv, path string) (gw4, gw6 netip.Addr, err e
 		}
 		a, err := parseIP(s)
 		if err != nil {
-			return netip.Addr{}, netip.Addr{}, yerr(get(kvs, k), join(path, k), "%v", err)
+			return netip.Addr{}, netip.Addr{}, yamlread.Errorf(yamlread.Get(kvs, k), yamlread.Join(path, k), "%v", err)
 		}
 		if a.Is4() != (k == "gateway4") {
-			return netip.Addr{}, netip.Addr{}, yerr(get(kvs, k), join(path, k), "%q is of the wrong family", s)
+			return netip.Addr{}, netip.Addr{}, yamlread.Errorf(yamlread.Get(kvs, k), yamlread.Join(path, k), "%q is of the wrong family", s)
 		}
 		if k == "gateway4" {
 			gw4 = a
@@ -565,14 +566,14 @@ func (p *yparser) v2Gateways(kvs []ykv, path string) (gw4, gw6 netip.Addr, err e
 
 // v2Addresses adds one static subnet per address, gw4 and gw6 on the first
 // address of their family and dns on the first address.
-func (p *yparser) v2Addresses(kvs []ykv, path string, iface *Interface, gw4, gw6 netip.Addr, dns DNS) error {
-	an := get(kvs, "addresses")
+func (p *yparser) v2Addresses(kvs []yamlread.KV, path string, iface *Interface, gw4, gw6 netip.Addr, dns DNS) error {
+	an := yamlread.Get(kvs, "addresses")
 	if an == nil {
 		p.droppedGateways(path, gw4, gw6)
 		return nil
 	}
-	apath := join(path, "addresses")
-	items, err := p.list(an, apath)
+	apath := yamlread.Join(path, "addresses")
+	items, err := p.List(an, apath)
 	if err != nil {
 		return err
 	}
@@ -602,54 +603,54 @@ func (p *yparser) v2Addresses(kvs []ykv, path string, iface *Interface, gw4, gw6
 // family.
 func (p *yparser) droppedGateways(path string, gw4, gw6 netip.Addr) {
 	if gw4.IsValid() {
-		p.ignored = append(p.ignored, join(path, "gateway4")+" (no IPv4 address)")
+		p.ignored = append(p.ignored, yamlread.Join(path, "gateway4")+" (no IPv4 address)")
 	}
 	if gw6.IsValid() {
-		p.ignored = append(p.ignored, join(path, "gateway6")+" (no IPv6 address)")
+		p.ignored = append(p.ignored, yamlread.Join(path, "gateway6")+" (no IPv6 address)")
 	}
 }
 
 // v2Address reads one address: a string, or netplan's mapping form
 // ("10.0.0.2/24": {label: x}).
 func (p *yparser) v2Address(it *yaml.Node, ipath string) (netip.Prefix, error) {
-	r, err := p.node(it)
+	r, err := p.Node(it)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
 	var s string
 	if r.Kind == yaml.MappingNode { // netplan: - "10.0.0.2/24": {label: x}
-		m, err := p.mapping(r, ipath)
+		m, err := p.Mapping(r, ipath)
 		if err != nil {
 			return netip.Prefix{}, err
 		}
 		if len(m) != 1 {
-			return netip.Prefix{}, yerr(r, ipath, "want one address, have %d keys", len(m))
+			return netip.Prefix{}, yamlread.Errorf(r, ipath, "want one address, have %d keys", len(m))
 		}
-		opts, err := p.mapping(m[0].val, join(ipath, m[0].key))
+		opts, err := p.Mapping(m[0].Val, yamlread.Join(ipath, m[0].Key))
 		if err != nil {
 			return netip.Prefix{}, err
 		}
 		p.ignoreUnknown(opts, nil, ipath) // label, lifetime: not kept
-		s, r = m[0].key, m[0].knode
-	} else if s, r, err = p.scalar(r, ipath); err != nil {
+		s, r = m[0].Key, m[0].KNode
+	} else if s, r, err = p.Scalar(r, ipath); err != nil {
 		return netip.Prefix{}, err
 	}
 	pf, err := parseIPNet(s, "", nil)
 	if err != nil {
-		return netip.Prefix{}, yerr(r, ipath, "%v", err)
+		return netip.Prefix{}, yamlread.Errorf(r, ipath, "%v", err)
 	}
 	return pf, nil
 }
 
 // v2Routes puts the routes on the first subnet, adding a manual one to a
 // device that has none.
-func (p *yparser) v2Routes(kvs []ykv, path string, iface *Interface) error {
-	rn := get(kvs, "routes")
+func (p *yparser) v2Routes(kvs []yamlread.KV, path string, iface *Interface) error {
+	rn := yamlread.Get(kvs, "routes")
 	if rn == nil {
 		return nil
 	}
-	rpath := join(path, "routes")
-	items, err := p.list(rn, rpath)
+	rpath := yamlread.Join(path, "routes")
+	items, err := p.List(rn, rpath)
 	if err != nil {
 		return err
 	}
@@ -675,7 +676,7 @@ func (p *yparser) v2Routes(kvs []ykv, path string, iface *Interface) error {
 // metric). A key netplan does not have for that family is an error, as in
 // netplan.
 func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOverrides, int, error) {
-	kvs, err := p.mapping(n, path)
+	kvs, err := p.Mapping(n, path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -683,12 +684,12 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 	metric := 0
 	v4only := map[string]bool{"use-mtu": true, "use-routes": true, "send-hostname": true, "hostname": true}
 	for _, kv := range kvs {
-		kpath := join(path, kv.key)
-		if v4only[kv.key] && !v4 {
-			return nil, 0, yerr(kv.knode, kpath, "is only for dhcp4-overrides")
+		kpath := yamlread.Join(path, kv.Key)
+		if v4only[kv.Key] && !v4 {
+			return nil, 0, yamlread.Errorf(kv.KNode, kpath, "is only for dhcp4-overrides")
 		}
-		if b := o.Flag(kv.key); b != nil {
-			v, set, err := p.boolean(kvs, kv.key, path)
+		if b := o.Flag(kv.Key); b != nil {
+			v, set, err := p.Boolean(kvs, kv.Key, path)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -697,13 +698,13 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 			}
 			continue
 		}
-		switch kv.key {
+		switch kv.Key {
 		case "hostname":
-			if o.Hostname, err = p.str(kvs, kv.key, path); err != nil {
+			if o.Hostname, err = p.Str(kvs, kv.Key, path); err != nil {
 				return nil, 0, err
 			}
 		case "use-domains":
-			v, err := p.str(kvs, kv.key, path)
+			v, err := p.Str(kvs, kv.Key, path)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -712,14 +713,14 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 			} else if strings.ToLower(v) == "route" {
 				o.UseDomains = "route"
 			} else {
-				return nil, 0, yerr(kv.val, kpath, "%q is not a boolean or \"route\"", v)
+				return nil, 0, yamlread.Errorf(kv.Val, kpath, "%q is not a boolean or \"route\"", v)
 			}
 		case "route-metric":
-			if metric, err = p.nonNegative(kvs, kv.key, path); err != nil {
+			if metric, err = p.NonNegative(kvs, kv.Key, path); err != nil {
 				return nil, 0, err
 			}
 		default:
-			return nil, 0, yerr(kv.knode, kpath, "unknown key")
+			return nil, 0, yamlread.Errorf(kv.KNode, kpath, "unknown key")
 		}
 	}
 	if *o == (DHCPOverrides{}) {
@@ -730,27 +731,27 @@ func (p *yparser) v2DHCPOverrides(n *yaml.Node, path string, v4 bool) (*DHCPOver
 
 func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {
 	var r Route
-	kvs, err := p.mapping(n, path)
+	kvs, err := p.Mapping(n, path)
 	if err != nil {
 		return r, err
 	}
 	p.ignoreUnknown(kvs, v2RouteKeys(), path)
-	to, err := p.str(kvs, "to", path)
+	to, err := p.Str(kvs, "to", path)
 	if err != nil {
 		return r, err
 	}
-	via, err := p.str(kvs, "via", path)
+	via, err := p.Str(kvs, "via", path)
 	if err != nil {
 		return r, err
 	}
 	if via != "" {
 		if r.Via, err = parseIP(via); err != nil {
-			return r, yerr(get(kvs, "via"), join(path, "via"), "%v", err)
+			return r, yamlread.Errorf(yamlread.Get(kvs, "via"), yamlread.Join(path, "via"), "%v", err)
 		}
 	}
 	switch {
 	case to == "":
-		return r, yerr(n, path, "route without to")
+		return r, yamlread.Errorf(n, path, "route without to")
 	case to == "default" && r.Via.Is6():
 		r.To = netip.MustParsePrefix("::/0")
 	case to == "default":
@@ -760,33 +761,33 @@ func (p *yparser) v2Route(n *yaml.Node, path string) (Route, error) {
 		// it (cloud-init's network_state would make it a /24 or /64).
 		a, err := parseIP(strings.TrimSpace(to))
 		if err != nil {
-			return r, yerr(get(kvs, "to"), join(path, "to"), "%q: invalid IP", to)
+			return r, yamlread.Errorf(yamlread.Get(kvs, "to"), yamlread.Join(path, "to"), "%q: invalid IP", to)
 		}
 		r.To = netip.PrefixFrom(a, a.BitLen())
 	default:
 		if r.To, err = parseIPNet(to, "", nil); err != nil {
-			return r, yerr(get(kvs, "to"), join(path, "to"), "%v", err)
+			return r, yamlread.Errorf(yamlread.Get(kvs, "to"), yamlread.Join(path, "to"), "%v", err)
 		}
 	}
 	if r.Via.IsValid() && r.Via.Is4() != r.To.Addr().Is4() {
-		return r, yerr(n, path, "via %s and to %s are of different families", r.Via, r.To)
+		return r, yamlread.Errorf(n, path, "via %s and to %s are of different families", r.Via, r.To)
 	}
-	if r.Metric, err = p.nonNegative(kvs, "metric", path); err != nil {
+	if r.Metric, err = p.NonNegative(kvs, "metric", path); err != nil {
 		return r, err
 	}
-	if r.Table, err = p.nonNegative(kvs, "table", path); err != nil {
+	if r.Table, err = p.NonNegative(kvs, "table", path); err != nil {
 		return r, err
 	}
-	if r.MTU, err = p.nonNegative(kvs, "mtu", path); err != nil {
+	if r.MTU, err = p.NonNegative(kvs, "mtu", path); err != nil {
 		return r, err
 	}
-	if r.Scope, err = p.str(kvs, "scope", path); err != nil {
+	if r.Scope, err = p.Str(kvs, "scope", path); err != nil {
 		return r, err
 	}
 	switch r.Scope {
 	case "", "global", "link", "host":
 	default:
-		return r, yerr(get(kvs, "scope"), join(path, "scope"), "%q is not global, link or host", r.Scope)
+		return r, yamlread.Errorf(yamlread.Get(kvs, "scope"), yamlread.Join(path, "scope"), "%q is not global, link or host", r.Scope)
 	}
 	return r, nil
 }
