@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/internal/jinja/pynum"
 )
 
 // frame holds the names a template set: the template's own, then one per
@@ -435,7 +437,7 @@ func (r *renderer) unary(e *expr, v any) (any, error) {
 }
 
 func errOverflow(line int) error {
-	return errorf(line, "integer overflow (earlyinit's Jinja has 64-bit integers)")
+	return errorf(line, "%v", pynum.ErrOverflow)
 }
 
 // compare is one comparison of a chain.
@@ -544,7 +546,11 @@ func (r *renderer) binop(line int, op string, a, b any) (any, error) {
 	fa, ia, aInt, aNum := number(a)
 	fb, ib, bInt, bNum := number(b)
 	if aNum && bNum {
-		return numOp(line, op, fa, ia, aInt, fb, ib, bInt)
+		v, err := pynum.Op(op, pynum.Num{F: fa, I: ia, Int: aInt}, pynum.Num{F: fb, I: ib, Int: bInt})
+		if err != nil {
+			return nil, errorf(line, "%v", err)
+		}
+		return v, nil
 	}
 	switch op {
 	case "+":
@@ -613,131 +619,6 @@ func (r *renderer) binop(line int, op string, a, b any) (any, error) {
 		}
 	}
 	return nil, errorf(line, "unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(a), typeName(b))
-}
-
-// numOp is an arithmetic operator on Python numbers.
-func numOp(line int, op string, fa float64, ia int64, aInt bool, fb float64, ib int64, bInt bool) (any, error) {
-	ints := aInt && bInt
-	switch op {
-	case "+":
-		if ints {
-			s := ia + ib
-			if (s > ia) != (ib > 0) {
-				return nil, errOverflow(line)
-			}
-			return s, nil
-		}
-		return fa + fb, nil
-	case "-":
-		if ints {
-			s := ia - ib
-			if (s < ia) != (ib > 0) {
-				return nil, errOverflow(line)
-			}
-			return s, nil
-		}
-		return fa - fb, nil
-	case "*":
-		if ints {
-			if ia == 0 || ib == 0 {
-				return int64(0), nil
-			}
-			p := ia * ib
-			if p/ib != ia || (ia == -1 && ib == math.MinInt64) || (ib == -1 && ia == math.MinInt64) {
-				return nil, errOverflow(line)
-			}
-			return p, nil
-		}
-		return fa * fb, nil
-	case "/":
-		if fb == 0 {
-			return nil, errorf(line, "division by zero")
-		}
-		if ints {
-			return float64(ia) / float64(ib), nil
-		}
-		return fa / fb, nil
-	case "//", "%":
-		if ints {
-			if ib == 0 {
-				return nil, errorf(line, "integer division or modulo by zero")
-			}
-			if ia == math.MinInt64 && ib == -1 {
-				return nil, errOverflow(line)
-			}
-			q, m := ia/ib, ia%ib
-			if m != 0 && (m < 0) != (ib < 0) {
-				q--
-				m += ib
-			}
-			if op == "//" {
-				return q, nil
-			}
-			return m, nil
-		}
-		if fb == 0 {
-			return nil, errorf(line, "float division by zero")
-		}
-		div, mod := pyFloatDivmod(fa, fb)
-		if op == "//" {
-			return div, nil
-		}
-		return mod, nil
-	case "**":
-		if ints && ib >= 0 {
-			result, base, e := int64(1), ia, ib
-			for e > 0 {
-				if e&1 == 1 {
-					p := result * base
-					if base != 0 && (p/base != result) {
-						return nil, errOverflow(line)
-					}
-					result = p
-				}
-				e >>= 1
-				if e > 0 {
-					sq := base * base
-					if base != 0 && sq/base != base {
-						return nil, errOverflow(line)
-					}
-					base = sq
-				}
-			}
-			return result, nil
-		}
-		if fa == 0 && fb < 0 {
-			return nil, errorf(line, "0.0 cannot be raised to a negative power")
-		}
-		if fa < 0 && fb != math.Trunc(fb) {
-			return nil, errorf(line, "a negative number to a fractional power is complex, which earlyinit's Jinja does not have")
-		}
-		return math.Pow(fa, fb), nil
-	}
-	return nil, errorf(line, "unknown operator %s", op)
-}
-
-// pyFloatDivmod is CPython's float_divmod.
-func pyFloatDivmod(vx, wx float64) (float64, float64) {
-	mod := math.Mod(vx, wx)
-	div := (vx - mod) / wx
-	if mod != 0 {
-		if (wx < 0) != (mod < 0) {
-			mod += wx
-			div -= 1
-		}
-	} else {
-		mod = math.Copysign(0, wx)
-	}
-	var floordiv float64
-	if div != 0 {
-		floordiv = math.Floor(div)
-		if div-floordiv > 0.5 {
-			floordiv++
-		}
-	} else {
-		floordiv = math.Copysign(0, vx/wx)
-	}
-	return floordiv, mod
 }
 
 // objectTypeRepr is Jinja's object_type_repr, for undefined's messages.

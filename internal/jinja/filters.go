@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/earlyinit/earlyinit/internal/jinja/pynum"
 	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
@@ -981,41 +982,14 @@ func (a *callArgs) round(v, precArg, methodArg any) (any, error) {
 	if prec < -18 || prec > 300 || m != "common" && prec > 18 {
 		return nil, errorf(a.line, "filter 'round': a precision of %d is not supported by earlyinit's Jinja", prec)
 	}
-	if m == "common" {
-		if isInt {
-			if prec >= 0 {
-				return i, nil
-			}
-			p := int64(math.Pow10(int(-prec)))
-			q, r := i/p, i%p
-			if r < 0 {
-				q, r = q-1, r+p
-			}
-			if 2*r > p || 2*r == p && q%2 != 0 {
-				q++
-			}
-			return q * p, nil
-		}
-		if prec < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			if prec < 0 {
-				return nil, errorf(a.line, "filter 'round': a negative precision on a float is not supported by earlyinit's Jinja")
-			}
-			return f, nil
-		}
-		out, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'f', int(prec), 64), 64)
-		return out, nil
+	if m == "common" && !isInt && prec < 0 {
+		return nil, errorf(a.line, "filter 'round': a negative precision on a float is not supported by earlyinit's Jinja")
 	}
-	p := math.Pow10(int(prec))
-	x := f * p
-	if m == "ceil" {
-		x = math.Ceil(x)
-	} else {
-		x = math.Floor(x)
+	out, err := pynum.Round(pynum.Num{F: f, I: i, Int: isInt}, prec, m)
+	if err != nil {
+		return nil, errorf(a.line, "%v", err)
 	}
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return nil, errorf(a.line, "cannot convert float infinity or NaN to integer")
-	}
-	return x / p, nil
+	return out, nil
 }
 
 func (r *renderer) test(e *expr, f *frame) (any, error) {
