@@ -85,105 +85,145 @@ func ParseCustConfig(name string, b []byte) (custConfig, error) {
 	text := strings.ReplaceAll(string(b), "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	lines := strings.SplitAfter(text, "\n")
-	defaults := newSection()
-	sections := map[string]*cfgSection{}
-	var order []string
-	added := map[string]bool{}
-	var cur *cfgSection
-	sectName, optName := "", ""
-	indent := 0
-	var bad []int
+	r := &cfgReader{
+		name:     name,
+		defaults: newSection(),
+		sections: map[string]*cfgSection{},
+		added:    map[string]bool{},
+	}
 	for i, line := range lines {
-		lineno := i + 1
-		if line == "" {
-			continue
+		if err := r.line(i+1, line); err != nil {
+			return nil, err
 		}
-		line = strings.TrimSuffix(line, "\n")
-		comment := false
-		if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") || strings.HasPrefix(t, ";") {
-			comment = true
-		}
-		value := strings.TrimSpace(line)
-		if comment {
-			value = ""
-		}
-		if value == "" {
-			// An empty line inside a value is part of it (configparser's
-			// empty_lines_in_values); a comment line is not.
-			if !comment && cur != nil && optName != "" {
-				cur.values[optName] = append(cur.values[optName], "")
-			}
-			continue
-		}
-		level := len(line) - len(strings.TrimLeft(line, " \t\v\f"))
-		if cur != nil && optName != "" && level > indent {
-			cur.values[optName] = append(cur.values[optName], value)
-			continue
-		}
-		indent = level
-		if h, ok := sectionHeader(value); ok {
-			sectName = h
-			switch {
-			case sections[h] != nil:
-				if added[h] {
-					return nil, fmt.Errorf("%s: line %d: section [%s] given twice", name, lineno, h)
-				}
-				cur = sections[h]
-			case h == "DEFAULT":
-				cur = defaults
-			default:
-				cur = newSection()
-				sections[h] = cur
-				order = append(order, h)
-			}
-			added[h] = true
-			optName = ""
-			continue
-		}
-		if cur == nil {
-			return nil, fmt.Errorf("%s: line %d: an option before any [section]", name, lineno)
-		}
-		m := optionRE().FindStringSubmatch(value)
-		if m == nil {
-			bad = append(bad, lineno)
-			continue
-		}
-		if m[1] == "" {
-			bad = append(bad, lineno)
-		}
-		optName = strings.TrimRight(m[1], " \t\n\r\v\f")
-		key := sectName + "\x00" + optName
-		if added[key] {
-			return nil, fmt.Errorf("%s: line %d: option %q of [%s] given twice", name, lineno, optName, sectName)
-		}
-		added[key] = true
-		cur.set(optName, []string{strings.TrimSpace(m[3])})
 	}
-	if len(bad) > 0 {
-		return nil, fmt.Errorf("%s: line %s: not an option (name = value) nor a [section]", name, joinInts(bad))
+	if len(r.bad) > 0 {
+		return nil, fmt.Errorf("%s: line %s: not an option (name = value) nor a [section]", name, joinInts(r.bad))
 	}
-	join := func(s *cfgSection) map[string]string {
-		out := map[string]string{}
-		for n, v := range s.values {
-			out[n] = strings.TrimRight(strings.Join(v, "\n"), " \t\n\r\v\f")
+	return r.config()
+}
+
+// cfgReader is configparser's state while it reads a file: the sections
+// read so far, and where in them the last line was.
+type cfgReader struct {
+	name     string // the file's, for errors
+	defaults *cfgSection
+	sections map[string]*cfgSection
+	order    []string        // the sections but DEFAULT, in file order
+	added    map[string]bool // sections and "section\x00option"s read
+	cur      *cfgSection
+	// sectName and optName are the current section and option ("" for
+	// none, as after a section header); indent is the option line's.
+	sectName, optName string
+	indent            int
+	bad               []int // the lines that are no option
+}
+
+// line reads line number lineno (with its line break, if any).
+func (r *cfgReader) line(lineno int, line string) error {
+	if line == "" {
+		return nil
+	}
+	line = strings.TrimSuffix(line, "\n")
+	comment := false
+	if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") || strings.HasPrefix(t, ";") {
+		comment = true
+	}
+	value := strings.TrimSpace(line)
+	if comment {
+		value = ""
+	}
+	if value == "" {
+		// An empty line inside a value is part of it (configparser's
+		// empty_lines_in_values); a comment line is not.
+		if !comment && r.cur != nil && r.optName != "" {
+			r.cur.values[r.optName] = append(r.cur.values[r.optName], "")
 		}
-		return out
+		return nil
 	}
-	def := join(defaults)
+	level := len(line) - len(strings.TrimLeft(line, " \t\v\f"))
+	if r.cur != nil && r.optName != "" && level > r.indent {
+		r.cur.values[r.optName] = append(r.cur.values[r.optName], value)
+		return nil
+	}
+	r.indent = level
+	if h, ok := sectionHeader(value); ok {
+		return r.section(lineno, h)
+	}
+	return r.option(lineno, value)
+}
+
+// section starts section h, read at line lineno.
+func (r *cfgReader) section(lineno int, h string) error {
+	r.sectName = h
+	switch {
+	case r.sections[h] != nil:
+		if r.added[h] {
+			return fmt.Errorf("%s: line %d: section [%s] given twice", r.name, lineno, h)
+		}
+		r.cur = r.sections[h]
+	case h == "DEFAULT":
+		r.cur = r.defaults
+	default:
+		r.cur = newSection()
+		r.sections[h] = r.cur
+		r.order = append(r.order, h)
+	}
+	r.added[h] = true
+	r.optName = ""
+	return nil
+}
+
+// option reads the option line lineno, whose text, trimmed, is value.
+func (r *cfgReader) option(lineno int, value string) error {
+	if r.cur == nil {
+		return fmt.Errorf("%s: line %d: an option before any [section]", r.name, lineno)
+	}
+	m := optionRE().FindStringSubmatch(value)
+	if m == nil {
+		r.bad = append(r.bad, lineno)
+		return nil
+	}
+	if m[1] == "" {
+		r.bad = append(r.bad, lineno)
+	}
+	r.optName = strings.TrimRight(m[1], " \t\n\r\v\f")
+	key := r.sectName + "\x00" + r.optName
+	if r.added[key] {
+		return fmt.Errorf("%s: line %d: option %q of [%s] given twice", r.name, lineno, r.optName, r.sectName)
+	}
+	r.added[key] = true
+	r.cur.set(r.optName, []string{strings.TrimSpace(m[3])})
+	return nil
+}
+
+// joinValue is each option of s with its lines joined, trailing blanks
+// trimmed.
+func joinValue(s *cfgSection) map[string]string {
+	out := map[string]string{}
+	for n, v := range s.values {
+		out[n] = strings.TrimRight(strings.Join(v, "\n"), " \t\n\r\v\f")
+	}
+	return out
+}
+
+// config is what was read as a custConfig: every section's options over
+// DEFAULT's, interpolated.
+func (r *cfgReader) config() (custConfig, error) {
+	def := joinValue(r.defaults)
 	cfg := custConfig{}
-	for _, sect := range order {
-		s := sections[sect]
+	for _, sect := range r.order {
+		s := r.sections[sect]
 		vars := map[string]string{}
 		for k, v := range def {
 			vars[k] = v
 		}
-		for k, v := range join(s) {
+		for k, v := range joinValue(s) {
 			vars[k] = v
 		}
 		for opt, raw := range vars {
 			v, err := interpolate(raw, vars, 1)
 			if err != nil {
-				return nil, fmt.Errorf("%s: [%s] %s: %w", name, sect, opt, err)
+				return nil, fmt.Errorf("%s: [%s] %s: %w", r.name, sect, opt, err)
 			}
 			cfg[strings.TrimSpace(sect+"|"+opt)] = strings.TrimSpace(v)
 		}
