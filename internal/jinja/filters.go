@@ -470,6 +470,7 @@ func (r *renderer) length(line int, v any) (any, error) {
 	return nil, errorf(line, "object of type '%s' has no len()", typeName(v))
 }
 
+// filter is a filter's call: v|name(args).
 func (r *renderer) filter(e *expr, f *frame) (any, error) {
 	v, err := r.eval(e.a, f)
 	if err != nil {
@@ -480,437 +481,556 @@ func (r *renderer) filter(e *expr, f *frame) (any, error) {
 		return nil, err
 	}
 	a.what = "filter '" + e.name + "'"
-	line := e.line
-	strOf := func(v any) (string, error) { return r.str(line, v) }
-	switch e.name {
-	case "default", "d":
-		p, err := a.bind([]string{"default_value", "boolean"}, "", false)
+	fn, ok := filters[e.name]
+	if !ok {
+		return nil, errorf(e.line, "no filter named '%s'", e.name)
+	}
+	return fn(r, e.name, v, a)
+}
+
+// filters are the filters' implementations by name (filterNames).
+var filters = map[string]func(r *renderer, name string, v any, a *callArgs) (any, error){
+	"default":    (*renderer).filterDefault,
+	"d":          (*renderer).filterDefault,
+	"lower":      (*renderer).filterString,
+	"upper":      (*renderer).filterString,
+	"capitalize": (*renderer).filterString,
+	"title":      (*renderer).filterString,
+	"string":     (*renderer).filterString,
+	"safe":       (*renderer).filterString,
+	"e":          (*renderer).filterString,
+	"escape":     (*renderer).filterString,
+	"trim":       (*renderer).filterTrim,
+	"replace":    (*renderer).filterReplace,
+	"join":       (*renderer).filterJoin,
+	"length":     (*renderer).filterLength,
+	"count":      (*renderer).filterLength,
+	"first":      (*renderer).filterFirst,
+	"last":       (*renderer).filterLast,
+	"int":        (*renderer).filterInt,
+	"float":      (*renderer).filterFloat,
+	"list":       (*renderer).filterList,
+	"sort":       (*renderer).filterSort,
+	"unique":     (*renderer).filterUnique,
+	"reverse":    (*renderer).filterReverse,
+	"tojson":     (*renderer).filterTojson,
+	"indent":     (*renderer).filterIndent,
+	"items":      (*renderer).filterItems,
+	"dictsort":   (*renderer).filterDictsort,
+	"abs":        (*renderer).filterAbs,
+	"round":      (*renderer).filterRound,
+	"min":        (*renderer).filterMinMax,
+	"max":        (*renderer).filterMinMax,
+	"sum":        (*renderer).filterSum,
+}
+
+// filterDefault is default(default_value, boolean), alias d.
+func (r *renderer) filterDefault(name string, v any, a *callArgs) (any, error) {
+	p, err := a.bind([]string{"default_value", "boolean"}, "", false)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(undefined); ok || truth(p[1]) && !truth(v) {
+		return p[0], nil
+	}
+	return v, nil
+}
+
+// filterString is the filters of str(v): lower, upper, capitalize,
+// title, string, safe, and escape (alias e).
+func (r *renderer) filterString(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	s, err := r.str(line, v)
+	if err != nil {
+		return nil, err
+	}
+	switch name {
+	case "lower":
+		return pystr.Lower(s), nil
+	case "upper":
+		return pystr.Upper(s), nil
+	case "capitalize":
+		return pystr.Capitalize(s), nil
+	case "title":
+		return pystr.Title(s), nil
+	case "e", "escape":
+		out := strings.NewReplacer("&", "&amp;", ">", "&gt;", "<", "&lt;", "'", "&#39;", `"`, "&#34;").Replace(s)
+		return out, r.charge(line, len(out))
+	}
+	return s, nil
+}
+
+// filterTrim is trim(chars).
+func (r *renderer) filterTrim(name string, v any, a *callArgs) (any, error) {
+	p, err := a.bind([]string{"chars"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.str(a.line, v)
+	if err != nil {
+		return nil, err
+	}
+	return pyStripChars(s, "strip", p[0], a)
+}
+
+// filterReplace is replace(old, new, count).
+func (r *renderer) filterReplace(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"old", "new", "count"}, nil, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.pos)+len(a.kw) < 2 {
+		return nil, errorf(line, "filter 'replace' wants the old and the new string")
+	}
+	s, err := r.str(line, v)
+	if err != nil {
+		return nil, err
+	}
+	return pyReplace(a, s, p[0], p[1], p[2], true)
+}
+
+// filterJoin is join(d, attribute).
+func (r *renderer) filterJoin(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"d", "attribute"}, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	items, err := r.iterate(line, v)
+	if err != nil {
+		return nil, err
+	}
+	sep, err := r.str(line, p[0])
+	if err != nil {
+		return nil, err
+	}
+	get := r.attrGetter(line, p[1], false)
+	var b strings.Builder
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		if it, err = get(it); err != nil {
+			return nil, err
+		}
+		s, err := r.str(line, it)
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := v.(undefined); ok || truth(p[1]) && !truth(v) {
-			return p[0], nil
+		b.WriteString(s)
+		if b.Len() > r.lim.Output {
+			return nil, limitf(line, "a value longer than %d bytes", r.lim.Output)
 		}
-		return v, nil
-	case "lower", "upper", "capitalize", "title", "string", "safe", "e", "escape":
-		if err := a.none(); err != nil {
-			return nil, err
+	}
+	return b.String(), r.charge(line, b.Len())
+}
+
+// filterLength is length, alias count.
+func (r *renderer) filterLength(name string, v any, a *callArgs) (any, error) {
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	return r.length(a.line, v)
+}
+
+// filterFirst is first: an iterator's next item, else the first.
+func (r *renderer) filterFirst(name string, v any, a *callArgs) (any, error) {
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	if it, ok := v.(*iterV); ok {
+		if it.pos < len(it.items) {
+			it.pos++
+			return it.items[it.pos-1], nil
 		}
-		s, err := strOf(v)
+	} else {
+		items, err := r.iterate(a.line, v)
 		if err != nil {
 			return nil, err
-		}
-		switch e.name {
-		case "lower":
-			return pystr.Lower(s), nil
-		case "upper":
-			return pystr.Upper(s), nil
-		case "capitalize":
-			return pystr.Capitalize(s), nil
-		case "title":
-			return pystr.Title(s), nil
-		case "e", "escape":
-			out := strings.NewReplacer("&", "&amp;", ">", "&gt;", "<", "&lt;", "'", "&#39;", `"`, "&#34;").Replace(s)
-			return out, r.charge(line, len(out))
-		}
-		return s, nil
-	case "trim":
-		p, err := a.bind([]string{"chars"}, nil)
-		if err != nil {
-			return nil, err
-		}
-		s, err := strOf(v)
-		if err != nil {
-			return nil, err
-		}
-		return pyStripChars(s, "strip", p[0], a)
-	case "replace":
-		p, err := a.bind([]string{"old", "new", "count"}, nil, nil, nil)
-		if err != nil {
-			return nil, err
-		}
-		if len(a.pos)+len(a.kw) < 2 {
-			return nil, errorf(line, "filter 'replace' wants the old and the new string")
-		}
-		s, err := strOf(v)
-		if err != nil {
-			return nil, err
-		}
-		return pyReplace(a, s, p[0], p[1], p[2], true)
-	case "join":
-		p, err := a.bind([]string{"d", "attribute"}, "", nil)
-		if err != nil {
-			return nil, err
-		}
-		items, err := r.iterate(line, v)
-		if err != nil {
-			return nil, err
-		}
-		sep, err := strOf(p[0])
-		if err != nil {
-			return nil, err
-		}
-		get := r.attrGetter(line, p[1], false)
-		var b strings.Builder
-		for i, it := range items {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if it, err = get(it); err != nil {
-				return nil, err
-			}
-			s, err := strOf(it)
-			if err != nil {
-				return nil, err
-			}
-			b.WriteString(s)
-			if b.Len() > r.lim.Output {
-				return nil, limitf(line, "a value longer than %d bytes", r.lim.Output)
-			}
-		}
-		return b.String(), r.charge(line, b.Len())
-	case "length", "count":
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		return r.length(line, v)
-	case "first":
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		if it, ok := v.(*iterV); ok {
-			if it.pos < len(it.items) {
-				it.pos++
-				return it.items[it.pos-1], nil
-			}
-		} else {
-			items, err := r.iterate(line, v)
-			if err != nil {
-				return nil, err
-			}
-			if len(items) > 0 {
-				return items[0], nil
-			}
-		}
-		return undefined{name: "None", hint: "No first item, sequence was empty."}, nil
-	case "last":
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		items, ok, err := r.reversed(line, v)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, errorf(line, "'%s' object is not reversible", typeName(v))
 		}
 		if len(items) > 0 {
 			return items[0], nil
 		}
-		return undefined{name: "None", hint: "No last item, sequence was empty."}, nil
-	case "int":
-		p, err := a.bind([]string{"default", "base"}, int64(0), int64(10))
+	}
+	return undefined{name: "None", hint: "No first item, sequence was empty."}, nil
+}
+
+// filterLast is last.
+func (r *renderer) filterLast(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	items, ok, err := r.reversed(line, v)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errorf(line, "'%s' object is not reversible", typeName(v))
+	}
+	if len(items) > 0 {
+		return items[0], nil
+	}
+	return undefined{name: "None", hint: "No last item, sequence was empty."}, nil
+}
+
+// filterInt is int(default, base).
+func (r *renderer) filterInt(name string, v any, a *callArgs) (any, error) {
+	p, err := a.bind([]string{"default", "base"}, int64(0), int64(10))
+	if err != nil {
+		return nil, err
+	}
+	return a.toInt(v, p[0], p[1])
+}
+
+// filterFloat is float(default).
+func (r *renderer) filterFloat(name string, v any, a *callArgs) (any, error) {
+	p, err := a.bind([]string{"default"}, 0.0)
+	if err != nil {
+		return nil, err
+	}
+	if u, ok := v.(undefined); ok {
+		return nil, errorf(a.line, "%s", u.message())
+	}
+	if f, _, _, ok := number(v); ok {
+		return f, nil
+	}
+	if s, ok := v.(string); ok {
+		if f, ok := pystr.ParseFloat(s); ok {
+			return f, nil
+		}
+	}
+	return p[0], nil
+}
+
+// filterList is list.
+func (r *renderer) filterList(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	items, err := r.iterate(line, v)
+	if err != nil {
+		return nil, err
+	}
+	return append([]any{}, items...), r.charge(line, 16*len(items))
+}
+
+// filterSort is sort(reverse, case_sensitive, attribute): attribute may
+// be several, comma-separated.
+func (r *renderer) filterSort(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"reverse", "case_sensitive", "attribute"}, false, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	items, err := r.iterate(line, v)
+	if err != nil {
+		return nil, err
+	}
+	var getters []func(any) (any, error)
+	if s, ok := p[2].(string); ok {
+		for _, part := range strings.Split(s, ",") {
+			getters = append(getters, r.attrGetter(line, part, !truth(p[1])))
+		}
+	} else {
+		getters = append(getters, r.attrGetter(line, p[2], !truth(p[1])))
+	}
+	key := func(it any) (any, error) {
+		if len(getters) == 1 {
+			return getters[0](it)
+		}
+		ks := make([]any, len(getters))
+		for i, g := range getters {
+			k, err := g(it)
+			if err != nil {
+				return nil, err
+			}
+			ks[i] = k
+		}
+		return ks, nil
+	}
+	return r.sortItems(line, items, key, truth(p[0]), true)
+}
+
+// filterUnique is unique(case_sensitive, attribute), a generator.
+func (r *renderer) filterUnique(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"case_sensitive", "attribute"}, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	items, err := r.iterate(line, v)
+	if err != nil {
+		return nil, err
+	}
+	get := r.attrGetter(line, p[1], !truth(p[0]))
+	seen := map[any]bool{}
+	var out []any
+	for _, it := range items {
+		k, err := get(it)
 		if err != nil {
 			return nil, err
 		}
-		return a.toInt(v, p[0], p[1])
-	case "float":
-		p, err := a.bind([]string{"default"}, 0.0)
+		h, ok := hashKey(k)
+		if !ok {
+			return nil, errorf(line, "unhashable type: '%s'", typeName(k))
+		}
+		if !seen[h] {
+			seen[h] = true
+			out = append(out, it)
+		}
+	}
+	return &iterV{items: out, what: "generator"}, nil
+}
+
+// filterReverse is reverse: a string reversed, else reversed(v) or
+// the reversed list of its items.
+func (r *renderer) filterReverse(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	if s, ok := v.(string); ok {
+		rs := []rune(s)
+		slices.Reverse(rs)
+		return string(rs), nil
+	}
+	items, ok, err := r.reversed(line, v)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return &iterV{items: items, what: reverseIterName(v)}, nil
+	}
+	if items, err = r.iterate(line, v); err != nil {
+		return nil, errorf(line, "argument must be iterable")
+	}
+	out := append([]any{}, items...)
+	slices.Reverse(out)
+	return out, nil
+}
+
+// filterTojson is tojson(indent), HTML-safe as Jinja's htmlsafe_json_dumps.
+func (r *renderer) filterTojson(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"indent"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &jsonWriter{sortKeys: true, itemSep: ", ", r: r, line: line}
+	ind := false
+	switch x := p[0].(type) {
+	case nil:
+	case string:
+		w.indent, ind, w.itemSep = x, true, ","
+	default:
+		n, err := a.intArg(x, "indent")
 		if err != nil {
 			return nil, err
 		}
+		w.indent, ind, w.itemSep = strings.Repeat(" ", int(max(0, min(n, 64)))), true, ","
+	}
+	if err := w.value(v, 0, ind); err != nil {
+		if je, ok := err.(*Error); ok {
+			return nil, je
+		}
+		return nil, errorf(line, "%v", err)
+	}
+	out := strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "'", `\u0027`).Replace(w.b.String())
+	return out, r.charge(line, len(out))
+}
+
+// filterIndent is indent(width, first, blank).
+func (r *renderer) filterIndent(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"width", "first", "blank"}, int64(4), false, false)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
 		if u, ok := v.(undefined); ok {
 			return nil, errorf(line, "%s", u.message())
 		}
-		if f, _, _, ok := number(v); ok {
-			return f, nil
-		}
-		if s, ok := v.(string); ok {
-			if f, ok := pystr.ParseFloat(s); ok {
-				return f, nil
-			}
-		}
-		return p[0], nil
-	case "list":
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		items, err := r.iterate(line, v)
+		return nil, errorf(line, "filter 'indent' wants a string, not %s", typeName(v))
+	}
+	ind, ok := p[0].(string)
+	if !ok {
+		n, err := a.intArg(p[0], "width")
 		if err != nil {
 			return nil, err
 		}
-		return append([]any{}, items...), r.charge(line, 16*len(items))
-	case "sort":
-		p, err := a.bind([]string{"reverse", "case_sensitive", "attribute"}, false, false, nil)
+		ind = strings.Repeat(" ", int(max(0, min(n, int64(r.lim.Output)))))
+	}
+	lines := pystr.Splitlines(s + "\n")
+	if err := r.charge(line, len(s)+len(lines)*(len(ind)+1)); err != nil {
+		return nil, err
+	}
+	var out string
+	if truth(p[2]) {
+		out = strings.Join(lines, "\n"+ind)
+	} else {
+		var b strings.Builder
+		b.WriteString(lines[0])
+		for _, l := range lines[1:] {
+			b.WriteString("\n")
+			if l != "" {
+				b.WriteString(ind)
+			}
+			b.WriteString(l)
+		}
+		out = b.String()
+	}
+	if truth(p[1]) {
+		out = ind + out
+	}
+	return out, nil
+}
+
+// filterItems is items: a mapping's pairs, a generator.
+func (r *renderer) filterItems(name string, v any, a *callArgs) (any, error) {
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case undefined:
+		return &iterV{what: "generator"}, nil
+	case *Dict:
+		return &iterV{items: view{kind: 'i', d: x}.items(), what: "generator"}, nil
+	}
+	return nil, errorf(a.line, "Can only get item pairs from a mapping.")
+}
+
+// filterDictsort is dictsort(case_sensitive, by, reverse).
+func (r *renderer) filterDictsort(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"case_sensitive", "by", "reverse"}, false, "key", false)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(*Dict)
+	if !ok {
+		if u, ok := v.(undefined); ok {
+			return nil, errorf(line, "%s", u.message())
+		}
+		return nil, errorf(line, "filter 'dictsort' wants a dict, not %s", typeName(v))
+	}
+	pos := 0
+	switch p[1] {
+	case "key":
+	case "value":
+		pos = 1
+	default:
+		return nil, errorf(line, `You can only sort by either "key" or "value"`)
+	}
+	fold := !truth(p[0])
+	return r.sortItems(line, view{kind: 'i', d: d}.items(), func(it any) (any, error) {
+		k := it.(tuple)[pos]
+		if s, ok := k.(string); ok && fold {
+			return strings.ToLower(s), nil
+		}
+		return k, nil
+	}, truth(p[2]), false)
+}
+
+// filterAbs is abs.
+func (r *renderer) filterAbs(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	if err := a.none(); err != nil {
+		return nil, err
+	}
+	f, i, isInt, ok := number(v)
+	switch {
+	case !ok:
+		return nil, errorf(line, "bad operand type for abs(): '%s'", typeName(v))
+	case isInt && i == math.MinInt64:
+		return nil, errOverflow(line)
+	case isInt && i < 0:
+		return -i, nil
+	case isInt:
+		return i, nil
+	}
+	return math.Abs(f), nil
+}
+
+// filterRound is round(precision, method).
+func (r *renderer) filterRound(name string, v any, a *callArgs) (any, error) {
+	p, err := a.bind([]string{"precision", "method"}, int64(0), "common")
+	if err != nil {
+		return nil, err
+	}
+	return a.round(v, p[0], p[1])
+}
+
+// filterMinMax is min and max (name) (case_sensitive, attribute).
+func (r *renderer) filterMinMax(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"case_sensitive", "attribute"}, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	items, err := r.iterate(line, v)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return undefined{name: "None", hint: "No aggregated item, sequence was empty."}, nil
+	}
+	get := r.attrGetter(line, p[1], !truth(p[0]))
+	best, bk := items[0], any(nil)
+	if bk, err = get(best); err != nil {
+		return nil, err
+	}
+	for _, it := range items[1:] {
+		k, err := get(it)
 		if err != nil {
 			return nil, err
 		}
-		items, err := r.iterate(line, v)
+		x, y := k, bk
+		if name == "max" {
+			x, y = bk, k
+		}
+		lt, err := less(x, y)
 		if err != nil {
-			return nil, err
-		}
-		var getters []func(any) (any, error)
-		if s, ok := p[2].(string); ok {
-			for _, part := range strings.Split(s, ",") {
-				getters = append(getters, r.attrGetter(line, part, !truth(p[1])))
-			}
-		} else {
-			getters = append(getters, r.attrGetter(line, p[2], !truth(p[1])))
-		}
-		key := func(it any) (any, error) {
-			if len(getters) == 1 {
-				return getters[0](it)
-			}
-			ks := make([]any, len(getters))
-			for i, g := range getters {
-				k, err := g(it)
-				if err != nil {
-					return nil, err
-				}
-				ks[i] = k
-			}
-			return ks, nil
-		}
-		return r.sortItems(line, items, key, truth(p[0]), true)
-	case "unique":
-		p, err := a.bind([]string{"case_sensitive", "attribute"}, false, nil)
-		if err != nil {
-			return nil, err
-		}
-		items, err := r.iterate(line, v)
-		if err != nil {
-			return nil, err
-		}
-		get := r.attrGetter(line, p[1], !truth(p[0]))
-		seen := map[any]bool{}
-		var out []any
-		for _, it := range items {
-			k, err := get(it)
-			if err != nil {
-				return nil, err
-			}
-			h, ok := hashKey(k)
-			if !ok {
-				return nil, errorf(line, "unhashable type: '%s'", typeName(k))
-			}
-			if !seen[h] {
-				seen[h] = true
-				out = append(out, it)
-			}
-		}
-		return &iterV{items: out, what: "generator"}, nil
-	case "reverse":
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		if s, ok := v.(string); ok {
-			rs := []rune(s)
-			slices.Reverse(rs)
-			return string(rs), nil
-		}
-		items, ok, err := r.reversed(line, v)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return &iterV{items: items, what: reverseIterName(v)}, nil
-		}
-		if items, err = r.iterate(line, v); err != nil {
-			return nil, errorf(line, "argument must be iterable")
-		}
-		out := append([]any{}, items...)
-		slices.Reverse(out)
-		return out, nil
-	case "tojson":
-		p, err := a.bind([]string{"indent"}, nil)
-		if err != nil {
-			return nil, err
-		}
-		w := &jsonWriter{sortKeys: true, itemSep: ", ", r: r, line: line}
-		ind := false
-		switch x := p[0].(type) {
-		case nil:
-		case string:
-			w.indent, ind, w.itemSep = x, true, ","
-		default:
-			n, err := a.intArg(x, "indent")
-			if err != nil {
-				return nil, err
-			}
-			w.indent, ind, w.itemSep = strings.Repeat(" ", int(max(0, min(n, 64)))), true, ","
-		}
-		if err := w.value(v, 0, ind); err != nil {
-			if je, ok := err.(*Error); ok {
-				return nil, je
-			}
 			return nil, errorf(line, "%v", err)
 		}
-		out := strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "'", `\u0027`).Replace(w.b.String())
-		return out, r.charge(line, len(out))
-	case "indent":
-		p, err := a.bind([]string{"width", "first", "blank"}, int64(4), false, false)
-		if err != nil {
-			return nil, err
+		if lt {
+			best, bk = it, k
 		}
-		s, ok := v.(string)
-		if !ok {
-			if u, ok := v.(undefined); ok {
-				return nil, errorf(line, "%s", u.message())
-			}
-			return nil, errorf(line, "filter 'indent' wants a string, not %s", typeName(v))
-		}
-		ind, ok := p[0].(string)
-		if !ok {
-			n, err := a.intArg(p[0], "width")
-			if err != nil {
-				return nil, err
-			}
-			ind = strings.Repeat(" ", int(max(0, min(n, int64(r.lim.Output)))))
-		}
-		lines := pystr.Splitlines(s + "\n")
-		if err := r.charge(line, len(s)+len(lines)*(len(ind)+1)); err != nil {
-			return nil, err
-		}
-		var out string
-		if truth(p[2]) {
-			out = strings.Join(lines, "\n"+ind)
-		} else {
-			var b strings.Builder
-			b.WriteString(lines[0])
-			for _, l := range lines[1:] {
-				b.WriteString("\n")
-				if l != "" {
-					b.WriteString(ind)
-				}
-				b.WriteString(l)
-			}
-			out = b.String()
-		}
-		if truth(p[1]) {
-			out = ind + out
-		}
-		return out, nil
-	case "items":
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		switch x := v.(type) {
-		case undefined:
-			return &iterV{what: "generator"}, nil
-		case *Dict:
-			return &iterV{items: view{kind: 'i', d: x}.items(), what: "generator"}, nil
-		}
-		return nil, errorf(line, "Can only get item pairs from a mapping.")
-	case "dictsort":
-		p, err := a.bind([]string{"case_sensitive", "by", "reverse"}, false, "key", false)
-		if err != nil {
-			return nil, err
-		}
-		d, ok := v.(*Dict)
-		if !ok {
-			if u, ok := v.(undefined); ok {
-				return nil, errorf(line, "%s", u.message())
-			}
-			return nil, errorf(line, "filter 'dictsort' wants a dict, not %s", typeName(v))
-		}
-		pos := 0
-		switch p[1] {
-		case "key":
-		case "value":
-			pos = 1
-		default:
-			return nil, errorf(line, `You can only sort by either "key" or "value"`)
-		}
-		fold := !truth(p[0])
-		return r.sortItems(line, view{kind: 'i', d: d}.items(), func(it any) (any, error) {
-			k := it.(tuple)[pos]
-			if s, ok := k.(string); ok && fold {
-				return strings.ToLower(s), nil
-			}
-			return k, nil
-		}, truth(p[2]), false)
-	case "abs":
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		f, i, isInt, ok := number(v)
-		switch {
-		case !ok:
-			return nil, errorf(line, "bad operand type for abs(): '%s'", typeName(v))
-		case isInt && i == math.MinInt64:
-			return nil, errOverflow(line)
-		case isInt && i < 0:
-			return -i, nil
-		case isInt:
-			return i, nil
-		}
-		return math.Abs(f), nil
-	case "round":
-		p, err := a.bind([]string{"precision", "method"}, int64(0), "common")
-		if err != nil {
-			return nil, err
-		}
-		return a.round(v, p[0], p[1])
-	case "min", "max":
-		p, err := a.bind([]string{"case_sensitive", "attribute"}, false, nil)
-		if err != nil {
-			return nil, err
-		}
-		items, err := r.iterate(line, v)
-		if err != nil {
-			return nil, err
-		}
-		if len(items) == 0 {
-			return undefined{name: "None", hint: "No aggregated item, sequence was empty."}, nil
-		}
-		get := r.attrGetter(line, p[1], !truth(p[0]))
-		best, bk := items[0], any(nil)
-		if bk, err = get(best); err != nil {
-			return nil, err
-		}
-		for _, it := range items[1:] {
-			k, err := get(it)
-			if err != nil {
-				return nil, err
-			}
-			x, y := k, bk
-			if e.name == "max" {
-				x, y = bk, k
-			}
-			lt, err := less(x, y)
-			if err != nil {
-				return nil, errorf(line, "%v", err)
-			}
-			if lt {
-				best, bk = it, k
-			}
-		}
-		return best, nil
-	case "sum":
-		p, err := a.bind([]string{"attribute", "start"}, nil, int64(0))
-		if err != nil {
-			return nil, err
-		}
-		items, err := r.iterate(line, v)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := p[1].(string); ok {
-			return nil, errorf(line, "sum() can't sum strings [use ''.join(seq) instead]")
-		}
-		get := r.attrGetter(line, p[0], false)
-		total := p[1]
-		for _, it := range items {
-			if it, err = get(it); err != nil {
-				return nil, err
-			}
-			if total, err = r.binop(line, "+", total, it); err != nil {
-				return nil, err
-			}
-		}
-		return total, nil
 	}
-	return nil, errorf(line, "no filter named '%s'", e.name)
+	return best, nil
+}
+
+// filterSum is sum(attribute, start).
+func (r *renderer) filterSum(name string, v any, a *callArgs) (any, error) {
+	line := a.line
+	p, err := a.bind([]string{"attribute", "start"}, nil, int64(0))
+	if err != nil {
+		return nil, err
+	}
+	items, err := r.iterate(line, v)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := p[1].(string); ok {
+		return nil, errorf(line, "sum() can't sum strings [use ''.join(seq) instead]")
+	}
+	get := r.attrGetter(line, p[0], false)
+	total := p[1]
+	for _, it := range items {
+		if it, err = get(it); err != nil {
+			return nil, err
+		}
+		if total, err = r.binop(line, "+", total, it); err != nil {
+			return nil, err
+		}
+	}
+	return total, nil
 }
 
 func reverseIterName(v any) string {
