@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/netcfg/jsonobj"
 )
 
 // Keys lists every key the parsers read, by format ("v1", "v2",
@@ -65,9 +67,9 @@ func ndServiceKeys() []string { return []string{"type", "address", "search"} }
 
 // ndIgnored returns the keys of links, networks (and their routes and
 // services) and services that the parser does not read.
-func ndIgnored(links, networks, services []jsonObj) []string {
+func ndIgnored(links, networks, services []jsonobj.Object) []string {
 	var out []string
-	check := func(o jsonObj, known []string, where string) {
+	check := func(o jsonobj.Object, known []string, where string) {
 		for _, k := range sortedKeysAny(o) {
 			if slices.Contains(known, k) || slices.Contains(known, "bond_*") && strings.HasPrefix(k, "bond") {
 				continue
@@ -85,7 +87,7 @@ func ndIgnored(links, networks, services []jsonObj) []string {
 			key   string
 			known []string
 		}{{"routes", ndRouteKeys()}, {"services", ndServiceKeys()}} {
-			objs, _ := n.objects(sub.key)
+			objs, _ := n.Objects(sub.key)
 			for j, o := range objs {
 				check(o, sub.known, fmt.Sprintf("%s.%s[%d]", where, sub.key, j))
 			}

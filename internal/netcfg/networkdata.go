@@ -1,14 +1,12 @@
 package netcfg
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/netcfg/jsonobj"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
@@ -56,72 +54,6 @@ func ParseNetworkData(data []byte, macToName map[string]string) (*Config, error)
 	return c, nil
 }
 
-// jsonObj is a decoded JSON object.
-type jsonObj map[string]any
-
-func (o jsonObj) str(key string) (string, bool, error) {
-	v, ok := o[key]
-	if !ok || v == nil {
-		return "", false, nil
-	}
-	switch v := v.(type) {
-	case string:
-		return v, true, nil
-	case json.Number:
-		return v.String(), true, nil
-	}
-	return "", false, fmt.Errorf("%s: want a string, have %s", key, scalar.JSONNoun(v))
-}
-
-func (o jsonObj) integer(key string) (int, bool, error) {
-	v, ok := o[key]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	var s string
-	switch v := v.(type) {
-	case json.Number:
-		s = v.String()
-	case string:
-		s = strings.TrimSpace(v)
-	default:
-		return 0, false, fmt.Errorf("%s: want an integer, have %s", key, scalar.JSONNoun(v))
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %q is not an integer", key, s)
-	}
-	return n, true, nil
-}
-
-func (o jsonObj) list(key string) ([]any, error) {
-	v, ok := o[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	l, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a list, have %s", key, scalar.JSONNoun(v))
-	}
-	return l, nil
-}
-
-func (o jsonObj) objects(key string) ([]jsonObj, error) {
-	l, err := o.list(key)
-	if err != nil {
-		return nil, err
-	}
-	objs := make([]jsonObj, len(l))
-	for i, v := range l {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s[%d]: want an object, have %s", key, i, scalar.JSONNoun(v))
-		}
-		objs[i] = m
-	}
-	return objs, nil
-}
-
 // ndLink is what the parser learnt of a link, for references by id.
 type ndLink struct {
 	index int // in Config.Interfaces
@@ -142,7 +74,7 @@ type ndParser struct {
 	c          *Config
 	macToName  map[string]string
 	byID       map[string]*ndLink
-	networks   []jsonObj
+	networks   []jsonobj.Object
 	netsByLink map[string][]int // indexes into networks, by link id
 	bonds      int              // bonds named so far
 	refs       []ndRef
@@ -151,19 +83,19 @@ type ndParser struct {
 // parseNetworkData is ParseNetworkData without the file name on its errors:
 // links first, then the references between them, then the services.
 func parseNetworkData(data []byte, macToName map[string]string) (*Config, error) {
-	o, err := decodeNetworkData(data)
+	o, err := jsonobj.Decode(data)
 	if err != nil {
 		return nil, err
 	}
-	links, err := o.objects("links")
+	links, err := o.Objects("links")
 	if err != nil {
 		return nil, err
 	}
-	networks, err := o.objects("networks")
+	networks, err := o.Objects("networks")
 	if err != nil {
 		return nil, err
 	}
-	services, err := o.objects("services")
+	services, err := o.Objects("services")
 	if err != nil {
 		return nil, err
 	}
@@ -193,32 +125,13 @@ func parseNetworkData(data []byte, macToName map[string]string) (*Config, error)
 	return p.c, nil
 }
 
-// decodeNetworkData decodes data as exactly one JSON object, numbers kept
-// as json.Number.
-func decodeNetworkData(data []byte) (jsonObj, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var top any
-	if err := dec.Decode(&top); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("trailing data after the JSON object")
-	}
-	root, ok := top.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("want a JSON object, have %s", scalar.JSONNoun(top))
-	}
-	return jsonObj(root), nil
-}
-
 // indexLinks records every link's id in p.byID and returns the ids in link
 // order; a missing or duplicate id is an error.
-func (p *ndParser) indexLinks(links []jsonObj) ([]string, error) {
+func (p *ndParser) indexLinks(links []jsonobj.Object) ([]string, error) {
 	p.byID = map[string]*ndLink{}
 	ids := make([]string, len(links))
 	for i, l := range links {
-		id, _, err := l.str("id")
+		id, _, err := l.Str("id")
 		if err != nil {
 			return nil, fmt.Errorf("links[%d]: %w", i, err)
 		}
@@ -239,11 +152,11 @@ func (p *ndParser) indexLinks(links []jsonObj) ([]string, error) {
 func (p *ndParser) indexNetworks() error {
 	p.netsByLink = map[string][]int{}
 	for i, n := range p.networks {
-		nid, _, err := n.str("id")
+		nid, _, err := n.Str("id")
 		if err != nil {
 			return fmt.Errorf("networks[%d]: %w", i, err)
 		}
-		link, _, err := n.str("link")
+		link, _, err := n.Str("link")
 		if err != nil {
 			return fmt.Errorf("networks[%d] (id %q): %w", i, nid, err)
 		}
@@ -258,9 +171,9 @@ func (p *ndParser) indexNetworks() error {
 
 // link adds links[i] (with the given id) and its networks to p.c as one
 // interface.
-func (p *ndParser) link(i int, id string, l jsonObj) error {
+func (p *ndParser) link(i int, id string, l jsonobj.Object) error {
 	where := fmt.Sprintf("links[%d] (id %q)", i, id)
-	typ, _, err := l.str("type")
+	typ, _, err := l.Str("type")
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -297,8 +210,8 @@ func (p *ndParser) link(i int, id string, l jsonObj) error {
 
 // ndLinkCommon reads the keys every link type may have: its MAC
 // (normalised, "" if none), its name and its MTU.
-func ndLinkCommon(l jsonObj, where string) (mac, name string, mtu int, err error) {
-	mac, hasMAC, err := l.str("ethernet_mac_address")
+func ndLinkCommon(l jsonobj.Object, where string) (mac, name string, mtu int, err error) {
+	mac, hasMAC, err := l.Str("ethernet_mac_address")
 	if err != nil {
 		return "", "", 0, fmt.Errorf("%s: %w", where, err)
 	}
@@ -309,11 +222,11 @@ func ndLinkCommon(l jsonObj, where string) (mac, name string, mtu int, err error
 	} else {
 		mac = ""
 	}
-	name, _, err = l.str("name")
+	name, _, err = l.Str("name")
 	if err != nil {
 		return "", "", 0, fmt.Errorf("%s: %w", where, err)
 	}
-	mtu, _, err = l.integer("mtu")
+	mtu, _, err = l.Integer("mtu")
 	if err != nil {
 		return "", "", 0, fmt.Errorf("%s: %w", where, err)
 	}
@@ -325,12 +238,12 @@ func ndLinkCommon(l jsonObj, where string) (mac, name string, mtu int, err error
 
 // bond makes iface the next bond (bond0, bond1, ...) from link l; its
 // members are resolved to names later.
-func (p *ndParser) bond(iface *Interface, l jsonObj, mac, where string) error {
+func (p *ndParser) bond(iface *Interface, l jsonobj.Object, mac, where string) error {
 	iface.Kind = Bond
 	iface.MAC = mac
 	iface.Name = fmt.Sprintf("bond%d", p.bonds)
 	p.bonds++
-	members, err := l.list("bond_links")
+	members, err := l.List("bond_links")
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -359,7 +272,7 @@ func (p *ndParser) bond(iface *Interface, l jsonObj, mac, where string) error {
 
 // ndBondParams returns a bond link's bond_* keys (other than bond_links)
 // under their model names: "bond_xmit_hash_policy" is "xmit-hash-policy".
-func ndBondParams(l jsonObj, where string) (map[string]string, error) {
+func ndBondParams(l jsonobj.Object, where string) (map[string]string, error) {
 	params := map[string]string{}
 	for k, v := range l {
 		if k == "bond_links" || !strings.HasPrefix(k, "bond") {
@@ -370,7 +283,7 @@ func ndBondParams(l jsonObj, where string) (map[string]string, error) {
 		if key == "" {
 			continue
 		}
-		val, err := paramString(v)
+		val, err := jsonobj.ParamString(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", where, k, err)
 		}
@@ -381,9 +294,9 @@ func ndBondParams(l jsonObj, where string) (map[string]string, error) {
 
 // vlan makes iface a VLAN from link l; its parent and name are resolved
 // later.
-func (p *ndParser) vlan(iface *Interface, l jsonObj, where string) error {
+func (p *ndParser) vlan(iface *Interface, l jsonobj.Object, where string) error {
 	iface.Kind = VLAN
-	parent, ok, err := l.str("vlan_link")
+	parent, ok, err := l.Str("vlan_link")
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -393,7 +306,7 @@ func (p *ndParser) vlan(iface *Interface, l jsonObj, where string) error {
 	if _, ok := p.byID[parent]; !ok {
 		return fmt.Errorf("%s: vlan_link %q: no such link", where, parent)
 	}
-	vid, ok, err := l.integer("vlan_id")
+	vid, ok, err := l.Integer("vlan_id")
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -403,7 +316,7 @@ func (p *ndParser) vlan(iface *Interface, l jsonObj, where string) error {
 	if vid < 1 || vid > 4094 {
 		return fmt.Errorf("%s: vlan_id %d out of range 1-4094", where, vid)
 	}
-	vmac, ok, err := l.str("vlan_mac_address")
+	vmac, ok, err := l.Str("vlan_mac_address")
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -474,7 +387,7 @@ func (p *ndParser) resolveRefs() error {
 
 // services adds the top-level services of type "dns" (address and
 // search) to the global DNS.
-func (p *ndParser) services(services []jsonObj) error {
+func (p *ndParser) services(services []jsonobj.Object) error {
 	d, err := ndDNSServices(services, "services")
 	if err != nil {
 		return err
@@ -488,23 +401,23 @@ func (p *ndParser) services(services []jsonObj) error {
 // (optional when it has a search) and its search domains, a list or a
 // whitespace-separated string, as cloud-init's nameserver entries take
 // them. Other types are skipped.
-func ndDNSServices(services []jsonObj, where string) (DNS, error) {
+func ndDNSServices(services []jsonobj.Object, where string) (DNS, error) {
 	var d DNS
 	for i, s := range services {
 		swhere := fmt.Sprintf("%s[%d]", where, i)
-		typ, _, err := s.str("type")
+		typ, _, err := s.Str("type")
 		if err != nil {
 			return DNS{}, fmt.Errorf("%s: %w", swhere, err)
 		}
 		if typ != "dns" {
 			continue
 		}
-		search, err := stringList(s["search"])
+		search, err := jsonobj.StringList(s["search"])
 		if err != nil {
 			return DNS{}, fmt.Errorf("%s: search: %w", swhere, err)
 		}
 		d.Search = append(d.Search, search...)
-		addr, ok, err := s.str("address")
+		addr, ok, err := s.Str("address")
 		if err != nil {
 			return DNS{}, fmt.Errorf("%s: %w", swhere, err)
 		}
@@ -521,10 +434,10 @@ func ndDNSServices(services []jsonObj, where string) (DNS, error) {
 }
 
 // ndSubnet adds network networks[i] to iface, as convert_net_json does.
-func ndSubnet(iface *Interface, n jsonObj, i int) error {
-	nid, _, _ := n.str("id")
+func ndSubnet(iface *Interface, n jsonobj.Object, i int) error {
+	nid, _, _ := n.Str("id")
 	where := fmt.Sprintf("networks[%d] (id %q)", i, nid)
-	typ, _, err := n.str("type")
+	typ, _, err := n.Str("type")
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -566,15 +479,15 @@ func ndSubnet(iface *Interface, n jsonObj, i int) error {
 
 // ndStaticAddress returns the address of a static network of type typ
 // (ip_address and netmask), which must be of the type's family.
-func ndStaticAddress(n jsonObj, typ, where string) (netip.Prefix, error) {
-	addr, _, err := n.str("ip_address")
+func ndStaticAddress(n jsonobj.Object, typ, where string) (netip.Prefix, error) {
+	addr, _, err := n.Str("ip_address")
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("%s: %w", where, err)
 	}
 	if addr == "" {
 		return netip.Prefix{}, fmt.Errorf("%s: %s network without ip_address", where, typ)
 	}
-	mask, _, err := n.str("netmask")
+	mask, _, err := n.Str("netmask")
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("%s: %w", where, err)
 	}
@@ -590,9 +503,9 @@ func ndStaticAddress(n jsonObj, typ, where string) (netip.Prefix, error) {
 }
 
 // ndGatewayRoutes returns a network's gateway and routes.
-func ndGatewayRoutes(n jsonObj, where string) (netip.Addr, []Route, error) {
+func ndGatewayRoutes(n jsonobj.Object, where string) (netip.Addr, []Route, error) {
 	var gw netip.Addr
-	gwText, _, err := n.str("gateway")
+	gwText, _, err := n.Str("gateway")
 	if err != nil {
 		return netip.Addr{}, nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -601,7 +514,7 @@ func ndGatewayRoutes(n jsonObj, where string) (netip.Addr, []Route, error) {
 			return netip.Addr{}, nil, fmt.Errorf("%s: gateway: %w", where, err)
 		}
 	}
-	routes, err := n.objects("routes")
+	routes, err := n.Objects("routes")
 	if err != nil {
 		return netip.Addr{}, nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -618,11 +531,11 @@ func ndGatewayRoutes(n jsonObj, where string) (netip.Addr, []Route, error) {
 
 // ndSubnetDNS returns a network's resolver settings: dns_nameservers and
 // dns_search, then the addresses of its services of type "dns".
-func ndSubnetDNS(n jsonObj, where string) (DNS, error) {
+func ndSubnetDNS(n jsonobj.Object, where string) (DNS, error) {
 	var d DNS
 	// Non-standard, but in convert_net_json's list of subnet keys.
 	for _, k := range []string{"dns_nameservers", "dns_search"} {
-		vals, err := stringList(n[k])
+		vals, err := jsonobj.StringList(n[k])
 		if err != nil {
 			return DNS{}, fmt.Errorf("%s: %s: %w", where, k, err)
 		}
@@ -638,7 +551,7 @@ func ndSubnetDNS(n jsonObj, where string) (DNS, error) {
 			d.Nameservers = append(d.Nameservers, ip)
 		}
 	}
-	svcs, err := n.objects("services")
+	svcs, err := n.Objects("services")
 	if err != nil {
 		return DNS{}, fmt.Errorf("%s: %w", where, err)
 	}
@@ -653,15 +566,15 @@ func ndSubnetDNS(n jsonObj, where string) (DNS, error) {
 
 // ndRoute parses an OpenStack route {network, netmask, gateway}; cloud-init
 // also honours "metric".
-func ndRoute(r jsonObj) (Route, error) {
-	network, _, err := r.str("network")
+func ndRoute(r jsonobj.Object) (Route, error) {
+	network, _, err := r.Str("network")
 	if err != nil {
 		return Route{}, err
 	}
 	if network == "" {
 		return Route{}, errors.New("no network")
 	}
-	mask, _, err := r.str("netmask")
+	mask, _, err := r.Str("netmask")
 	if err != nil {
 		return Route{}, err
 	}
@@ -669,7 +582,7 @@ func ndRoute(r jsonObj) (Route, error) {
 	if rt.To, err = parseIPNet(network, mask, nil); err != nil {
 		return Route{}, fmt.Errorf("network: %w", err)
 	}
-	gw, _, err := r.str("gateway")
+	gw, _, err := r.Str("gateway")
 	if err != nil {
 		return Route{}, err
 	}
@@ -681,7 +594,7 @@ func ndRoute(r jsonObj) (Route, error) {
 			return Route{}, fmt.Errorf("gateway %q and network %q are of different families", gw, network)
 		}
 	}
-	metric, _, err := r.integer("metric")
+	metric, _, err := r.Integer("metric")
 	if err != nil {
 		return Route{}, err
 	}
@@ -690,56 +603,4 @@ func ndRoute(r jsonObj) (Route, error) {
 	}
 	rt.Metric = metric
 	return rt, nil
-}
-
-// paramString renders a JSON scalar or list of scalars as a parameter value;
-// lists are joined with spaces (as cloud-init's ENI renderer does).
-func paramString(v any) (string, error) {
-	switch v := v.(type) {
-	case string:
-		return v, nil
-	case json.Number:
-		return v.String(), nil
-	case bool:
-		if v {
-			return "true", nil
-		}
-		return "false", nil
-	case []any:
-		parts := make([]string, len(v))
-		for i, e := range v {
-			s, err := paramString(e)
-			if err != nil {
-				return "", err
-			}
-			if _, ok := e.([]any); ok {
-				return "", errors.New("nested list")
-			}
-			parts[i] = s
-		}
-		return strings.Join(parts, " "), nil
-	}
-	return "", fmt.Errorf("want a value, have %s", scalar.JSONNoun(v))
-}
-
-// stringList accepts a list of strings or one whitespace-separated string,
-// as cloud-init's _normalize_subnet listify does.
-func stringList(v any) ([]string, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		return strings.Fields(v), nil
-	case []any:
-		out := make([]string, len(v))
-		for i, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("[%d]: want a string, have %s", i, scalar.JSONNoun(e))
-			}
-			out[i] = s
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("want a list, have %s", scalar.JSONNoun(v))
 }
