@@ -163,29 +163,7 @@ func (a *callArgs) rangeCall() (any, error) {
 func (r *renderer) callMethod(a *callArgs, m method) (any, error) {
 	a.what = typeName(m.recv) + "." + m.name + "()"
 	if d, ok := m.recv.(*Dict); ok {
-		if m.name == "get" {
-			if len(a.kw) > 0 {
-				return nil, errorf(a.line, "get() takes no keyword arguments")
-			}
-			p, err := a.bind([]string{"key", "default"}, nil, nil)
-			if err != nil {
-				return nil, err
-			}
-			if len(a.pos) == 0 {
-				return nil, errorf(a.line, "get expected at least 1 argument, got 0")
-			}
-			if _, ok := hashKey(p[0]); !ok {
-				return nil, errorf(a.line, "unhashable type: '%s'", typeName(p[0]))
-			}
-			if v, ok := d.Get(p[0]); ok {
-				return v, nil
-			}
-			return p[1], nil
-		}
-		if err := a.none(); err != nil {
-			return nil, err
-		}
-		return view{kind: m.name[0], d: d}, nil
+		return a.dictMethod(d, m.name)
 	}
 	s := m.recv.(string)
 	switch m.name {
@@ -207,60 +185,9 @@ func (r *renderer) callMethod(a *callArgs, m method) (any, error) {
 		}
 		return pyStripChars(s, m.name, p[0], a)
 	case "split":
-		p, err := a.bind([]string{"sep", "maxsplit"}, nil, int64(-1))
-		if err != nil {
-			return nil, err
-		}
-		n, err := a.intArg(p[1], "maxsplit")
-		if err != nil {
-			return nil, err
-		}
-		if err := r.charge(a.line, 2*len(s)); err != nil {
-			return nil, err
-		}
-		if p[0] == nil {
-			return pystr.SplitSpace(s, n), nil
-		}
-		sep, err := a.strArg(p[0], "sep")
-		if err != nil {
-			return nil, err
-		}
-		if sep == "" {
-			return nil, errorf(a.line, "empty separator")
-		}
-		var parts []string
-		if n < 0 {
-			parts = strings.Split(s, sep)
-		} else {
-			parts = strings.SplitN(s, sep, int(min(n, int64(len(s))))+1)
-		}
-		return strList(parts), nil
+		return a.split(s)
 	case "startswith", "endswith":
-		if len(a.kw) > 0 {
-			return nil, errorf(a.line, "%s takes no keyword arguments", a.what)
-		}
-		p, err := a.bind([]string{"prefix"}, nil)
-		if err != nil {
-			return nil, err
-		}
-		has := strings.HasPrefix
-		if m.name == "endswith" {
-			has = strings.HasSuffix
-		}
-		cands := []any{p[0]}
-		if t, ok := p[0].(tuple); ok {
-			cands = t
-		}
-		for _, c := range cands {
-			x, ok := c.(string)
-			if !ok {
-				return nil, errorf(a.line, "%s arg must be str or a tuple of str, not %s", m.name, typeName(c))
-			}
-			if has(s, x) {
-				return true, nil
-			}
-		}
-		return false, nil
+		return a.startsOrEndsWith(s, m.name)
 	case "replace":
 		if len(a.kw) > 0 {
 			return nil, errorf(a.line, "%s takes no keyword arguments", a.what)
@@ -272,6 +199,96 @@ func (r *renderer) callMethod(a *callArgs, m method) (any, error) {
 		return pyReplace(a, s, p[0], p[1], p[2], false)
 	}
 	return nil, errorf(a.line, "%s is not supported by earlyinit's Jinja", a.what)
+}
+
+// dictMethod is d.get(key, default), or the view items, keys or values
+// (name).
+func (a *callArgs) dictMethod(d *Dict, name string) (any, error) {
+	if name != "get" {
+		if err := a.none(); err != nil {
+			return nil, err
+		}
+		return view{kind: name[0], d: d}, nil
+	}
+	if len(a.kw) > 0 {
+		return nil, errorf(a.line, "get() takes no keyword arguments")
+	}
+	p, err := a.bind([]string{"key", "default"}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.pos) == 0 {
+		return nil, errorf(a.line, "get expected at least 1 argument, got 0")
+	}
+	if _, ok := hashKey(p[0]); !ok {
+		return nil, errorf(a.line, "unhashable type: '%s'", typeName(p[0]))
+	}
+	if v, ok := d.Get(p[0]); ok {
+		return v, nil
+	}
+	return p[1], nil
+}
+
+// split is s.split(sep, maxsplit).
+func (a *callArgs) split(s string) (any, error) {
+	p, err := a.bind([]string{"sep", "maxsplit"}, nil, int64(-1))
+	if err != nil {
+		return nil, err
+	}
+	n, err := a.intArg(p[1], "maxsplit")
+	if err != nil {
+		return nil, err
+	}
+	if err := a.r.charge(a.line, 2*len(s)); err != nil {
+		return nil, err
+	}
+	if p[0] == nil {
+		return pystr.SplitSpace(s, n), nil
+	}
+	sep, err := a.strArg(p[0], "sep")
+	if err != nil {
+		return nil, err
+	}
+	if sep == "" {
+		return nil, errorf(a.line, "empty separator")
+	}
+	var parts []string
+	if n < 0 {
+		parts = strings.Split(s, sep)
+	} else {
+		parts = strings.SplitN(s, sep, int(min(n, int64(len(s))))+1)
+	}
+	return strList(parts), nil
+}
+
+// startsOrEndsWith is s.startswith(prefix) or s.endswith(prefix) (name),
+// prefix a string or a tuple of them.
+func (a *callArgs) startsOrEndsWith(s, name string) (any, error) {
+	if len(a.kw) > 0 {
+		return nil, errorf(a.line, "%s takes no keyword arguments", a.what)
+	}
+	p, err := a.bind([]string{"prefix"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	has := strings.HasPrefix
+	if name == "endswith" {
+		has = strings.HasSuffix
+	}
+	cands := []any{p[0]}
+	if t, ok := p[0].(tuple); ok {
+		cands = t
+	}
+	for _, c := range cands {
+		x, ok := c.(string)
+		if !ok {
+			return nil, errorf(a.line, "%s arg must be str or a tuple of str, not %s", name, typeName(c))
+		}
+		if has(s, x) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func strList(ss []string) []any {
@@ -1112,6 +1129,7 @@ func (a *callArgs) round(v, precArg, methodArg any) (any, error) {
 	return out, nil
 }
 
+// test is a test: v is name(args).
 func (r *renderer) test(e *expr, f *frame) (any, error) {
 	v, err := r.eval(e.a, f)
 	if err != nil {
@@ -1123,80 +1141,22 @@ func (r *renderer) test(e *expr, f *frame) (any, error) {
 	}
 	a.what = "test '" + e.name + "'"
 	line := e.line
-	one := func() (any, error) {
-		p, err := a.bind([]string{"other"}, nil)
-		if err != nil {
-			return nil, err
-		}
-		if len(a.pos)+len(a.kw) == 0 {
-			return nil, errorf(line, "%s wants one argument", a.what)
-		}
-		return p[0], nil
-	}
 	switch e.name {
 	case "defined", "undefined", "none", "boolean", "false", "true", "integer", "float", "number", "string", "mapping", "iterable", "sequence", "lower", "upper", "even", "odd":
 		if err := a.none(); err != nil {
 			return nil, err
 		}
 	}
+	if ok, found := typeTest(e.name, v); found {
+		return ok, nil
+	}
 	switch e.name {
-	case "defined", "undefined":
-		_, u := v.(undefined)
-		return u == (e.name == "undefined"), nil
-	case "none":
-		return v == nil, nil
-	case "boolean":
-		_, ok := v.(bool)
-		return ok, nil
-	case "false", "true":
-		b, ok := v.(bool)
-		return ok && b == (e.name == "true"), nil
-	case "integer":
-		_, ok := v.(int64)
-		return ok, nil
-	case "float":
-		_, ok := v.(float64)
-		return ok, nil
-	case "number":
-		_, _, _, ok := number(v)
-		return ok, nil
-	case "string":
-		_, ok := v.(string)
-		return ok, nil
-	case "mapping":
-		_, ok := v.(*Dict)
-		return ok, nil
-	case "iterable":
-		switch v.(type) {
-		case []any, tuple, string, *Dict, view, rangeV, *iterV, undefined:
-			return true, nil
-		}
-		return false, nil
-	case "sequence":
-		switch v.(type) {
-		case []any, tuple, string, *Dict, rangeV, undefined:
-			return true, nil
-		}
-		return false, nil
 	case "lower", "upper":
-		s, err := r.str(line, v)
-		if err != nil {
-			return nil, err
-		}
-		lower, upper, title := false, false, false
-		for _, c := range s {
-			lower = lower || unicode.IsLower(c)
-			upper = upper || unicode.IsUpper(c)
-			title = title || unicode.IsTitle(c)
-		}
-		if e.name == "lower" {
-			return lower && !upper && !title, nil
-		}
-		return upper && !lower && !title, nil
+		return r.caseTest(line, e.name, v)
 	case "even", "odd", "divisibleby":
 		d := any(int64(2))
 		if e.name == "divisibleby" {
-			if d, err = one(); err != nil {
+			if d, err = a.one(); err != nil {
 				return nil, err
 			}
 		}
@@ -1209,7 +1169,7 @@ func (r *renderer) test(e *expr, f *frame) (any, error) {
 		}
 		return equal(m, int64(0)), nil
 	case "eq", "equalto", "ne", "lt", "lessthan", "le", "gt", "greaterthan", "ge", "in":
-		o, err := one()
+		o, err := a.one()
 		if err != nil {
 			return nil, err
 		}
@@ -1218,4 +1178,79 @@ func (r *renderer) test(e *expr, f *frame) (any, error) {
 		return r.compare(line, op, v, o)
 	}
 	return nil, errorf(line, "no test named '%s'", e.name)
+}
+
+// one is the argument of a test that takes one: other.
+func (a *callArgs) one() (any, error) {
+	p, err := a.bind([]string{"other"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.pos)+len(a.kw) == 0 {
+		return nil, errorf(a.line, "%s wants one argument", a.what)
+	}
+	return p[0], nil
+}
+
+// typeTest is the tests of what v is, found false for another test.
+func typeTest(name string, v any) (ok, found bool) {
+	switch name {
+	case "defined", "undefined":
+		_, u := v.(undefined)
+		return u == (name == "undefined"), true
+	case "none":
+		return v == nil, true
+	case "boolean":
+		_, ok := v.(bool)
+		return ok, true
+	case "false", "true":
+		b, ok := v.(bool)
+		return ok && b == (name == "true"), true
+	case "integer":
+		_, ok := v.(int64)
+		return ok, true
+	case "float":
+		_, ok := v.(float64)
+		return ok, true
+	case "number":
+		_, _, _, ok := number(v)
+		return ok, true
+	case "string":
+		_, ok := v.(string)
+		return ok, true
+	case "mapping":
+		_, ok := v.(*Dict)
+		return ok, true
+	case "iterable":
+		switch v.(type) {
+		case []any, tuple, string, *Dict, view, rangeV, *iterV, undefined:
+			return true, true
+		}
+		return false, true
+	case "sequence":
+		switch v.(type) {
+		case []any, tuple, string, *Dict, rangeV, undefined:
+			return true, true
+		}
+		return false, true
+	}
+	return false, false
+}
+
+// caseTest is the tests lower and upper (name) of str(v).
+func (r *renderer) caseTest(line int, name string, v any) (any, error) {
+	s, err := r.str(line, v)
+	if err != nil {
+		return nil, err
+	}
+	lower, upper, title := false, false, false
+	for _, c := range s {
+		lower = lower || unicode.IsLower(c)
+		upper = upper || unicode.IsUpper(c)
+		title = title || unicode.IsTitle(c)
+	}
+	if name == "lower" {
+		return lower && !upper && !title, nil
+	}
+	return upper && !lower && !title, nil
 }
