@@ -132,43 +132,9 @@ func Run(cmd *exec.Cmd) error {
 	stdout, stderr := cmd.Stdout, cmd.Stderr
 	defer func() { cmd.Stdout, cmd.Stderr = stdout, stderr }()
 
-	var drains []*drain
-	var childEnds []*os.File
-	pipe := func(w io.Writer) (*os.File, error) {
-		r, wf, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		drains = append(drains, &drain{w: w, r: r, done: make(chan struct{})})
-		childEnds = append(childEnds, wf)
-		return wf, nil
-	}
-	closeAll := func() {
-		for _, f := range childEnds {
-			f.Close()
-		}
-		childEnds = nil
-	}
-	if needsPipe(stdout) {
-		wf, err := pipe(stdout)
-		if err != nil {
-			return err
-		}
-		cmd.Stdout = wf
-		if same(stdout, stderr) {
-			cmd.Stderr = wf
-		}
-	}
-	if needsPipe(stderr) && !same(stdout, stderr) {
-		wf, err := pipe(stderr)
-		if err != nil {
-			closeAll()
-			for _, d := range drains {
-				d.r.Close()
-			}
-			return err
-		}
-		cmd.Stderr = wf
+	var p outPipes
+	if err := p.attach(cmd, stdout, stderr); err != nil {
+		return err
 	}
 
 	// Signals are caught from before the start: one that comes while the
@@ -177,16 +143,14 @@ func Run(cmd *exec.Cmd) error {
 	err := cmd.Start()
 	// The child has its copies of the write ends (or none, if Start
 	// failed): ours must go, or the read ends never see end of file.
-	closeAll()
+	p.closeChildEnds()
 	if err != nil {
 		rl.stop()
-		for _, d := range drains {
-			d.r.Close()
-		}
+		p.closeReadEnds()
 		return err
 	}
 	rl.relay(cmd.Process)
-	for _, d := range drains {
+	for _, d := range p.drains {
 		go d.copy()
 	}
 	err = cmd.Wait()
@@ -198,8 +162,73 @@ func Run(cmd *exec.Cmd) error {
 	if expired && cmd.ProcessState != nil && cmd.ProcessState.Success() {
 		err = nil
 	}
+	return collect(p.drains, cmd.WaitDelay, expired, err)
+}
 
-	grace := time.NewTimer(cmd.WaitDelay)
+// outPipes are Run's pipes for a command's non-file Stdout and Stderr:
+// a drain on each read end, and the write ends the child gets.
+type outPipes struct {
+	drains    []*drain
+	childEnds []*os.File
+}
+
+// attach sets cmd's Stdout and Stderr, the writers stdout and stderr, to
+// pipes where they need them: one pipe when both are the same writer. On
+// an error no pipe is left open.
+func (p *outPipes) attach(cmd *exec.Cmd, stdout, stderr io.Writer) error {
+	if needsPipe(stdout) {
+		wf, err := p.pipe(stdout)
+		if err != nil {
+			return err
+		}
+		cmd.Stdout = wf
+		if same(stdout, stderr) {
+			cmd.Stderr = wf
+		}
+	}
+	if needsPipe(stderr) && !same(stdout, stderr) {
+		wf, err := p.pipe(stderr)
+		if err != nil {
+			p.closeChildEnds()
+			p.closeReadEnds()
+			return err
+		}
+		cmd.Stderr = wf
+	}
+	return nil
+}
+
+// pipe makes a pipe drained into w, and returns its write end.
+func (p *outPipes) pipe(w io.Writer) (*os.File, error) {
+	r, wf, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p.drains = append(p.drains, &drain{w: w, r: r, done: make(chan struct{})})
+	p.childEnds = append(p.childEnds, wf)
+	return wf, nil
+}
+
+// closeChildEnds closes our copies of the write ends.
+func (p *outPipes) closeChildEnds() {
+	for _, f := range p.childEnds {
+		f.Close()
+	}
+	p.childEnds = nil
+}
+
+// closeReadEnds closes the read ends of drains that never started.
+func (p *outPipes) closeReadEnds() {
+	for _, d := range p.drains {
+		d.r.Close()
+	}
+}
+
+// collect waits, unless the grace already expired, at most delay in all
+// for each drain's end of file, then detaches it; it returns err, or if
+// that is nil the first drain's error.
+func collect(drains []*drain, delay time.Duration, expired bool, err error) error {
+	grace := time.NewTimer(delay)
 	defer grace.Stop()
 	for _, d := range drains {
 		if !expired {
