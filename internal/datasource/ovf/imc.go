@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
 	"strings"
 	"time"
 
@@ -35,6 +34,10 @@ const (
 	eventEnableNICs         = 103
 	eventQueryNICs          = 104
 )
+
+// msgParsing is the status message of a customization that cannot be
+// read or applied as written (cloud-init's).
+const msgParsing = "Error parsing the customization Config File"
 
 // StatusLog is the log the status reports name (cloud-init names
 // /var/log/cloud-init.log): the customization runs in the initramfs, whose
@@ -203,7 +206,7 @@ func (c *Customization) Read(ctx context.Context) (*instance.Data, error) {
 	if err != nil {
 		// cloud-init stops here without a word to vCenter; vCenter is
 		// told instead of left waiting.
-		return nil, c.fail(ctx, "Error parsing the customization Config File", err, eventCustomizeFailed)
+		return nil, c.fail(ctx, msgParsing, err, eventCustomizeFailed)
 	}
 	c.postGC, _ = c.cfg.PostGCStatus()
 	mdName, udName := c.cfg.MetadataName(), c.cfg.UserdataName()
@@ -369,18 +372,8 @@ func metaMapping(b []byte) (map[string]any, map[string]string, []byte, error) {
 // specification applies a customization specification, as cloud-init's
 // read_vmware_imc and what follows it in DataSourceOVF._get_data.
 func (c *Customization) specification(ctx context.Context, nicsTxt string) (*instance.Data, error) {
-	const parsing = "Error parsing the customization Config File"
 	cfg := c.cfg
-	meta := map[string]any{"instance-id": imcInstanceID}
-	d := &instance.Data{Datasource: "ovf", DatasourceClass: "OVF", CloudName: "ovf", Platform: "ovf",
-		Subplatform: "ovf (vmware-tools)", InstanceID: imcInstanceID, Meta: meta}
-	if h := cfg.HostName(); h != "" {
-		if dom := cfg.DomainName(); dom != "" {
-			h += "." + dom
-		}
-		d.LocalHostname = h
-		meta["local-hostname"] = h
-	}
+	d := c.specInstance()
 	vendor := map[string]any{}
 	if tz := cfg.Timezone(); tz != "" {
 		vendor["timezone"] = tz
@@ -390,67 +383,21 @@ func (c *Customization) specification(ctx context.Context, nicsTxt string) (*ins
 		if b, err := c.head(nicsTxt, maxNICsTxt); err == nil {
 			nics = string(b)
 		} else {
-			return nil, c.fail(ctx, parsing, err, eventCustomizeFailed)
+			return nil, c.fail(ctx, msgParsing, err, eventCustomizeFailed)
 		}
 	}
-	marker := cfg.MarkerID()
-	if strings.Contains(marker, "/") {
-		return nil, c.fail(ctx, parsing, fmt.Errorf("%s: not a file name", keyMarker), eventCustomizeFailed)
-	}
-	markerFile := MarkerDir + "/.markerfile-" + marker + ".txt"
-	special := false
-	if marker != "" {
-		_, err := fs.Stat(c.FS, strings.TrimPrefix(markerFile, "/"))
-		special = err != nil
-		if !special {
-			c.logf("ovf: customization marker %s is there: the password and the scripts were applied before", markerFile)
-		}
+	markerFile, special, err := c.marker(ctx)
+	if err != nil {
+		return nil, err
 	}
 	script := cfg.CustomScript()
 	if special && script != "" {
-		defRun, err := cfg.DefaultRunPostScript()
-		if err != nil {
-			return nil, c.fail(ctx, parsing, err, eventCustomizeFailed)
-		}
-		def := "false"
-		if defRun {
-			def = "true"
-		}
-		v, ok, err := c.Tools.ToolsConfig(ctx, "deployPkg", "enable-custom-scripts")
-		if err != nil {
-			c.logf("ovf: VMware Tools' deployPkg enable-custom-scripts: %v: default %s", err, def)
-		}
-		if !ok || err != nil {
-			v = def
-		}
-		if strings.ToLower(v) != "true" {
-			// As cloud-init: reported once as it is found, and again as
-			// the failure it is.
-			c.status(ctx, stateRunning, errScriptDisabled, "")
-			return nil, c.fail(ctx, parsing, errors.New("custom script is disabled by VM Administrator (VMware Tools' deployPkg enable-custom-scripts)"), errScriptDisabled)
-		}
-		if err := c.runPreScript(ctx, script); err != nil {
-			return nil, c.fail(ctx, "Error executing pre-customization script", err, eventCustomizeFailed)
+		if err := c.preCustomization(ctx, script); err != nil {
+			return nil, err
 		}
 	}
-	var names map[string]string
-	if c.MACs != nil {
-		var err error
-		if names, err = c.MACs(); err != nil {
-			return nil, c.fail(ctx, "Error preparing Network Configuration", err, eventNetworkSetupFailed)
-		}
-	}
-	netCfg, err := cfg.NetworkConfig(names)
-	if err == nil && names != nil {
-		// Checked against the live NICs, written by MAC alone: the
-		// initramfs's names are not the system's.
-		netCfg, err = cfg.NetworkConfig(nil)
-	}
-	if err != nil {
-		return nil, c.fail(ctx, "Error preparing Network Configuration", err, eventNetworkSetupFailed)
-	}
-	if d.Network, err = yaml.Marshal(netCfg); err != nil {
-		return nil, c.fail(ctx, "Error preparing Network Configuration", err, eventNetworkSetupFailed)
+	if d.Network, err = c.specNetwork(ctx); err != nil {
+		return nil, err
 	}
 	d.NetworkFormat = instance.NetworkYAML
 	if special {
@@ -463,19 +410,114 @@ func (c *Customization) specification(ctx context.Context, nicsTxt string) (*ins
 			}
 		}
 	}
-	if marker != "" {
+	if markerFile != "" {
 		if err := c.writeMarker(markerFile); err != nil {
 			return nil, c.fail(ctx, "Error creating marker files", err, eventCustomizeFailed)
 		}
 	}
 	if len(vendor) > 0 {
 		if d.VendorData, err = vendorConfig(vendor); err != nil {
-			return nil, c.fail(ctx, parsing, err, eventCustomizeFailed)
+			return nil, c.fail(ctx, msgParsing, err, eventCustomizeFailed)
 		}
 	}
 	c.removePackage()
 	c.enableNICs(ctx, nics)
 	return d, nil
+}
+
+// specInstance is the instance a specification describes: imcInstanceID
+// and the host name (HOSTNAME.DOMAINNAME).
+func (c *Customization) specInstance() *instance.Data {
+	meta := map[string]any{"instance-id": imcInstanceID}
+	d := &instance.Data{Datasource: "ovf", DatasourceClass: "OVF", CloudName: "ovf", Platform: "ovf",
+		Subplatform: "ovf (vmware-tools)", InstanceID: imcInstanceID, Meta: meta}
+	if h := c.cfg.HostName(); h != "" {
+		if dom := c.cfg.DomainName(); dom != "" {
+			h += "." + dom
+		}
+		d.LocalHostname = h
+		meta["local-hostname"] = h
+	}
+	return d
+}
+
+// marker is MISC MARKER-ID's marker file ("" without a marker) and whether
+// the customization is new (special): a marker whose file is absent.
+// Errors are reported (see fail).
+func (c *Customization) marker(ctx context.Context) (markerFile string, special bool, err error) {
+	marker := c.cfg.MarkerID()
+	if strings.Contains(marker, "/") {
+		return "", false, c.fail(ctx, msgParsing, fmt.Errorf("%s: not a file name", keyMarker), eventCustomizeFailed)
+	}
+	if marker == "" {
+		return "", false, nil
+	}
+	markerFile = MarkerDir + "/.markerfile-" + marker + ".txt"
+	_, err = fs.Stat(c.FS, strings.TrimPrefix(markerFile, "/"))
+	special = err != nil
+	if !special {
+		c.logf("ovf: customization marker %s is there: the password and the scripts were applied before", markerFile)
+	}
+	return markerFile, special, nil
+}
+
+// preCustomization runs the custom script's pre-customization half when
+// VMware Tools' deployPkg enable-custom-scripts allows it (its default
+// from MISC DEFAULT-RUN-POST-CUST-SCRIPT). Errors are reported.
+func (c *Customization) preCustomization(ctx context.Context, script string) error {
+	defRun, err := c.cfg.DefaultRunPostScript()
+	if err != nil {
+		return c.fail(ctx, msgParsing, err, eventCustomizeFailed)
+	}
+	def := "false"
+	if defRun {
+		def = "true"
+	}
+	v, ok, err := c.Tools.ToolsConfig(ctx, "deployPkg", "enable-custom-scripts")
+	if err != nil {
+		c.logf("ovf: VMware Tools' deployPkg enable-custom-scripts: %v: default %s", err, def)
+	}
+	if !ok || err != nil {
+		v = def
+	}
+	if strings.ToLower(v) != "true" {
+		// As cloud-init: reported once as it is found, and again as
+		// the failure it is.
+		c.status(ctx, stateRunning, errScriptDisabled, "")
+		return c.fail(ctx, msgParsing, errors.New("custom script is disabled by VM Administrator (VMware Tools' deployPkg enable-custom-scripts)"), errScriptDisabled)
+	}
+	if err := c.runPreScript(ctx, script); err != nil {
+		return c.fail(ctx, "Error executing pre-customization script", err, eventCustomizeFailed)
+	}
+	return nil
+}
+
+// specNetwork is the specification's network configuration (version 1,
+// as YAML), its NICs checked against the live ones when c.MACs is set.
+// Errors are reported.
+func (c *Customization) specNetwork(ctx context.Context) ([]byte, error) {
+	const preparing = "Error preparing Network Configuration"
+	var names map[string]string
+	if c.MACs != nil {
+		var err error
+		if names, err = c.MACs(); err != nil {
+			return nil, c.fail(ctx, preparing, err, eventNetworkSetupFailed)
+		}
+	}
+	netCfg, err := c.cfg.NetworkConfig(names)
+	if err == nil && names != nil {
+		// Checked against the live NICs, written by MAC alone: the
+		// initramfs's names are not the system's.
+		netCfg, err = c.cfg.NetworkConfig(nil)
+	}
+	if err != nil {
+		return nil, c.fail(ctx, preparing, err, eventNetworkSetupFailed)
+	}
+	b, err := yaml.Marshal(netCfg)
+	if err != nil {
+		return nil, c.fail(ctx, preparing, err, eventNetworkSetupFailed)
+	}
+	return b, nil
 }
 
 // head reads at most n bytes of a file of FS.
@@ -495,152 +537,6 @@ func (c *Customization) head(name string, n int) ([]byte, error) {
 		}
 	}
 	return buf[:k], nil
-}
-
-// copyScript is cloud-init's prepare_script: the package's script copied
-// to CustomScript, its carriage returns removed, mode 0544.
-func (c *Customization) copyScript(name string) error {
-	p, err := c.member(name)
-	if err != nil {
-		return fmt.Errorf("custom script: %w", err)
-	}
-	b, err := datasource.ReadFile(c.FS, p, maxScript)
-	if err != nil {
-		return err
-	}
-	if c.Root == nil {
-		return errors.New("no root to write the custom script into")
-	}
-	return c.Root.WriteFile(CustomScript, bytes.ReplaceAll(b, []byte("\r"), nil), 0o544, -1, -1)
-}
-
-// runPreScript is cloud-init's PreCustomScript.
-func (c *Customization) runPreScript(ctx context.Context, name string) error {
-	if err := c.copyScript(name); err != nil {
-		return err
-	}
-	c.logf("ovf: running the pre-customization script %s precustomization", CustomScript)
-	return c.Tools.Run(ctx, CustomScript, "precustomization")
-}
-
-// setUpPostScript is cloud-init's PostCustomScript: the final stage runs
-// the package's post-customize-guest.sh, which runs CustomScript with
-// "postcustomization".
-func (c *Customization) setUpPostScript(name string) error {
-	if err := c.copyScript(name); err != nil {
-		return err
-	}
-	p, err := c.member(PostScriptName)
-	if err != nil {
-		return err
-	}
-	b, err := datasource.ReadFile(c.FS, p, maxScript)
-	if err != nil {
-		return err
-	}
-	dst := postScriptDir + "/" + PostScriptName
-	if err := c.Root.WriteFile(dst, b, 0o700, -1, -1); err != nil {
-		return err
-	}
-	c.logf("ovf: post-customization script %s, for the final stage", dst)
-	return c.Root.WriteFile(PostPendingMarker, nil, 0o644, -1, -1)
-}
-
-// writeMarker is cloud-init's setup_marker_files: the other marker files
-// removed, this one created.
-func (c *Customization) writeMarker(name string) error {
-	if c.Root == nil {
-		return errors.New("no root to write the marker into")
-	}
-	ents, _ := fs.ReadDir(c.FS, strings.TrimPrefix(MarkerDir, "/"))
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".markerfile") {
-			if err := c.Root.Remove(MarkerDir + "/" + e.Name()); err != nil {
-				return err
-			}
-		}
-	}
-	return c.Root.WriteFile(name, nil, 0o644, -1, -1)
-}
-
-// password turns PASSWORD -PASS and RESET into vendor-data cloud-config
-// (see Customization). The password is never logged.
-func (c *Customization) password(vendor map[string]any) error {
-	reset, err := c.cfg.ResetPassword()
-	if err != nil {
-		return err
-	}
-	enc := c.cfg.AdminPassword()
-	if enc == "" && !reset {
-		c.logf("ovf: changing the password is not needed")
-		return nil
-	}
-	if enc != "" {
-		b, err := pyB64Decode(enc)
-		if err != nil {
-			return fmt.Errorf("%s: %w", keyPassword, err)
-		}
-		// cloud-init gives chpasswd "root:PASSWORD": a final line break
-		// (cloud-init's own test data has one) ends the line, one inside
-		// would start another.
-		pw := strings.TrimRight(string(b), "\n")
-		if strings.ContainsAny(pw, "\n\x00") {
-			return fmt.Errorf("%s: the password holds a line break or a NUL", keyPassword)
-		}
-		vendor["chpasswd"] = map[string]any{
-			"expire": reset,
-			"users":  []any{map[string]any{"name": "root", "password": pw, "type": "text"}},
-		}
-		c.logf("ovf: root's password from the customization, for the late stage (expire: %v)", reset)
-	}
-	if !reset {
-		return nil
-	}
-	users, err := c.uid0Users()
-	if err != nil {
-		return err
-	}
-	var run []any
-	for _, u := range users {
-		if enc != "" && u == "root" {
-			continue // chpasswd's expire
-		}
-		run = append(run, []any{"sh", "-c", `passwd --expire "$1" || chage -d 0 "$1"`, "--", u})
-	}
-	if len(run) > 0 {
-		vendor["runcmd"] = run
-		c.logf("ovf: the passwords of %s expire (PASSWORD RESET)", strings.Join(users, ", "))
-	}
-	return nil
-}
-
-// uid0Users are the users of uid 0 in /etc/passwd that /etc/shadow has,
-// as cloud-init's PasswordConfigurator finds them.
-func (c *Customization) uid0Users() ([]string, error) {
-	pw, err := datasource.ReadFile(c.FS, "etc/passwd", 4<<20)
-	if err != nil {
-		return nil, err
-	}
-	sh, err := datasource.ReadFile(c.FS, "etc/shadow", 4<<20)
-	if err != nil {
-		return nil, err
-	}
-	roots := map[string]bool{}
-	for _, l := range strings.Split(string(pw), "\n") {
-		if f := strings.Split(l, ":"); len(f) > 2 && f[2] == "0" {
-			roots[f[0]] = true
-		}
-	}
-	var out []string
-	for _, l := range strings.Split(string(sh), "\n") {
-		name, _, _ := strings.Cut(l, ":")
-		if roots[name] && name != "" && !strings.HasPrefix(name, "-") {
-			out = append(out, name)
-			delete(roots, name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // removePackage removes the package's directory, as cloud-init does once
@@ -673,85 +569,4 @@ func (c *Customization) removePackage() {
 	if err := rm(c.dir, 0); err != nil {
 		c.logf("ovf: removing the customization package /%s: %v", c.dir, err)
 	}
-}
-
-// fail reports a failed customization as cloud-init's _raise_error_status
-// does (state running, the event; guestinfo.gc.status the prefix), removes
-// the package and returns the error.
-func (c *Customization) fail(ctx context.Context, prefix string, err error, event int) error {
-	c.status(ctx, stateRunning, event, "")
-	c.gcStatus(ctx, prefix)
-	c.removePackage()
-	return fmt.Errorf("VMware customization: %s: %w", prefix, err)
-}
-
-// status sends deployPkg.update.state; a failure to send is logged.
-func (c *Customization) status(ctx context.Context, state, code int, msg string) (string, error) {
-	m := StatusLog
-	if msg != "" {
-		m += "@" + msg
-	}
-	out, err := c.Tools.RPC(ctx, fmt.Sprintf("deployPkg.update.state %d %d %s", state, code, m))
-	if err != nil {
-		c.logf("ovf: reporting the customization's state %d %d: %v", state, code, err)
-	}
-	return out, err
-}
-
-// gcStatus sets guestinfo.gc.status when MISC POST-GC-STATUS asks for it.
-func (c *Customization) gcStatus(ctx context.Context, msg string) {
-	if !c.postGC {
-		return
-	}
-	if _, err := c.Tools.RPC(ctx, "info-set guestinfo.gc.status "+msg); err != nil {
-		c.logf("ovf: guestinfo.gc.status: %v", err)
-	}
-}
-
-// enableNICs asks VMware Tools to connect the NICs nics.txt lists, as
-// cloud-init's enable_nics: up to 5 attempts, each waiting for them to be
-// connected for up to 5 queries a second apart, bounded by ctx.
-func (c *Customization) enableNICs(ctx context.Context, nics string) {
-	if nics == "" {
-		return
-	}
-	sleep := c.Sleep
-	if sleep == nil {
-		sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}
-	for attempt := 0; attempt < 5; attempt++ {
-		out, _ := c.status(ctx, stateRunning, eventEnableNICs, nics)
-		if out == "" {
-			if sleep(ctx, 5*time.Second) != nil {
-				break
-			}
-			continue
-		}
-		if out != "queryNicsSupported" {
-			c.logf("ovf: VMware Tools do not support the NICs' connection query")
-			return
-		}
-		for i := 0; i < 5; i++ {
-			if out, _ := c.status(ctx, stateRunning, eventQueryNICs, nics); out == "connected" {
-				c.logf("ovf: the NICs are connected")
-				return
-			}
-			if sleep(ctx, time.Second) != nil {
-				break
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	c.logf("ovf: the NICs could not be connected after 5 attempts")
 }
