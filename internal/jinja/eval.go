@@ -254,6 +254,7 @@ func (r *renderer) iterate(line int, v any) ([]any, error) {
 	return items, r.step(line, len(items))
 }
 
+// eval is the value of e in f, one evaluation step.
 func (r *renderer) eval(e *expr, f *frame) (any, error) {
 	if err := r.step(e.line, 1); err != nil {
 		return nil, err
@@ -262,19 +263,7 @@ func (r *renderer) eval(e *expr, f *frame) (any, error) {
 	case opConst:
 		return e.v, nil
 	case opName:
-		if v, ok := f.lookup(e.name); ok {
-			return v, nil
-		}
-		if r.vars != nil {
-			if v, ok := r.vars.Get(e.name); ok {
-				return v, nil
-			}
-		}
-		switch e.name {
-		case "range", "dict", "lipsum", "cycler", "joiner", "namespace":
-			return method{name: e.name}, nil
-		}
-		return undefined{name: e.name}, nil
+		return r.evalName(e, f), nil
 	case opGetattr:
 		obj, err := r.eval(e.a, f)
 		if err != nil {
@@ -282,87 +271,28 @@ func (r *renderer) eval(e *expr, f *frame) (any, error) {
 		}
 		return r.getattr(e.line, obj, e.name)
 	case opGetitem:
-		obj, err := r.eval(e.a, f)
-		if err != nil {
-			return nil, err
-		}
-		if e.b.op == opSliceArg {
-			return r.slice(e, obj, f)
-		}
-		k, err := r.eval(e.b, f)
-		if err != nil {
-			return nil, err
-		}
-		return r.getitem(e.line, obj, k)
+		return r.evalGetitem(e, f)
 	case opList, opTuple:
-		items := make([]any, len(e.list))
-		for i, x := range e.list {
-			v, err := r.eval(x, f)
-			if err != nil {
-				return nil, err
-			}
-			items[i] = v
-		}
-		if e.op == opTuple {
-			return tuple(items), nil
-		}
-		return items, nil
+		return r.evalList(e, f)
 	case opDict:
-		d := NewDict()
-		for i := 0; i+1 < len(e.list); i += 2 {
-			k, err := r.eval(e.list[i], f)
-			if err != nil {
-				return nil, err
-			}
-			v, err := r.eval(e.list[i+1], f)
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := hashKey(k); !ok {
-				return nil, errorf(e.line, "unhashable type: '%s'", typeName(k))
-			}
-			d.Set(k, v)
-		}
-		return d, nil
+		return r.evalDict(e, f)
 	case opCall:
 		return r.call(e, f)
 	case opFilter:
 		return r.filter(e, f)
 	case opTest:
 		return r.test(e, f)
-	case opNot:
+	case opNot, opNeg, opPos:
 		v, err := r.eval(e.a, f)
 		if err != nil {
 			return nil, err
 		}
-		return !truth(v), nil
-	case opNeg, opPos:
-		v, err := r.eval(e.a, f)
-		if err != nil {
-			return nil, err
+		if e.op == opNot {
+			return !truth(v), nil
 		}
 		return r.unary(e, v)
-	case opAnd, opOr:
-		l, err := r.eval(e.a, f)
-		if err != nil {
-			return nil, err
-		}
-		if truth(l) == (e.op == opOr) {
-			return l, nil
-		}
-		return r.eval(e.b, f)
-	case opCond:
-		t, err := r.eval(e.a, f)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case truth(t):
-			return r.eval(e.b, f)
-		case e.c != nil:
-			return r.eval(e.c, f)
-		}
-		return undefined{name: "None", plain: true, hint: "the inline if-expression evaluated to false and no else section was defined"}, nil
+	case opAnd, opOr, opCond:
+		return r.evalLogic(e, f)
 	case opBin:
 		a, err := r.eval(e.a, f)
 		if err != nil {
@@ -374,41 +304,141 @@ func (r *renderer) eval(e *expr, f *frame) (any, error) {
 		}
 		return r.binop(e.line, e.name, a, b)
 	case opConcat:
-		var b strings.Builder
-		for _, x := range e.list {
-			v, err := r.eval(x, f)
-			if err != nil {
-				return nil, err
-			}
-			s, err := r.str(e.line, v)
-			if err != nil {
-				return nil, err
-			}
-			b.WriteString(s)
-		}
-		return b.String(), r.charge(e.line, b.Len())
+		return r.evalConcat(e, f)
 	case opCompare:
-		left, err := r.eval(e.a, f)
+		return r.evalCompare(e, f)
+	}
+	return nil, errorf(e.line, "unexpected expression")
+}
+
+// evalName is the value of a name: the template's, else the variables', else
+// one of Jinja's globals, else undefined.
+func (r *renderer) evalName(e *expr, f *frame) any {
+	if v, ok := f.lookup(e.name); ok {
+		return v
+	}
+	if r.vars != nil {
+		if v, ok := r.vars.Get(e.name); ok {
+			return v
+		}
+	}
+	switch e.name {
+	case "range", "dict", "lipsum", "cycler", "joiner", "namespace":
+		return method{name: e.name}
+	}
+	return undefined{name: e.name}
+}
+
+// evalGetitem is a[b], or a slice of a.
+func (r *renderer) evalGetitem(e *expr, f *frame) (any, error) {
+	obj, err := r.eval(e.a, f)
+	if err != nil {
+		return nil, err
+	}
+	if e.b.op == opSliceArg {
+		return r.slice(e, obj, f)
+	}
+	k, err := r.eval(e.b, f)
+	if err != nil {
+		return nil, err
+	}
+	return r.getitem(e.line, obj, k)
+}
+
+// evalList is a list or tuple display.
+func (r *renderer) evalList(e *expr, f *frame) (any, error) {
+	items := make([]any, len(e.list))
+	for i, x := range e.list {
+		v, err := r.eval(x, f)
 		if err != nil {
 			return nil, err
 		}
-		for i, op := range e.ops {
-			right, err := r.eval(e.list[i], f)
-			if err != nil {
-				return nil, err
-			}
-			ok, err := r.compare(e.line, op, left, right)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return false, nil
-			}
-			left = right
-		}
-		return true, nil
+		items[i] = v
 	}
-	return nil, errorf(e.line, "unexpected expression")
+	if e.op == opTuple {
+		return tuple(items), nil
+	}
+	return items, nil
+}
+
+// evalDict is a dict display.
+func (r *renderer) evalDict(e *expr, f *frame) (any, error) {
+	d := NewDict()
+	for i := 0; i+1 < len(e.list); i += 2 {
+		k, err := r.eval(e.list[i], f)
+		if err != nil {
+			return nil, err
+		}
+		v, err := r.eval(e.list[i+1], f)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := hashKey(k); !ok {
+			return nil, errorf(e.line, "unhashable type: '%s'", typeName(k))
+		}
+		d.Set(k, v)
+	}
+	return d, nil
+}
+
+// evalLogic is and, or and the if-expression, which evaluate only the
+// operands they need.
+func (r *renderer) evalLogic(e *expr, f *frame) (any, error) {
+	l, err := r.eval(e.a, f)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e.op != opCond && truth(l) == (e.op == opOr):
+		return l, nil
+	case e.op != opCond:
+		return r.eval(e.b, f)
+	case truth(l):
+		return r.eval(e.b, f)
+	case e.c != nil:
+		return r.eval(e.c, f)
+	}
+	return undefined{name: "None", plain: true, hint: "the inline if-expression evaluated to false and no else section was defined"}, nil
+}
+
+// evalConcat is operands joined with ~.
+func (r *renderer) evalConcat(e *expr, f *frame) (any, error) {
+	var b strings.Builder
+	for _, x := range e.list {
+		v, err := r.eval(x, f)
+		if err != nil {
+			return nil, err
+		}
+		s, err := r.str(e.line, v)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(s)
+	}
+	return b.String(), r.charge(e.line, b.Len())
+}
+
+// evalCompare is a chain of comparisons, which stops at the first false.
+func (r *renderer) evalCompare(e *expr, f *frame) (any, error) {
+	left, err := r.eval(e.a, f)
+	if err != nil {
+		return nil, err
+	}
+	for i, op := range e.ops {
+		right, err := r.eval(e.list[i], f)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := r.compare(e.line, op, left, right)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return false, nil
+		}
+		left = right
+	}
+	return true, nil
 }
 
 func (r *renderer) unary(e *expr, v any) (any, error) {
@@ -528,20 +558,8 @@ func (r *renderer) contains(line int, c, x any) (bool, error) {
 
 // binop is a b with one of + - * / // % **.
 func (r *renderer) binop(line int, op string, a, b any) (any, error) {
-	if u, ok := a.(undefined); ok {
-		if op == "-" {
-			// cloud-init's UndefinedJinjaVariable.__sub__: the hint for
-			// {{ local-hostname }}. Only a name is shown, never a value.
-			other := "<" + typeName(b) + ">"
-			if ub, ok := b.(undefined); ok {
-				other = ub.name
-			}
-			return nil, errorf(line, "Undefined jinja variable: \"%s-%s\". Jinja tried subtraction. Perhaps you meant \"%s_%s\"?", u.name, other, u.name, other)
-		}
-		return nil, errorf(line, "%s", u.message())
-	}
-	if u, ok := b.(undefined); ok {
-		return nil, errorf(line, "%s", u.message())
+	if err := undefinedOperand(line, op, a, b); err != nil {
+		return nil, err
 	}
 	fa, ia, aInt, aNum := number(a)
 	fb, ib, bInt, bNum := number(b)
@@ -554,25 +572,8 @@ func (r *renderer) binop(line int, op string, a, b any) (any, error) {
 	}
 	switch op {
 	case "+":
-		switch x := a.(type) {
-		case string:
-			if y, ok := b.(string); ok {
-				return x + y, r.charge(line, len(x)+len(y))
-			}
-		case []any:
-			if y, ok := b.([]any); ok {
-				if err := r.charge(line, 16*(len(x)+len(y))); err != nil {
-					return nil, err
-				}
-				return append(append([]any{}, x...), y...), nil
-			}
-		case tuple:
-			if y, ok := b.(tuple); ok {
-				if err := r.charge(line, 16*(len(x)+len(y))); err != nil {
-					return nil, err
-				}
-				return append(append(tuple{}, x...), y...), nil
-			}
+		if v, ok, err := r.concat(line, a, b); ok || err != nil {
+			return v, err
 		}
 	case "*":
 		seq, n := a, ib
@@ -581,37 +582,8 @@ func (r *renderer) binop(line int, op string, a, b any) (any, error) {
 		} else if !(bInt && bNum) {
 			break
 		}
-		if n < 0 {
-			n = 0
-		}
-		switch x := seq.(type) {
-		case string:
-			if n > 0 && int64(len(x)) > int64(r.lim.Output)/n {
-				return nil, limitf(line, "a value longer than %d bytes", r.lim.Output)
-			}
-			if err := r.charge(line, len(x)*int(n)); err != nil {
-				return nil, err
-			}
-			return strings.Repeat(x, int(n)), nil
-		case []any, tuple:
-			items, _ := x.([]any)
-			if t, ok := x.(tuple); ok {
-				items = t
-			}
-			if n > 0 && int64(len(items)) > int64(r.lim.Output/16)/n {
-				return nil, limitf(line, "a list longer than %d items", r.lim.Output/16)
-			}
-			if err := r.charge(line, 16*len(items)*int(n)); err != nil {
-				return nil, err
-			}
-			out := make([]any, 0, len(items)*int(n))
-			for range n {
-				out = append(out, items...)
-			}
-			if _, ok := x.(tuple); ok {
-				return tuple(out), nil
-			}
-			return out, nil
+		if v, ok, err := r.repeat(line, seq, n); ok || err != nil {
+			return v, err
 		}
 	case "%":
 		if _, ok := a.(string); ok {
@@ -619,6 +591,91 @@ func (r *renderer) binop(line int, op string, a, b any) (any, error) {
 		}
 	}
 	return nil, errorf(line, "unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(a), typeName(b))
+}
+
+// undefinedOperand is the error of an operator with an undefined
+// operand, nil when neither is.
+func undefinedOperand(line int, op string, a, b any) error {
+	if u, ok := a.(undefined); ok {
+		if op == "-" {
+			// cloud-init's UndefinedJinjaVariable.__sub__: the hint for
+			// {{ local-hostname }}. Only a name is shown, never a value.
+			other := "<" + typeName(b) + ">"
+			if ub, ok := b.(undefined); ok {
+				other = ub.name
+			}
+			return errorf(line, "Undefined jinja variable: \"%s-%s\". Jinja tried subtraction. Perhaps you meant \"%s_%s\"?", u.name, other, u.name, other)
+		}
+		return errorf(line, "%s", u.message())
+	}
+	if u, ok := b.(undefined); ok {
+		return errorf(line, "%s", u.message())
+	}
+	return nil
+}
+
+// concat is a + b of two strings, lists or tuples; ok is false for other
+// operands.
+func (r *renderer) concat(line int, a, b any) (v any, ok bool, err error) {
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return x + y, true, r.charge(line, len(x)+len(y))
+		}
+	case []any:
+		if y, ok := b.([]any); ok {
+			if err := r.charge(line, 16*(len(x)+len(y))); err != nil {
+				return nil, true, err
+			}
+			return append(append([]any{}, x...), y...), true, nil
+		}
+	case tuple:
+		if y, ok := b.(tuple); ok {
+			if err := r.charge(line, 16*(len(x)+len(y))); err != nil {
+				return nil, true, err
+			}
+			return append(append(tuple{}, x...), y...), true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// repeat is seq * n of a string, list or tuple; ok is false for another
+// seq.
+func (r *renderer) repeat(line int, seq any, n int64) (v any, ok bool, err error) {
+	if n < 0 {
+		n = 0
+	}
+	switch x := seq.(type) {
+	case string:
+		if n > 0 && int64(len(x)) > int64(r.lim.Output)/n {
+			return nil, true, limitf(line, "a value longer than %d bytes", r.lim.Output)
+		}
+		if err := r.charge(line, len(x)*int(n)); err != nil {
+			return nil, true, err
+		}
+		return strings.Repeat(x, int(n)), true, nil
+	case []any, tuple:
+		items, _ := x.([]any)
+		if t, ok := x.(tuple); ok {
+			items = t
+		}
+		if n > 0 && int64(len(items)) > int64(r.lim.Output/16)/n {
+			return nil, true, limitf(line, "a list longer than %d items", r.lim.Output/16)
+		}
+		if err := r.charge(line, 16*len(items)*int(n)); err != nil {
+			return nil, true, err
+		}
+		out := make([]any, 0, len(items)*int(n))
+		for range n {
+			out = append(out, items...)
+		}
+		if _, ok := x.(tuple); ok {
+			return tuple(out), true, nil
+		}
+		return out, true, nil
+	}
+	return nil, false, nil
 }
 
 // objectTypeRepr is Jinja's object_type_repr, for undefined's messages.
