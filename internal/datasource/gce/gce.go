@@ -95,13 +95,52 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		return g.Get(ctx, httpget.Request{URL: root + rel, Header: map[string]string{FlavorHeader: Flavor}, Limit: limit})
 	}
 
+	md, err := readText(get, root, min(maxBody, MaxMetadata))
+	if err != nil {
+		return nil, err
+	}
+	inst, proj, err := readAttributes(get, root, maxBody, md)
+	if err != nil {
+		return nil, err
+	}
+
+	d, err := fromText(root, md)
+	if err != nil {
+		return nil, err
+	}
+
+	lines, err := keyLines(inst, proj)
+	if err != nil {
+		return nil, fmt.Errorf("gce: %s: %w", root+"instance/attributes/", err)
+	}
+	md["public-keys-data"] = lines
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	d.PublicKeys = PublicKeys(lines, c.DefaultUser, now())
+
+	if d.UserData, err = c.userData(root, inst); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// getter gets the document at rel, under the API's root, reading at most
+// limit bytes.
+type getter func(rel string, limit int64) ([]byte, error)
+
+// readText reads the required text values (instance/id, instance/zone,
+// instance/hostname) as the meta-data's instance-id, availability-zone
+// and local-hostname; root names them in errors.
+func readText(get getter, root string, limit int64) (map[string]any, error) {
 	md := map[string]any{}
 	for _, k := range []struct{ key, path string }{
 		{"instance-id", "instance/id"},
 		{"availability-zone", "instance/zone"},
 		{"local-hostname", "instance/hostname"},
 	} {
-		b, err := get(k.path, min(maxBody, MaxMetadata))
+		b, err := get(k.path, limit)
 		if httpget.NotFound(err) {
 			return nil, fmt.Errorf("gce: %w: required key %s missing (not GCE)", err, k.key)
 		}
@@ -113,31 +152,43 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 		}
 		md[k.key] = string(b)
 	}
+	return md, nil
+}
+
+// readAttributes reads the instance's and the project's attributes (empty
+// when there are none), and sets them as md's instance-data and
+// project-data.
+func readAttributes(get getter, root string, limit int64, md map[string]any) (inst, proj map[string]any, err error) {
 	attrs := map[string]map[string]any{}
 	for _, k := range []struct{ key, path string }{
 		{"instance-data", "instance/attributes/?recursive=true"},
 		{"project-data", "project/attributes/?recursive=true"},
 	} {
 		m := map[string]any{}
-		b, err := datasource.Optional(get(k.path, maxBody))
+		b, err := datasource.Optional(get(k.path, limit))
 		if err != nil {
-			return nil, fmt.Errorf("gce: %w", err)
+			return nil, nil, fmt.Errorf("gce: %w", err)
 		}
 		if b != nil {
 			v, err := jsondoc.Decode(root+k.path, b)
 			if err != nil {
-				return nil, fmt.Errorf("gce: %w", err)
+				return nil, nil, fmt.Errorf("gce: %w", err)
 			}
 			var ok bool
 			if m, ok = v.(map[string]any); !ok {
-				return nil, fmt.Errorf("gce: %s%s: want a JSON object, got %s", root, k.path, scalar.JSONNoun(v))
+				return nil, nil, fmt.Errorf("gce: %s%s: want a JSON object, got %s", root, k.path, scalar.JSONNoun(v))
 			}
 		}
 		attrs[k.key] = m
 		md[k.key] = m
 	}
-	inst, proj := attrs["instance-data"], attrs["project-data"]
+	return attrs["instance-data"], attrs["project-data"], nil
+}
 
+// fromText is the instance of the text values in md (see readText): its
+// id, zone and region, and short host name. The zone in md becomes its
+// last path element.
+func fromText(root string, md map[string]any) (*instance.Data, error) {
 	d := &instance.Data{Datasource: "gce", CloudName: "gce", Platform: "gce", Meta: md}
 	d.Subplatform = fmt.Sprintf("metadata (%s)", root)
 	d.InstanceID = md["instance-id"].(string)
@@ -156,35 +207,32 @@ func (c *Client) Read(ctx context.Context) (*instance.Data, error) {
 	// GCE's host names are long fully qualified ones; cloud-init gives
 	// the short name.
 	d.LocalHostname, _, _ = strings.Cut(md["local-hostname"].(string), ".")
-
-	lines, err := keyLines(inst, proj)
-	if err != nil {
-		return nil, fmt.Errorf("gce: %s: %w", root+"instance/attributes/", err)
-	}
-	md["public-keys-data"] = lines
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	d.PublicKeys = PublicKeys(lines, c.DefaultUser, now())
-
-	if ud, ok := inst["user-data"]; ok {
-		s, ok := ud.(string)
-		if !ok {
-			return nil, fmt.Errorf("gce: %sinstance/attributes/user-data: want a string, got %s", root, scalar.JSONNoun(ud))
-		}
-		d.UserData = []byte(s)
-		switch enc := inst["user-data-encoding"]; enc {
-		case nil, "":
-		case "base64":
-			if d.UserData, err = base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), "")); err != nil {
-				return nil, fmt.Errorf("gce: %sinstance/attributes/user-data: user-data-encoding is base64, but it is not: %v", root, err)
-			}
-		default:
-			c.Log("gce: unknown user-data-encoding %v: user-data taken as it is", enc)
-		}
-	}
 	return d, nil
+}
+
+// userData is the instance attribute user-data, decoded when
+// user-data-encoding is base64; nil when there is none.
+func (c *Client) userData(root string, inst map[string]any) ([]byte, error) {
+	ud, ok := inst["user-data"]
+	if !ok {
+		return nil, nil
+	}
+	s, ok := ud.(string)
+	if !ok {
+		return nil, fmt.Errorf("gce: %sinstance/attributes/user-data: want a string, got %s", root, scalar.JSONNoun(ud))
+	}
+	switch enc := inst["user-data-encoding"]; enc {
+	case nil, "":
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
+		if err != nil {
+			return nil, fmt.Errorf("gce: %sinstance/attributes/user-data: user-data-encoding is base64, but it is not: %v", root, err)
+		}
+		return b, nil
+	default:
+		c.Log("gce: unknown user-data-encoding %v: user-data taken as it is", enc)
+	}
+	return []byte(s), nil
 }
 
 // keyLines gathers the ssh-keys lines as cloud-init's read_md does: the
