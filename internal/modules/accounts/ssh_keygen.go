@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -67,13 +68,16 @@ func missingHostKeys(e *core.Env, types []string) ([]string, error) {
 // waited for after.
 // A failure names its type, and the other types still complete.
 func genHostKeys(ctx context.Context, e *core.Env, types []string) error {
+	quiet, _, err := ccfg.Decode[bool](e.Cfg, "ssh_quiet_keygen")
+	if err != nil {
+		return err
+	}
 	waits := make([]func() ([]byte, error), len(types))
 	for i, t := range types {
 		if !slices.Contains(inProcessKeyTypes, t) {
 			waits[i] = start(ctx, e, core.Cmd{Name: "ssh-keygen", Args: []string{"-t", t, "-N", "", "-f", e.Root.Path(core.HostKeyFile(t))}, Env: []string{"LANG=C"}})
 		}
 	}
-	quiet := core.CfgBool(e.Cfg, "ssh_quiet_keygen", false)
 	gid := -1
 	if a, err := core.ReadAccounts(e.Root); err == nil {
 		if g, ok := a.Group("ssh_keys"); ok {

@@ -18,8 +18,9 @@ import (
 // /etc/resolv.conf (systemd-resolved's stub) is replaced by the file: the
 // user asked for this content.
 func ResolvConf(_ context.Context, e *core.Env) error {
-	if !core.CfgBool(e.Cfg, "manage_resolv_conf", false) {
-		return nil
+	manage, _, err := ccfg.Decode[bool](e.Cfg, "manage_resolv_conf")
+	if err != nil || !manage {
+		return err
 	}
 	if _, ok := e.Cfg["resolv_conf"].(map[string]any); !ok {
 		e.Logf("manage_resolv_conf is set but resolv_conf is %s: nothing written", core.Kind(e.Cfg["resolv_conf"]))
