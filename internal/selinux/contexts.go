@@ -179,29 +179,15 @@ func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 	if isCompiled(data) {
 		return fmt.Errorf("%s: compiled (file_contexts.bin format); earlyinit reads only the text form", file)
 	}
-	for uint64(len(p.files)) <= input {
-		p.files = append(p.files, "")
-	}
-	p.files[input] = file
-	if p.buckets == nil {
-		p.buckets = map[string]*bucket{}
-		p.top.literals = map[string]*spec{}
-	}
+	p.startFile(file, input)
 	// The entries' fields are slices of data itself, which is the
 	// caller's to give away: read for this and never written again.
 	// Copying Debian's 320 KiB took a quarter of a boot's load.
 	text := unsafe.String(unsafe.SliceData(data), len(data))
-	ascii := true // then no field needs its characters checked
-	for _, c := range data {
-		if c >= 0x80 {
-			ascii = false
-			break
-		}
-	}
+	ascii := isASCII(data) // then no field needs its characters checked
 	var (
-		fields  [3]string
-		lastKey string
-		last    *bucket
+		fields [3]string
+		last   lastBucket
 	)
 	for n := 0; text != ""; n++ {
 		l := text
@@ -214,42 +200,14 @@ func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 		if nf == 0 || fields[0][0] == '#' {
 			continue
 		}
-		if !ascii || len(fields[0]) >= maxLineField || len(fields[1]) >= maxLineField || len(fields[2]) >= maxLineField {
-			for _, f := range fields[:nf] {
-				if len(f) >= maxLineField {
-					return badLine(file, n, "entry too long")
-				}
-				for i := 0; i < len(f); i++ {
-					if f[i] >= 0x80 {
-						return badLine(file, n, "non-ASCII characters")
-					}
-				}
-			}
-		}
-		if nf < 2 {
-			return badLine(file, n, "missing fields: want path regex, optional file type, context")
-		}
-		if nf == 3 {
-			if _, ok := kindField(fields[1]); !ok {
-				return badLine(file, n, "file type %q: want --, -d, -l, -c, -b, -p or -s", fields[1])
-			}
+		if err := checkLine(file, n, &fields, nf, ascii); err != nil {
+			return err
 		}
 		p.Entries++
 		order := input<<32 | uint64(n+1)
 		b := &p.top
 		if key, _, ok := stem(fields[0]); ok {
-			if last == nil || key != lastKey { // most lines share the one before's
-				last = p.buckets[key]
-				if last == nil {
-					last = &bucket{literals: map[string]*spec{}}
-					if !p.deferred {
-						last.once.Do(func() {}) // built as it is read
-					}
-					p.buckets[key] = last
-				}
-				lastKey = key
-			}
-			b = last
+			b = last.get(p, key)
 			if p.deferred {
 				b.lines = append(b.lines, line{l, order})
 				continue
@@ -258,6 +216,77 @@ func (p *Policy) parseContexts(file string, data []byte, input uint64) error {
 		p.add(b, p.newSpec(), fields, nf, order)
 	}
 	return nil
+}
+
+// startFile records file as input number input, and makes p's buckets
+// when it has none yet.
+func (p *Policy) startFile(file string, input uint64) {
+	for uint64(len(p.files)) <= input {
+		p.files = append(p.files, "")
+	}
+	p.files[input] = file
+	if p.buckets == nil {
+		p.buckets = map[string]*bucket{}
+		p.top.literals = map[string]*spec{}
+	}
+}
+
+func isASCII(data []byte) bool {
+	for _, c := range data {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLine checks line n's nf fields as libselinux does: none too long
+// or (unless the whole file is ascii) with non-ASCII characters, a
+// context, and a valid file type field.
+func checkLine(file string, n int, fields *[3]string, nf int, ascii bool) error {
+	if !ascii || len(fields[0]) >= maxLineField || len(fields[1]) >= maxLineField || len(fields[2]) >= maxLineField {
+		for _, f := range fields[:nf] {
+			if len(f) >= maxLineField {
+				return badLine(file, n, "entry too long")
+			}
+			for i := 0; i < len(f); i++ {
+				if f[i] >= 0x80 {
+					return badLine(file, n, "non-ASCII characters")
+				}
+			}
+		}
+	}
+	if nf < 2 {
+		return badLine(file, n, "missing fields: want path regex, optional file type, context")
+	}
+	if nf == 3 {
+		if _, ok := kindField(fields[1]); !ok {
+			return badLine(file, n, "file type %q: want --, -d, -l, -c, -b, -p or -s", fields[1])
+		}
+	}
+	return nil
+}
+
+// lastBucket is the bucket of the line before, which most lines share.
+type lastBucket struct {
+	key string
+	b   *bucket
+}
+
+// get is the bucket for key, made when it is new.
+func (last *lastBucket) get(p *Policy, key string) *bucket {
+	if last.b == nil || key != last.key { // most lines share the one before's
+		last.b = p.buckets[key]
+		if last.b == nil {
+			last.b = &bucket{literals: map[string]*spec{}}
+			if !p.deferred {
+				last.b.once.Do(func() {}) // built as it is read
+			}
+			p.buckets[key] = last.b
+		}
+		last.key = key
+	}
+	return last.b
 }
 
 // splitFields splits line into its fields (libselinux ignores those
