@@ -39,65 +39,79 @@ func (c *Config) Validate() error {
 				macs[iface.MAC] = i
 			}
 		}
-		if iface.MTU < 0 {
-			bad(i, iface, "negative MTU %d", iface.MTU)
-		}
-		switch iface.Kind {
-		case Physical, Bond, VLAN, Bridge, Infiniband:
-		default:
-			bad(i, iface, "unknown kind")
-		}
-		if (iface.Kind == Bond) != (iface.Bond != nil) || (iface.Kind == VLAN) != (iface.VLAN != nil) || (iface.Kind == Bridge) != (iface.Bridge != nil) {
-			bad(i, iface, "kind does not match its bond, vlan or bridge settings")
-		}
-		for j, s := range iface.Subnets {
-			switch s.Type {
-			case Static:
-				if !s.Address.IsValid() {
-					bad(i, iface, "subnets[%d]: static without an address", j)
-				}
-			case DHCP4, DHCP6, SLAAC, DHCPv6Stateless, DHCPv6Stateful, Manual:
-			default:
-				bad(i, iface, "subnets[%d]: unknown type %q", j, s.Type)
-			}
-		}
-	}
-	ref := func(i int, iface *Interface, what, name string) {
-		if name == iface.Name {
-			bad(i, iface, "%s %q is the interface itself", what, name)
-		} else if _, ok := names[name]; !ok {
-			bad(i, iface, "%s %q: no such interface", what, name)
-		}
+		validateShape(iface, func(format string, args ...any) { bad(i, iface, format, args...) })
 	}
 	for i := range c.Interfaces {
 		iface := &c.Interfaces[i]
-		switch {
-		case iface.VLAN != nil:
-			if iface.VLAN.Link == "" {
-				bad(i, iface, "vlan without a parent link")
-			} else {
-				ref(i, iface, "vlan link", iface.VLAN.Link)
-			}
-			if iface.VLAN.ID < 1 || iface.VLAN.ID > 4094 {
-				bad(i, iface, "vlan id %d out of range 1-4094", iface.VLAN.ID)
-			}
-		case iface.Bond != nil:
-			if len(iface.Bond.Members) == 0 {
-				bad(i, iface, "bond without members")
-			}
-			for _, m := range iface.Bond.Members {
-				ref(i, iface, "bond member", m)
-			}
-		case iface.Bridge != nil:
-			for _, m := range iface.Bridge.Members {
-				ref(i, iface, "bridge port", m)
-			}
-		}
+		validateRefs(iface, names, func(format string, args ...any) { bad(i, iface, format, args...) })
 	}
 	if err := c.CheckValues(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// validateShape reports, through bad, what is wrong with iface on its own:
+// a negative MTU, an unknown kind, kind-specific settings of another kind,
+// and subnets of an unknown type or static without an address.
+func validateShape(iface *Interface, bad func(format string, args ...any)) {
+	if iface.MTU < 0 {
+		bad("negative MTU %d", iface.MTU)
+	}
+	switch iface.Kind {
+	case Physical, Bond, VLAN, Bridge, Infiniband:
+	default:
+		bad("unknown kind")
+	}
+	if (iface.Kind == Bond) != (iface.Bond != nil) || (iface.Kind == VLAN) != (iface.VLAN != nil) || (iface.Kind == Bridge) != (iface.Bridge != nil) {
+		bad("kind does not match its bond, vlan or bridge settings")
+	}
+	for j, s := range iface.Subnets {
+		switch s.Type {
+		case Static:
+			if !s.Address.IsValid() {
+				bad("subnets[%d]: static without an address", j)
+			}
+		case DHCP4, DHCP6, SLAAC, DHCPv6Stateless, DHCPv6Stateful, Manual:
+		default:
+			bad("subnets[%d]: unknown type %q", j, s.Type)
+		}
+	}
+}
+
+// validateRefs reports, through bad, a VLAN's missing or unknown parent or
+// out-of-range id, a bond without members, and bond members or bridge
+// ports that are not other interfaces of names (name -> index).
+func validateRefs(iface *Interface, names map[string]int, bad func(format string, args ...any)) {
+	ref := func(what, name string) {
+		if name == iface.Name {
+			bad("%s %q is the interface itself", what, name)
+		} else if _, ok := names[name]; !ok {
+			bad("%s %q: no such interface", what, name)
+		}
+	}
+	switch {
+	case iface.VLAN != nil:
+		if iface.VLAN.Link == "" {
+			bad("vlan without a parent link")
+		} else {
+			ref("vlan link", iface.VLAN.Link)
+		}
+		if iface.VLAN.ID < 1 || iface.VLAN.ID > 4094 {
+			bad("vlan id %d out of range 1-4094", iface.VLAN.ID)
+		}
+	case iface.Bond != nil:
+		if len(iface.Bond.Members) == 0 {
+			bad("bond without members")
+		}
+		for _, m := range iface.Bond.Members {
+			ref("bond member", m)
+		}
+	case iface.Bridge != nil:
+		for _, m := range iface.Bridge.Members {
+			ref("bridge port", m)
+		}
+	}
 }
 
 // RenameMap returns MAC -> name for the physical interfaces that have a MAC

@@ -204,108 +204,133 @@ func (c *Config) CheckValues() error {
 	for i := range c.Interfaces {
 		iface := &c.Interfaces[i]
 		what := fmt.Sprintf("interfaces[%d] (%s %q)", i, iface.Kind, iface.Name)
-		bad := func(err error) { errs = append(errs, fmt.Errorf("%s: %w", what, err)) }
-		if iface.Name != "" { // Validate reports unnamed interfaces
-			if err := checkIfName(iface.Name); err != nil {
-				bad(fmt.Errorf("name: %w", err))
-			}
-		}
-		if iface.MAC != "" {
-			if m, err := parseMAC(iface.MAC); err != nil || m != iface.MAC {
-				bad(fmt.Errorf("mac: %q is not a lower-case, colon-separated MAC address", iface.MAC))
-			}
-		}
-		if iface.MatchName != "" {
-			if len(iface.MatchName) > 64 {
-				bad(errors.New("match.name: over 64 bytes"))
-			} else if err := onlyBytes(iface.MatchName, ifNameExtra+"*?[]!"); err != nil {
-				bad(fmt.Errorf("match.name: %w", err))
-			}
-		}
-		for j, m := range iface.Matches {
-			if err := checkIfName(m); err != nil {
-				bad(fmt.Errorf("matches[%d]: %w", j, err))
-			}
-		}
-		switch iface.Control {
-		case "", "manual", "hotplug":
-		default:
-			bad(fmt.Errorf("control: %q is not manual or hotplug", iface.Control))
-		}
-		if iface.Driver != "" {
-			if len(iface.Driver) > 64 {
-				bad(errors.New("driver: over 64 bytes"))
-			} else if err := onlyBytes(iface.Driver, "_-.*?"); err != nil {
-				bad(fmt.Errorf("driver: %w", err))
-			}
-		}
-		refs := func(key string, names []string) {
-			seen := map[string]bool{}
-			for j, n := range names {
-				if err := checkIfName(n); err != nil {
-					bad(fmt.Errorf("%s[%d]: %w", key, j, err))
-				} else if seen[n] {
-					bad(fmt.Errorf("%s[%d]: %q listed twice", key, j, n))
-				}
-				seen[n] = true
-			}
-		}
-		if iface.Bond != nil {
-			refs("bond.members", iface.Bond.Members)
-			for _, err := range checkParams("bond.params", iface.Bond.Params) {
-				bad(err)
-			}
-		}
-		if iface.Bridge != nil {
-			refs("bridge.members", iface.Bridge.Members)
-			for _, err := range checkParams("bridge.params", iface.Bridge.Params) {
-				bad(err)
-			}
-		}
-		if iface.VLAN != nil && iface.VLAN.Link != "" {
-			if err := checkIfName(iface.VLAN.Link); err != nil {
-				bad(fmt.Errorf("vlan.link: %w", err))
-			}
-		}
-		for _, o := range []struct {
-			key string
-			o   *DHCPOverrides
-		}{{"dhcp4-overrides", iface.DHCP4Overrides}, {"dhcp6-overrides", iface.DHCP6Overrides}} {
-			if o.o == nil {
-				continue
-			}
-			switch o.o.UseDomains {
-			case "", "true", "false", "route":
-			default:
-				bad(fmt.Errorf("%s.use-domains: %q is not true, false or route", o.key, o.o.UseDomains))
-			}
-			if o.o.Hostname != "" {
-				if err := checkDomain(o.o.Hostname); err != nil {
-					bad(fmt.Errorf("%s.hostname: %w", o.key, err))
-				}
-			}
-		}
-		for _, err := range checkSearch("dns.search", iface.DNS.Search) {
-			bad(err)
-		}
-		for j, s := range iface.Subnets {
-			for _, err := range checkSearch(fmt.Sprintf("subnets[%d].dns.search", j), s.DNS.Search) {
-				bad(err)
-			}
-			for k, r := range s.Routes {
-				if err := checkScope(r.Scope); err != nil {
-					bad(fmt.Errorf("subnets[%d].routes[%d].scope: %w", j, k, err))
-				}
+		for _, check := range []func(*Interface) []error{
+			checkIfaceIdentity, checkIfaceLinks, checkIfaceOverrides, checkIfaceDNS,
+		} {
+			for _, err := range check(iface) {
+				errs = append(errs, fmt.Errorf("%s: %w", what, err))
 			}
 		}
 	}
-	for _, err := range checkSearch("dns.search", c.DNS.Search) {
-		errs = append(errs, err)
-	}
+	errs = append(errs, checkSearch("dns.search", c.DNS.Search)...)
 	for k, r := range c.Routes {
 		if err := checkScope(r.Scope); err != nil {
 			errs = append(errs, fmt.Errorf("routes[%d].scope: %w", k, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkIfaceIdentity checks the values that name or match iface: its name,
+// MAC, match.name and matches, control and driver.
+func checkIfaceIdentity(iface *Interface) []error {
+	var errs []error
+	bad := func(err error) { errs = append(errs, err) }
+	if iface.Name != "" { // Validate reports unnamed interfaces
+		if err := checkIfName(iface.Name); err != nil {
+			bad(fmt.Errorf("name: %w", err))
+		}
+	}
+	if iface.MAC != "" {
+		if m, err := parseMAC(iface.MAC); err != nil || m != iface.MAC {
+			bad(fmt.Errorf("mac: %q is not a lower-case, colon-separated MAC address", iface.MAC))
+		}
+	}
+	if iface.MatchName != "" {
+		if len(iface.MatchName) > 64 {
+			bad(errors.New("match.name: over 64 bytes"))
+		} else if err := onlyBytes(iface.MatchName, ifNameExtra+"*?[]!"); err != nil {
+			bad(fmt.Errorf("match.name: %w", err))
+		}
+	}
+	for j, m := range iface.Matches {
+		if err := checkIfName(m); err != nil {
+			bad(fmt.Errorf("matches[%d]: %w", j, err))
+		}
+	}
+	switch iface.Control {
+	case "", "manual", "hotplug":
+	default:
+		bad(fmt.Errorf("control: %q is not manual or hotplug", iface.Control))
+	}
+	if iface.Driver != "" {
+		if len(iface.Driver) > 64 {
+			bad(errors.New("driver: over 64 bytes"))
+		} else if err := onlyBytes(iface.Driver, "_-.*?"); err != nil {
+			bad(fmt.Errorf("driver: %w", err))
+		}
+	}
+	return errs
+}
+
+// checkIfaceLinks checks the interface names iface's bond, bridge or VLAN
+// refers to, and its bond's or bridge's parameters.
+func checkIfaceLinks(iface *Interface) []error {
+	var errs []error
+	bad := func(err error) { errs = append(errs, err) }
+	refs := func(key string, names []string) {
+		seen := map[string]bool{}
+		for j, n := range names {
+			if err := checkIfName(n); err != nil {
+				bad(fmt.Errorf("%s[%d]: %w", key, j, err))
+			} else if seen[n] {
+				bad(fmt.Errorf("%s[%d]: %q listed twice", key, j, n))
+			}
+			seen[n] = true
+		}
+	}
+	if iface.Bond != nil {
+		refs("bond.members", iface.Bond.Members)
+		errs = append(errs, checkParams("bond.params", iface.Bond.Params)...)
+	}
+	if iface.Bridge != nil {
+		refs("bridge.members", iface.Bridge.Members)
+		errs = append(errs, checkParams("bridge.params", iface.Bridge.Params)...)
+	}
+	if iface.VLAN != nil && iface.VLAN.Link != "" {
+		if err := checkIfName(iface.VLAN.Link); err != nil {
+			bad(fmt.Errorf("vlan.link: %w", err))
+		}
+	}
+	return errs
+}
+
+// checkIfaceOverrides checks the use-domains and hostname of iface's DHCP
+// overrides.
+func checkIfaceOverrides(iface *Interface) []error {
+	var errs []error
+	for _, o := range []struct {
+		key string
+		o   *DHCPOverrides
+	}{{"dhcp4-overrides", iface.DHCP4Overrides}, {"dhcp6-overrides", iface.DHCP6Overrides}} {
+		if o.o == nil {
+			continue
+		}
+		switch o.o.UseDomains {
+		case "", "true", "false", "route":
+		default:
+			errs = append(errs, fmt.Errorf("%s.use-domains: %q is not true, false or route", o.key, o.o.UseDomains))
+		}
+		if o.o.Hostname != "" {
+			if err := checkDomain(o.o.Hostname); err != nil {
+				errs = append(errs, fmt.Errorf("%s.hostname: %w", o.key, err))
+			}
+		}
+	}
+	return errs
+}
+
+// checkIfaceDNS checks iface's search domains, its subnets' and the scopes
+// of its subnets' routes.
+func checkIfaceDNS(iface *Interface) []error {
+	errs := checkSearch("dns.search", iface.DNS.Search)
+	for j, s := range iface.Subnets {
+		errs = append(errs, checkSearch(fmt.Sprintf("subnets[%d].dns.search", j), s.DNS.Search)...)
+		for k, r := range s.Routes {
+			if err := checkScope(r.Scope); err != nil {
+				errs = append(errs, fmt.Errorf("subnets[%d].routes[%d].scope: %w", j, k, err))
+			}
+		}
+	}
+	return errs
 }
