@@ -1,6 +1,7 @@
 package jinja
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -876,23 +877,9 @@ func (r *renderer) slice(e *expr, obj any, f *frame) (any, error) {
 	if u, ok := obj.(undefined); ok {
 		return nil, errorf(e.line, "%s", u.message())
 	}
-	var bounds [3]*int64
-	for i, x := range e.b.list {
-		if x == nil {
-			continue
-		}
-		v, err := r.eval(x, f)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			continue
-		}
-		n, ok := index(v)
-		if !ok {
-			return nil, errorf(e.line, "slice indices must be integers or None")
-		}
-		bounds[i] = &n
+	bounds, err := r.sliceBounds(e, f)
+	if err != nil {
+		return nil, err
 	}
 	var items []any
 	var runes []rune
@@ -906,13 +893,63 @@ func (r *renderer) slice(e *expr, obj any, f *frame) (any, error) {
 	default:
 		return nil, errorf(e.line, "a %s cannot be sliced by earlyinit's Jinja", typeName(obj))
 	}
-	n := int64(len(items) + len(runes))
+	idx, err := sliceIndices(bounds, int64(len(items)+len(runes)))
+	if err != nil {
+		return nil, errorf(e.line, "%v", err)
+	}
+	if err := r.step(e.line, len(idx)); err != nil {
+		return nil, err
+	}
+	if runes != nil || obj == "" {
+		var b strings.Builder
+		for _, i := range idx {
+			b.WriteRune(runes[i])
+		}
+		return b.String(), nil
+	}
+	out := make([]any, len(idx))
+	for j, i := range idx {
+		out[j] = items[i]
+	}
+	if _, ok := obj.(tuple); ok {
+		return tuple(out), nil
+	}
+	return out, nil
+}
+
+// sliceBounds are the start, stop and step of a slice, nil when left out
+// or None.
+func (r *renderer) sliceBounds(e *expr, f *frame) ([3]*int64, error) {
+	var bounds [3]*int64
+	for i, x := range e.b.list {
+		if x == nil {
+			continue
+		}
+		v, err := r.eval(x, f)
+		if err != nil {
+			return bounds, err
+		}
+		if v == nil {
+			continue
+		}
+		n, ok := index(v)
+		if !ok {
+			return bounds, errorf(e.line, "slice indices must be integers or None")
+		}
+		bounds[i] = &n
+	}
+	return bounds, nil
+}
+
+// sliceIndices are the indices a slice with bounds takes of n items, as
+// Python's slice.indices.
+func sliceIndices(bounds [3]*int64, n int64) ([]int64, error) {
 	step := int64(1)
 	if bounds[2] != nil {
 		step = *bounds[2]
 	}
 	if step == 0 {
-		return nil, errorf(e.line, "slice step cannot be zero")
+		return nil, errors.New("slice step cannot be zero")
 	}
 	adjust := func(b *int64, def int64) int64 {
 		if b == nil {
@@ -945,24 +982,7 @@ func (r *renderer) slice(e *expr, obj any, f *frame) (any, error) {
 	for i := start; step > 0 && i < stop || step < 0 && i > stop; i += step {
 		idx = append(idx, i)
 	}
-	if err := r.step(e.line, len(idx)); err != nil {
-		return nil, err
-	}
-	if runes != nil || obj == "" {
-		var b strings.Builder
-		for _, i := range idx {
-			b.WriteRune(runes[i])
-		}
-		return b.String(), nil
-	}
-	out := make([]any, len(idx))
-	for j, i := range idx {
-		out[j] = items[i]
-	}
-	if _, ok := obj.(tuple); ok {
-		return tuple(out), nil
-	}
-	return out, nil
+	return idx, nil
 }
 
 // call is a call: range() or a supported method.

@@ -612,6 +612,7 @@ func (w *jsonWriter) nl(level int, on bool) {
 	}
 }
 
+// value writes v at nesting level; ind says whether to indent.
 func (w *jsonWriter) value(v any, level int, ind bool) error {
 	if w.r != nil {
 		if err := w.r.step(w.line, 1); err != nil {
@@ -633,98 +634,126 @@ func (w *jsonWriter) value(v any, level int, ind bool) error {
 	case int64:
 		w.b.WriteString(strconv.FormatInt(x, 10))
 	case float64:
-		switch {
-		case math.IsNaN(x):
-			w.b.WriteString("NaN")
-		case math.IsInf(x, 1):
-			w.b.WriteString("Infinity")
-		case math.IsInf(x, -1):
-			w.b.WriteString("-Infinity")
-		default:
-			w.b.WriteString(pyyaml.FloatRepr(x))
-		}
+		w.float(x)
 	case string:
 		pystr.JSONString(&w.b, x)
-	case []any, tuple:
-		items, _ := v.([]any)
-		if t, ok := v.(tuple); ok {
-			items = t
-		}
-		if len(items) == 0 {
-			w.b.WriteString("[]")
-			return nil
-		}
-		w.b.WriteByte('[')
-		for i, e := range items {
-			if i > 0 {
-				w.b.WriteString(w.itemSep)
-			}
-			w.nl(level+1, ind)
-			if err := w.value(e, level+1, ind); err != nil {
-				return err
-			}
-		}
-		w.nl(level, ind)
-		w.b.WriteByte(']')
+	case []any:
+		return w.list(x, level, ind)
+	case tuple:
+		return w.list(x, level, ind)
 	case *Dict:
-		if x.Len() == 0 {
-			w.b.WriteString("{}")
-			return nil
-		}
-		type kv struct {
-			k string
-			v any
-			o any
-		}
-		kvs := make([]kv, 0, x.Len())
-		for i, k := range x.keys {
-			var ks string
-			switch y := k.(type) {
-			case string:
-				ks = y
-			case int64:
-				ks = strconv.FormatInt(y, 10)
-			case bool:
-				ks = "false"
-				if y {
-					ks = "true"
-				}
-			case nil:
-				ks = "null"
-			default:
-				return fmt.Errorf("keys must be str, int, float, bool or None, not %s", typeName(k))
-			}
-			kvs = append(kvs, kv{ks, x.vals[i], k})
-		}
-		if w.sortKeys {
-			var err error
-			sort.SliceStable(kvs, func(i, j int) bool {
-				l, e := less(kvs[i].o, kvs[j].o)
-				if e != nil {
-					err = e
-				}
-				return l
-			})
-			if err != nil {
-				return err
-			}
-		}
-		w.b.WriteByte('{')
-		for i, e := range kvs {
-			if i > 0 {
-				w.b.WriteString(w.itemSep)
-			}
-			w.nl(level+1, ind)
-			pystr.JSONString(&w.b, e.k)
-			w.b.WriteString(": ")
-			if err := w.value(e.v, level+1, ind); err != nil {
-				return err
-			}
-		}
-		w.nl(level, ind)
-		w.b.WriteByte('}')
+		return w.dict(x, level, ind)
 	default:
 		return fmt.Errorf("Object of type %s is not JSON serializable", typeName(v))
 	}
 	return nil
+}
+
+// float writes x as Python's json.dumps: NaN and the infinities as
+// JavaScript spells them.
+func (w *jsonWriter) float(x float64) {
+	switch {
+	case math.IsNaN(x):
+		w.b.WriteString("NaN")
+	case math.IsInf(x, 1):
+		w.b.WriteString("Infinity")
+	case math.IsInf(x, -1):
+		w.b.WriteString("-Infinity")
+	default:
+		w.b.WriteString(pyyaml.FloatRepr(x))
+	}
+}
+
+// list writes a list or tuple's items.
+func (w *jsonWriter) list(items []any, level int, ind bool) error {
+	if len(items) == 0 {
+		w.b.WriteString("[]")
+		return nil
+	}
+	w.b.WriteByte('[')
+	for i, e := range items {
+		if i > 0 {
+			w.b.WriteString(w.itemSep)
+		}
+		w.nl(level+1, ind)
+		if err := w.value(e, level+1, ind); err != nil {
+			return err
+		}
+	}
+	w.nl(level, ind)
+	w.b.WriteByte(']')
+	return nil
+}
+
+// jsonItem is a dict's item as JSON writes it: its key as a string, its
+// value, and its key as it was, to sort by.
+type jsonItem struct {
+	k string
+	v any
+	o any
+}
+
+// dict writes a dict's items, their keys sorted when sortKeys.
+func (w *jsonWriter) dict(x *Dict, level int, ind bool) error {
+	if x.Len() == 0 {
+		w.b.WriteString("{}")
+		return nil
+	}
+	kvs, err := jsonItems(x)
+	if err != nil {
+		return err
+	}
+	if w.sortKeys {
+		sort.SliceStable(kvs, func(i, j int) bool {
+			l, e := less(kvs[i].o, kvs[j].o)
+			if e != nil {
+				err = e
+			}
+			return l
+		})
+		if err != nil {
+			return err
+		}
+	}
+	w.b.WriteByte('{')
+	for i, e := range kvs {
+		if i > 0 {
+			w.b.WriteString(w.itemSep)
+		}
+		w.nl(level+1, ind)
+		pystr.JSONString(&w.b, e.k)
+		w.b.WriteString(": ")
+		if err := w.value(e.v, level+1, ind); err != nil {
+			return err
+		}
+	}
+	w.nl(level, ind)
+	w.b.WriteByte('}')
+	return nil
+}
+
+// jsonItems are x's items with their keys as JSON strings, which Python
+// makes of str, int, bool and None keys.
+func jsonItems(x *Dict) ([]jsonItem, error) {
+	kvs := make([]jsonItem, 0, x.Len())
+	for i, k := range x.keys {
+		var ks string
+		switch y := k.(type) {
+		case string:
+			ks = y
+		case int64:
+			ks = strconv.FormatInt(y, 10)
+		case bool:
+			ks = "false"
+			if y {
+				ks = "true"
+			}
+		case nil:
+			ks = "null"
+		default:
+			return nil, fmt.Errorf("keys must be str, int, float, bool or None, not %s", typeName(k))
+		}
+		kvs = append(kvs, jsonItem{ks, x.vals[i], k})
+	}
+	return kvs, nil
 }
