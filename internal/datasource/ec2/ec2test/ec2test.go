@@ -99,17 +99,10 @@ func (s *Service) Tokenless() []string {
 	return append([]string(nil), s.tokenless...)
 }
 
+// ServeHTTP answers r: Handlers, Status, the token PUT, then GETs (see
+// serveGet), every request recorded.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	if s.hits == nil {
-		s.hits = map[string]int{}
-	}
-	s.hits[r.Method+" "+r.URL.Path]++
-	hasToken := s.TokenHeader != "" && r.Header.Get(s.TokenHeader) == s.Token
-	if r.Method == http.MethodGet && s.TokenHeader != "" && !hasToken {
-		s.tokenless = append(s.tokenless, r.URL.Path)
-	}
-	s.mu.Unlock()
+	hasToken := s.record(r)
 
 	if h := s.Handlers[r.URL.Path]; h != nil {
 		h(w, r)
@@ -120,15 +113,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPut && r.URL.Path == "/latest/api/token" {
-		switch {
-		case s.PutStatus != 0:
-			w.WriteHeader(s.PutStatus)
-		case s.TokenHeader == "" || r.Header.Get(s.TokenTTLHeader) == "",
-			s.TokenTTL != "" && r.Header.Get(s.TokenTTLHeader) != s.TokenTTL:
-			w.WriteHeader(http.StatusBadRequest)
-		default:
-			w.Write([]byte(s.Token))
-		}
+		s.putToken(w, r)
 		return
 	}
 	if r.Method != http.MethodGet {
@@ -139,6 +124,41 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
+	s.serveGet(w, r)
+}
+
+// record counts r (and a GET without the token), and tells whether it
+// carries the token.
+func (s *Service) record(r *http.Request) (hasToken bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hits == nil {
+		s.hits = map[string]int{}
+	}
+	s.hits[r.Method+" "+r.URL.Path]++
+	hasToken = s.TokenHeader != "" && r.Header.Get(s.TokenHeader) == s.Token
+	if r.Method == http.MethodGet && s.TokenHeader != "" && !hasToken {
+		s.tokenless = append(s.tokenless, r.URL.Path)
+	}
+	return hasToken
+}
+
+// putToken answers the token PUT.
+func (s *Service) putToken(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case s.PutStatus != 0:
+		w.WriteHeader(s.PutStatus)
+	case s.TokenHeader == "" || r.Header.Get(s.TokenTTLHeader) == "",
+		s.TokenTTL != "" && r.Header.Get(s.TokenTTLHeader) != s.TokenTTL:
+		w.WriteHeader(http.StatusBadRequest)
+	default:
+		w.Write([]byte(s.Token))
+	}
+}
+
+// serveGet answers a GET: Raw, the versions, user-data and vendor-data,
+// then the meta-data tree.
+func (s *Service) serveGet(w http.ResponseWriter, r *http.Request) {
 	if v, ok := s.Raw[r.URL.Path]; ok {
 		w.Write([]byte(v))
 		return
@@ -170,6 +190,12 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	s.serveTree(w, r, p)
+}
+
+// serveTree answers meta-data path p: a leaf, an explicit listing, or
+// the listing of a directory.
+func (s *Service) serveTree(w http.ResponseWriter, r *http.Request, p string) {
 	if v, ok := s.Tree[p]; ok {
 		w.Write([]byte(v))
 		return
