@@ -278,28 +278,7 @@ func (l *lexer) tag(p int, end Kind) error {
 		}
 		line := l.lineAt(p)
 		if len(balance) == 0 {
-			q := -1
-			if end == BlockEnd {
-				switch {
-				case strings.HasPrefix(s[p:], "+%}"):
-					q = p + 3
-				case strings.HasPrefix(s[p:], "-%}"):
-					q = pystr.SkipSpace(s, p+3)
-				case strings.HasPrefix(s[p:], "%}"):
-					q = p + 2
-					if q < len(s) && s[q] == '\n' {
-						q++
-					}
-				}
-			} else {
-				switch {
-				case strings.HasPrefix(s[p:], "-}}"):
-					q = pystr.SkipSpace(s, p+3)
-				case strings.HasPrefix(s[p:], "}}"):
-					q = p + 2
-				}
-			}
-			if q >= 0 {
+			if q := tagEnd(s, p, end); q >= 0 {
 				l.pos = q
 				return l.emit(Token{Kind: end, Line: line})
 			}
@@ -314,50 +293,12 @@ func (l *lexer) tag(p int, end Kind) error {
 		case c == '\'' || c == '"':
 			t, n, err = lexString(s, p)
 		case c == '_' || c < utf8.RuneSelf && unicode.IsLetter(rune(c)) || c >= utf8.RuneSelf && isLetterAt(s, p):
-			n = p
-			for n < len(s) {
-				r, w := utf8.DecodeRuneInString(s[n:])
-				if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-					break
-				}
-				n += w
-			}
-			t = Token{Kind: Name, S: s[p:n]}
+			t, n = lexName(s, p)
 		default:
-			op := ""
-			for _, o := range [...]string{"//", "**", "==", "!=", ">=", "<="} {
-				if strings.HasPrefix(s[p:], o) {
-					op = o
-					break
-				}
+			if t, err = l.operator(s, p, line, &balance); err != nil {
+				return err
 			}
-			if op == "" && strings.IndexByte("+-/*%~[](){}><=.:|,;", c) >= 0 {
-				op = s[p : p+1]
-			}
-			if op == "" {
-				r, _ := utf8.DecodeRuneInString(s[p:])
-				return errorf(line, "unexpected character %q", r)
-			}
-			switch op {
-			case "(":
-				balance = append(balance, ')')
-			case "[":
-				balance = append(balance, ']')
-			case "{":
-				balance = append(balance, '}')
-			case ")", "]", "}":
-				if len(balance) == 0 {
-					return errorf(line, "unexpected '%s'", op)
-				}
-				if want := balance[len(balance)-1]; want != op[0] {
-					return errorf(line, "unexpected '%s', expected '%c'", op, want)
-				}
-				balance = balance[:len(balance)-1]
-			}
-			if len(balance) > l.maxDepth {
-				return limitf(line, "brackets nested deeper than %d", l.maxDepth)
-			}
-			t, n = Token{Kind: Op, S: op}, p+len(op)
+			n = p + len(t.S)
 		}
 		if err != nil {
 			return errorf(line, "%v", err)
@@ -368,6 +309,88 @@ func (l *lexer) tag(p int, end Kind) error {
 		}
 		p = n
 	}
+}
+
+// tagEnd is where the end of a tag (end) at p ends, with its whitespace
+// control, or -1 when none is there.
+func tagEnd(s string, p int, end Kind) int {
+	if end == BlockEnd {
+		switch {
+		case strings.HasPrefix(s[p:], "+%}"):
+			return p + 3
+		case strings.HasPrefix(s[p:], "-%}"):
+			return pystr.SkipSpace(s, p+3)
+		case strings.HasPrefix(s[p:], "%}"):
+			q := p + 2
+			if q < len(s) && s[q] == '\n' {
+				q++
+			}
+			return q
+		}
+		return -1
+	}
+	switch {
+	case strings.HasPrefix(s[p:], "-}}"):
+		return pystr.SkipSpace(s, p+3)
+	case strings.HasPrefix(s[p:], "}}"):
+		return p + 2
+	}
+	return -1
+}
+
+// lexName is a name at p.
+func lexName(s string, p int) (Token, int) {
+	n := p
+	for n < len(s) {
+		r, w := utf8.DecodeRuneInString(s[n:])
+		if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			break
+		}
+		n += w
+	}
+	return Token{Kind: Name, S: s[p:n]}, n
+}
+
+// operator is the operator at p, balance the brackets open before it and
+// after.
+func (l *lexer) operator(s string, p, line int, balance *[]byte) (Token, error) {
+	c := s[p]
+	op := ""
+	for _, o := range [...]string{"//", "**", "==", "!=", ">=", "<="} {
+		if strings.HasPrefix(s[p:], o) {
+			op = o
+			break
+		}
+	}
+	if op == "" && strings.IndexByte("+-/*%~[](){}><=.:|,;", c) >= 0 {
+		op = s[p : p+1]
+	}
+	if op == "" {
+		r, _ := utf8.DecodeRuneInString(s[p:])
+		return Token{}, errorf(line, "unexpected character %q", r)
+	}
+	b := *balance
+	switch op {
+	case "(":
+		b = append(b, ')')
+	case "[":
+		b = append(b, ']')
+	case "{":
+		b = append(b, '}')
+	case ")", "]", "}":
+		if len(b) == 0 {
+			return Token{}, errorf(line, "unexpected '%s'", op)
+		}
+		if want := b[len(b)-1]; want != op[0] {
+			return Token{}, errorf(line, "unexpected '%s', expected '%c'", op, want)
+		}
+		b = b[:len(b)-1]
+	}
+	*balance = b
+	if len(b) > l.maxDepth {
+		return Token{}, limitf(line, "brackets nested deeper than %d", l.maxDepth)
+	}
+	return Token{Kind: Op, S: op}, nil
 }
 
 func isLetterAt(s string, p int) bool {
