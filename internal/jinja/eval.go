@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/earlyinit/earlyinit/internal/jinja/parse"
 	"github.com/earlyinit/earlyinit/internal/jinja/pynum"
 )
 
@@ -79,25 +80,25 @@ func (r *renderer) str(line int, v any) (string, error) {
 	return s, r.charge(line, len(s))
 }
 
-func (r *renderer) block(body []node, f *frame) error {
+func (r *renderer) block(body []parse.Node, f *frame) error {
 	for _, n := range body {
 		var err error
 		switch x := n.(type) {
-		case textNode:
-			err = r.write(0, x.s)
-		case printNode:
+		case parse.Text:
+			err = r.write(0, x.S)
+		case parse.Print:
 			var v any
-			if v, err = r.eval(x.e, f); err == nil {
+			if v, err = r.eval(x.E, f); err == nil {
 				var s string
-				if s, err = r.str(x.line, v); err == nil {
-					err = r.write(x.line, s)
+				if s, err = r.str(x.Line, v); err == nil {
+					err = r.write(x.Line, s)
 				}
 			}
-		case ifNode:
+		case parse.If:
 			err = r.ifBlock(x, f)
-		case forNode:
+		case parse.For:
 			err = r.forLoop(x, f)
-		case setNode:
+		case parse.Set:
 			err = r.set(x, f)
 		}
 		if err != nil {
@@ -107,39 +108,39 @@ func (r *renderer) block(body []node, f *frame) error {
 	return nil
 }
 
-func (r *renderer) ifBlock(n ifNode, f *frame) error {
-	for i, t := range n.tests {
+func (r *renderer) ifBlock(n parse.If, f *frame) error {
+	for i, t := range n.Tests {
 		v, err := r.eval(t, f)
 		if err != nil {
 			return err
 		}
 		if truth(v) {
-			return r.block(n.bodies[i], f)
+			return r.block(n.Bodies[i], f)
 		}
 	}
-	return r.block(n.els, f)
+	return r.block(n.Els, f)
 }
 
-func (r *renderer) forLoop(n forNode, f *frame) error {
-	it, err := r.eval(n.iter, f)
+func (r *renderer) forLoop(n parse.For, f *frame) error {
+	it, err := r.eval(n.Iter, f)
 	if err != nil {
 		return err
 	}
 	if rg, ok := it.(rangeV); ok && rg.len() > int64(r.lim.Iterations-r.iters) {
-		return limitf(n.line, "more than %d loop iterations", r.lim.Iterations)
+		return limitf(n.Line, "more than %d loop iterations", r.lim.Iterations)
 	}
-	items, err := r.iterate(n.line, it)
+	items, err := r.iterate(n.Line, it)
 	if err != nil {
 		return err
 	}
-	if n.cond != nil {
+	if n.Cond != nil {
 		var kept []any
 		for _, item := range items {
 			fr := &frame{vars: map[string]any{}, parent: f}
-			if err := r.assign(n.line, fr, n.targets, n.unpack, item); err != nil {
+			if err := r.assign(n.Line, fr, n.Targets, n.Unpack, item); err != nil {
 				return err
 			}
-			c, err := r.eval(n.cond, fr)
+			c, err := r.eval(n.Cond, fr)
 			if err != nil {
 				return err
 			}
@@ -150,18 +151,18 @@ func (r *renderer) forLoop(n forNode, f *frame) error {
 		items = kept
 	}
 	if len(items) == 0 {
-		return r.block(n.els, &frame{vars: map[string]any{}, parent: f})
+		return r.block(n.Els, &frame{vars: map[string]any{}, parent: f})
 	}
 	for i, item := range items {
 		r.iters++
 		if r.iters > r.lim.Iterations {
-			return limitf(n.line, "more than %d loop iterations", r.lim.Iterations)
+			return limitf(n.Line, "more than %d loop iterations", r.lim.Iterations)
 		}
 		fr := &frame{vars: map[string]any{"loop": loopV{index: i, length: len(items)}}, parent: f}
-		if err := r.assign(n.line, fr, n.targets, n.unpack, item); err != nil {
+		if err := r.assign(n.Line, fr, n.Targets, n.Unpack, item); err != nil {
 			return err
 		}
-		if err := r.block(n.body, fr); err != nil {
+		if err := r.block(n.Body, fr); err != nil {
 			return err
 		}
 	}
@@ -190,26 +191,26 @@ func (r *renderer) assign(line int, f *frame, targets []string, unpack bool, v a
 	return nil
 }
 
-func (r *renderer) set(n setNode, f *frame) error {
-	if !n.block {
-		v, err := r.eval(n.e, f)
+func (r *renderer) set(n parse.Set, f *frame) error {
+	if !n.Block {
+		v, err := r.eval(n.E, f)
 		if err != nil {
 			return err
 		}
-		return r.assign(n.line, f, n.targets, n.unpack, v)
+		return r.assign(n.Line, f, n.Targets, n.Unpack, v)
 	}
 	saved := r.out
 	r.out = strings.Builder{}
-	err := r.block(n.body, &frame{vars: map[string]any{}, parent: f})
+	err := r.block(n.Body, &frame{vars: map[string]any{}, parent: f})
 	s := r.out.String()
 	r.out = saved
 	if err != nil {
 		return err
 	}
-	if err := r.charge(n.line, len(s)); err != nil {
+	if err := r.charge(n.Line, len(s)); err != nil {
 		return err
 	}
-	f.vars[n.targets[0]] = s
+	f.vars[n.Targets[0]] = s
 	return nil
 }
 
@@ -256,126 +257,126 @@ func (r *renderer) iterate(line int, v any) ([]any, error) {
 }
 
 // eval is the value of e in f, one evaluation step.
-func (r *renderer) eval(e *expr, f *frame) (any, error) {
-	if err := r.step(e.line, 1); err != nil {
+func (r *renderer) eval(e *parse.Expr, f *frame) (any, error) {
+	if err := r.step(e.Line, 1); err != nil {
 		return nil, err
 	}
-	switch e.op {
-	case opConst:
-		return e.v, nil
-	case opName:
+	switch e.Op {
+	case parse.OpConst:
+		return e.V, nil
+	case parse.OpName:
 		return r.evalName(e, f), nil
-	case opGetattr:
-		obj, err := r.eval(e.a, f)
+	case parse.OpGetattr:
+		obj, err := r.eval(e.A, f)
 		if err != nil {
 			return nil, err
 		}
-		return r.getattr(e.line, obj, e.name)
-	case opGetitem:
+		return r.getattr(e.Line, obj, e.Name)
+	case parse.OpGetitem:
 		return r.evalGetitem(e, f)
-	case opList, opTuple:
+	case parse.OpList, parse.OpTuple:
 		return r.evalList(e, f)
-	case opDict:
+	case parse.OpDict:
 		return r.evalDict(e, f)
-	case opCall:
+	case parse.OpCall:
 		return r.call(e, f)
-	case opFilter:
+	case parse.OpFilter:
 		return r.filter(e, f)
-	case opTest:
+	case parse.OpTest:
 		return r.test(e, f)
-	case opNot, opNeg, opPos:
-		v, err := r.eval(e.a, f)
+	case parse.OpNot, parse.OpNeg, parse.OpPos:
+		v, err := r.eval(e.A, f)
 		if err != nil {
 			return nil, err
 		}
-		if e.op == opNot {
+		if e.Op == parse.OpNot {
 			return !truth(v), nil
 		}
 		return r.unary(e, v)
-	case opAnd, opOr, opCond:
+	case parse.OpAnd, parse.OpOr, parse.OpCond:
 		return r.evalLogic(e, f)
-	case opBin:
-		a, err := r.eval(e.a, f)
+	case parse.OpBin:
+		a, err := r.eval(e.A, f)
 		if err != nil {
 			return nil, err
 		}
-		b, err := r.eval(e.b, f)
+		b, err := r.eval(e.B, f)
 		if err != nil {
 			return nil, err
 		}
-		return r.binop(e.line, e.name, a, b)
-	case opConcat:
+		return r.binop(e.Line, e.Name, a, b)
+	case parse.OpConcat:
 		return r.evalConcat(e, f)
-	case opCompare:
+	case parse.OpCompare:
 		return r.evalCompare(e, f)
 	}
-	return nil, errorf(e.line, "unexpected expression")
+	return nil, errorf(e.Line, "unexpected expression")
 }
 
 // evalName is the value of a name: the template's, else the variables', else
 // one of Jinja's globals, else undefined.
-func (r *renderer) evalName(e *expr, f *frame) any {
-	if v, ok := f.lookup(e.name); ok {
+func (r *renderer) evalName(e *parse.Expr, f *frame) any {
+	if v, ok := f.lookup(e.Name); ok {
 		return v
 	}
 	if r.vars != nil {
-		if v, ok := r.vars.Get(e.name); ok {
+		if v, ok := r.vars.Get(e.Name); ok {
 			return v
 		}
 	}
-	switch e.name {
+	switch e.Name {
 	case "range", "dict", "lipsum", "cycler", "joiner", "namespace":
-		return method{name: e.name}
+		return method{name: e.Name}
 	}
-	return undefined{name: e.name}
+	return undefined{name: e.Name}
 }
 
 // evalGetitem is a[b], or a slice of a.
-func (r *renderer) evalGetitem(e *expr, f *frame) (any, error) {
-	obj, err := r.eval(e.a, f)
+func (r *renderer) evalGetitem(e *parse.Expr, f *frame) (any, error) {
+	obj, err := r.eval(e.A, f)
 	if err != nil {
 		return nil, err
 	}
-	if e.b.op == opSliceArg {
+	if e.B.Op == parse.OpSliceArg {
 		return r.slice(e, obj, f)
 	}
-	k, err := r.eval(e.b, f)
+	k, err := r.eval(e.B, f)
 	if err != nil {
 		return nil, err
 	}
-	return r.getitem(e.line, obj, k)
+	return r.getitem(e.Line, obj, k)
 }
 
 // evalList is a list or tuple display.
-func (r *renderer) evalList(e *expr, f *frame) (any, error) {
-	items := make([]any, len(e.list))
-	for i, x := range e.list {
+func (r *renderer) evalList(e *parse.Expr, f *frame) (any, error) {
+	items := make([]any, len(e.List))
+	for i, x := range e.List {
 		v, err := r.eval(x, f)
 		if err != nil {
 			return nil, err
 		}
 		items[i] = v
 	}
-	if e.op == opTuple {
+	if e.Op == parse.OpTuple {
 		return tuple(items), nil
 	}
 	return items, nil
 }
 
 // evalDict is a dict display.
-func (r *renderer) evalDict(e *expr, f *frame) (any, error) {
+func (r *renderer) evalDict(e *parse.Expr, f *frame) (any, error) {
 	d := NewDict()
-	for i := 0; i+1 < len(e.list); i += 2 {
-		k, err := r.eval(e.list[i], f)
+	for i := 0; i+1 < len(e.List); i += 2 {
+		k, err := r.eval(e.List[i], f)
 		if err != nil {
 			return nil, err
 		}
-		v, err := r.eval(e.list[i+1], f)
+		v, err := r.eval(e.List[i+1], f)
 		if err != nil {
 			return nil, err
 		}
 		if _, ok := hashKey(k); !ok {
-			return nil, errorf(e.line, "unhashable type: '%s'", typeName(k))
+			return nil, errorf(e.Line, "unhashable type: '%s'", typeName(k))
 		}
 		d.Set(k, v)
 	}
@@ -384,53 +385,53 @@ func (r *renderer) evalDict(e *expr, f *frame) (any, error) {
 
 // evalLogic is and, or and the if-expression, which evaluate only the
 // operands they need.
-func (r *renderer) evalLogic(e *expr, f *frame) (any, error) {
-	l, err := r.eval(e.a, f)
+func (r *renderer) evalLogic(e *parse.Expr, f *frame) (any, error) {
+	l, err := r.eval(e.A, f)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case e.op != opCond && truth(l) == (e.op == opOr):
+	case e.Op != parse.OpCond && truth(l) == (e.Op == parse.OpOr):
 		return l, nil
-	case e.op != opCond:
-		return r.eval(e.b, f)
+	case e.Op != parse.OpCond:
+		return r.eval(e.B, f)
 	case truth(l):
-		return r.eval(e.b, f)
-	case e.c != nil:
-		return r.eval(e.c, f)
+		return r.eval(e.B, f)
+	case e.C != nil:
+		return r.eval(e.C, f)
 	}
 	return undefined{name: "None", plain: true, hint: "the inline if-expression evaluated to false and no else section was defined"}, nil
 }
 
 // evalConcat is operands joined with ~.
-func (r *renderer) evalConcat(e *expr, f *frame) (any, error) {
+func (r *renderer) evalConcat(e *parse.Expr, f *frame) (any, error) {
 	var b strings.Builder
-	for _, x := range e.list {
+	for _, x := range e.List {
 		v, err := r.eval(x, f)
 		if err != nil {
 			return nil, err
 		}
-		s, err := r.str(e.line, v)
+		s, err := r.str(e.Line, v)
 		if err != nil {
 			return nil, err
 		}
 		b.WriteString(s)
 	}
-	return b.String(), r.charge(e.line, b.Len())
+	return b.String(), r.charge(e.Line, b.Len())
 }
 
 // evalCompare is a chain of comparisons, which stops at the first false.
-func (r *renderer) evalCompare(e *expr, f *frame) (any, error) {
-	left, err := r.eval(e.a, f)
+func (r *renderer) evalCompare(e *parse.Expr, f *frame) (any, error) {
+	left, err := r.eval(e.A, f)
 	if err != nil {
 		return nil, err
 	}
-	for i, op := range e.ops {
-		right, err := r.eval(e.list[i], f)
+	for i, op := range e.Ops {
+		right, err := r.eval(e.List[i], f)
 		if err != nil {
 			return nil, err
 		}
-		ok, err := r.compare(e.line, op, left, right)
+		ok, err := r.compare(e.Line, op, left, right)
 		if err != nil {
 			return nil, err
 		}
@@ -442,25 +443,25 @@ func (r *renderer) evalCompare(e *expr, f *frame) (any, error) {
 	return true, nil
 }
 
-func (r *renderer) unary(e *expr, v any) (any, error) {
+func (r *renderer) unary(e *parse.Expr, v any) (any, error) {
 	if u, ok := v.(undefined); ok {
-		return nil, errorf(e.line, "%s", u.message())
+		return nil, errorf(e.Line, "%s", u.message())
 	}
 	f, i, isInt, ok := number(v)
 	if !ok {
 		op := "-"
-		if e.op == opPos {
+		if e.Op == parse.OpPos {
 			op = "+"
 		}
-		return nil, errorf(e.line, "bad operand type for unary %s: '%s'", op, typeName(v))
+		return nil, errorf(e.Line, "bad operand type for unary %s: '%s'", op, typeName(v))
 	}
 	switch {
-	case e.op == opPos && isInt:
+	case e.Op == parse.OpPos && isInt:
 		return i, nil
-	case e.op == opPos:
+	case e.Op == parse.OpPos:
 		return f, nil
 	case isInt && i == math.MinInt64:
-		return nil, errOverflow(e.line)
+		return nil, errOverflow(e.Line)
 	case isInt:
 		return -i, nil
 	}
@@ -873,9 +874,9 @@ func at(items []any, i int64) (any, bool) {
 }
 
 // slice is obj[start:stop:step] on a list, tuple or string.
-func (r *renderer) slice(e *expr, obj any, f *frame) (any, error) {
+func (r *renderer) slice(e *parse.Expr, obj any, f *frame) (any, error) {
 	if u, ok := obj.(undefined); ok {
-		return nil, errorf(e.line, "%s", u.message())
+		return nil, errorf(e.Line, "%s", u.message())
 	}
 	bounds, err := r.sliceBounds(e, f)
 	if err != nil {
@@ -891,13 +892,13 @@ func (r *renderer) slice(e *expr, obj any, f *frame) (any, error) {
 	case string:
 		runes = []rune(x)
 	default:
-		return nil, errorf(e.line, "a %s cannot be sliced by earlyinit's Jinja", typeName(obj))
+		return nil, errorf(e.Line, "a %s cannot be sliced by earlyinit's Jinja", typeName(obj))
 	}
 	idx, err := sliceIndices(bounds, int64(len(items)+len(runes)))
 	if err != nil {
-		return nil, errorf(e.line, "%v", err)
+		return nil, errorf(e.Line, "%v", err)
 	}
-	if err := r.step(e.line, len(idx)); err != nil {
+	if err := r.step(e.Line, len(idx)); err != nil {
 		return nil, err
 	}
 	if runes != nil || obj == "" {
@@ -919,9 +920,9 @@ func (r *renderer) slice(e *expr, obj any, f *frame) (any, error) {
 
 // sliceBounds are the start, stop and step of a slice, nil when left out
 // or None.
-func (r *renderer) sliceBounds(e *expr, f *frame) ([3]*int64, error) {
+func (r *renderer) sliceBounds(e *parse.Expr, f *frame) ([3]*int64, error) {
 	var bounds [3]*int64
-	for i, x := range e.b.list {
+	for i, x := range e.B.List {
 		if x == nil {
 			continue
 		}
@@ -934,7 +935,7 @@ func (r *renderer) sliceBounds(e *expr, f *frame) ([3]*int64, error) {
 		}
 		n, ok := index(v)
 		if !ok {
-			return bounds, errorf(e.line, "slice indices must be integers or None")
+			return bounds, errorf(e.Line, "slice indices must be integers or None")
 		}
 		bounds[i] = &n
 	}
@@ -986,8 +987,8 @@ func sliceIndices(bounds [3]*int64, n int64) ([]int64, error) {
 }
 
 // call is a call: range() or a supported method.
-func (r *renderer) call(e *expr, f *frame) (any, error) {
-	callee, err := r.eval(e.a, f)
+func (r *renderer) call(e *parse.Expr, f *frame) (any, error) {
+	callee, err := r.eval(e.A, f)
 	if err != nil {
 		return nil, err
 	}
@@ -997,15 +998,15 @@ func (r *renderer) call(e *expr, f *frame) (any, error) {
 	}
 	switch c := callee.(type) {
 	case undefined:
-		return nil, errorf(e.line, "%s", c.message())
+		return nil, errorf(e.Line, "%s", c.message())
 	case method:
 		if c.recv == nil {
 			if c.name == "range" {
 				return a.rangeCall()
 			}
-			return nil, errorf(e.line, "the function '%s' is not supported by earlyinit's Jinja (it has range)", c.name)
+			return nil, errorf(e.Line, "the function '%s' is not supported by earlyinit's Jinja (it has range)", c.name)
 		}
 		return r.callMethod(a, c)
 	}
-	return nil, errorf(e.line, "'%s' object is not callable", typeName(callee))
+	return nil, errorf(e.Line, "'%s' object is not callable", typeName(callee))
 }

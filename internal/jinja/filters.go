@@ -9,47 +9,14 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/earlyinit/earlyinit/internal/jinja/parse"
 	"github.com/earlyinit/earlyinit/internal/jinja/pynum"
 	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
-// The filters and tests earlyinit's Jinja has, each with Jinja2 3.1's
-// parameters and meaning (jinja2/filters.py, jinja2/tests.py).
-const (
-	filterNames = "abs capitalize count d default dictsort e escape first float indent int items join last length list lower max min replace reverse round safe sort string sum title tojson trim unique upper"
-	testNames   = "boolean defined divisibleby eq equalto even false float ge greaterthan gt in integer iterable le lessthan lower lt mapping ne none number odd sequence string true undefined upper"
-	// Jinja's own that earlyinit leaves out.
-	otherFilters = "attr batch center filesizeformat forceescape format groupby map pprint random reject rejectattr select selectattr slice striptags truncate urlencode urlize wordcount wordwrap xmlattr"
-	otherTests   = "callable escaped filter sameas test"
-)
-
 // FilterNames and TestNames list the filters and tests supported.
-func FilterNames() []string { return strings.Fields(filterNames) }
-func TestNames() []string   { return strings.Fields(testNames) }
-
-func inList(list, name string) bool { return slices.Contains(strings.Fields(list), name) }
-
-// checkFilter refuses a filter of Jinja's earlyinit leaves out, and
-// tells one Jinja does not have either (unknown: see checkUnknown).
-func checkFilter(name string, line int) (unknown bool, err error) {
-	switch {
-	case inList(filterNames, name):
-		return false, nil
-	case inList(otherFilters, name):
-		return false, errorf(line, "the filter '%s' is not supported by earlyinit's Jinja", name)
-	}
-	return true, nil
-}
-
-func checkTest(name string, line int) (unknown bool, err error) {
-	switch {
-	case inList(testNames, name):
-		return false, nil
-	case inList(otherTests, name):
-		return false, errorf(line, "the test '%s' is not supported by earlyinit's Jinja", name)
-	}
-	return true, nil
-}
+func FilterNames() []string { return parse.FilterNames() }
+func TestNames() []string   { return parse.TestNames() }
 
 // callArgs are a call's evaluated arguments.
 type callArgs struct {
@@ -65,21 +32,21 @@ type kwVal struct {
 	v    any
 }
 
-func (r *renderer) args(e *expr, f *frame) (*callArgs, error) {
-	a := &callArgs{r: r, line: e.line}
-	for _, x := range e.list {
+func (r *renderer) args(e *parse.Expr, f *frame) (*callArgs, error) {
+	a := &callArgs{r: r, line: e.Line}
+	for _, x := range e.List {
 		v, err := r.eval(x, f)
 		if err != nil {
 			return nil, err
 		}
 		a.pos = append(a.pos, v)
 	}
-	for _, k := range e.kw {
-		v, err := r.eval(k.e, f)
+	for _, k := range e.Kw {
+		v, err := r.eval(k.E, f)
 		if err != nil {
 			return nil, err
 		}
-		a.kw = append(a.kw, kwVal{k.name, v})
+		a.kw = append(a.kw, kwVal{k.Name, v})
 	}
 	return a, nil
 }
@@ -488,8 +455,8 @@ func (r *renderer) length(line int, v any) (any, error) {
 }
 
 // filter is a filter's call: v|name(args).
-func (r *renderer) filter(e *expr, f *frame) (any, error) {
-	v, err := r.eval(e.a, f)
+func (r *renderer) filter(e *parse.Expr, f *frame) (any, error) {
+	v, err := r.eval(e.A, f)
 	if err != nil {
 		return nil, err
 	}
@@ -497,15 +464,15 @@ func (r *renderer) filter(e *expr, f *frame) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.what = "filter '" + e.name + "'"
-	fn, ok := filters[e.name]
+	a.what = "filter '" + e.Name + "'"
+	fn, ok := filters[e.Name]
 	if !ok {
-		return nil, errorf(e.line, "no filter named '%s'", e.name)
+		return nil, errorf(e.Line, "no filter named '%s'", e.Name)
 	}
-	return fn(r, e.name, v, a)
+	return fn(r, e.Name, v, a)
 }
 
-// filters are the filters' implementations by name (filterNames).
+// filters are the filters' implementations by name (FilterNames).
 var filters = map[string]func(r *renderer, name string, v any, a *callArgs) (any, error){
 	"default":    (*renderer).filterDefault,
 	"d":          (*renderer).filterDefault,
@@ -1130,8 +1097,8 @@ func (a *callArgs) round(v, precArg, methodArg any) (any, error) {
 }
 
 // test is a test: v is name(args).
-func (r *renderer) test(e *expr, f *frame) (any, error) {
-	v, err := r.eval(e.a, f)
+func (r *renderer) test(e *parse.Expr, f *frame) (any, error) {
+	v, err := r.eval(e.A, f)
 	if err != nil {
 		return nil, err
 	}
@@ -1139,23 +1106,23 @@ func (r *renderer) test(e *expr, f *frame) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.what = "test '" + e.name + "'"
-	line := e.line
-	switch e.name {
+	a.what = "test '" + e.Name + "'"
+	line := e.Line
+	switch e.Name {
 	case "defined", "undefined", "none", "boolean", "false", "true", "integer", "float", "number", "string", "mapping", "iterable", "sequence", "lower", "upper", "even", "odd":
 		if err := a.none(); err != nil {
 			return nil, err
 		}
 	}
-	if ok, found := typeTest(e.name, v); found {
+	if ok, found := typeTest(e.Name, v); found {
 		return ok, nil
 	}
-	switch e.name {
+	switch e.Name {
 	case "lower", "upper":
-		return r.caseTest(line, e.name, v)
+		return r.caseTest(line, e.Name, v)
 	case "even", "odd", "divisibleby":
 		d := any(int64(2))
-		if e.name == "divisibleby" {
+		if e.Name == "divisibleby" {
 			if d, err = a.one(); err != nil {
 				return nil, err
 			}
@@ -1164,7 +1131,7 @@ func (r *renderer) test(e *expr, f *frame) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e.name == "odd" {
+		if e.Name == "odd" {
 			return equal(m, int64(1)), nil
 		}
 		return equal(m, int64(0)), nil
@@ -1174,10 +1141,10 @@ func (r *renderer) test(e *expr, f *frame) (any, error) {
 			return nil, err
 		}
 		op := map[string]string{"eq": "==", "equalto": "==", "ne": "!=", "lt": "<", "lessthan": "<", "le": "<=",
-			"gt": ">", "greaterthan": ">", "ge": ">=", "in": "in"}[e.name]
+			"gt": ">", "greaterthan": ">", "ge": ">=", "in": "in"}[e.Name]
 		return r.compare(line, op, v, o)
 	}
-	return nil, errorf(line, "no test named '%s'", e.name)
+	return nil, errorf(line, "no test named '%s'", e.Name)
 }
 
 // one is the argument of a test that takes one: other.

@@ -22,7 +22,7 @@
 //     tests with is / is not; calls of range() and of the methods
 //     dict.items/keys/values/get and str.lower/upper/strip/lstrip/rstrip/
 //     split/startswith/endswith/replace;
-//   - the filters in filterNames and the tests in testNames.
+//   - the filters of FilterNames and the tests of TestNames.
 //
 // Everything else (macros, includes, blocks, call, with, do, filter
 // blocks, loop controls, other filters and tests, %-formatting, attribute
@@ -48,6 +48,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/jinja/lex"
+	"github.com/earlyinit/earlyinit/internal/jinja/parse"
 	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
 )
 
@@ -114,7 +115,7 @@ func limitf(line int, format string, args ...any) *Error {
 
 // Template is a parsed template.
 type Template struct {
-	body []node
+	body []parse.Node
 	lim  Limits
 }
 
@@ -133,21 +134,14 @@ func Parse(src string, lim Limits) (t *Template, err error) {
 	if err != nil {
 		return nil, fromLex(err)
 	}
-	p := &parser{toks: toks, lim: lim}
-	body, end, err := p.subparse(nil)
+	body, err := parse.Parse(toks, lim.Depth)
 	if err != nil {
-		return nil, err
-	}
-	if end != "" {
-		return nil, errorf(p.peek().Line, "unexpected '%s'", end)
-	}
-	if err := checkUnknown(body, false); err != nil {
-		return nil, err
+		return nil, fromLex(err)
 	}
 	return &Template{body: body, lim: lim}, nil
 }
 
-// fromLex is the lexer's error as the package's Error.
+// fromLex is the lexer's or the parser's error as the package's Error.
 func fromLex(err error) error {
 	var le *lex.Error
 	if errors.As(err, &le) {

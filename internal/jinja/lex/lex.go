@@ -89,7 +89,7 @@ func (l *lexer) lineAt(p int) int {
 
 func (l *lexer) emit(t Token) error {
 	if len(l.toks) >= l.maxTokens {
-		return limitf(t.Line, "more than %d tokens", l.maxTokens)
+		return Limitf(t.Line, "more than %d tokens", l.maxTokens)
 	}
 	l.toks = append(l.toks, t)
 	return nil
@@ -102,7 +102,7 @@ func (l *lexer) emit(t Token) error {
 // nests brackets at most maxDepth deep.
 func Lex(src string, maxTokens, maxDepth int) ([]Token, error) {
 	if !utf8.ValidString(src) {
-		return nil, errorf(0, "the template is not valid UTF-8")
+		return nil, Errorf(0, "the template is not valid UTF-8")
 	}
 	if strings.IndexByte(src, '\r') >= 0 {
 		src = strings.ReplaceAll(src, "\r\n", "\n")
@@ -181,7 +181,7 @@ func nextTag(s string, p int) int {
 func (l *lexer) comment(p, line int) error {
 	j := strings.Index(l.src[p:], "#}")
 	if j < 0 {
-		return errorf(line, "missing end of comment tag")
+		return Errorf(line, "missing end of comment tag")
 	}
 	j += p
 	end := j + 2
@@ -221,7 +221,7 @@ func (l *lexer) raw(p, line int) error {
 	for q := p; ; {
 		i := strings.Index(l.src[q:], "{%")
 		if i < 0 {
-			return errorf(line, "missing end of raw directive")
+			return Errorf(line, "missing end of raw directive")
 		}
 		i += q
 		r := i + 2
@@ -274,7 +274,7 @@ func (l *lexer) tag(p int, end Kind) error {
 	for {
 		p = pystr.SkipSpace(s, p)
 		if p >= len(s) {
-			return errorf(l.lineAt(len(s)), "unexpected end of template, expected %s", Token{Kind: end}.Describe())
+			return Errorf(l.lineAt(len(s)), "unexpected end of template, expected %s", Token{Kind: end}.Describe())
 		}
 		line := l.lineAt(p)
 		if len(balance) == 0 {
@@ -301,7 +301,7 @@ func (l *lexer) tag(p int, end Kind) error {
 			n = p + len(t.S)
 		}
 		if err != nil {
-			return errorf(line, "%v", err)
+			return Errorf(line, "%v", err)
 		}
 		t.Line = line
 		if err := l.emit(t); err != nil {
@@ -367,7 +367,7 @@ func (l *lexer) operator(s string, p, line int, balance *[]byte) (Token, error) 
 	}
 	if op == "" {
 		r, _ := utf8.DecodeRuneInString(s[p:])
-		return Token{}, errorf(line, "unexpected character %q", r)
+		return Token{}, Errorf(line, "unexpected character %q", r)
 	}
 	b := *balance
 	switch op {
@@ -379,16 +379,16 @@ func (l *lexer) operator(s string, p, line int, balance *[]byte) (Token, error) 
 		b = append(b, '}')
 	case ")", "]", "}":
 		if len(b) == 0 {
-			return Token{}, errorf(line, "unexpected '%s'", op)
+			return Token{}, Errorf(line, "unexpected '%s'", op)
 		}
 		if want := b[len(b)-1]; want != op[0] {
-			return Token{}, errorf(line, "unexpected '%s', expected '%c'", op, want)
+			return Token{}, Errorf(line, "unexpected '%s', expected '%c'", op, want)
 		}
 		b = b[:len(b)-1]
 	}
 	*balance = b
 	if len(b) > l.maxDepth {
-		return Token{}, limitf(line, "brackets nested deeper than %d", l.maxDepth)
+		return Token{}, Limitf(line, "brackets nested deeper than %d", l.maxDepth)
 	}
 	return Token{Kind: Op, S: op}, nil
 }
@@ -582,10 +582,12 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
-func errorf(line int, format string, args ...any) *Error {
+// Errorf is an Error of line.
+func Errorf(line int, format string, args ...any) *Error {
 	return &Error{Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
-func limitf(line int, format string, args ...any) *Error {
+// Limitf is an Error of line where a bound stopped the work.
+func Limitf(line int, format string, args ...any) *Error {
 	return &Error{Line: line, Msg: fmt.Sprintf(format, args...), Limit: true}
 }

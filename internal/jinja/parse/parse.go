@@ -1,95 +1,102 @@
-package jinja
+// Package parse parses a template's tokens into statement nodes and
+// expressions (see Parse), refusing at parse time what Jinja2 refuses at
+// compile time. Its errors are *lex.Error.
+package parse
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/jinja/lex"
 )
 
-// Statement nodes.
+// Statement nodes: text, {{ }}, and the if, for and set blocks.
 type (
-	textNode  struct{ s string }
-	printNode struct {
-		e    *expr
-		line int
+	Text  struct{ S string }
+	Print struct {
+		E    *Expr
+		Line int
 	}
-	ifNode struct {
-		tests  []*expr
-		bodies [][]node
-		els    []node
+	If struct {
+		Tests  []*Expr
+		Bodies [][]Node
+		Els    []Node
 	}
-	forNode struct {
-		targets   []string
-		unpack    bool
-		iter      *expr
-		cond      *expr
-		body, els []node
-		line      int
+	For struct {
+		Targets   []string
+		Unpack    bool
+		Iter      *Expr
+		Cond      *Expr
+		Body, Els []Node
+		Line      int
 	}
-	setNode struct {
-		targets []string
-		unpack  bool
-		e       *expr
-		body    []node // {% set x %}...{% endset %}
-		block   bool
-		line    int
+	Set struct {
+		Targets []string
+		Unpack  bool
+		E       *Expr
+		Body    []Node // {% set x %}...{% endset %}
+		Block   bool
+		Line    int
 	}
 )
 
-type node any
+// Node is a statement: Text, Print, If, For or Set.
+type Node any
 
-type exprOp uint8
+// Op is what an Expr is.
+type Op uint8
 
 const (
-	opConst exprOp = iota
-	opName
-	opGetattr  // a.name
-	opGetitem  // a[b]
-	opList     // list: items
-	opTuple    // list: items
-	opDict     // list: key, value, key, value...
-	opCall     // a(list..., kw...)
-	opFilter   // a|name(list..., kw...)
-	opTest     // a is name(list..., kw...)
-	opNot      // not a
-	opNeg      // -a
-	opPos      // +a
-	opAnd      // a and b
-	opOr       // a or b
-	opCond     // b if a else c (c nil: no else)
-	opBin      // a name b: + - * / // % **
-	opConcat   // list joined with ~
-	opCompare  // a ops[0] list[0] ops[1] list[1]...
-	opSliceArg // a slice as a subscript: list are start, stop, step
+	OpConst Op = iota
+	OpName
+	OpGetattr  // a.name
+	OpGetitem  // a[b]
+	OpList     // list: items
+	OpTuple    // list: items
+	OpDict     // list: key, value, key, value...
+	OpCall     // a(list..., kw...)
+	OpFilter   // a|name(list..., kw...)
+	OpTest     // a is name(list..., kw...)
+	OpNot      // not a
+	OpNeg      // -a
+	OpPos      // +a
+	OpAnd      // a and b
+	OpOr       // a or b
+	OpCond     // b if a else c (c nil: no else)
+	OpBin      // a name b: + - * / // % **
+	OpConcat   // list joined with ~
+	OpCompare  // a ops[0] list[0] ops[1] list[1]...
+	OpSliceArg // a slice as a subscript: list are start, stop, step
 )
 
-// expr is an expression node.
-type expr struct {
-	op    exprOp
-	line  int
-	depth int
-	name  string // name, attribute, filter, test, operator
-	v     any    // opConst's value
-	a, b  *expr
-	c     *expr
-	list  []*expr
-	kw    []kwArg
-	ops   []string
-	// unknown marks a filter or test Jinja does not have: an error where
+// Expr is an expression node.
+type Expr struct {
+	Op    Op
+	Line  int
+	Depth int
+	Name  string // name, attribute, filter, test, operator
+	V     any    // OpConst's value
+	A, B  *Expr
+	C     *Expr
+	List  []*Expr
+	Kw    []KwArg
+	Ops   []string
+	// Unknown marks a filter or test Jinja does not have: an error where
 	// Jinja2 compiles it, at run time where it defers that (checkUnknown).
-	unknown bool
+	Unknown bool
 }
 
-type kwArg struct {
-	name string
-	e    *expr
+// KwArg is a keyword argument of a call.
+type KwArg struct {
+	Name string
+	E    *Expr
 }
 
 type parser struct {
-	toks  []lex.Token
-	pos   int
-	lim   Limits
-	depth int // blocks open
+	toks     []lex.Token
+	pos      int
+	maxDepth int
+	depth    int // blocks open
 }
 
 func (p *parser) peek() lex.Token { return p.toks[p.pos] }
@@ -122,7 +129,7 @@ func (p *parser) isName(s string) bool {
 func (p *parser) expectOp(s string) error {
 	if !p.isOp(s) {
 		t := p.peek()
-		return errorf(t.Line, "expected '%s', got %s", s, t.Describe())
+		return lex.Errorf(t.Line, "expected '%s', got %s", s, t.Describe())
 	}
 	p.next()
 	return nil
@@ -131,33 +138,33 @@ func (p *parser) expectOp(s string) error {
 func (p *parser) expect(k lex.Kind) error {
 	t := p.peek()
 	if t.Kind != k {
-		return errorf(t.Line, "expected %s, got %s", lex.Token{Kind: k}.Describe(), t.Describe())
+		return lex.Errorf(t.Line, "expected %s, got %s", lex.Token{Kind: k}.Describe(), t.Describe())
 	}
 	p.next()
 	return nil
 }
 
 // mk finishes e: its depth, within the bound.
-func (p *parser) mk(e *expr) (*expr, error) {
+func (p *parser) mk(e *Expr) (*Expr, error) {
 	d := 0
-	for _, c := range [...]*expr{e.a, e.b, e.c} {
-		if c != nil && c.depth > d {
-			d = c.depth
+	for _, c := range [...]*Expr{e.A, e.B, e.C} {
+		if c != nil && c.Depth > d {
+			d = c.Depth
 		}
 	}
-	for _, c := range e.list {
-		if c != nil && c.depth > d {
-			d = c.depth
+	for _, c := range e.List {
+		if c != nil && c.Depth > d {
+			d = c.Depth
 		}
 	}
-	for _, k := range e.kw {
-		if k.e.depth > d {
-			d = k.e.depth
+	for _, k := range e.Kw {
+		if k.E.Depth > d {
+			d = k.E.Depth
 		}
 	}
-	e.depth = d + 1
-	if e.depth > p.lim.Depth {
-		return nil, limitf(e.line, "expression nested deeper than %d", p.lim.Depth)
+	e.Depth = d + 1
+	if e.Depth > p.maxDepth {
+		return nil, lex.Limitf(e.Line, "expression nested deeper than %d", p.maxDepth)
 	}
 	return e, nil
 }
@@ -172,22 +179,40 @@ func unsupportedTag(name string) bool {
 	return false
 }
 
+// Parse parses a template's tokens (lex.Lex's, to its EOF) into its
+// statements, expressions nested at most maxDepth deep with the blocks
+// open.
+func Parse(toks []lex.Token, maxDepth int) ([]Node, error) {
+	p := &parser{toks: toks, maxDepth: maxDepth}
+	body, end, err := p.subparse(nil)
+	if err != nil {
+		return nil, err
+	}
+	if end != "" {
+		return nil, lex.Errorf(p.peek().Line, "unexpected '%s'", end)
+	}
+	if err := checkUnknown(body, false); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
 // subparse parses statements up to one of the tags ends (nil: the end of
 // the template) and returns its name, the tag's name token still to be
 // read.
-func (p *parser) subparse(ends []string) ([]node, string, error) {
-	var body []node
+func (p *parser) subparse(ends []string) ([]Node, string, error) {
+	var body []Node
 	for {
 		t := p.peek()
 		switch t.Kind {
 		case lex.EOF:
 			if ends != nil {
-				return nil, "", errorf(t.Line, "unexpected end of template: looking for %s", quoteList(ends))
+				return nil, "", lex.Errorf(t.Line, "unexpected end of template: looking for %s", quoteList(ends))
 			}
 			return body, "", nil
 		case lex.Data:
 			p.next()
-			body = append(body, textNode{s: t.S})
+			body = append(body, Text{S: t.S})
 		case lex.VarBegin:
 			p.next()
 			e, err := p.parseTuple(true, nil, false)
@@ -197,24 +222,24 @@ func (p *parser) subparse(ends []string) ([]node, string, error) {
 			if err := p.expect(lex.VarEnd); err != nil {
 				return nil, "", err
 			}
-			body = append(body, printNode{e: e, line: t.Line})
+			body = append(body, Print{E: e, Line: t.Line})
 		case lex.BlockBegin:
 			p.next()
 			nt := p.peek()
 			if nt.Kind != lex.Name {
-				return nil, "", errorf(nt.Line, "expected a tag name, got %s", nt.Describe())
+				return nil, "", lex.Errorf(nt.Line, "expected a tag name, got %s", nt.Describe())
 			}
 			if slices.Contains(ends, nt.S) {
 				return body, nt.S, nil
 			}
 			p.next()
-			var n node
+			var n Node
 			var err error
 			switch {
 			case nt.S == "if" || nt.S == "for" || nt.S == "set":
 				p.depth++
-				if p.depth > p.lim.Depth {
-					return nil, "", limitf(nt.Line, "blocks nested deeper than %d", p.lim.Depth)
+				if p.depth > p.maxDepth {
+					return nil, "", lex.Limitf(nt.Line, "blocks nested deeper than %d", p.maxDepth)
 				}
 				switch nt.S {
 				case "if":
@@ -226,11 +251,11 @@ func (p *parser) subparse(ends []string) ([]node, string, error) {
 				}
 				p.depth--
 			case unsupportedTag(nt.S):
-				err = errorf(nt.Line, "the '%s' tag is not supported by earlyinit's Jinja (it has if, for, set, raw)", nt.S)
+				err = lex.Errorf(nt.Line, "the '%s' tag is not supported by earlyinit's Jinja (it has if, for, set, raw)", nt.S)
 			default:
-				err = errorf(nt.Line, "unexpected tag '%s'", nt.S)
+				err = lex.Errorf(nt.Line, "unexpected tag '%s'", nt.S)
 				if ends != nil {
-					err = errorf(nt.Line, "unexpected tag '%s': looking for %s", nt.S, quoteList(ends))
+					err = lex.Errorf(nt.Line, "unexpected tag '%s': looking for %s", nt.S, quoteList(ends))
 				}
 			}
 			if err != nil {
@@ -238,7 +263,7 @@ func (p *parser) subparse(ends []string) ([]node, string, error) {
 			}
 			body = append(body, n)
 		default:
-			return nil, "", errorf(t.Line, "unexpected %s", t.Describe())
+			return nil, "", lex.Errorf(t.Line, "unexpected %s", t.Describe())
 		}
 	}
 }
@@ -261,8 +286,8 @@ func (p *parser) endTag() error {
 	return p.expect(lex.BlockEnd)
 }
 
-func (p *parser) parseIf() (node, error) {
-	n := ifNode{}
+func (p *parser) parseIf() (Node, error) {
+	n := If{}
 	test, err := p.parseTuple(false, nil, false)
 	if err != nil {
 		return nil, err
@@ -275,7 +300,7 @@ func (p *parser) parseIf() (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.tests, n.bodies = append(n.tests, test), append(n.bodies, body)
+		n.Tests, n.Bodies = append(n.Tests, test), append(n.Bodies, body)
 		p.next()
 		switch end {
 		case "elif":
@@ -290,7 +315,7 @@ func (p *parser) parseIf() (node, error) {
 			if err := p.expect(lex.BlockEnd); err != nil {
 				return nil, err
 			}
-			if n.els, _, err = p.subparse([]string{"endif"}); err != nil {
+			if n.Els, _, err = p.subparse([]string{"endif"}); err != nil {
 				return nil, err
 			}
 			return n, p.endTag()
@@ -303,49 +328,49 @@ func (p *parser) parseIf() (node, error) {
 // names, and whether it is a tuple.
 func (p *parser) parseTarget(line int, end func(lex.Token) bool) ([]string, bool, error) {
 	if p.look().Kind == lex.Op && p.look().S == "." && p.peek().Kind == lex.Name {
-		return nil, false, errorf(line, "assigning to an attribute (namespace) is not supported by earlyinit's Jinja")
+		return nil, false, lex.Errorf(line, "assigning to an attribute (namespace) is not supported by earlyinit's Jinja")
 	}
 	e, err := p.parseTuple(false, end, false, true)
 	if err != nil {
 		return nil, false, err
 	}
-	names := func(list []*expr) ([]string, error) {
+	names := func(list []*Expr) ([]string, error) {
 		var out []string
 		for _, x := range list {
-			if x.op != opName {
-				return nil, errorf(line, "can only assign to names")
+			if x.Op != OpName {
+				return nil, lex.Errorf(line, "can only assign to names")
 			}
-			out = append(out, x.name)
+			out = append(out, x.Name)
 		}
 		return out, nil
 	}
-	if e.op == opTuple {
-		ns, err := names(e.list)
+	if e.Op == OpTuple {
+		ns, err := names(e.List)
 		return ns, true, err
 	}
-	ns, err := names([]*expr{e})
+	ns, err := names([]*Expr{e})
 	return ns, false, err
 }
 
-func (p *parser) parseFor(line int) (node, error) {
-	n := forNode{line: line}
+func (p *parser) parseFor(line int) (Node, error) {
+	n := For{Line: line}
 	var err error
-	if n.targets, n.unpack, err = p.parseTarget(line, func(t lex.Token) bool { return t.Kind == lex.Name && t.S == "in" }); err != nil {
+	if n.Targets, n.Unpack, err = p.parseTarget(line, func(t lex.Token) bool { return t.Kind == lex.Name && t.S == "in" }); err != nil {
 		return nil, err
 	}
 	if !p.isName("in") {
-		return nil, errorf(p.peek().Line, "expected 'in', got %s", p.peek().Describe())
+		return nil, lex.Errorf(p.peek().Line, "expected 'in', got %s", p.peek().Describe())
 	}
 	p.next()
-	if n.iter, err = p.parseTuple(false, func(t lex.Token) bool { return t.Kind == lex.Name && t.S == "recursive" }, false); err != nil {
+	if n.Iter, err = p.parseTuple(false, func(t lex.Token) bool { return t.Kind == lex.Name && t.S == "recursive" }, false); err != nil {
 		return nil, err
 	}
 	if p.isName("recursive") {
-		return nil, errorf(line, "recursive loops are not supported by earlyinit's Jinja")
+		return nil, lex.Errorf(line, "recursive loops are not supported by earlyinit's Jinja")
 	}
 	if p.isName("if") {
 		p.next()
-		if n.cond, err = p.parseExpression(true); err != nil {
+		if n.Cond, err = p.parseExpression(true); err != nil {
 			return nil, err
 		}
 	}
@@ -356,42 +381,42 @@ func (p *parser) parseFor(line int) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.body = body
+	n.Body = body
 	if end == "else" {
 		if err := p.endTag(); err != nil {
 			return nil, err
 		}
-		if n.els, _, err = p.subparse([]string{"endfor"}); err != nil {
+		if n.Els, _, err = p.subparse([]string{"endfor"}); err != nil {
 			return nil, err
 		}
 	}
 	return n, p.endTag()
 }
 
-func (p *parser) parseSet(line int) (node, error) {
-	n := setNode{line: line}
+func (p *parser) parseSet(line int) (Node, error) {
+	n := Set{Line: line}
 	var err error
-	if n.targets, n.unpack, err = p.parseTarget(line, nil); err != nil {
+	if n.Targets, n.Unpack, err = p.parseTarget(line, nil); err != nil {
 		return nil, err
 	}
 	if p.isOp("=") {
 		p.next()
-		if n.e, err = p.parseTuple(true, nil, false); err != nil {
+		if n.E, err = p.parseTuple(true, nil, false); err != nil {
 			return nil, err
 		}
 		return n, p.expect(lex.BlockEnd)
 	}
-	if n.unpack || len(n.targets) != 1 {
-		return nil, errorf(line, "a {%% set %%} block assigns one name")
+	if n.Unpack || len(n.Targets) != 1 {
+		return nil, lex.Errorf(line, "a {%% set %%} block assigns one name")
 	}
 	if p.isOp("|") {
-		return nil, errorf(line, "filters on a {%% set %%} block are not supported by earlyinit's Jinja")
+		return nil, lex.Errorf(line, "filters on a {%% set %%} block are not supported by earlyinit's Jinja")
 	}
 	if err := p.expect(lex.BlockEnd); err != nil {
 		return nil, err
 	}
-	n.block = true
-	if n.body, _, err = p.subparse([]string{"endset"}); err != nil {
+	n.Block = true
+	if n.Body, _, err = p.subparse([]string{"endset"}); err != nil {
 		return nil, err
 	}
 	return n, p.endTag()
@@ -400,9 +425,9 @@ func (p *parser) parseSet(line int) (node, error) {
 // parseTuple is Jinja's parse_tuple: one expression, or a tuple of them
 // separated by commas. simplified (for assignment targets) reads primaries
 // only.
-func (p *parser) parseTuple(withCond bool, end func(lex.Token) bool, explicit bool, simplified ...bool) (*expr, error) {
+func (p *parser) parseTuple(withCond bool, end func(lex.Token) bool, explicit bool, simplified ...bool) (*Expr, error) {
 	line := p.peek().Line
-	var items []*expr
+	var items []*Expr
 	isTuple := false
 	for {
 		if len(items) > 0 {
@@ -414,7 +439,7 @@ func (p *parser) parseTuple(withCond bool, end func(lex.Token) bool, explicit bo
 		if t.Kind == lex.VarEnd || t.Kind == lex.BlockEnd || t.Kind == lex.Op && t.S == ")" || end != nil && end(t) {
 			break
 		}
-		var e *expr
+		var e *Expr
 		var err error
 		switch {
 		case len(simplified) > 0 && simplified[0]:
@@ -436,20 +461,20 @@ func (p *parser) parseTuple(withCond bool, end func(lex.Token) bool, explicit bo
 			return items[0], nil
 		}
 		if !explicit {
-			return nil, errorf(line, "expected an expression, got %s", p.peek().Describe())
+			return nil, lex.Errorf(line, "expected an expression, got %s", p.peek().Describe())
 		}
 	}
-	return p.mk(&expr{op: opTuple, line: line, list: items})
+	return p.mk(&Expr{Op: OpTuple, Line: line, List: items})
 }
 
-func (p *parser) parseExpression(withCond bool) (*expr, error) {
+func (p *parser) parseExpression(withCond bool) (*Expr, error) {
 	if withCond {
 		return p.parseCondexpr()
 	}
 	return p.parseOr()
 }
 
-func (p *parser) parseCondexpr() (*expr, error) {
+func (p *parser) parseCondexpr() (*Expr, error) {
 	line := p.peek().Line
 	e1, err := p.parseOr()
 	if err != nil {
@@ -461,14 +486,14 @@ func (p *parser) parseCondexpr() (*expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		var e3 *expr
+		var e3 *Expr
 		if p.isName("else") {
 			p.next()
 			if e3, err = p.parseCondexpr(); err != nil {
 				return nil, err
 			}
 		}
-		if e1, err = p.mk(&expr{op: opCond, line: line, a: e2, b: e1, c: e3}); err != nil {
+		if e1, err = p.mk(&Expr{Op: OpCond, Line: line, A: e2, B: e1, C: e3}); err != nil {
 			return nil, err
 		}
 	}
@@ -477,7 +502,7 @@ func (p *parser) parseCondexpr() (*expr, error) {
 
 // binary parses left-associative operators: sub for the operands, ok
 // telling an operator and its op code.
-func (p *parser) binary(sub func() (*expr, error), ok func(lex.Token) (exprOp, bool)) (*expr, error) {
+func (p *parser) binary(sub func() (*Expr, error), ok func(lex.Token) (Op, bool)) (*Expr, error) {
 	left, err := sub()
 	if err != nil {
 		return nil, err
@@ -493,39 +518,39 @@ func (p *parser) binary(sub func() (*expr, error), ok func(lex.Token) (exprOp, b
 		if err != nil {
 			return nil, err
 		}
-		if left, err = p.mk(&expr{op: op, line: t.Line, name: t.S, a: left, b: right}); err != nil {
+		if left, err = p.mk(&Expr{Op: op, Line: t.Line, Name: t.S, A: left, B: right}); err != nil {
 			return nil, err
 		}
 	}
 }
 
-func (p *parser) parseOr() (*expr, error) {
-	return p.binary(p.parseAnd, func(t lex.Token) (exprOp, bool) { return opOr, t.Kind == lex.Name && t.S == "or" })
+func (p *parser) parseOr() (*Expr, error) {
+	return p.binary(p.parseAnd, func(t lex.Token) (Op, bool) { return OpOr, t.Kind == lex.Name && t.S == "or" })
 }
 
-func (p *parser) parseAnd() (*expr, error) {
-	return p.binary(p.parseNot, func(t lex.Token) (exprOp, bool) { return opAnd, t.Kind == lex.Name && t.S == "and" })
+func (p *parser) parseAnd() (*Expr, error) {
+	return p.binary(p.parseNot, func(t lex.Token) (Op, bool) { return OpAnd, t.Kind == lex.Name && t.S == "and" })
 }
 
-func (p *parser) parseNot() (*expr, error) {
+func (p *parser) parseNot() (*Expr, error) {
 	if p.isName("not") {
 		t := p.next()
 		e, err := p.parseNot()
 		if err != nil {
 			return nil, err
 		}
-		return p.mk(&expr{op: opNot, line: t.Line, a: e})
+		return p.mk(&Expr{Op: OpNot, Line: t.Line, A: e})
 	}
 	return p.parseCompare()
 }
 
-func (p *parser) parseCompare() (*expr, error) {
+func (p *parser) parseCompare() (*Expr, error) {
 	line := p.peek().Line
 	e, err := p.parseMath1()
 	if err != nil {
 		return nil, err
 	}
-	c := &expr{op: opCompare, line: line, a: e}
+	c := &Expr{Op: OpCompare, Line: line, A: e}
 	for {
 		t := p.peek()
 		var op string
@@ -548,19 +573,19 @@ func (p *parser) parseCompare() (*expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.ops, c.list = append(c.ops, op), append(c.list, r)
+		c.Ops, c.List = append(c.Ops, op), append(c.List, r)
 	}
-	if len(c.ops) == 0 {
+	if len(c.Ops) == 0 {
 		return e, nil
 	}
 	return p.mk(c)
 }
 
-func (p *parser) parseMath1() (*expr, error) {
-	return p.binary(p.parseConcat, func(t lex.Token) (exprOp, bool) { return opBin, t.Kind == lex.Op && (t.S == "+" || t.S == "-") })
+func (p *parser) parseMath1() (*Expr, error) {
+	return p.binary(p.parseConcat, func(t lex.Token) (Op, bool) { return OpBin, t.Kind == lex.Op && (t.S == "+" || t.S == "-") })
 }
 
-func (p *parser) parseConcat() (*expr, error) {
+func (p *parser) parseConcat() (*Expr, error) {
 	line := p.peek().Line
 	e, err := p.parseMath2()
 	if err != nil {
@@ -569,31 +594,31 @@ func (p *parser) parseConcat() (*expr, error) {
 	if !p.isOp("~") {
 		return e, nil
 	}
-	c := &expr{op: opConcat, line: line, list: []*expr{e}}
+	c := &Expr{Op: OpConcat, Line: line, List: []*Expr{e}}
 	for p.isOp("~") {
 		p.next()
 		r, err := p.parseMath2()
 		if err != nil {
 			return nil, err
 		}
-		c.list = append(c.list, r)
+		c.List = append(c.List, r)
 	}
 	return p.mk(c)
 }
 
-func (p *parser) parseMath2() (*expr, error) {
-	return p.binary(p.parsePow, func(t lex.Token) (exprOp, bool) {
-		return opBin, t.Kind == lex.Op && (t.S == "*" || t.S == "/" || t.S == "//" || t.S == "%")
+func (p *parser) parseMath2() (*Expr, error) {
+	return p.binary(p.parsePow, func(t lex.Token) (Op, bool) {
+		return OpBin, t.Kind == lex.Op && (t.S == "*" || t.S == "/" || t.S == "//" || t.S == "%")
 	})
 }
 
-func (p *parser) parsePow() (*expr, error) {
-	return p.binary(func() (*expr, error) { return p.parseUnary(true) }, func(t lex.Token) (exprOp, bool) { return opBin, t.Kind == lex.Op && t.S == "**" })
+func (p *parser) parsePow() (*Expr, error) {
+	return p.binary(func() (*Expr, error) { return p.parseUnary(true) }, func(t lex.Token) (Op, bool) { return OpBin, t.Kind == lex.Op && t.S == "**" })
 }
 
-func (p *parser) parseUnary(withFilter bool) (*expr, error) {
+func (p *parser) parseUnary(withFilter bool) (*Expr, error) {
 	t := p.peek()
-	var e *expr
+	var e *Expr
 	var err error
 	switch {
 	case t.Kind == lex.Op && (t.S == "-" || t.S == "+"):
@@ -602,11 +627,11 @@ func (p *parser) parseUnary(withFilter bool) (*expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		op := opNeg
+		op := OpNeg
 		if t.S == "+" {
-			op = opPos
+			op = OpPos
 		}
-		if e, err = p.mk(&expr{op: op, line: t.Line, a: a}); err != nil {
+		if e, err = p.mk(&Expr{Op: op, Line: t.Line, A: a}); err != nil {
 			return nil, err
 		}
 	default:
@@ -623,32 +648,32 @@ func (p *parser) parseUnary(withFilter bool) (*expr, error) {
 	return e, nil
 }
 
-func (p *parser) parsePrimary() (*expr, error) {
+func (p *parser) parsePrimary() (*Expr, error) {
 	t := p.peek()
 	switch t.Kind {
 	case lex.Name:
 		p.next()
 		switch t.S {
 		case "true", "True":
-			return p.mk(&expr{op: opConst, line: t.Line, v: true})
+			return p.mk(&Expr{Op: OpConst, Line: t.Line, V: true})
 		case "false", "False":
-			return p.mk(&expr{op: opConst, line: t.Line, v: false})
+			return p.mk(&Expr{Op: OpConst, Line: t.Line, V: false})
 		case "none", "None":
-			return p.mk(&expr{op: opConst, line: t.Line, v: nil})
+			return p.mk(&Expr{Op: OpConst, Line: t.Line, V: nil})
 		}
-		return p.mk(&expr{op: opName, line: t.Line, name: t.S})
+		return p.mk(&Expr{Op: OpName, Line: t.Line, Name: t.S})
 	case lex.String:
 		s := ""
 		for p.peek().Kind == lex.String {
 			s += p.next().S
 		}
-		return p.mk(&expr{op: opConst, line: t.Line, v: s})
+		return p.mk(&Expr{Op: OpConst, Line: t.Line, V: s})
 	case lex.Int:
 		p.next()
-		return p.mk(&expr{op: opConst, line: t.Line, v: t.I})
+		return p.mk(&Expr{Op: OpConst, Line: t.Line, V: t.I})
 	case lex.Float:
 		p.next()
-		return p.mk(&expr{op: opConst, line: t.Line, v: t.F})
+		return p.mk(&Expr{Op: OpConst, Line: t.Line, V: t.F})
 	case lex.Op:
 		switch t.S {
 		case "(":
@@ -665,18 +690,18 @@ func (p *parser) parsePrimary() (*expr, error) {
 			return p.parseListOrDict(t)
 		}
 	}
-	return nil, errorf(t.Line, "unexpected %s", t.Describe())
+	return nil, lex.Errorf(t.Line, "unexpected %s", t.Describe())
 }
 
-func (p *parser) parseListOrDict(t lex.Token) (*expr, error) {
+func (p *parser) parseListOrDict(t lex.Token) (*Expr, error) {
 	p.next()
-	e := &expr{op: opList, line: t.Line}
+	e := &Expr{Op: OpList, Line: t.Line}
 	closing := "]"
 	if t.S == "{" {
-		e.op, closing = opDict, "}"
+		e.Op, closing = OpDict, "}"
 	}
 	for !p.isOp(closing) {
-		if len(e.list) > 0 {
+		if len(e.List) > 0 {
 			if err := p.expectOp(","); err != nil {
 				return nil, err
 			}
@@ -688,8 +713,8 @@ func (p *parser) parseListOrDict(t lex.Token) (*expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.list = append(e.list, x)
-		if e.op == opDict {
+		e.List = append(e.List, x)
+		if e.Op == OpDict {
 			if err := p.expectOp(":"); err != nil {
 				return nil, err
 			}
@@ -697,14 +722,14 @@ func (p *parser) parseListOrDict(t lex.Token) (*expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.list = append(e.list, v)
+			e.List = append(e.List, v)
 		}
 	}
 	p.next()
 	return p.mk(e)
 }
 
-func (p *parser) parsePostfix(e *expr) (*expr, error) {
+func (p *parser) parsePostfix(e *Expr) (*Expr, error) {
 	var err error
 	for {
 		switch {
@@ -721,7 +746,7 @@ func (p *parser) parsePostfix(e *expr) (*expr, error) {
 	}
 }
 
-func (p *parser) parseFilterExpr(e *expr) (*expr, error) {
+func (p *parser) parseFilterExpr(e *Expr) (*Expr, error) {
 	var err error
 	for {
 		switch {
@@ -740,23 +765,23 @@ func (p *parser) parseFilterExpr(e *expr) (*expr, error) {
 	}
 }
 
-func (p *parser) parseSubscript(e *expr) (*expr, error) {
+func (p *parser) parseSubscript(e *Expr) (*Expr, error) {
 	t := p.next()
 	if t.S == "." {
 		a := p.next()
 		switch a.Kind {
 		case lex.Name:
-			return p.mk(&expr{op: opGetattr, line: t.Line, a: e, name: a.S})
+			return p.mk(&Expr{Op: OpGetattr, Line: t.Line, A: e, Name: a.S})
 		case lex.Int:
-			k, err := p.mk(&expr{op: opConst, line: a.Line, v: a.I})
+			k, err := p.mk(&Expr{Op: OpConst, Line: a.Line, V: a.I})
 			if err != nil {
 				return nil, err
 			}
-			return p.mk(&expr{op: opGetitem, line: t.Line, a: e, b: k})
+			return p.mk(&Expr{Op: OpGetitem, Line: t.Line, A: e, B: k})
 		}
-		return nil, errorf(a.Line, "expected a name or a number after '.', got %s", a.Describe())
+		return nil, lex.Errorf(a.Line, "expected a name or a number after '.', got %s", a.Describe())
 	}
-	var args []*expr
+	var args []*Expr
 	for !p.isOp("]") {
 		if len(args) > 0 {
 			if err := p.expectOp(","); err != nil {
@@ -770,24 +795,24 @@ func (p *parser) parseSubscript(e *expr) (*expr, error) {
 		args = append(args, s)
 	}
 	p.next()
-	var arg *expr
+	var arg *Expr
 	var err error
 	switch len(args) {
 	case 0:
-		return nil, errorf(t.Line, "expected a subscript")
+		return nil, lex.Errorf(t.Line, "expected a subscript")
 	case 1:
 		arg = args[0]
 	default:
-		if arg, err = p.mk(&expr{op: opTuple, line: t.Line, list: args}); err != nil {
+		if arg, err = p.mk(&Expr{Op: OpTuple, Line: t.Line, List: args}); err != nil {
 			return nil, err
 		}
 	}
-	return p.mk(&expr{op: opGetitem, line: t.Line, a: e, b: arg})
+	return p.mk(&Expr{Op: OpGetitem, Line: t.Line, A: e, B: arg})
 }
 
-func (p *parser) parseSubscribed() (*expr, error) {
+func (p *parser) parseSubscribed() (*Expr, error) {
 	line := p.peek().Line
-	args := make([]*expr, 0, 3)
+	args := make([]*Expr, 0, 3)
 	if p.isOp(":") {
 		p.next()
 		args = append(args, nil)
@@ -827,17 +852,17 @@ func (p *parser) parseSubscribed() (*expr, error) {
 	} else {
 		args = append(args, nil)
 	}
-	return p.mk(&expr{op: opSliceArg, line: line, list: args})
+	return p.mk(&Expr{Op: OpSliceArg, Line: line, List: args})
 }
 
 // parseArgs is Jinja's parse_call_args: positional, then keyword
 // arguments, in parentheses.
-func (p *parser) parseArgs(e *expr) error {
+func (p *parser) parseArgs(e *Expr) error {
 	if err := p.expectOp("("); err != nil {
 		return err
 	}
 	for !p.isOp(")") {
-		if len(e.list) > 0 || len(e.kw) > 0 {
+		if len(e.List) > 0 || len(e.Kw) > 0 {
 			if err := p.expectOp(","); err != nil {
 				return err
 			}
@@ -846,7 +871,7 @@ func (p *parser) parseArgs(e *expr) error {
 			}
 		}
 		if p.isOp("*") || p.isOp("**") {
-			return errorf(p.peek().Line, "*args and **kwargs are not supported by earlyinit's Jinja")
+			return lex.Errorf(p.peek().Line, "*args and **kwargs are not supported by earlyinit's Jinja")
 		}
 		if p.peek().Kind == lex.Name && p.look().Kind == lex.Op && p.look().S == "=" {
 			name := p.next().S
@@ -855,24 +880,24 @@ func (p *parser) parseArgs(e *expr) error {
 			if err != nil {
 				return err
 			}
-			e.kw = append(e.kw, kwArg{name: name, e: v})
+			e.Kw = append(e.Kw, KwArg{Name: name, E: v})
 			continue
 		}
-		if len(e.kw) > 0 {
-			return errorf(p.peek().Line, "a positional argument after a keyword argument")
+		if len(e.Kw) > 0 {
+			return lex.Errorf(p.peek().Line, "a positional argument after a keyword argument")
 		}
 		v, err := p.parseExpression(true)
 		if err != nil {
 			return err
 		}
-		e.list = append(e.list, v)
+		e.List = append(e.List, v)
 	}
 	p.next()
 	return nil
 }
 
-func (p *parser) parseCall(callee *expr) (*expr, error) {
-	e := &expr{op: opCall, line: p.peek().Line, a: callee}
+func (p *parser) parseCall(callee *Expr) (*Expr, error) {
+	e := &Expr{Op: OpCall, Line: p.peek().Line, A: callee}
 	if err := p.parseArgs(e); err != nil {
 		return nil, err
 	}
@@ -883,21 +908,21 @@ func (p *parser) parseCall(callee *expr) (*expr, error) {
 func (p *parser) dottedName() (string, int, error) {
 	t := p.next()
 	if t.Kind != lex.Name {
-		return "", t.Line, errorf(t.Line, "expected a name, got %s", t.Describe())
+		return "", t.Line, lex.Errorf(t.Line, "expected a name, got %s", t.Describe())
 	}
 	name := t.S
 	for p.isOp(".") {
 		p.next()
 		n := p.next()
 		if n.Kind != lex.Name {
-			return "", n.Line, errorf(n.Line, "expected a name, got %s", n.Describe())
+			return "", n.Line, lex.Errorf(n.Line, "expected a name, got %s", n.Describe())
 		}
 		name += "." + n.S
 	}
 	return name, t.Line, nil
 }
 
-func (p *parser) parseFilter(value *expr) (*expr, error) {
+func (p *parser) parseFilter(value *Expr) (*Expr, error) {
 	p.next() // |
 	name, line, err := p.dottedName()
 	if err != nil {
@@ -907,7 +932,7 @@ func (p *parser) parseFilter(value *expr) (*expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &expr{op: opFilter, line: line, a: value, name: name, unknown: unknown}
+	e := &Expr{Op: OpFilter, Line: line, A: value, Name: name, Unknown: unknown}
 	if p.isOp("(") {
 		if err := p.parseArgs(e); err != nil {
 			return nil, err
@@ -916,7 +941,7 @@ func (p *parser) parseFilter(value *expr) (*expr, error) {
 	return p.mk(e)
 }
 
-func (p *parser) parseTest(value *expr) (*expr, error) {
+func (p *parser) parseTest(value *Expr) (*Expr, error) {
 	is := p.next()
 	negated := false
 	if p.isName("not") {
@@ -931,7 +956,7 @@ func (p *parser) parseTest(value *expr) (*expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &expr{op: opTest, line: line, a: value, name: name, unknown: unknown}
+	e := &Expr{Op: OpTest, Line: line, A: value, Name: name, Unknown: unknown}
 	t := p.peek()
 	switch {
 	case p.isOp("("):
@@ -941,7 +966,7 @@ func (p *parser) parseTest(value *expr) (*expr, error) {
 	case t.Kind == lex.Name && t.S != "else" && t.S != "or" && t.S != "and" || t.Kind == lex.String || t.Kind == lex.Int || t.Kind == lex.Float ||
 		t.Kind == lex.Op && (t.S == "(" || t.S == "[" || t.S == "{"):
 		if t.Kind == lex.Name && t.S == "is" {
-			return nil, errorf(t.Line, "tests cannot be chained with 'is'")
+			return nil, lex.Errorf(t.Line, "tests cannot be chained with 'is'")
 		}
 		arg, err := p.parsePrimary()
 		if err != nil {
@@ -950,13 +975,13 @@ func (p *parser) parseTest(value *expr) (*expr, error) {
 		if arg, err = p.parsePostfix(arg); err != nil {
 			return nil, err
 		}
-		e.list = []*expr{arg}
+		e.List = []*Expr{arg}
 	}
 	if e, err = p.mk(e); err != nil {
 		return nil, err
 	}
 	if negated {
-		return p.mk(&expr{op: opNot, line: is.Line, a: e})
+		return p.mk(&Expr{Op: OpNot, Line: is.Line, A: e})
 	}
 	return e, nil
 }
@@ -964,33 +989,33 @@ func (p *parser) parseTest(value *expr) (*expr, error) {
 // checkUnknown is Jinja2's compile-time check of filter and test names: a
 // name it does not have is an error, except in a "soft" frame (an if's
 // test and bodies, an if-expression), where it is one only when run.
-func checkUnknown(body []node, soft bool) error {
+func checkUnknown(body []Node, soft bool) error {
 	for _, n := range body {
 		var err error
 		switch x := n.(type) {
-		case printNode:
-			err = checkExpr(x.e, soft)
-		case ifNode:
-			for i, t := range x.tests {
+		case Print:
+			err = checkExpr(x.E, soft)
+		case If:
+			for i, t := range x.Tests {
 				if err = checkExpr(t, true); err == nil {
-					err = checkUnknown(x.bodies[i], true)
+					err = checkUnknown(x.Bodies[i], true)
 				}
 				if err != nil {
 					return err
 				}
 			}
-			err = checkUnknown(x.els, true)
-		case forNode:
-			if err = checkExpr(x.iter, soft); err == nil {
-				if err = checkExpr(x.cond, false); err == nil {
-					if err = checkUnknown(x.body, false); err == nil {
-						err = checkUnknown(x.els, false)
+			err = checkUnknown(x.Els, true)
+		case For:
+			if err = checkExpr(x.Iter, soft); err == nil {
+				if err = checkExpr(x.Cond, false); err == nil {
+					if err = checkUnknown(x.Body, false); err == nil {
+						err = checkUnknown(x.Els, false)
 					}
 				}
 			}
-		case setNode:
-			if err = checkExpr(x.e, soft); err == nil {
-				err = checkUnknown(x.body, false)
+		case Set:
+			if err = checkExpr(x.E, soft); err == nil {
+				err = checkUnknown(x.Body, false)
 			}
 		}
 		if err != nil {
@@ -1000,32 +1025,70 @@ func checkUnknown(body []node, soft bool) error {
 	return nil
 }
 
-func checkExpr(e *expr, soft bool) error {
+func checkExpr(e *Expr, soft bool) error {
 	if e == nil {
 		return nil
 	}
-	soft = soft || e.op == opCond
-	if e.unknown && !soft {
+	soft = soft || e.Op == OpCond
+	if e.Unknown && !soft {
 		what := "filter"
-		if e.op == opTest {
+		if e.Op == OpTest {
 			what = "test"
 		}
-		return errorf(e.line, "no %s named '%s'", what, e.name)
+		return lex.Errorf(e.Line, "no %s named '%s'", what, e.Name)
 	}
-	for _, c := range [...]*expr{e.a, e.b, e.c} {
+	for _, c := range [...]*Expr{e.A, e.B, e.C} {
 		if err := checkExpr(c, soft); err != nil {
 			return err
 		}
 	}
-	for _, c := range e.list {
+	for _, c := range e.List {
 		if err := checkExpr(c, soft); err != nil {
 			return err
 		}
 	}
-	for _, k := range e.kw {
-		if err := checkExpr(k.e, soft); err != nil {
+	for _, k := range e.Kw {
+		if err := checkExpr(k.E, soft); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// The filters and tests earlyinit's Jinja has, each with Jinja2 3.1's
+// parameters and meaning (jinja2/filters.py, jinja2/tests.py).
+const (
+	filterNames = "abs capitalize count d default dictsort e escape first float indent int items join last length list lower max min replace reverse round safe sort string sum title tojson trim unique upper"
+	testNames   = "boolean defined divisibleby eq equalto even false float ge greaterthan gt in integer iterable le lessthan lower lt mapping ne none number odd sequence string true undefined upper"
+	// Jinja's own that earlyinit leaves out.
+	otherFilters = "attr batch center filesizeformat forceescape format groupby map pprint random reject rejectattr select selectattr slice striptags truncate urlencode urlize wordcount wordwrap xmlattr"
+	otherTests   = "callable escaped filter sameas test"
+)
+
+// FilterNames and TestNames list the filters and tests supported.
+func FilterNames() []string { return strings.Fields(filterNames) }
+func TestNames() []string   { return strings.Fields(testNames) }
+
+func inList(list, name string) bool { return slices.Contains(strings.Fields(list), name) }
+
+// checkFilter refuses a filter of Jinja's earlyinit leaves out, and
+// tells one Jinja does not have either (unknown: see checkUnknown).
+func checkFilter(name string, line int) (unknown bool, err error) {
+	switch {
+	case inList(filterNames, name):
+		return false, nil
+	case inList(otherFilters, name):
+		return false, lex.Errorf(line, "the filter '%s' is not supported by earlyinit's Jinja", name)
+	}
+	return true, nil
+}
+
+func checkTest(name string, line int) (unknown bool, err error) {
+	switch {
+	case inList(testNames, name):
+		return false, nil
+	case inList(otherTests, name):
+		return false, lex.Errorf(line, "the test '%s' is not supported by earlyinit's Jinja", name)
+	}
+	return true, nil
 }
