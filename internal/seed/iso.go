@@ -28,15 +28,6 @@ const (
 	isoMaxLabel = 32
 )
 
-// Rock Ridge's extensions reference (ER), in the root's continuation area:
-// RRIP 1.10's identifier, as mkisofs writes it. Linux's isofs only reads
-// Rock Ridge after it has seen an ER entry.
-const (
-	rripID     = "RRIP_1991A"
-	rripDesc   = "THE ROCK RIDGE INTERCHANGE PROTOCOL PROVIDES SUPPORT FOR POSIX FILE SYSTEM SEMANTICS"
-	rripSource = "PLEASE CONTACT DISC PUBLISHER FOR SPECIFICATION SOURCE.  SEE PUBLISHER IDENTIFIER IN PRIMARY VOLUME DESCRIPTOR FOR CONTACT INFORMATION."
-)
-
 // ISO writes an ISO 9660 image of files to w, labelled label, with Rock
 // Ridge (POSIX names, modes and symlinks, as `mkisofs -r`: owner root,
 // everything readable, nothing writable) and Joliet (names for Windows;
@@ -122,6 +113,13 @@ type isoLayout struct {
 	meta  []byte
 }
 
+// isoCELBA is the root's continuation area (the ER entry): sectors 16-18
+// are the primary, Joliet and terminator descriptors; after it come the
+// four path tables, then the two trees' directories, then the files.
+const isoCELBA = 19
+
+// plan names every node in both trees, places the path tables, the
+// directories and the files, and builds the metadata.
 func (l *isoLayout) plan(root *node) error {
 	l.isoName = map[*node][]byte{}
 	l.jolietName = map[*node][]byte{}
@@ -129,18 +127,13 @@ func (l *isoLayout) plan(root *node) error {
 	if err := walk(root, l.names); err != nil {
 		return err
 	}
-	primary := dirsBFS(root, func(c *node) []byte { return l.isoName[c] })
-	joliet := dirsBFS(root, func(c *node) []byte { return l.jolietName[c] })
+	primary := dirsBFS(root, l.isoID)
+	joliet := dirsBFS(root, l.jolietID)
 
-	// Sectors 16-18: primary, Joliet and terminator descriptors; 19:
-	// the root's continuation area (the ER entry); then the four path
-	// tables; then the two trees' directories; then the files.
-	const ceLBA = 19
-	lba := int64(ceLBA + 1)
-	ptPrimary := pathTableSize(primary, func(c *node) []byte { return l.isoName[c] })
-	ptJoliet := pathTableSize(joliet, func(c *node) []byte { return l.jolietName[c] })
+	lba := int64(isoCELBA + 1)
+	ptSize := [2]int64{pathTableSize(primary, l.isoID), pathTableSize(joliet, l.jolietID)}
 	ptLBA := [4]int64{}
-	for i, size := range []int64{ptPrimary, ptPrimary, ptJoliet, ptJoliet} {
+	for i, size := range []int64{ptSize[0], ptSize[0], ptSize[1], ptSize[1]} {
 		ptLBA[i] = lba
 		lba += sectors(size)
 	}
@@ -158,7 +151,27 @@ func (l *isoLayout) plan(root *node) error {
 			lba += d.size / isoSector
 		}
 	}
-	if err := walk(root, func(n *node) error {
+	lba, err := l.placeFiles(root, lba)
+	if err != nil {
+		return err
+	}
+	total := lba + isoPad
+	if total > math.MaxUint32 {
+		return fmt.Errorf("ISO image too large: %d sectors", total)
+	}
+	l.meta = l.buildMeta(primary, joliet, total, ptSize, ptLBA)
+	return nil
+}
+
+// isoID and jolietID are c's identifier in the primary and the Joliet
+// tree.
+func (l *isoLayout) isoID(c *node) []byte    { return l.isoName[c] }
+func (l *isoLayout) jolietID(c *node) []byte { return l.jolietName[c] }
+
+// placeFiles gives the regular files their extents, in tree order, from
+// sector lba on, and returns the sector after the last.
+func (l *isoLayout) placeFiles(root *node, lba int64) (int64, error) {
+	err := walk(root, func(n *node) error {
 		if n.mode.Type() != 0 {
 			return nil
 		}
@@ -169,25 +182,26 @@ func (l *isoLayout) plan(root *node) error {
 		l.files = append(l.files, n)
 		lba += sectors(int64(len(n.data)))
 		return nil
-	}); err != nil {
-		return err
-	}
-	total := lba + isoPad
-	if total > math.MaxUint32 {
-		return fmt.Errorf("ISO image too large: %d sectors", total)
-	}
+	})
+	return lba, err
+}
 
+// buildMeta is everything before the files' data: the descriptors, the
+// ER entry, the path tables (sizes ptSize, primary then Joliet; at ptLBA,
+// each tree's little-endian one then its big-endian one) and the
+// directories. total is the image's size in sectors.
+func (l *isoLayout) buildMeta(primary, joliet []*isoDir, total int64, ptSize [2]int64, ptLBA [4]int64) []byte {
 	meta := make([]byte, primary[0].lba*isoSector)
 	put := func(at int64, b []byte) { copy(meta[at*isoSector:], b) }
-	put(16, l.descriptor(1, primary[0], total, ptPrimary, ptLBA[0], ptLBA[1]))
-	put(17, l.descriptor(2, joliet[0], total, ptJoliet, ptLBA[2], ptLBA[3]))
+	put(16, l.descriptor(1, primary[0], total, ptSize[0], ptLBA[0], ptLBA[1]))
+	put(17, l.descriptor(2, joliet[0], total, ptSize[1], ptLBA[2], ptLBA[3]))
 	put(18, append([]byte{255}, "CD001\x01"...))
-	put(ceLBA, susp("ER", append([]byte{byte(len(rripID)), byte(len(rripDesc)), byte(len(rripSource)), 1},
+	put(isoCELBA, susp("ER", append([]byte{byte(len(rripID)), byte(len(rripDesc)), byte(len(rripSource)), 1},
 		rripID+rripDesc+rripSource...)))
-	put(ptLBA[0], pathTable(primary, func(c *node) []byte { return l.isoName[c] }, binary.LittleEndian))
-	put(ptLBA[1], pathTable(primary, func(c *node) []byte { return l.isoName[c] }, binary.BigEndian))
-	put(ptLBA[2], pathTable(joliet, func(c *node) []byte { return l.jolietName[c] }, binary.LittleEndian))
-	put(ptLBA[3], pathTable(joliet, func(c *node) []byte { return l.jolietName[c] }, binary.BigEndian))
+	put(ptLBA[0], pathTable(primary, l.isoID, binary.LittleEndian))
+	put(ptLBA[1], pathTable(primary, l.isoID, binary.BigEndian))
+	put(ptLBA[2], pathTable(joliet, l.jolietID, binary.LittleEndian))
+	put(ptLBA[3], pathTable(joliet, l.jolietID, binary.BigEndian))
 	dirOf := func(ds []*isoDir) map[*node]*isoDir {
 		m := map[*node]*isoDir{}
 		for _, d := range ds {
@@ -197,13 +211,12 @@ func (l *isoLayout) plan(root *node) error {
 	}
 	pm, jm := dirOf(primary), dirOf(joliet)
 	for _, d := range primary {
-		meta = append(meta, l.dirExtent(d, pm, false, ceLBA)...)
+		meta = append(meta, l.dirExtent(d, pm, false, isoCELBA)...)
 	}
 	for _, d := range joliet {
 		meta = append(meta, l.dirExtent(d, jm, true, 0)...)
 	}
-	l.meta = meta
-	return nil
+	return meta
 }
 
 // names gives n's children their identifiers in both trees.
@@ -447,15 +460,6 @@ func (l *isoLayout) records(d *isoDir, dirs map[*node]*isoDir, joliet bool, ceLB
 	return recs
 }
 
-// rockRidge is a child's System Use field: its attributes, name and link.
-func (l *isoLayout) rockRidge(c *node) []byte {
-	su := append(l.px(c), susp("NM", append([]byte{0}, c.name...))...)
-	if c.mode&fs.ModeSymlink != 0 {
-		su = append(su, slEntries(c.link)...)
-	}
-	return su
-}
-
 // record is one directory record.
 func (l *isoLayout) record(id []byte, lba, size int64, dir bool, su []byte) []byte {
 	n := 33 + len(id)
@@ -484,61 +488,6 @@ func (l *isoLayout) recordDate() []byte {
 	t := l.t
 	return []byte{byte(t.Year() - 1900), byte(t.Month()), byte(t.Day()), byte(t.Hour()), byte(t.Minute()), byte(t.Second()), 0}
 }
-
-// px is n's Rock Ridge POSIX attributes, as `mkisofs -r` sets them.
-func (l *isoLayout) px(n *node) []byte {
-	const sIFDIR, sIFREG, sIFLNK = 0o040000, 0o100000, 0o120000
-	var mode, links uint32
-	switch {
-	case n.isDir():
-		mode, links = sIFDIR|0o555, 2
-		for _, c := range n.children {
-			if c.isDir() {
-				links++
-			}
-		}
-	case n.mode&fs.ModeSymlink != 0:
-		mode, links = sIFLNK|0o777, 1
-	default:
-		mode, links = sIFREG|0o444, 1
-		if n.mode&0o111 != 0 {
-			mode |= 0o111
-		}
-	}
-	var b []byte
-	for _, v := range []uint32{mode, links, 0, 0} {
-		b = append(b, both32(v)...)
-	}
-	return susp("PX", b)
-}
-
-// slEntries is the Rock Ridge SL entry for a symlink to target.
-func slEntries(target string) []byte {
-	var comps []byte
-	if strings.HasPrefix(target, "/") {
-		comps = append(comps, 0x08, 0) // root
-	}
-	for _, c := range strings.Split(target, "/") {
-		switch c {
-		case "":
-		case ".":
-			comps = append(comps, 0x02, 0)
-		case "..":
-			comps = append(comps, 0x04, 0)
-		default:
-			comps = append(comps, 0, byte(len(c)))
-			comps = append(comps, c...)
-		}
-	}
-	return susp("SL", append([]byte{0}, comps...))
-}
-
-// susp is a System Use entry: signature, length, version 1, data.
-func susp(sig string, data []byte) []byte {
-	return append([]byte{sig[0], sig[1], byte(4 + len(data)), 1}, data...)
-}
-
-func erLen() int { return 8 + len(rripID) + len(rripDesc) + len(rripSource) }
 
 func both16(v uint16) []byte {
 	b := make([]byte, 4)
