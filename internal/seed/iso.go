@@ -163,9 +163,10 @@ func (l *isoLayout) plan(root *node) error {
 	return nil
 }
 
-// isoID and jolietID are c's identifier in the primary and the Joliet
-// tree.
-func (l *isoLayout) isoID(c *node) []byte    { return l.isoName[c] }
+// isoID is c's identifier in the primary tree.
+func (l *isoLayout) isoID(c *node) []byte { return l.isoName[c] }
+
+// jolietID is c's identifier in the Joliet tree.
 func (l *isoLayout) jolietID(c *node) []byte { return l.jolietName[c] }
 
 // placeFiles gives the regular files their extents, in tree order, from
