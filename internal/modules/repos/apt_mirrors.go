@@ -1,0 +1,232 @@
+package repos
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/modules/core"
+)
+
+// dpkgArch is util.get_dpkg_architecture: dpkg --print-architecture.
+func dpkgArch(ctx context.Context, e *core.Env) (string, error) {
+	out, err := e.Run(ctx, core.Cmd{Name: "dpkg", Args: []string{"--print-architecture"}})
+	if err != nil {
+		return "", fmt.Errorf("apt: the root's architecture: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// defaultMirrors is cloud-init's get_default_mirrors: PRIMARY_ARCH_MIRRORS
+// or PORTS_MIRRORS by architecture, nil for another.
+func defaultMirrors(arch string) map[string]string {
+	switch arch {
+	case "amd64", "i386":
+		return map[string]string{"PRIMARY": "http://archive.ubuntu.com/ubuntu/", "SECURITY": "http://security.ubuntu.com/ubuntu/"}
+	case "s390x", "arm64", "armhf", "powerpc", "ppc64el", "riscv64":
+		return map[string]string{"PRIMARY": "http://ports.ubuntu.com/ubuntu-ports", "SECURITY": "http://ports.ubuntu.com/ubuntu-ports"}
+	}
+	return nil
+}
+
+// aptMirrors is find_apt_mirror_info: apt.primary / apt.security for the
+// architecture (uri, else the first resolvable of search, else
+// search_dns), security defaulting to primary; without them the image's
+// system_info.package_mirrors (failsafe, overridden by resolvable search
+// entries), else cloud-init's defaults (Ubuntu's archive). MIRROR is
+// PRIMARY.
+func aptMirrors(ctx context.Context, e *core.Env, cfg map[string]any, arch, distro string) (map[string]string, error) {
+	pm, err := aptMirror(ctx, e, cfg, "primary", arch, distro)
+	if err != nil {
+		return nil, err
+	}
+	sm, err := aptMirror(ctx, e, cfg, "security", arch, distro)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]string
+	switch {
+	case pm != "":
+		if sm == "" {
+			sm = pm
+		}
+		out = map[string]string{"PRIMARY": pm, "SECURITY": sm}
+	default:
+		out = systemInfoMirrors(ctx, e, arch)
+		if out == nil {
+			if out = defaultMirrors(arch); out == nil {
+				return nil, fmt.Errorf("apt: no default mirror known for arch %s: give apt.primary", arch)
+			}
+		}
+	}
+	out["MIRROR"] = out["PRIMARY"]
+	for k, v := range out {
+		if err := checkLine("apt mirror "+k, v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// archEntry is the list's entry whose arches has arch, else the one with
+// default.
+func archEntry(list []any, arch string) map[string]any {
+	var def map[string]any
+	for _, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		arches, _ := core.CfgStrings(m, "arches", false)
+		for _, a := range arches {
+			if a == arch {
+				return m
+			}
+			if a == "default" {
+				def = m
+			}
+		}
+	}
+	return def
+}
+
+func aptMirror(ctx context.Context, e *core.Env, cfg map[string]any, kind, arch, distro string) (string, error) {
+	v := cfg[kind]
+	if v == nil {
+		return "", nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return "", fmt.Errorf("apt.%s: want a list of mirror entries", kind)
+	}
+	m := archEntry(list, arch)
+	if m == nil {
+		return "", nil
+	}
+	if u := core.CfgString(m, "uri", ""); u != "" {
+		return u, nil
+	}
+	search, err := core.CfgStrings(m, "search", false)
+	if err != nil {
+		return "", err
+	}
+	if u := searchMirror(ctx, e, search); u != "" {
+		return u, nil
+	}
+	if !core.IsTrue(m["search_dns"]) {
+		return "", nil
+	}
+	dns := "mirror"
+	if kind == "security" {
+		dns = "security-mirror"
+	}
+	var doms []string
+	if _, fqdn, ok, _ := e.HostnamePair(); ok {
+		if _, dom, ok := strings.Cut(fqdn, "."); ok && dom != "" {
+			doms = append(doms, "."+dom)
+		}
+	}
+	doms = append(doms, ".localdomain", "")
+	var cands []string
+	for _, d := range doms {
+		cands = append(cands, fmt.Sprintf("http://%s-%s%s/%s", distro, dns, d, distro))
+	}
+	return searchMirror(ctx, e, cands), nil
+}
+
+// searchMirror is util.search_for_mirror: the first candidate whose host
+// resolves.
+func searchMirror(ctx context.Context, e *core.Env, cands []string) string {
+	for _, c := range cands {
+		u, err := url.Parse(c)
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		if addrs, err := lookupHost(ctx, u.Hostname()); err == nil && len(addrs) > 0 {
+			e.Logf("apt_configure: found working mirror %s", c)
+			return c
+		}
+	}
+	return ""
+}
+
+// systemInfoMirrors is the distro's get_package_mirror_info: the
+// architecture's system_info.package_mirrors entry, its failsafe mirrors
+// overridden by the first resolvable search entry of each (templates
+// taking %(region)s, %(availability_zone)s or %(ec2_region)s filled from
+// the instance, entries that need one it has not skipped). Its keys come
+// both as given (primary) and upper-cased (PRIMARY). nil without one.
+func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) map[string]string {
+	si, _ := e.Cfg["system_info"].(map[string]any)
+	list, _ := si["package_mirrors"].([]any)
+	m := archEntry(list, arch)
+	if m == nil {
+		return nil
+	}
+	subst := map[string]string{}
+	if e.Data != nil {
+		if az := e.Data.AvailabilityZone; az != "" {
+			subst["availability_zone"] = az
+			if ec2AZ.Get().MatchString(az) && e.Data.Platform == "ec2" {
+				subst["ec2_region"] = az[:len(az)-1]
+			}
+		}
+		if e.Data.Region != "" {
+			subst["region"] = e.Data.Region
+		}
+	}
+	out := map[string]string{}
+	if fs, ok := m["failsafe"].(map[string]any); ok {
+		for k, v := range fs {
+			out[k] = core.ScalarString(v)
+		}
+	}
+	if s, ok := m["search"].(map[string]any); ok {
+		for _, k := range core.SortedKeys(s) {
+			tmpls, _ := core.CfgStrings(s, k, false)
+			var cands []string
+			for _, t := range tmpls {
+				if c, ok := pyPercent(t, subst); ok {
+					cands = append(cands, c)
+				}
+			}
+			if c := searchMirror(ctx, e, cands); c != "" {
+				out[k] = c
+			}
+		}
+	}
+	if out["primary"] == "" || out["security"] == "" {
+		return nil
+	}
+	res := map[string]string{}
+	for k, v := range out {
+		res[k] = v
+	}
+	res["PRIMARY"], res["SECURITY"] = out["primary"], out["security"]
+	return res
+}
+
+var ec2AZ = core.LazyRE{Expr: `^[a-z][a-z]-(?:[a-z]+-)+[0-9][a-z]$`}
+
+// pyPercent fills Python's %(name)s; ok is false when a name is missing.
+func pyPercent(t string, subst map[string]string) (string, bool) {
+	var b strings.Builder
+	for {
+		i := strings.Index(t, "%(")
+		if i < 0 {
+			b.WriteString(t)
+			return b.String(), true
+		}
+		j := strings.Index(t[i:], ")s")
+		if j < 0 {
+			return "", false
+		}
+		v, ok := subst[t[i+2:i+j]]
+		if !ok {
+			return "", false
+		}
+		b.WriteString(t[:i] + v)
+		t = t[i+j+2:]
+	}
+}
