@@ -56,52 +56,9 @@ func ZypperAddRepo(_ context.Context, e *core.Env) error {
 	if err != nil {
 		return err
 	}
-	type repo struct{ id, file, text string }
-	var todo []repo
-	seen := map[string]bool{}
-	for i, it := range repos {
-		key := fmt.Sprintf("zypper.repos.%d", i)
-		r, ok := it.(map[string]any)
-		if !ok {
-			return fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
-		}
-		if r["id"] == nil || r["baseurl"] == nil {
-			e.Logf("zypper_add_repo: %s is missing id or baseurl: skipped", key)
-			continue
-		}
-		id := core.ScalarString(r["id"])
-		canon := strings.ReplaceAll(id, " ", "_")
-		if !repoIDRE.Get().MatchString(canon) {
-			return fmt.Errorf("%s.id: %q is not a repository id (letters, digits and ._:-)", key, id)
-		}
-		file := path.Join(dir, canon+".repo")
-		if e.Root.Exists(file) {
-			e.Logf("zypper_add_repo: skipping repo %s, file %s already exists", id, file)
-			continue
-		}
-		if seen[id] {
-			e.Logf("zypper_add_repo: skipping repo %s, file %s already pending", id, file)
-			continue
-		}
-		opts, err := repoOptions(key, r, map[string]bool{"id": true})
-		if err != nil {
-			return err
-		}
-		for _, f := range []string{"enabled", "autorefresh"} {
-			if _, ok := opts[f]; !ok {
-				opts[f] = "1"
-			}
-		}
-		lines := []string{"[" + id + "]"}
-		for _, k := range core.SortedKeys(opts) {
-			s, err := repoValue(key+"."+k, opts[k], "\n    ")
-			if err != nil {
-				return err
-			}
-			lines = append(lines, k+" = "+configobjQuote(s))
-		}
-		seen[id] = true
-		todo = append(todo, repo{id, file, strings.Join(lines, "\n")})
+	todo, err := zyppRepos(e, repos, dir)
+	if err != nil {
+		return err
 	}
 	if block != "" {
 		old, err := e.Root.ReadFile(zyppConf)
@@ -121,6 +78,71 @@ func ZypperAddRepo(_ context.Context, e *core.Env) error {
 		}
 	}
 	return nil
+}
+
+// zyppRepo is a .repo file to write.
+type zyppRepo struct{ id, file, text string }
+
+// zyppRepos are the .repo files in dir for zypper.repos' entries, but
+// those without id or baseurl and those whose file exists or is pending.
+func zyppRepos(e *core.Env, repos []any, dir string) ([]zyppRepo, error) {
+	var todo []zyppRepo
+	seen := map[string]bool{}
+	for i, it := range repos {
+		key := fmt.Sprintf("zypper.repos.%d", i)
+		r, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
+		}
+		if r["id"] == nil || r["baseurl"] == nil {
+			e.Logf("zypper_add_repo: %s is missing id or baseurl: skipped", key)
+			continue
+		}
+		id := core.ScalarString(r["id"])
+		canon := strings.ReplaceAll(id, " ", "_")
+		if !repoIDRE.Get().MatchString(canon) {
+			return nil, fmt.Errorf("%s.id: %q is not a repository id (letters, digits and ._:-)", key, id)
+		}
+		file := path.Join(dir, canon+".repo")
+		if e.Root.Exists(file) {
+			e.Logf("zypper_add_repo: skipping repo %s, file %s already exists", id, file)
+			continue
+		}
+		if seen[id] {
+			e.Logf("zypper_add_repo: skipping repo %s, file %s already pending", id, file)
+			continue
+		}
+		text, err := zyppRepoText(key, id, r)
+		if err != nil {
+			return nil, err
+		}
+		seen[id] = true
+		todo = append(todo, zyppRepo{id, file, text})
+	}
+	return todo, nil
+}
+
+// zyppRepoText is repository r's .repo file (zypper.repos entry key):
+// section id, its options sorted, enabled and autorefresh 1 unless given.
+func zyppRepoText(key, id string, r map[string]any) (string, error) {
+	opts, err := repoOptions(key, r, map[string]bool{"id": true})
+	if err != nil {
+		return "", err
+	}
+	for _, f := range []string{"enabled", "autorefresh"} {
+		if _, ok := opts[f]; !ok {
+			opts[f] = "1"
+		}
+	}
+	lines := []string{"[" + id + "]"}
+	for _, k := range core.SortedKeys(opts) {
+		s, err := repoValue(key+"."+k, opts[k], "\n    ")
+		if err != nil {
+			return "", err
+		}
+		lines = append(lines, k+" = "+configobjQuote(s))
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // zyppSettings is the block cloud-init appends to zypp.conf for config,
