@@ -2,7 +2,6 @@ package cfgmgmt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -87,21 +86,8 @@ func Puppet(ctx context.Context, e *core.Env) error {
 				return fmt.Errorf("puppet: install: %w", err)
 			}
 		case "aio":
-			var args []string
-			for _, a := range []struct{ flag, key, v string }{{"-v", "version", version}, {"-c", "collection", collection}} {
-				if a.v == "" {
-					continue
-				}
-				if err := checkWord("puppet."+a.key, a.v); err != nil {
-					return err
-				}
-				args = append(args, a.flag, a.v)
-			}
-			if cleanup {
-				args = append(args, "--cleanup")
-			}
-			if err := runInstaller(ctx, e, "puppet.aio_install_url", aioURL, 5, "puppet-install", args); err != nil {
-				return fmt.Errorf("puppet: install: %w", err)
+			if err := puppetAIO(ctx, e, aioURL, version, collection, cleanup); err != nil {
+				return err
 			}
 		default:
 			e.Logf("puppet: unknown install_type %q: nothing installed, and the agent is not run", installType)
@@ -109,23 +95,9 @@ func Puppet(ctx context.Context, e *core.Env) error {
 		}
 	}
 
-	// cloud-init asks puppet for all three defaults, given or not.
-	paths := map[string]string{}
-	for _, p := range []struct{ key, setting string }{
-		{"conf_file", "config"}, {"ssl_dir", "ssldir"}, {"csr_attributes_path", "csr_attributes"},
-	} {
-		def, err := puppetSetting(ctx, e, puppetBin, p.setting)
-		if err != nil {
-			return err
-		}
-		v := core.CfgString(pc, p.key, def)
-		key := "puppet." + p.key
-		if _, given := pc[p.key]; !given {
-			key = "`puppet config print " + p.setting + "`"
-		}
-		if paths[p.key], err = core.ConfPath(key, v); err != nil {
-			return fmt.Errorf("puppet: %w", err)
-		}
+	paths, err := puppetPaths(ctx, e, pc, puppetBin)
+	if err != nil {
+		return err
 	}
 
 	if c, ok := pc["conf"]; ok {
@@ -135,14 +107,9 @@ func Puppet(ctx context.Context, e *core.Env) error {
 	}
 
 	if c, ok := pc["csr_attributes"]; ok {
-		if _, ok := c.(map[string]any); !ok {
-			return fmt.Errorf("puppet.csr_attributes: want a map, got %s", core.Kind(c))
+		if err := puppetCSRAttributes(e, c, paths["csr_attributes_path"]); err != nil {
+			return err
 		}
-		// Secrets (challengePassword, pre-shared keys): root only.
-		if err := e.Root.WriteFile(paths["csr_attributes_path"], []byte(pyyaml.Dump(c, 2, false)), 0o600, 0, 0); err != nil {
-			return fmt.Errorf("puppet.csr_attributes: %w", err)
-		}
-		e.Logf("puppet: %s written (0600; its values are not shown)", paths["csr_attributes_path"])
 	}
 
 	if start {
@@ -152,41 +119,8 @@ func Puppet(ctx context.Context, e *core.Env) error {
 	}
 
 	if run {
-		args := []string{"agent"}
-		switch v := pc["exec_args"].(type) {
-		case nil:
-			if _, given := pc["exec_args"]; given {
-				e.Logf("puppet.exec_args: want a list or a string, got null: using --test")
-			}
-			args = append(args, "--test")
-		case []any:
-			l, err := core.ToStrings("puppet.exec_args", v, false)
-			if err != nil {
-				return err
-			}
-			args = append(args, l...)
-		case string:
-			args = append(args, strings.Fields(v)...)
-		default:
-			e.Logf("puppet.exec_args: want a list or a string, got %s: using --test", core.Kind(v))
-			args = append(args, "--test")
-		}
-		if err := core.CheckArgs("puppet.exec_args", append([]string{puppetBin}, args...)); err != nil {
+		if err := puppetAgent(ctx, e, pc, puppetBin); err != nil {
 			return err
-		}
-		c := core.Cmd{Name: puppetBin, Args: args, Output: e.Out()}
-		e.Logf("puppet: running %s", c.String())
-		if _, err := e.Run(ctx, c); err != nil {
-			// --test implies --detailed-exitcodes: 2 is "changes applied".
-			code, ok := core.ExitCode(err)
-			detailed := false
-			for _, a := range args {
-				detailed = detailed || a == "--test" || a == "-t" || a == "--detailed-exitcodes"
-			}
-			if !ok || code != 2 || !detailed {
-				return fmt.Errorf("puppet: agent: %w", err)
-			}
-			e.Logf("puppet: the agent applied changes (exit 2 with --detailed-exitcodes)")
 		}
 	}
 
@@ -194,6 +128,106 @@ func Puppet(ctx context.Context, e *core.Env) error {
 		if err := startService(ctx, e, "puppet"); err != nil {
 			return fmt.Errorf("puppet: start the service: %w", err)
 		}
+	}
+	return nil
+}
+
+// puppetAIO runs the puppetlabs install script from aioURL, with -v
+// version, -c collection and --cleanup.
+func puppetAIO(ctx context.Context, e *core.Env, aioURL, version, collection string, cleanup bool) error {
+	var args []string
+	for _, a := range []struct{ flag, key, v string }{{"-v", "version", version}, {"-c", "collection", collection}} {
+		if a.v == "" {
+			continue
+		}
+		if err := checkWord("puppet."+a.key, a.v); err != nil {
+			return err
+		}
+		args = append(args, a.flag, a.v)
+	}
+	if cleanup {
+		args = append(args, "--cleanup")
+	}
+	if err := runInstaller(ctx, e, "puppet.aio_install_url", aioURL, 5, "puppet-install", args); err != nil {
+		return fmt.Errorf("puppet: install: %w", err)
+	}
+	return nil
+}
+
+// puppetPaths are conf_file, ssl_dir and csr_attributes_path, by their
+// keys: as given, else `puppet config print`'s.
+func puppetPaths(ctx context.Context, e *core.Env, pc map[string]any, puppetBin string) (map[string]string, error) {
+	// cloud-init asks puppet for all three defaults, given or not.
+	paths := map[string]string{}
+	for _, p := range []struct{ key, setting string }{
+		{"conf_file", "config"}, {"ssl_dir", "ssldir"}, {"csr_attributes_path", "csr_attributes"},
+	} {
+		def, err := puppetSetting(ctx, e, puppetBin, p.setting)
+		if err != nil {
+			return nil, err
+		}
+		v := core.CfgString(pc, p.key, def)
+		key := "puppet." + p.key
+		if _, given := pc[p.key]; !given {
+			key = "`puppet config print " + p.setting + "`"
+		}
+		if paths[p.key], err = core.ConfPath(key, v); err != nil {
+			return nil, fmt.Errorf("puppet: %w", err)
+		}
+	}
+	return paths, nil
+}
+
+// puppetCSRAttributes writes csr_attributes c to path as YAML.
+func puppetCSRAttributes(e *core.Env, c any, path string) error {
+	if _, ok := c.(map[string]any); !ok {
+		return fmt.Errorf("puppet.csr_attributes: want a map, got %s", core.Kind(c))
+	}
+	// Secrets (challengePassword, pre-shared keys): root only.
+	if err := e.Root.WriteFile(path, []byte(pyyaml.Dump(c, 2, false)), 0o600, 0, 0); err != nil {
+		return fmt.Errorf("puppet.csr_attributes: %w", err)
+	}
+	e.Logf("puppet: %s written (0600; its values are not shown)", path)
+	return nil
+}
+
+// puppetAgent runs `puppet agent` with exec_args (default --test).
+func puppetAgent(ctx context.Context, e *core.Env, pc map[string]any, puppetBin string) error {
+	args := []string{"agent"}
+	switch v := pc["exec_args"].(type) {
+	case nil:
+		if _, given := pc["exec_args"]; given {
+			e.Logf("puppet.exec_args: want a list or a string, got null: using --test")
+		}
+		args = append(args, "--test")
+	case []any:
+		l, err := core.ToStrings("puppet.exec_args", v, false)
+		if err != nil {
+			return err
+		}
+		args = append(args, l...)
+	case string:
+		args = append(args, strings.Fields(v)...)
+	default:
+		e.Logf("puppet.exec_args: want a list or a string, got %s: using --test", core.Kind(v))
+		args = append(args, "--test")
+	}
+	if err := core.CheckArgs("puppet.exec_args", append([]string{puppetBin}, args...)); err != nil {
+		return err
+	}
+	c := core.Cmd{Name: puppetBin, Args: args, Output: e.Out()}
+	e.Logf("puppet: running %s", c.String())
+	if _, err := e.Run(ctx, c); err != nil {
+		// --test implies --detailed-exitcodes: 2 is "changes applied".
+		code, ok := core.ExitCode(err)
+		detailed := false
+		for _, a := range args {
+			detailed = detailed || a == "--test" || a == "-t" || a == "--detailed-exitcodes"
+		}
+		if !ok || code != 2 || !detailed {
+			return fmt.Errorf("puppet: agent: %w", err)
+		}
+		e.Logf("puppet: the agent applied changes (exit 2 with --detailed-exitcodes)")
 	}
 	return nil
 }
@@ -207,88 +241,6 @@ func puppetSetting(ctx context.Context, e *core.Env, bin, setting string) (strin
 	}
 	lines := strings.Split(strings.TrimRight(string(out), " \t\r\n"), "\n")
 	return strings.TrimSpace(lines[len(lines)-1]), nil
-}
-
-// puppetConf is cc_puppet's conf: each section of c set in puppet.conf
-// (which must exist), ca_cert written to <ssl_dir>/certs/ca.pem.
-func puppetConf(e *core.Env, c any, confFile, sslDir, puppetUser string) error {
-	cm, ok := c.(map[string]any)
-	if !ok {
-		return fmt.Errorf("puppet.conf: want a map, got %s", core.Kind(c))
-	}
-	if len(cm) == 0 {
-		return nil
-	}
-	old, fi, err := readSmall(e, confFile, 1<<20)
-	if err != nil {
-		return fmt.Errorf("puppet.conf: %w", err)
-	}
-	ini, err := parsePyINI(string(old))
-	if err != nil {
-		return fmt.Errorf("puppet.conf: %s: %w", confFile, err)
-	}
-	fqdn := ""
-	for _, name := range core.SortedKeys(cm) {
-		key := "puppet.conf." + name
-		if name == "ca_cert" {
-			pem, ok := cm[name].(string)
-			if !ok {
-				return fmt.Errorf("%s: want a string, got %s", key, core.Kind(cm[name]))
-			}
-			uid, gid, err := core.ResolveOwner(e.Root, puppetUser+":root")
-			if err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			if fi, err := e.Root.Stat(sslDir); err == nil && fi.IsDir() {
-				e.Logf("puppet: %s exists: its mode and owner are kept", sslDir)
-			}
-			if err := e.Root.MkdirAll(sslDir, 0o771, uid, gid); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			if err := e.Root.MkdirAll(sslDir+"/certs", 0o755, uid, gid); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			if err := e.Root.WriteFile(sslDir+"/certs/ca.pem", []byte(pem), 0o644, uid, gid); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			continue
-		}
-		sec, ok := cm[name].(map[string]any)
-		if !ok {
-			return fmt.Errorf("%s: want a map, got %s", key, core.Kind(cm[name]))
-		}
-		if !iniSectionName(name) {
-			return fmt.Errorf("%s: not a section name for puppet.conf", key)
-		}
-		for _, o := range core.SortedKeys(sec) {
-			v, err := iniValue(key+"."+o, sec[o])
-			if err != nil {
-				return err
-			}
-			if !iniOptionName(o) {
-				return fmt.Errorf("%s.%s: not a key for puppet.conf", key, o)
-			}
-			if o == "certname" {
-				if fqdn == "" {
-					fqdn = puppetFQDN(e)
-				}
-				v = strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(v, "%f", fqdn), "%i", e.InstanceID))
-				if !core.IniSafe(v) {
-					return fmt.Errorf("%s.%s: has a control character once expanded", key, o)
-				}
-			}
-			ini.set(name, o, v)
-		}
-	}
-	uid, gid := statIDs(fi)
-	if err := e.Root.WriteFile(confFile+".old", old, fi.Mode().Perm(), uid, gid); err != nil {
-		return fmt.Errorf("puppet.conf: %w", err)
-	}
-	if err := e.Root.WriteFile(confFile, []byte(ini.String()), 0o644, 0, 0); err != nil {
-		return fmt.Errorf("puppet.conf: %w", err)
-	}
-	e.Logf("puppet: %s written (the old one is %s.old)", confFile, confFile)
-	return nil
 }
 
 // puppetFQDN is what %f in certname stands for (cloud-init's
@@ -444,154 +396,6 @@ func runInstaller(ctx context.Context, e *core.Env, key, rawURL string, retries 
 	e.Logf("%s: running the installer %s", key, strings.Join(append([]string{base}, args...), " "))
 	_, err = e.Run(ctx, c)
 	return err
-}
-
-// pyINI is a configuration file as Python's configparser.RawConfigParser
-// reads and writes it (cloud-init's DefaultingConfigParser): sections in
-// file order, keys lower-cased in their order, "key = value" lines, a
-// blank line after each section, [DEFAULT] first, comments dropped.
-type pyINI struct {
-	defaults *iniSection
-	sections []*iniSection
-}
-
-type iniSection struct {
-	name string
-	keys []string
-	vals map[string]string
-}
-
-func (s *iniSection) set(k, v string) {
-	if _, ok := s.vals[k]; !ok {
-		s.keys = append(s.keys, k)
-	}
-	s.vals[k] = v
-}
-
-// parsePyINI reads content as cloud-init reads puppet.conf: each line's
-// leading blanks removed first (so there are no continuation lines), then
-// RawConfigParser's rules (strict: a section or key twice is an error; a
-// line that is no section, key or comment is an error; "=" or ":"
-// delimits).
-func parsePyINI(content string) (*pyINI, error) {
-	p := &pyINI{defaults: &iniSection{name: "DEFAULT", vals: map[string]string{}}}
-	var cur *iniSection
-	seenSec := map[string]bool{}
-	seenOpt := map[string]bool{}
-	var errs []error
-	for i, line := range strings.Split(content, "\n") {
-		line = strings.TrimLeft(line, " \t\r\f\v")
-		v := strings.TrimSpace(line)
-		if v == "" || strings.HasPrefix(v, "#") || strings.HasPrefix(v, ";") {
-			continue
-		}
-		if strings.HasPrefix(v, "[") {
-			if end := strings.LastIndex(v, "]"); end > 1 {
-				name := v[1:end]
-				switch {
-				case seenSec[name] && name != "DEFAULT":
-					return nil, fmt.Errorf("line %d: section %q already exists", i+1, name)
-				case name == "DEFAULT":
-					cur = p.defaults
-				default:
-					cur = p.section(name, true)
-				}
-				seenSec[name] = true
-				continue
-			}
-		}
-		if cur == nil {
-			return nil, fmt.Errorf("line %d: no section header before it", i+1)
-		}
-		d := strings.IndexAny(v, "=:")
-		if d <= 0 || strings.TrimSpace(v[:d]) == "" {
-			errs = append(errs, fmt.Errorf("line %d: not a key = value line", i+1))
-			continue
-		}
-		k := strings.ToLower(strings.TrimRight(v[:d], " \t"))
-		if seenOpt[cur.name+"\x00"+k] {
-			return nil, fmt.Errorf("line %d: key %q already set in section %q", i+1, k, cur.name)
-		}
-		seenOpt[cur.name+"\x00"+k] = true
-		cur.set(k, strings.TrimSpace(v[d+1:]))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *pyINI) section(name string, add bool) *iniSection {
-	for _, s := range p.sections {
-		if s.name == name {
-			return s
-		}
-	}
-	if !add {
-		return nil
-	}
-	s := &iniSection{name: name, vals: map[string]string{}}
-	p.sections = append(p.sections, s)
-	return s
-}
-
-// set is DefaultingConfigParser.set: the section is added when missing.
-func (p *pyINI) set(section, key, val string) {
-	p.section(section, true).set(strings.ToLower(key), val)
-}
-
-// String is RawConfigParser.write.
-func (p *pyINI) String() string {
-	var b strings.Builder
-	write := func(s *iniSection) {
-		fmt.Fprintf(&b, "[%s]\n", s.name)
-		for _, k := range s.keys {
-			fmt.Fprintf(&b, "%s = %s\n", k, s.vals[k])
-		}
-		b.WriteString("\n")
-	}
-	if len(p.defaults.keys) > 0 {
-		write(p.defaults)
-	}
-	for _, s := range p.sections {
-		write(s)
-	}
-	return b.String()
-}
-
-// iniSectionName is a section name configparser reads back as itself
-// (not DEFAULT, no "]").
-func iniSectionName(s string) bool {
-	return s != "" && core.IniSafe(s) && !strings.ContainsAny(s, "[]") && strings.TrimSpace(s) == s && !strings.EqualFold(s, "default")
-}
-
-// iniOptionName is a key configparser reads back as itself.
-func iniOptionName(s string) bool {
-	return s != "" && core.IniSafe(s) && !strings.ContainsAny(s, "=:[") && strings.TrimSpace(s) == s &&
-		!strings.HasPrefix(s, "#") && !strings.HasPrefix(s, ";")
-}
-
-// iniValue is a conf value's text: a string as is, a number as Python
-// writes it, a boolean as puppet reads one (true, false); no control
-// characters.
-func iniValue(key string, v any) (string, error) {
-	var s string
-	switch t := v.(type) {
-	case string:
-		s = t
-	case bool:
-		s = fmt.Sprint(t)
-	case int:
-		s = fmt.Sprint(t)
-	case float64:
-		s = pyyaml.FloatRepr(t)
-	default:
-		return "", fmt.Errorf("%s: want a string, number or boolean, got %s", key, core.Kind(v))
-	}
-	if !core.IniSafe(s) {
-		return "", fmt.Errorf("%s: has a control character", key)
-	}
-	return s, nil
 }
 
 // readSmall reads a regular file of at most max bytes from the root.
