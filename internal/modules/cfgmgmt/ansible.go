@@ -65,25 +65,9 @@ func Ansible(ctx context.Context, e *core.Env) error {
 			return fmt.Errorf("ansible.%s: missing (cloud-init 22.4's ansible module requires it)", k)
 		}
 	}
-	var pull map[string]any
-	if v := ac["pull"]; core.PyTruthy(v) {
-		if pull, ok = v.(map[string]any); !ok {
-			return fmt.Errorf("ansible.pull: want a map, got %s", core.Kind(v))
-		}
-		for _, k := range []string{"url", "playbook_name"} {
-			if !core.PyTruthy(pull[k]) {
-				return fmt.Errorf("ansible.pull.%s: missing", k)
-			}
-		}
-	}
-	var ctl map[string]any
-	if v := ac["setup_controller"]; core.PyTruthy(v) {
-		if ctl, ok = v.(map[string]any); !ok {
-			return fmt.Errorf("ansible.setup_controller: want a map, got %s", core.Kind(v))
-		}
-		if !core.PyTruthy(ctl["repositories"]) && !core.PyTruthy(ctl["run_ansible"]) {
-			return fmt.Errorf("ansible.setup_controller: want repositories or run_ansible")
-		}
+	pull, ctl, err := ansiblePullController(ac)
+	if err != nil {
+		return err
 	}
 	method := core.CfgString(ac, "install_method", "")
 	if method != "pip" && method != "distro" {
@@ -103,18 +87,8 @@ func Ansible(ctx context.Context, e *core.Env) error {
 		r.env = append(r.env, "HOME=/root")
 	}
 
-	if method == "pip" {
-		if err := r.pipInstall(ctx, pkg); err != nil {
-			return err
-		}
-	} else if !r.distroInstalled() {
-		e.Logf("ansible: installing %s", pkg)
-		if err := installPackages(ctx, e, "ansible.package_name", []any{pkg}); err != nil {
-			return fmt.Errorf("ansible: install: %w", err)
-		}
-		if !r.distroInstalled() {
-			return fmt.Errorf("ansible: ansible is not installed (no ansible on PATH after installing %s)", pkg)
-		}
+	if err := r.install(ctx, method, pkg); err != nil {
+		return err
 	}
 
 	if v, ok := ac["ansible_config"]; ok && core.PyTruthy(v) {
@@ -126,30 +100,8 @@ func Ansible(ctx context.Context, e *core.Env) error {
 	}
 
 	if v := ac["galaxy"]; core.PyTruthy(v) {
-		g, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("ansible.galaxy: want a map, got %s", core.Kind(v))
-		}
-		actions, _ := g["actions"].([]any)
-		if len(actions) == 0 {
-			e.Logf("ansible.galaxy: no actions")
-		}
-		for i, a := range actions {
-			key := fmt.Sprintf("ansible.galaxy.actions.%d", i)
-			l, ok := a.([]any)
-			if !ok {
-				return fmt.Errorf("%s: want a list (an argv), got %s", key, core.Kind(a))
-			}
-			argv, err := core.ToStrings(key, l, false)
-			if err != nil {
-				return err
-			}
-			if err := core.CheckArgs(key, argv); err != nil {
-				return fmt.Errorf("%s: empty, or an argument has a control character", key)
-			}
-			if _, err := r.run(ctx, "", argv, true); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
+		if err := r.galaxy(ctx, v); err != nil {
+			return err
 		}
 	}
 
@@ -161,6 +113,80 @@ func Ansible(ctx context.Context, e *core.Env) error {
 	if ctl != nil {
 		if err := r.controller(ctx, ctl); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// ansiblePullController are ansible's pull and setup_controller maps,
+// checked (nil for one not set).
+func ansiblePullController(ac map[string]any) (pull, ctl map[string]any, err error) {
+	var ok bool
+	if v := ac["pull"]; core.PyTruthy(v) {
+		if pull, ok = v.(map[string]any); !ok {
+			return nil, nil, fmt.Errorf("ansible.pull: want a map, got %s", core.Kind(v))
+		}
+		for _, k := range []string{"url", "playbook_name"} {
+			if !core.PyTruthy(pull[k]) {
+				return nil, nil, fmt.Errorf("ansible.pull.%s: missing", k)
+			}
+		}
+	}
+	if v := ac["setup_controller"]; core.PyTruthy(v) {
+		if ctl, ok = v.(map[string]any); !ok {
+			return nil, nil, fmt.Errorf("ansible.setup_controller: want a map, got %s", core.Kind(v))
+		}
+		if !core.PyTruthy(ctl["repositories"]) && !core.PyTruthy(ctl["run_ansible"]) {
+			return nil, nil, fmt.Errorf("ansible.setup_controller: want repositories or run_ansible")
+		}
+	}
+	return pull, ctl, nil
+}
+
+// install installs ansible: package pkg with pip, or, by install_method
+// distro, through the root's package manager unless ansible is on PATH.
+func (r *ansibleRunner) install(ctx context.Context, method, pkg string) error {
+	if method == "pip" {
+		return r.pipInstall(ctx, pkg)
+	}
+	if r.distroInstalled() {
+		return nil
+	}
+	r.e.Logf("ansible: installing %s", pkg)
+	if err := installPackages(ctx, r.e, "ansible.package_name", []any{pkg}); err != nil {
+		return fmt.Errorf("ansible: install: %w", err)
+	}
+	if !r.distroInstalled() {
+		return fmt.Errorf("ansible: ansible is not installed (no ansible on PATH after installing %s)", pkg)
+	}
+	return nil
+}
+
+// galaxy runs each of galaxy's actions, an argv each.
+func (r *ansibleRunner) galaxy(ctx context.Context, v any) error {
+	g, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("ansible.galaxy: want a map, got %s", core.Kind(v))
+	}
+	actions, _ := g["actions"].([]any)
+	if len(actions) == 0 {
+		r.e.Logf("ansible.galaxy: no actions")
+	}
+	for i, a := range actions {
+		key := fmt.Sprintf("ansible.galaxy.actions.%d", i)
+		l, ok := a.([]any)
+		if !ok {
+			return fmt.Errorf("%s: want a list (an argv), got %s", key, core.Kind(a))
+		}
+		argv, err := core.ToStrings(key, l, false)
+		if err != nil {
+			return err
+		}
+		if err := core.CheckArgs(key, argv); err != nil {
+			return fmt.Errorf("%s: empty, or an argument has a control character", key)
+		}
+		if _, err := r.run(ctx, "", argv, true); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
 		}
 	}
 	return nil

@@ -126,44 +126,12 @@ func Chef(ctx context.Context, e *core.Env) error {
 	if err != nil {
 		return err
 	}
-
-	dirs := chefDirs
-	if v, ok := cc["directories"]; ok {
-		if dirs, err = pyList("chef.directories", v); err != nil {
-			return err
-		}
-		if len(dirs) == 0 {
-			dirs = chefDirs
-		}
-	}
-	for i, d := range append(append([]string{}, dirs...), "/etc/chef") {
-		p, err := core.ConfPath(fmt.Sprintf("chef.directories.%d", i), strings.TrimSuffix(d, "/"))
-		if err != nil {
-			return err
-		}
-		if err := e.Root.MkdirAll(p, 0o755, 0, 0); err != nil {
-			return fmt.Errorf("chef: %w", err)
-		}
-	}
-
-	vkey, err := core.ConfPath("chef.validation_key", core.CfgString(cc, "validation_key", chefValidationPEM))
-	if err != nil {
+	if err := chefDirectories(e, cc); err != nil {
 		return err
 	}
-	if vc, ok := cc["validation_cert"]; ok && core.PyTruthy(vc) {
-		pem, ok := vc.(string)
-		switch {
-		case !ok:
-			return fmt.Errorf("chef.validation_cert: want a string, got %s", core.Kind(vc))
-		case pem != "system":
-			// The validator's private key: root only, never shown.
-			if err := e.Root.WriteFile(vkey, []byte(pem), 0o600, 0, 0); err != nil {
-				return fmt.Errorf("chef.validation_cert: %w", err)
-			}
-			e.Logf("chef: validation key written to %s (0600, not shown)", vkey)
-		case !e.Root.Exists(vkey):
-			e.Logf("chef: validation_cert is system, but validation_key's %s does not exist", vkey)
-		}
+	vkey, err := chefValidation(e, cc)
+	if err != nil {
+		return err
 	}
 
 	for _, d := range rb.dirs {
@@ -176,35 +144,8 @@ func Chef(ctx context.Context, e *core.Env) error {
 	}
 	e.Logf("chef: %s written", chefClientRB)
 
-	if fb := core.CfgString(cc, "firstboot_path", chefFirstboot); fb == "" {
-		e.Logf("chef: firstboot_path is empty: no first boot JSON")
-	} else {
-		p, err := core.ConfPath("chef.firstboot_path", fb)
-		if err != nil {
-			return err
-		}
-		js := map[string]any{}
-		if v, ok := cc["run_list"]; ok {
-			js["run_list"] = v
-		}
-		if v, ok := cc["initial_attributes"]; ok {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("chef.initial_attributes: want a map, got %s", core.Kind(v))
-			}
-			for k, x := range m {
-				js[k] = x
-			}
-		}
-		// json.dumps as cloud-init writes it (keys sorted here: a Go map
-		// keeps no order). Attributes may hold secrets: root only.
-		b, err := pyjson.Dumps(js, -1)
-		if err != nil {
-			return fmt.Errorf("chef.initial_attributes: %w", err)
-		}
-		if err := e.Root.WriteFile(p, b, 0o600, 0, 0); err != nil {
-			return fmt.Errorf("chef: %w", err)
-		}
+	if err := chefFirstbootJSON(e, cc); err != nil {
+		return err
 	}
 
 	installed := false
@@ -222,7 +163,98 @@ func Chef(ctx context.Context, e *core.Env) error {
 	if !run {
 		return nil
 	}
+	return chefClient(ctx, e, cc, vkey)
+}
 
+// chefDirectories makes directories (default chefDirs) and /etc/chef.
+func chefDirectories(e *core.Env, cc map[string]any) error {
+	dirs := chefDirs
+	if v, ok := cc["directories"]; ok {
+		var err error
+		if dirs, err = pyList("chef.directories", v); err != nil {
+			return err
+		}
+		if len(dirs) == 0 {
+			dirs = chefDirs
+		}
+	}
+	for i, d := range append(append([]string{}, dirs...), "/etc/chef") {
+		p, err := core.ConfPath(fmt.Sprintf("chef.directories.%d", i), strings.TrimSuffix(d, "/"))
+		if err != nil {
+			return err
+		}
+		if err := e.Root.MkdirAll(p, 0o755, 0, 0); err != nil {
+			return fmt.Errorf("chef: %w", err)
+		}
+	}
+	return nil
+}
+
+// chefValidation writes validation_cert to validation_key's path, which
+// it returns; "system" means the key is already there.
+func chefValidation(e *core.Env, cc map[string]any) (string, error) {
+	vkey, err := core.ConfPath("chef.validation_key", core.CfgString(cc, "validation_key", chefValidationPEM))
+	if err != nil {
+		return "", err
+	}
+	if vc, ok := cc["validation_cert"]; ok && core.PyTruthy(vc) {
+		pem, ok := vc.(string)
+		switch {
+		case !ok:
+			return "", fmt.Errorf("chef.validation_cert: want a string, got %s", core.Kind(vc))
+		case pem != "system":
+			// The validator's private key: root only, never shown.
+			if err := e.Root.WriteFile(vkey, []byte(pem), 0o600, 0, 0); err != nil {
+				return "", fmt.Errorf("chef.validation_cert: %w", err)
+			}
+			e.Logf("chef: validation key written to %s (0600, not shown)", vkey)
+		case !e.Root.Exists(vkey):
+			e.Logf("chef: validation_cert is system, but validation_key's %s does not exist", vkey)
+		}
+	}
+	return vkey, nil
+}
+
+// chefFirstbootJSON writes run_list and initial_attributes to
+// firstboot_path as JSON; an empty firstboot_path writes nothing.
+func chefFirstbootJSON(e *core.Env, cc map[string]any) error {
+	fb := core.CfgString(cc, "firstboot_path", chefFirstboot)
+	if fb == "" {
+		e.Logf("chef: firstboot_path is empty: no first boot JSON")
+		return nil
+	}
+	p, err := core.ConfPath("chef.firstboot_path", fb)
+	if err != nil {
+		return err
+	}
+	js := map[string]any{}
+	if v, ok := cc["run_list"]; ok {
+		js["run_list"] = v
+	}
+	if v, ok := cc["initial_attributes"]; ok {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("chef.initial_attributes: want a map, got %s", core.Kind(v))
+		}
+		for k, x := range m {
+			js[k] = x
+		}
+	}
+	// json.dumps as cloud-init writes it (keys sorted here: a Go map
+	// keeps no order). Attributes may hold secrets: root only.
+	b, err := pyjson.Dumps(js, -1)
+	if err != nil {
+		return fmt.Errorf("chef.initial_attributes: %w", err)
+	}
+	if err := e.Root.WriteFile(p, b, 0o600, 0, 0); err != nil {
+		return fmt.Errorf("chef: %w", err)
+	}
+	return nil
+}
+
+// chefClient runs chef-client with exec_arguments, then, with
+// delete_validation_post_exec, removes the validation key vkey.
+func chefClient(ctx context.Context, e *core.Env, cc map[string]any, vkey string) error {
 	args := chefExecDefArgs
 	switch v := cc["exec_arguments"].(type) {
 	case nil:
@@ -230,6 +262,7 @@ func Chef(ctx context.Context, e *core.Env) error {
 			e.Logf("chef.exec_arguments: want a list or a string, got null: using the defaults")
 		}
 	case []any:
+		var err error
 		if args, err = core.ToStrings("chef.exec_arguments", v, false); err != nil {
 			return err
 		}

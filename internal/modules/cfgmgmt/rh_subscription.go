@@ -83,74 +83,15 @@ func RHSubscription(ctx context.Context, e *core.Env) error {
 	if level != nil && !core.IsTrue(auto) {
 		return errors.New("rh_subscription.service-level: needs auto-attach: true")
 	}
-	str := func(k string) (string, error) {
-		v := get(k)
-		switch v.(type) {
-		case map[string]any, []any:
-			return "", fmt.Errorf("rh_subscription.%s: want a string, got %s", k, core.Kind(v))
-		}
-		s := core.ScalarString(v)
-		if !core.IniSafe(s) {
-			return "", fmt.Errorf("rh_subscription.%s: has a control character", k)
-		}
-		return s, nil
-	}
 
-	// rhn_register
-	var args []string
-	var shown string
-	switch {
-	case get("activation-key") != nil && get("org") != nil:
-		key, err := str("activation-key")
-		if err != nil {
-			return err
-		}
-		org, err := str("org")
-		if err != nil {
-			return err
-		}
-		args = []string{"register", "--activationkey=" + key, "--org=" + org}
-		shown = "register --activationkey=(not shown) --org=" + org
-	case get("username") != nil && get("password") != nil:
-		user, err := str("username")
-		if err != nil {
-			return err
-		}
-		pw, err := str("password")
-		if err != nil {
-			return err
-		}
-		args = []string{"register", "--username=" + user, "--password=" + pw}
-		shown = "register --username=" + user + " --password=(not shown)"
-	default:
-		return errors.New("rh_subscription: cannot register: give activation-key and org, or username and password")
-	}
-	for _, o := range []struct{ key, opt string }{{"rhsm-baseurl", "--baseurl="}, {"server-hostname", "--serverurl="}} {
-		if get(o.key) == nil {
-			continue
-		}
-		v, err := str(o.key)
-		if err != nil {
-			return err
-		}
-		args = append(args, o.opt+v)
-		shown += " " + o.opt + core.RedactURL(v)
-	}
-	out, err := subman(ctx, e, args, shown)
-	if err != nil {
-		return fmt.Errorf("rh_subscription: registration failed: %w", err)
-	}
-	if _, id, ok := strings.Cut(string(out), "ID: "); ok {
-		id, _, _ = strings.Cut(id, "\n")
-		e.Logf("rh_subscription: registered with ID %s", strings.TrimSpace(id))
-	} else {
-		e.Logf("rh_subscription: registered (no ID in subscription-manager's output)")
+	if err := rhRegister(ctx, e, get); err != nil {
+		return err
 	}
 
 	if core.IsTrue(auto) {
 		a := []string{"attach", "--auto"}
 		if level != nil {
-			l, err := str("service-level")
+			l, err := rhString(get, "service-level")
 			if err != nil {
 				return err
 			}
@@ -175,6 +116,85 @@ func RHSubscription(ctx context.Context, e *core.Env) error {
 	}
 	e.Logf("rh_subscription: done")
 	return nil
+}
+
+// rhString is key k of rh_subscription (read by get) as a string for
+// subscription-manager's argv.
+func rhString(get func(string) any, k string) (string, error) {
+	v := get(k)
+	switch v.(type) {
+	case map[string]any, []any:
+		return "", fmt.Errorf("rh_subscription.%s: want a string, got %s", k, core.Kind(v))
+	}
+	s := core.ScalarString(v)
+	if !core.IniSafe(s) {
+		return "", fmt.Errorf("rh_subscription.%s: has a control character", k)
+	}
+	return s, nil
+}
+
+// rhRegister is rhn_register: `subscription-manager register` with the
+// activation key and org, else the user name and password, of
+// rh_subscription (read by get).
+func rhRegister(ctx context.Context, e *core.Env, get func(string) any) error {
+	args, shown, err := rhRegisterArgs(get)
+	if err != nil {
+		return err
+	}
+	out, err := subman(ctx, e, args, shown)
+	if err != nil {
+		return fmt.Errorf("rh_subscription: registration failed: %w", err)
+	}
+	if _, id, ok := strings.Cut(string(out), "ID: "); ok {
+		id, _, _ = strings.Cut(id, "\n")
+		e.Logf("rh_subscription: registered with ID %s", strings.TrimSpace(id))
+	} else {
+		e.Logf("rh_subscription: registered (no ID in subscription-manager's output)")
+	}
+	return nil
+}
+
+// rhRegisterArgs is the register command's argv, and as shown: its
+// secrets replaced, its URLs redacted.
+func rhRegisterArgs(get func(string) any) (args []string, shown string, err error) {
+	switch {
+	case get("activation-key") != nil && get("org") != nil:
+		key, err := rhString(get, "activation-key")
+		if err != nil {
+			return nil, "", err
+		}
+		org, err := rhString(get, "org")
+		if err != nil {
+			return nil, "", err
+		}
+		args = []string{"register", "--activationkey=" + key, "--org=" + org}
+		shown = "register --activationkey=(not shown) --org=" + org
+	case get("username") != nil && get("password") != nil:
+		user, err := rhString(get, "username")
+		if err != nil {
+			return nil, "", err
+		}
+		pw, err := rhString(get, "password")
+		if err != nil {
+			return nil, "", err
+		}
+		args = []string{"register", "--username=" + user, "--password=" + pw}
+		shown = "register --username=" + user + " --password=(not shown)"
+	default:
+		return nil, "", errors.New("rh_subscription: cannot register: give activation-key and org, or username and password")
+	}
+	for _, o := range []struct{ key, opt string }{{"rhsm-baseurl", "--baseurl="}, {"server-hostname", "--serverurl="}} {
+		if get(o.key) == nil {
+			continue
+		}
+		v, err := rhString(get, o.key)
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, o.opt+v)
+		shown += " " + o.opt + core.RedactURL(v)
+	}
+	return args, shown, nil
 }
 
 // subman runs subscription-manager with args, its output returned;
