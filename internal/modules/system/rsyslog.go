@@ -60,48 +60,9 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 	if _, err := core.ConfPath("rsyslog.config_dir", dir); err != nil {
 		return err
 	}
-	def := rc.ConfigFilename
-	files := map[string]*strings.Builder{}
-	var order []string
-	for i, ent := range configs {
-		content, name := "", def
-		switch t := ent.(type) {
-		case string:
-			content = t
-		case map[string]any:
-			c, ok := t["content"]
-			if !ok {
-				e.Logf("rsyslog.configs.%d: no content: skipped", i)
-				continue
-			}
-			s, ok := c.(string)
-			if !ok {
-				return fmt.Errorf("rsyslog.configs.%d.content: want a string, got %s", i, core.Kind(c))
-			}
-			content = s
-			name = core.CfgString(t, "filename", def)
-		default:
-			return fmt.Errorf("rsyslog.configs.%d: want a string or a map, got %s", i, core.Kind(ent))
-		}
-		name = strings.TrimSpace(name)
-		if name == "" {
-			e.Logf("rsyslog.configs.%d: empty file name: skipped", i)
-			continue
-		}
-		p, err := rsyslogPath(dir, name)
-		if err != nil {
-			return fmt.Errorf("rsyslog.configs.%d.filename: %w", i, err)
-		}
-		b := files[p]
-		if b == nil {
-			b = &strings.Builder{}
-			files[p] = b
-			order = append(order, p)
-		}
-		b.WriteString(content)
-		if !strings.HasSuffix(content, "\n") {
-			b.WriteString("\n")
-		}
+	files, order, err := rsyslogFiles(e, configs, dir, rc.ConfigFilename)
+	if err != nil {
+		return err
 	}
 	reload, err := rsyslogReload(rc.ServiceReloadCommand)
 	if err != nil {
@@ -130,6 +91,55 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 		e.Logf("rsyslog: WARNING: failed to reload syslog: %v", err)
 	}
 	return nil
+}
+
+// rsyslogFiles is the content of each file the configs entries go to (in
+// dir, def when an entry names none), and the files in the order first
+// named.
+func rsyslogFiles(e *core.Env, configs []any, dir, def string) (map[string]*strings.Builder, []string, error) {
+	files := map[string]*strings.Builder{}
+	var order []string
+	for i, ent := range configs {
+		content, name := "", def
+		switch t := ent.(type) {
+		case string:
+			content = t
+		case map[string]any:
+			c, ok := t["content"]
+			if !ok {
+				e.Logf("rsyslog.configs.%d: no content: skipped", i)
+				continue
+			}
+			s, ok := c.(string)
+			if !ok {
+				return nil, nil, fmt.Errorf("rsyslog.configs.%d.content: want a string, got %s", i, core.Kind(c))
+			}
+			content = s
+			name = core.CfgString(t, "filename", def)
+		default:
+			return nil, nil, fmt.Errorf("rsyslog.configs.%d: want a string or a map, got %s", i, core.Kind(ent))
+		}
+		name = strings.TrimSpace(name)
+		if name == "" {
+			e.Logf("rsyslog.configs.%d: empty file name: skipped", i)
+			continue
+		}
+		p, err := rsyslogPath(dir, name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rsyslog.configs.%d.filename: %w", i, err)
+		}
+		b := files[p]
+		if b == nil {
+			b = &strings.Builder{}
+			files[p] = b
+			order = append(order, p)
+		}
+		b.WriteString(content)
+		if !strings.HasSuffix(content, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return files, order, nil
 }
 
 // rsyslogConfig is load_config: the map form, or the legacy list form
