@@ -3,21 +3,15 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing/fstest"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -25,7 +19,6 @@ import (
 	"github.com/earlyinit/earlyinit/internal/datasource/nocloud"
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/netcfg"
-	"github.com/earlyinit/earlyinit/internal/proc"
 	"github.com/earlyinit/earlyinit/internal/seed"
 	"github.com/earlyinit/earlyinit/internal/userdata"
 )
@@ -164,19 +157,7 @@ func (o *mkseedOpts) check() error {
 // files. Every problem found is returned, each naming its file, key and
 // reason; warnings are printed.
 func mkseedFiles(o mkseedOpts) ([]seed.File, []error) {
-	var errs []error
-	fail := func(err error) { errs = append(errs, err) }
-	read := func(name string) []byte {
-		if name == "" {
-			return nil
-		}
-		b, err := mkseedRead(name)
-		if err != nil {
-			fail(err)
-		}
-		return b
-	}
-	user, meta, net, vendor, ifaces := read(o.user), read(o.meta), read(o.network), read(o.vendor), read(o.interfaces)
+	in, errs := mkseedReadInputs(o)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -184,90 +165,143 @@ func mkseedFiles(o mkseedOpts) ([]seed.File, []error) {
 	if userName == "-" {
 		userName = "user-data (stdin)"
 	}
-	errs = append(errs, mkseedCheckUserData(userName, user)...)
-
-	var files []seed.File
-	add := func(name string, data []byte) {
-		files = append(files, seed.File{Name: name, Data: data, Mode: 0o644})
-	}
+	s := &mkseedLayout{errs: append(errs, mkseedCheckUserData(userName, in.user)...)}
 	if !o.config2 {
-		if o.interfaces != "" {
-			if _, err := netcfg.Parse(string(instance.NetworkENI), ifaces, nil); err != nil {
-				fail(fmt.Errorf("%s: %w", o.interfaces, err))
-			}
-		}
-		if meta == nil {
-			var err error
-			if meta, err = mkseedMetaData(o, ifaces); err != nil {
-				fail(err)
-			}
-		}
-		add("user-data", user)
-		add("meta-data", meta)
-		if o.vendor != "" {
-			errs = append(errs, mkseedCheckUserData(o.vendor, vendor)...)
-			add("vendor-data", vendor)
-		}
-		if o.network != "" {
-			if err := mkseedCheckNetwork(o.network, instance.NetworkYAML, net); err != nil {
-				fail(err)
-			}
-			add("network-config", net)
-		}
-		if len(errs) == 0 {
-			// The seed as earlyinit's NoCloud reader takes it.
-			if _, err := nocloud.Read(mkseedFS(files)); err != nil {
-				fail(mkseedReaderError(o, err))
-			}
-		}
-		return files, errs
+		s.nocloud(o, in)
+	} else {
+		s.config2(o, in)
 	}
+	return s.files, s.errs
+}
 
+// mkseedInputs are the input files' contents, nil for those not given.
+type mkseedInputs struct {
+	user, meta, net, vendor, ifaces []byte
+}
+
+// mkseedReadInputs reads the input files o names; an error for each one
+// that cannot be read.
+func mkseedReadInputs(o mkseedOpts) (mkseedInputs, []error) {
+	var errs []error
+	read := func(name string) []byte {
+		if name == "" {
+			return nil
+		}
+		b, err := mkseedRead(name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return b
+	}
+	var in mkseedInputs
+	in.user, in.meta, in.net, in.vendor, in.ifaces = read(o.user), read(o.meta), read(o.network), read(o.vendor), read(o.interfaces)
+	return in, errs
+}
+
+// mkseedLayout is the seed's files as they are laid out, and the problems
+// found on the way.
+type mkseedLayout struct {
+	files []seed.File
+	errs  []error
+}
+
+func (s *mkseedLayout) add(name string, data []byte) {
+	s.files = append(s.files, seed.File{Name: name, Data: data, Mode: 0o644})
+}
+
+func (s *mkseedLayout) fail(err error) { s.errs = append(s.errs, err) }
+
+// nocloud lays out a NoCloud seed: user-data, meta-data (made from the
+// flags when not given), vendor-data, network-config; read back by
+// earlyinit's NoCloud reader when all is well.
+func (s *mkseedLayout) nocloud(o mkseedOpts, in mkseedInputs) {
+	meta := in.meta
+	if o.interfaces != "" {
+		if _, err := netcfg.Parse(string(instance.NetworkENI), in.ifaces, nil); err != nil {
+			s.fail(fmt.Errorf("%s: %w", o.interfaces, err))
+		}
+	}
+	if meta == nil {
+		var err error
+		if meta, err = mkseedMetaData(o, in.ifaces); err != nil {
+			s.fail(err)
+		}
+	}
+	s.add("user-data", in.user)
+	s.add("meta-data", meta)
+	if o.vendor != "" {
+		s.errs = append(s.errs, mkseedCheckUserData(o.vendor, in.vendor)...)
+		s.add("vendor-data", in.vendor)
+	}
+	if o.network != "" {
+		if err := mkseedCheckNetwork(o.network, instance.NetworkYAML, in.net); err != nil {
+			s.fail(err)
+		}
+		s.add("network-config", in.net)
+	}
+	if len(s.errs) == 0 {
+		// The seed as earlyinit's NoCloud reader takes it.
+		if _, err := nocloud.Read(mkseedFS(s.files)); err != nil {
+			s.fail(mkseedReaderError(o, err))
+		}
+	}
+}
+
+// config2 lays out an OpenStack config drive: openstack/latest's
+// meta_data.json (made from the flags when not given), user_data,
+// vendor_data.json, network_data.json; read back by earlyinit's
+// config drive reader when all is well.
+func (s *mkseedLayout) config2(o mkseedOpts, in mkseedInputs) {
 	const dir = "openstack/latest/"
+	meta := in.meta
 	if meta == nil {
 		var err error
 		if meta, err = mkseedMetaDataJSON(o); err != nil {
-			fail(err)
+			s.fail(err)
 		}
 	}
-	add(dir+"meta_data.json", meta)
-	add(dir+"user_data", user)
+	s.add(dir+"meta_data.json", meta)
+	s.add(dir+"user_data", in.user)
 	if o.vendor != "" {
-		if json.Valid(vendor) {
-			// vendor_data.json as is: its payload is checked as
-			// user-data is.
-			payload, err := configdrive.ConvertVendorData(o.vendor, vendor)
-			if err != nil {
-				fail(err)
-			} else {
-				errs = append(errs, mkseedCheckUserData(o.vendor+" (its cloud-init payload)", payload)...)
-			}
-		} else {
-			// A payload (cloud-config, script): wrapped as Nova's
-			// static vendor data is.
-			errs = append(errs, mkseedCheckUserData(o.vendor, vendor)...)
-			b, err := json.Marshal(map[string]string{"cloud-init": string(vendor)})
-			if err != nil {
-				fail(fmt.Errorf("%s: %w", o.vendor, err))
-			}
-			vendor = append(b, '\n')
-		}
-		add(dir+"vendor_data.json", vendor)
+		s.add(dir+"vendor_data.json", s.vendorDataJSON(o.vendor, in.vendor))
 	}
 	if o.network != "" {
-		if !json.Valid(net) {
-			fail(fmt.Errorf("%s: not JSON: a config-2 drive's network config is OpenStack's network_data.json", o.network))
-		} else if err := mkseedCheckNetwork(o.network, instance.NetworkDataJSON, net); err != nil {
-			fail(err)
+		if !json.Valid(in.net) {
+			s.fail(fmt.Errorf("%s: not JSON: a config-2 drive's network config is OpenStack's network_data.json", o.network))
+		} else if err := mkseedCheckNetwork(o.network, instance.NetworkDataJSON, in.net); err != nil {
+			s.fail(err)
 		}
-		add(dir+"network_data.json", net)
+		s.add(dir+"network_data.json", in.net)
 	}
-	if len(errs) == 0 {
-		if _, err := configdrive.Read(mkseedFS(files)); err != nil {
-			fail(mkseedReaderError(o, err))
+	if len(s.errs) == 0 {
+		if _, err := configdrive.Read(mkseedFS(s.files)); err != nil {
+			s.fail(mkseedReaderError(o, err))
 		}
 	}
-	return files, errs
+}
+
+// vendorDataJSON is the vendor_data.json of vendor, read from file name,
+// once its payload is checked.
+func (s *mkseedLayout) vendorDataJSON(name string, vendor []byte) []byte {
+	if json.Valid(vendor) {
+		// vendor_data.json as is: its payload is checked as
+		// user-data is.
+		payload, err := configdrive.ConvertVendorData(name, vendor)
+		if err != nil {
+			s.fail(err)
+		} else {
+			s.errs = append(s.errs, mkseedCheckUserData(name+" (its cloud-init payload)", payload)...)
+		}
+		return vendor
+	}
+	// A payload (cloud-config, script): wrapped as Nova's
+	// static vendor data is.
+	s.errs = append(s.errs, mkseedCheckUserData(name, vendor)...)
+	b, err := json.Marshal(map[string]string{"cloud-init": string(vendor)})
+	if err != nil {
+		s.fail(fmt.Errorf("%s: %w", name, err))
+	}
+	return append(b, '\n')
 }
 
 // mkseedCheckNetwork parses a network config as the boot does, every
@@ -410,166 +444,4 @@ func mkseedIdentity(o mkseedOpts) (iid, host string, err error) {
 		}
 	}
 	return iid, o.hostname, nil
-}
-
-// mkseedWrite writes the image to a temporary file next to OUTPUT and
-// renames it over OUTPUT, so that OUTPUT is never half written. OUTPUT, if
-// it exists, must be a regular file: writing to a disk is dd's job. "-" is
-// stdout, as for cloud-localds. A disk format other than raw and the tars
-// is qemu-img's conversion of the raw image, as cloud-localds does it.
-func mkseedWrite(o mkseedOpts, files []seed.File) error {
-	toStdout := o.output == "-"
-	dir, base := filepath.Dir(o.output), filepath.Base(o.output)
-	if toStdout {
-		dir, base = "", "mkseed"
-	} else if fi, err := os.Lstat(o.output); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: exists and is not a regular file (%v): write the image to a file, then copy it", o.output, fi.Mode().Type())
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	label, fatLabel := "cidata", "CIDATA"
-	if o.config2 {
-		label, fatLabel = "config-2", "CONFIG-2"
-	}
-	when := time.Now()
-	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
-		// Reproducible images, as mkisofs and mkfs.fat do.
-		sec, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("SOURCE_DATE_EPOCH %q: not a number of seconds", s)
-		}
-		when = time.Unix(sec, 0)
-	}
-	var temps []string
-	defer func() {
-		for _, t := range temps {
-			os.Remove(t)
-		}
-	}()
-	newTemp := func() (*os.File, error) {
-		f, err := os.CreateTemp(dir, "."+base+".*")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", o.output, err)
-		}
-		temps = append(temps, f.Name())
-		return f, nil
-	}
-	tmp, err := newTemp()
-	if err != nil {
-		return err
-	}
-	defer tmp.Close()
-	switch o.filesystem {
-	case "iso9660":
-		err = seed.ISO(tmp, label, when, files)
-	case "vfat":
-		size := int64(mkseedConfig2FATSize)
-		if !o.config2 {
-			if size, err = seed.FATSize(files); err != nil {
-				return fmt.Errorf("%s: %w", o.output, err)
-			}
-		}
-		if err = tmp.Truncate(size); err == nil {
-			err = seed.FAT(tmp, size, fatLabel, when, files)
-		}
-	default:
-		err = mkseedTar(tmp, o.filesystem, when, files)
-	}
-	if err == nil {
-		err = tmp.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.output, err)
-	}
-	img := tmp.Name()
-	if o.diskFormat != "raw" && !strings.HasPrefix(o.diskFormat, "tar") {
-		conv, err := newTemp()
-		if err != nil {
-			return err
-		}
-		conv.Close()
-		if err := qemuImgConvert(img, conv.Name(), o.diskFormat); err != nil {
-			return fmt.Errorf("%s: %w", o.output, err)
-		}
-		img = conv.Name()
-	}
-	if toStdout {
-		f, err := os.Open(img)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if _, err := io.Copy(os.Stdout, f); err != nil {
-			return fmt.Errorf("writing the image to stdout: %w", err)
-		}
-		return nil
-	}
-	if err := os.Chmod(img, 0o644); err != nil {
-		return fmt.Errorf("%s: %w", o.output, err)
-	}
-	if f, err := os.Open(img); err == nil {
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.output, err)
-		}
-	}
-	if err := os.Rename(img, o.output); err != nil {
-		return fmt.Errorf("%s: %w", o.output, err)
-	}
-	return nil
-}
-
-// mkseedTar writes the seed's files as cloud-localds's tar formats: the
-// files at the top ("tar"), or under var/lib/cloud/seed/nocloud
-// ("tar-seed-local") or nocloud-net ("tar-seed-net"), owned by root.
-func mkseedTar(w io.Writer, format string, when time.Time, files []seed.File) error {
-	tw := tar.NewWriter(w)
-	prefix := ""
-	switch format {
-	case "tar-seed-local":
-		prefix = "var/lib/cloud/seed/nocloud"
-	case "tar-seed-net":
-		prefix = "var/lib/cloud/seed/nocloud-net"
-	}
-	hdr := func(name string, mode int64, size int64, typ byte) *tar.Header {
-		return &tar.Header{Name: name, Mode: mode, Size: size, Typeflag: typ, ModTime: when, Uname: "root", Gname: "root", Format: tar.FormatGNU}
-	}
-	if prefix != "" {
-		for i := range strings.Count(prefix, "/") + 1 {
-			d := strings.Join(strings.Split(prefix, "/")[:i+1], "/") + "/"
-			if err := tw.WriteHeader(hdr(d, 0o755, 0, tar.TypeDir)); err != nil {
-				return err
-			}
-		}
-		prefix += "/"
-	}
-	for _, f := range files {
-		if err := tw.WriteHeader(hdr(prefix+f.Name, int64(f.Mode.Perm()), int64(len(f.Data)), tar.TypeReg)); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return err
-		}
-	}
-	return tw.Close()
-}
-
-// qemuImgBound bounds qemu-img's conversion of a seed of a few MB.
-const qemuImgBound = 2 * time.Minute
-
-// qemuImgConvert is cloud-localds's `qemu-img convert -f raw -O FORMAT`.
-func qemuImgConvert(raw, out, format string) error {
-	if _, err := exec.LookPath("qemu-img"); err != nil {
-		return fmt.Errorf("-d %s needs qemu-img (Debian: qemu-utils), which is not installed", format)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), qemuImgBound)
-	defer cancel()
-	var msg bytes.Buffer
-	cmd := exec.CommandContext(ctx, "qemu-img", "convert", "-f", "raw", "-O", format, "--", raw, out)
-	cmd.Stdout, cmd.Stderr = &msg, &msg
-	if err := proc.Run(cmd); err != nil {
-		return fmt.Errorf("qemu-img convert -O %s: %v: %s", format, err, strings.TrimSpace(msg.String()))
-	}
-	return nil
 }

@@ -88,62 +88,85 @@ func setupRun(args []string, env setupEnv) int {
 		return 2
 	}
 	words := fs.Args()
-	root, noRegen, install := &o.root, &o.noRegen, &o.install
-	if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
-		fmt.Fprintf(env.stderr, "earlyinit setup: --root %s: not a directory\n", *root)
+	if fi, err := os.Stat(o.root); err != nil || !fi.IsDir() {
+		fmt.Fprintf(env.stderr, "earlyinit setup: --root %s: not a directory\n", o.root)
 		return 2
 	}
-	stateFile := filepath.Join(*root, setup.StateFile)
-	recorded, isRecorded, err := setup.ReadMode(*root)
-	if err != nil && (len(words) == 0 || *install) {
+	var st setupState
+	var err error
+	st.file = filepath.Join(o.root, setup.StateFile)
+	st.recorded, st.isRecorded, err = setup.ReadMode(o.root)
+	if err != nil && (len(words) == 0 || o.install) {
 		// Switching modes overwrites a bad state file; printing the mode
 		// or keeping it cannot.
 		fmt.Fprintf(env.stderr, "earlyinit setup: %v\n", err)
 		return 1
 	}
+	mode, code, ok := o.mode(words, st, env)
+	if !ok {
+		return code
+	}
+	if !st.isRecorded || st.recorded != mode {
+		if err := setup.WriteMode(o.root, mode); err != nil {
+			fmt.Fprintf(env.stderr, "earlyinit setup: recording mode %s: %v\n", mode, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(env.stdout, "earlyinit setup: mode %s (recorded in %s)\n", mode, st.file)
+	if o.noRegen {
+		return 0
+	}
+	return o.regenerate(mode, env)
+}
 
-	var mode setup.Mode
+// setupState is the state file and the mode it records, if any.
+type setupState struct {
+	file       string
+	recorded   setup.Mode
+	isRecorded bool
+}
+
+// mode is the mode to switch to, from the mode word or --install. When
+// there is none to switch to (a usage error, or the mode printed), ok is
+// false and code is the exit code.
+func (o *setupOpts) mode(words []string, st setupState, env setupEnv) (mode setup.Mode, code int, ok bool) {
 	switch {
-	case len(words) > 1 || (len(words) == 1 && *install):
+	case len(words) > 1 || (len(words) == 1 && o.install):
 		fmt.Fprintln(env.stderr, setupUsage)
-		return 2
-	case *install:
+		return mode, 2, false
+	case o.install:
 		mode = setup.Distro
-		if isRecorded {
-			mode = recorded
+		if st.isRecorded {
+			mode = st.recorded
 		}
 	case len(words) == 1:
 		m, err := setup.ParseMode(words[0])
 		if err != nil {
 			fmt.Fprintf(env.stderr, "earlyinit setup: %v\n%s\n", err, setupUsage)
-			return 2
+			return mode, 2, false
 		}
 		mode = m
 	default:
-		if *noRegen {
+		if o.noRegen {
 			fmt.Fprintln(env.stderr, setupUsage)
-			return 2
+			return mode, 2, false
 		}
-		if !isRecorded {
-			fmt.Fprintf(env.stderr, "earlyinit setup: %s does not exist: earlyinit is not set up, no hook adds it to the boot\n", stateFile)
+		if !st.isRecorded {
+			fmt.Fprintf(env.stderr, "earlyinit setup: %s does not exist: earlyinit is not set up, no hook adds it to the boot\n", st.file)
 			fmt.Fprintln(env.stdout, setup.Off)
-			return 0
+			return mode, 0, false
 		}
-		fmt.Fprintln(env.stdout, recorded)
-		return 0
+		fmt.Fprintln(env.stdout, st.recorded)
+		return mode, 0, false
 	}
+	return mode, 0, true
+}
 
-	if !isRecorded || recorded != mode {
-		if err := setup.WriteMode(*root, mode); err != nil {
-			fmt.Fprintf(env.stderr, "earlyinit setup: recording mode %s: %v\n", mode, err)
-			return 1
-		}
-	}
-	fmt.Fprintf(env.stdout, "earlyinit setup: mode %s (recorded in %s)\n", mode, stateFile)
-	if *noRegen {
-		return 0
-	}
-	sys, err := setup.Inspect(*root, env.self)
+// regenerate regenerates every kernel's initramfs for mode, recorded
+// already, and returns the exit code: with --install, a system without a
+// generator is only warned about.
+func (o *setupOpts) regenerate(mode setup.Mode, env setupEnv) int {
+	sys, err := setup.Inspect(o.root, env.self)
 	if err == nil {
 		fmt.Fprintf(env.stdout, "earlyinit setup: initramfs generator: %s; kernels: %d\n", sys.Generator, len(sys.Kernels))
 		err = sys.Regenerate(env.exec, mode, env.stdout)
@@ -151,7 +174,7 @@ func setupRun(args []string, env setupEnv) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, setup.ErrNoGenerator) && *install:
+	case errors.Is(err, setup.ErrNoGenerator) && o.install:
 		fmt.Fprintf(env.stderr, "earlyinit setup: warning: %v; earlyinit is not in the boot until one is installed (its hook reads mode %s) or `earlyinit setup own` is run\n", err, mode)
 		return 0
 	case errors.Is(err, setup.ErrNoGenerator):
