@@ -2,11 +2,13 @@ package repos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/pyfmt"
 )
 
 // dpkgArch is util.get_dpkg_architecture: dpkg --print-architecture.
@@ -53,7 +55,9 @@ func aptMirrors(ctx context.Context, e *core.Env, cfg map[string]any, arch, dist
 		}
 		out = map[string]string{"PRIMARY": pm, "SECURITY": sm}
 	default:
-		out = systemInfoMirrors(ctx, e, arch)
+		if out, err = systemInfoMirrors(ctx, e, arch); err != nil {
+			return nil, err
+		}
 		if out == nil {
 			if out = defaultMirrors(arch); out == nil {
 				return nil, fmt.Errorf("apt: no default mirror known for arch %s: give apt.primary", arch)
@@ -156,13 +160,15 @@ func searchMirror(ctx context.Context, e *core.Env, cands []string) string {
 // overridden by the first resolvable search entry of each (templates
 // taking %(region)s, %(availability_zone)s or %(ec2_region)s filled from
 // the instance, entries that need one it has not skipped). Its keys come
-// both as given (primary) and upper-cased (PRIMARY). nil without one.
-func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) map[string]string {
+// both as given (primary) and upper-cased (PRIMARY). nil without one. A
+// template Python's % cannot fill otherwise (ValueError, TypeError) is an
+// error, as cloud-init's exception fails apt_configure.
+func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) (map[string]string, error) {
 	si, _ := e.Cfg["system_info"].(map[string]any)
 	list, _ := si["package_mirrors"].([]any)
 	m := archEntry(list, arch)
 	if m == nil {
-		return nil
+		return nil, nil
 	}
 	subst := map[string]string{}
 	if e.Data != nil {
@@ -185,11 +191,9 @@ func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) map[string
 	if s, ok := m["search"].(map[string]any); ok {
 		for _, k := range core.SortedKeys(s) {
 			tmpls, _ := core.CfgStrings(s, k, false)
-			var cands []string
-			for _, t := range tmpls {
-				if c, ok := pyPercent(t, subst); ok {
-					cands = append(cands, c)
-				}
+			cands, err := mirrorCandidates(e, k, tmpls, subst)
+			if err != nil {
+				return nil, err
 			}
 			if c := searchMirror(ctx, e, cands); c != "" {
 				out[k] = c
@@ -197,36 +201,38 @@ func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) map[string
 		}
 	}
 	if out["primary"] == "" || out["security"] == "" {
-		return nil
+		return nil, nil
 	}
 	res := map[string]string{}
 	for k, v := range out {
 		res[k] = v
 	}
 	res["PRIMARY"], res["SECURITY"] = out["primary"], out["security"]
-	return res
+	return res, nil
 }
 
 var ec2AZ = core.LazyRE{Expr: `^[a-z][a-z]-(?:[a-z]+-)+[0-9][a-z]$`}
 
-// pyPercent fills Python's %(name)s; ok is false when a name is missing.
-func pyPercent(t string, subst map[string]string) (string, bool) {
-	var b strings.Builder
-	for {
-		i := strings.Index(t, "%(")
-		if i < 0 {
-			b.WriteString(t)
-			return b.String(), true
+// mirrorCandidates is the search templates of system_info's mirror key
+// filled with subst (Python's tmpl % subst): a template naming what
+// subst lacks is skipped (cloud-init's except KeyError), as is one
+// pyfmt refuses (Python would put the whole mapping in the URL); another
+// format error is an error.
+func mirrorCandidates(e *core.Env, key string, tmpls []string, subst map[string]string) ([]string, error) {
+	var cands []string
+	for i, t := range tmpls {
+		c, err := pyfmt.Format(t, subst)
+		var fe *pyfmt.Error
+		switch {
+		case err == nil:
+			cands = append(cands, c)
+		case errors.As(err, &fe) && fe.Kind == pyfmt.KeyError:
+			// A name the instance lacks (no region, no EC2 zone).
+		case errors.As(err, &fe) && fe.Kind == pyfmt.Unsupported:
+			e.Logf("apt_configure: system_info.package_mirrors search.%s.%d: %v: skipped", key, i, err)
+		default:
+			return nil, fmt.Errorf("apt: system_info.package_mirrors: search.%s.%d: %w", key, i, err)
 		}
-		j := strings.Index(t[i:], ")s")
-		if j < 0 {
-			return "", false
-		}
-		v, ok := subst[t[i+2:i+j]]
-		if !ok {
-			return "", false
-		}
-		b.WriteString(t[:i] + v)
-		t = t[i+j+2:]
 	}
+	return cands, nil
 }
