@@ -88,30 +88,16 @@ var DefaultLimits = Limits{
 const missingPrefix = "CI_MISSING_JINJA_VAR/"
 
 // Error is a template that does not parse or render: its line (0 when
-// none applies) and what is wrong. Messages name constructs, variables and
-// types, never the value of a variable or a literal of the template, as
-// either may be secret.
-type Error struct {
-	Line int
-	Msg  string
-	// Limit is set when a cost bound stopped the work.
-	Limit bool
-}
+// none applies) and what is wrong, and whether a cost bound stopped the
+// work (Limit). Messages name constructs, variables and types, never the
+// value of a variable or a literal of the template, as either may be
+// secret. It is the lexer's error type, so that the lexer's and the
+// parser's errors are the package's as they are.
+type Error = lex.Error
 
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
-	}
-	return e.Msg
-}
+func errorf(line int, format string, args ...any) *Error { return lex.Errorf(line, format, args...) }
 
-func errorf(line int, format string, args ...any) *Error {
-	return &Error{Line: line, Msg: fmt.Sprintf(format, args...)}
-}
-
-func limitf(line int, format string, args ...any) *Error {
-	return &Error{Line: line, Msg: fmt.Sprintf(format, args...), Limit: true}
-}
+func limitf(line int, format string, args ...any) *Error { return lex.Limitf(line, format, args...) }
 
 // Template is a parsed template.
 type Template struct {
@@ -141,11 +127,12 @@ func Parse(src string, lim Limits) (t *Template, err error) {
 	return &Template{body: body, lim: lim}, nil
 }
 
-// fromLex is the lexer's or the parser's error as the package's Error.
+// fromLex is the lexer's or the parser's error as the package's *Error,
+// unwrapped.
 func fromLex(err error) error {
-	var le *lex.Error
+	var le *Error
 	if errors.As(err, &le) {
-		return &Error{Line: le.Line, Msg: le.Msg, Limit: le.Limit}
+		return le
 	}
 	return err
 }

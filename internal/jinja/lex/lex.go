@@ -567,8 +567,8 @@ func lexString(s string, p int) (Token, int, error) {
 var errEscape = &Error{Msg: `truncated \x, \u or \U escape in a string`}
 
 // Error is a template that does not lex (or parse: package parse's errors
-// are these too): its line (0 when none applies) and what is wrong, as the
-// jinja package's Error, which it becomes.
+// are these too): its line (0 when none applies) and what is wrong. The
+// jinja package's Error is this type.
 type Error struct {
 	Line int
 	Msg  string
