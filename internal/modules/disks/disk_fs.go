@@ -10,6 +10,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/blockdev"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/pyfmt"
 )
 
 // fsEntry is one fs_setup entry, read and checked.
@@ -222,12 +223,20 @@ func (f *fsEntry) leaveAlone(ctx context.Context, e *core.Env, target string) (b
 	return false, nil
 }
 
-// command is f's cmd for target, its %(...)s filled in, else the root's
-// mkfs.TYPE (or mkTYPE) with the label, force flag and extra_opts.
+// command is f's cmd for target, filled in as cloud-init's
+// cmd % {"label": ..., "filesystem": ..., "device": ...} (pyfmt), else the
+// root's mkfs.TYPE (or mkTYPE) with the label, force flag and extra_opts.
+// A cmd Python's % raises on (a name not among those three, a lone "%",
+// a conversion a string cannot take) is an error, as the exception fails
+// the entry in cloud-init; the error names the reason, never the whole
+// cmd (user text).
 func (f *fsEntry) command(e *core.Env, target string) (core.Cmd, error) {
 	if f.cmdTmpl != "" {
-		r := strings.NewReplacer("%(label)s", f.label, "%(filesystem)s", f.fsType, "%(device)s", target, "%%", "%")
-		return core.Cmd{Name: "sh", Args: []string{"-c", r.Replace(f.cmdTmpl)}, Output: e.Out()}, nil
+		cmd, err := pyfmt.Format(f.cmdTmpl, map[string]string{"label": f.label, "filesystem": f.fsType, "device": target})
+		if err != nil {
+			return core.Cmd{}, fmt.Errorf("cmd: %w", err)
+		}
+		return core.Cmd{Name: "sh", Args: []string{"-c", cmd}, Output: e.Out()}, nil
 	}
 	mkfs, ok := e.Tool("mkfs." + f.fsType)
 	if !ok {
