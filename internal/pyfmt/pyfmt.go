@@ -30,9 +30,9 @@
 // a conversion without a name (Python formats the whole mapping, as a
 // dict's repr, for the first one: "%s" % {"a": "b"} is "{'a': 'b'}"),
 // and padding past MaxPad characters in all (Python would build it).
-// The output is at most the template, the values it names (r and a
-// escape a byte to at most 10) and MaxPad; the work is linear in them, and
-// there is no recursion. r and a decide what is printable from Go's
+// The output is at most the template, one copy of a value per conversion
+// naming it (r and a escape a byte to at most 6 characters) and MaxPad;
+// the work is linear in that, in one pass without recursion. r and a decide what is printable from Go's
 // unicode tables, which may be a newer Unicode version than Python's.
 package pyfmt
 
@@ -124,7 +124,7 @@ type formatter struct {
 	pad  int  // padding written so far
 }
 
-// spec is one conversion, at t[p] == '%'.
+// spec is one conversion specifier, as parsed.
 type spec struct {
 	keyed bool
 	val   string
