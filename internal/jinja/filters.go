@@ -7,7 +7,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/jinja/parse"
 	"github.com/earlyinit/earlyinit/internal/jinja/pynum"
-	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 )
 
 // FilterNames and TestNames list the filters and tests supported.

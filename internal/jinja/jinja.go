@@ -49,7 +49,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/jinja/lex"
 	"github.com/earlyinit/earlyinit/internal/jinja/parse"
-	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 )
 
 // Limits bound one parse and one render.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 	"github.com/earlyinit/earlyinit/internal/pyyaml"
 )
 

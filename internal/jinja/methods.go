@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 )
 
 // callMethod calls one of the supported methods of a dict or a string.

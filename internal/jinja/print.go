@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 	"github.com/earlyinit/earlyinit/internal/pyyaml"
 )
 
@@ -63,7 +63,7 @@ func (p *printer) repr(v any) error {
 	case float64:
 		return p.write(pyyaml.FloatRepr(x))
 	case string:
-		return p.write(pystr.Repr(x))
+		return p.write(pystr.Repr(x, false))
 	case []any:
 		return p.seq("[", x, "]", false)
 	case tuple:

@@ -40,6 +40,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/earlyinit/earlyinit/internal/pystr"
 )
 
 // MaxPad is the padding (width beyond the value) Format makes in all
@@ -186,7 +188,7 @@ func (f *formatter) key(s *spec, i int) (int, error) {
 	name := f.t[i+1 : j-1]
 	v, ok := f.m[name]
 	if !ok {
-		return 0, &Error{Kind: KeyError, Msg: repr(name, false), Key: name}
+		return 0, &Error{Kind: KeyError, Msg: pystr.Repr(name, false), Key: name}
 	}
 	s.keyed, s.val = true, v
 	return j, nil
@@ -254,7 +256,7 @@ func (f *formatter) convert(s *spec, ch rune, at int) error {
 		}
 		out = s.val
 		if ch != 's' {
-			out = repr(s.val, ch == 'a')
+			out = pystr.Repr(s.val, ch == 'a')
 		}
 		out = truncate(out, s.prec)
 	case 'c':

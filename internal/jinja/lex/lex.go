@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/earlyinit/earlyinit/internal/jinja/pystr"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 )
 
 // Kind is what a token is.

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 
 	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 )
@@ -158,7 +158,7 @@ func chpasswdList(e *core.Env, list any) ([]string, error) {
 	case string:
 		if l != "" {
 			e.Logf("chpasswd.list is deprecated, and so is its multi-line string form: use chpasswd.users")
-			lines = pySplitlines(l)
+			lines = pystr.Splitlines(l)
 		}
 	case []any:
 		if len(l) > 0 {
@@ -171,30 +171,6 @@ func chpasswdList(e *core.Env, list any) ([]string, error) {
 		return nil, fmt.Errorf("chpasswd.list: want a list, got %s", core.Kind(l))
 	}
 	return lines, nil
-}
-
-// pySplitlines is Python's str.splitlines: lines end at \n, \r, \r\n,
-// \v, \f, \x1c, \x1d, \x1e, \x85, U+2028 or U+2029; a last line
-// without an end counts, an empty one after the last end does not.
-func pySplitlines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch r {
-		case '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
-			out = append(out, s[start:i])
-			if r == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-				n++
-			}
-			start = i + n
-		}
-		i += n
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
 }
 
 // passwords are the {name, password} pairs set_passwords sets: clear-text

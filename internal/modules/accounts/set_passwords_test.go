@@ -340,16 +340,10 @@ func TestSetPasswordsRefusals(t *testing.T) {
 	}
 }
 
-func TestTranslateBoolAndSplitlines(t *testing.T) {
+func TestTranslateBool(t *testing.T) {
 	for v, want := range map[any]bool{nil: false, true: true, false: false, "Yes": true, "on": true, "1": true, 1: true, 0: false, "y": false, "": false, "off": false} {
 		if translateBool(v) != want {
 			t.Errorf("translateBool(%#v) = %v", v, !want)
 		}
-	}
-	if got := pySplitlines("a\r\nb\rc\n\nd\u2028e\n"); !reflect.DeepEqual(got, []string{"a", "b", "c", "", "d", "e"}) {
-		t.Errorf("pySplitlines %q", got)
-	}
-	if got := pySplitlines(""); got != nil {
-		t.Errorf("pySplitlines of nothing %q", got)
 	}
 }

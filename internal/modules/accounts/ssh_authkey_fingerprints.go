@@ -18,6 +18,7 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
+	"github.com/earlyinit/earlyinit/internal/pystr"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
@@ -122,7 +123,7 @@ func authorizedKeysFile(e *core.Env, pw core.PasswdEntry) string {
 // its argument, the last line winning; no Include nor Match.
 func sshdConfigMap(text string) map[string]string {
 	m := map[string]string{}
-	for _, line := range pySplitLines(text) {
+	for _, line := range pystr.Splitlines(text) {
 		line = strings.TrimFunc(line, pyIsSpace)
 		if line == "" || line[0] == '#' {
 			continue
@@ -162,7 +163,7 @@ func readAuthorizedKeys(e *core.Env, file string) ([]authKeyLine, error) {
 		return nil, err
 	}
 	var out []authKeyLine
-	for _, l := range pySplitLines(string(b)) {
+	for _, l := range pystr.Splitlines(string(b)) {
 		out = append(out, parseAuthKeyLine(l))
 	}
 	return out, nil
@@ -392,27 +393,4 @@ func pySplit1(s string) (string, string, bool) {
 		return "", "", false
 	}
 	return f[0], f[1], true
-}
-
-// pySplitLines is Python's str.splitlines(): lines end at \n, \r, \r\n,
-// \v, \f, \x1c-\x1e, \x85, U+2028 and U+2029, the ends dropped.
-func pySplitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch r {
-		case '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
-			out = append(out, s[start:i])
-			if r == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-				n++
-			}
-			start = i + n
-		}
-		i += n
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
 }

@@ -1,5 +1,6 @@
-// Package pystr is Python's str methods and literals as earlyinit's Jinja
-// needs them: white space as str.isspace has it, case mapping, splitting,
+// Package pystr is Python's str methods and literals as earlyinit needs
+// them (its Jinja, Python's %-formatting in internal/pyfmt, the modules'
+// splitlines): white space as str.isspace has it, case mapping, splitting,
 // int() and float() of a string, repr() and json.dumps of a string. It
 // knows nothing of templates: its functions take and return Go strings.
 package pystr
@@ -228,39 +229,64 @@ func Splitlines(s string) []string {
 	return out
 }
 
-// Repr is Python's repr of a string.
-func Repr(s string) string {
-	q := byte('\'')
+// Repr is Python's repr(s) (ascii(s) when ascii is true): s in single
+// quotes, or double ones when it holds a single quote and no double one;
+// backslash, the quote, \t, \n and \r escaped, other control characters
+// and DEL as \xhh, and (all of them for ascii) the non-ASCII characters
+// that are not printable as \xhh, \uhhhh or \Uhhhhhhhh. A byte of invalid
+// UTF-8 is the lone surrogate Python's surrogateescape makes of it.
+func Repr(s string, ascii bool) string {
+	quote := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
+		quote = '"'
 	}
 	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
+	b.Grow(len(s) + 2)
+	b.WriteByte(quote)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			r = 0xdc00 + rune(s[i])
+		}
+		writeRepr(&b, r, quote, ascii)
+		i += size
+	}
+	b.WriteByte(quote)
+	return b.String()
+}
+
+// writeRepr writes r as repr writes it.
+func writeRepr(b *strings.Builder, r rune, quote byte, ascii bool) {
+	const hex = "0123456789abcdef"
+	switch {
+	case r == rune(quote) || r == '\\':
+		b.WriteByte('\\')
+		b.WriteByte(byte(r))
+	case r == '\t':
+		b.WriteString(`\t`)
+	case r == '\n':
+		b.WriteString(`\n`)
+	case r == '\r':
+		b.WriteString(`\r`)
+	case r < ' ' || r == 0x7f:
+		b.WriteString(`\x`)
+		b.WriteByte(hex[r>>4])
+		b.WriteByte(hex[r&0xf])
+	case r < 0x7f || !ascii && unicode.IsPrint(r):
+		b.WriteRune(r)
+	default:
+		n, prefix := 8, `\U`
 		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < ' ' || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x7f || unicode.IsPrint(r):
-			b.WriteRune(r)
 		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			n, prefix = 2, `\x`
 		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
+			n, prefix = 4, `\u`
+		}
+		b.WriteString(prefix)
+		for k := n - 1; k >= 0; k-- {
+			b.WriteByte(hex[(r>>(4*k))&0xf])
 		}
 	}
-	b.WriteByte(q)
-	return b.String()
 }
 
 // JSONString writes s as Python's json.dumps with ensure_ascii.
