@@ -94,8 +94,8 @@ func bitsLen(n int) int {
 	return b
 }
 
-// reversible tells whether Python's reversed() takes v, and its items
-// in reverse.
+// reversed tells whether Python's reversed() takes v, and gives its
+// items in reverse.
 func (r *renderer) reversed(line int, v any) ([]any, bool, error) {
 	switch v.(type) {
 	case []any, tuple, string, *Dict, view, rangeV, undefined:

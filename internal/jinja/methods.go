@@ -170,8 +170,9 @@ func pyStripChars(s, how string, chars any, a *callArgs) (any, error) {
 	return strings.Trim(s, cs), nil
 }
 
-// pyReplace is str(s).replace(str(old), str(new), count); strict asks
-// for strings (the method), else they are made strings (the filter).
+// pyReplace is str(s).replace(str(old), str(new), count): with toStr old
+// and new are made strings (the filter), without it they must be strings
+// (the method).
 func pyReplace(a *callArgs, s string, old, nw, count any, toStr bool) (any, error) {
 	var o, n string
 	var err error
