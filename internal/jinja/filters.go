@@ -2,6 +2,7 @@ package jinja
 
 import (
 	"math"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -46,47 +47,64 @@ func (r *renderer) filter(e *parse.Expr, f *frame) (any, error) {
 		return nil, err
 	}
 	a.what = "filter '" + e.Name + "'"
-	fn, ok := filters[e.Name]
+	fn, ok := filterByName(e.Name)
 	if !ok {
 		return nil, errorf(e.Line, "no filter named '%s'", e.Name)
 	}
 	return fn(r, e.Name, v, a)
 }
 
-// filters are the filters' implementations by name (FilterNames).
-var filters = map[string]func(r *renderer, name string, v any, a *callArgs) (any, error){
-	"default":    (*renderer).filterDefault,
-	"d":          (*renderer).filterDefault,
-	"lower":      (*renderer).filterString,
-	"upper":      (*renderer).filterString,
-	"capitalize": (*renderer).filterString,
-	"title":      (*renderer).filterString,
-	"string":     (*renderer).filterString,
-	"safe":       (*renderer).filterString,
-	"e":          (*renderer).filterString,
-	"escape":     (*renderer).filterString,
-	"trim":       (*renderer).filterTrim,
-	"replace":    (*renderer).filterReplace,
-	"join":       (*renderer).filterJoin,
-	"length":     (*renderer).filterLength,
-	"count":      (*renderer).filterLength,
-	"first":      (*renderer).filterFirst,
-	"last":       (*renderer).filterLast,
-	"int":        (*renderer).filterInt,
-	"float":      (*renderer).filterFloat,
-	"list":       (*renderer).filterList,
-	"sort":       (*renderer).filterSort,
-	"unique":     (*renderer).filterUnique,
-	"reverse":    (*renderer).filterReverse,
-	"tojson":     (*renderer).filterTojson,
-	"indent":     (*renderer).filterIndent,
-	"items":      (*renderer).filterItems,
-	"dictsort":   (*renderer).filterDictsort,
-	"abs":        (*renderer).filterAbs,
-	"round":      (*renderer).filterRound,
-	"min":        (*renderer).filterMinMax,
-	"max":        (*renderer).filterMinMax,
-	"sum":        (*renderer).filterSum,
+// filterFn is a filter's implementation.
+type filterFn func(r *renderer, name string, v any, a *callArgs) (any, error)
+
+// filters are the filters' implementations by name (FilterNames), sorted
+// by name: a slice is static data, where a map would be built in every
+// process at start-up.
+var filters = [...]struct {
+	name string
+	fn   filterFn
+}{
+	{"abs", (*renderer).filterAbs},
+	{"capitalize", (*renderer).filterString},
+	{"count", (*renderer).filterLength},
+	{"d", (*renderer).filterDefault},
+	{"default", (*renderer).filterDefault},
+	{"dictsort", (*renderer).filterDictsort},
+	{"e", (*renderer).filterString},
+	{"escape", (*renderer).filterString},
+	{"first", (*renderer).filterFirst},
+	{"float", (*renderer).filterFloat},
+	{"indent", (*renderer).filterIndent},
+	{"int", (*renderer).filterInt},
+	{"items", (*renderer).filterItems},
+	{"join", (*renderer).filterJoin},
+	{"last", (*renderer).filterLast},
+	{"length", (*renderer).filterLength},
+	{"list", (*renderer).filterList},
+	{"lower", (*renderer).filterString},
+	{"max", (*renderer).filterMinMax},
+	{"min", (*renderer).filterMinMax},
+	{"replace", (*renderer).filterReplace},
+	{"reverse", (*renderer).filterReverse},
+	{"round", (*renderer).filterRound},
+	{"safe", (*renderer).filterString},
+	{"sort", (*renderer).filterSort},
+	{"string", (*renderer).filterString},
+	{"sum", (*renderer).filterSum},
+	{"title", (*renderer).filterString},
+	{"tojson", (*renderer).filterTojson},
+	{"trim", (*renderer).filterTrim},
+	{"unique", (*renderer).filterUnique},
+	{"upper", (*renderer).filterString},
+}
+
+// filterByName is the filter named name.
+func filterByName(name string) (filterFn, bool) {
+	i := sort.Search(len(filters), func(i int) bool { return filters[i].name >= name })
+	if i < len(filters) && filters[i].name == name {
+		return filters[i].fn, true
+	}
+	return nil, false
 }
 
 // filterDefault is default(default_value, boolean), alias d.

@@ -2,6 +2,7 @@ package jinja
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +177,28 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("%q: %d bytes of output", tmpl, len(out))
 		}
 	})
+}
+
+// TestFilterTableMatchesParser: the parser's list of filter names (what
+// a template may name) and the renderer's table (what runs) are the same
+// names, and the table is sorted for filterByName's search.
+func TestFilterTableMatchesParser(t *testing.T) {
+	var names []string
+	for i, f := range filters {
+		if i > 0 && filters[i-1].name >= f.name {
+			t.Errorf("filters: %q after %q: not sorted", f.name, filters[i-1].name)
+		}
+		names = append(names, f.name)
+	}
+	if want := FilterNames(); !slices.Equal(names, want) {
+		t.Errorf("filter table %q, parser's names %q", names, want)
+	}
+	for _, n := range names {
+		if _, ok := filterByName(n); !ok {
+			t.Errorf("filterByName(%q) not found", n)
+		}
+	}
+	if _, ok := filterByName("nosuch"); ok {
+		t.Error("filterByName(nosuch) found")
+	}
 }
