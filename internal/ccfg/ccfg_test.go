@@ -125,8 +125,8 @@ func TestDecodeNull(t *testing.T) {
 	if v, ok, err := Decode[string](map[string]any{"timezone": nil}, "timezone"); ok || err != nil || v != "" {
 		t.Errorf("timezone: null: got %q %v %v, want read as missing", v, ok, err)
 	}
-	if v, ok, err := Decode[map[string]string](map[string]any{"device_aliases": nil}, "device_aliases"); ok || err != nil || v != nil {
-		t.Errorf("device_aliases: null: got %q %v %v, want read as missing", v, ok, err)
+	if v, ok, err := Decode[DeviceAliases](map[string]any{"device_aliases": nil}, "device_aliases"); ok || err != nil || v != nil {
+		t.Errorf("device_aliases: null: got %v %v %v, want read as missing", v, ok, err)
 	}
 	if _, ok, err := Decode[Keyboard](cfg, "nosuch"); ok || err == nil {
 		t.Errorf("a key Config does not declare: %v %v", ok, err)

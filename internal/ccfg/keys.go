@@ -82,14 +82,14 @@ type SystemKeys struct {
 
 // DiskKeys are Config's keys of disks, mounts, swap.
 type DiskKeys struct {
-	DeviceAliases      map[string]string    `yaml:"device_aliases"`
-	DiskSetup          map[string]DiskSetup `yaml:"disk_setup"`
-	FSSetup            []FSSetup            `yaml:"fs_setup"`
-	Mounts             [][]any              `yaml:"mounts" cc:"min=1"`
-	MountDefaultFields []any                `yaml:"mount_default_fields" cc:"min=6,max=6"`
-	Swap               *Swap                `yaml:"swap"`
-	Growpart           *Growpart            `yaml:"growpart"`
-	ResizeRootfs       any                  `yaml:"resize_rootfs"`
+	DeviceAliases      DeviceAliases `yaml:"device_aliases"`
+	DiskSetup          DiskSetups    `yaml:"disk_setup"`
+	FSSetup            []FSSetup     `yaml:"fs_setup"`
+	Mounts             []MountEntry  `yaml:"mounts" cc:"min=1"`
+	MountDefaultFields MountFields   `yaml:"mount_default_fields" cc:"min=6,max=6"`
+	Swap               *Swap         `yaml:"swap"`
+	Growpart           *Growpart     `yaml:"growpart"`
+	ResizeRootfs       any           `yaml:"resize_rootfs"`
 }
 
 // PackageKeys are Config's keys of repositories and packages.

@@ -44,9 +44,9 @@ func (ResolvConf) Shape(s *Schema) {
 
 // Swap is cc_mounts' swap.
 type Swap struct {
-	Filename string `yaml:"filename"`
-	Size     any    `yaml:"size"`
-	MaxSize  any    `yaml:"maxsize"`
+	Filename *string `yaml:"filename" cc:"strict"`
+	Size     any     `yaml:"size"`
+	MaxSize  any     `yaml:"maxsize"`
 }
 
 // SizeString is a size with its unit, as cc_mounts reads one.

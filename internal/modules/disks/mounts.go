@@ -151,7 +151,7 @@ func Mounts(ctx context.Context, e *core.Env) error {
 	if _, ok := e.Cfg["mounts"]; ok && raw == nil && e.Cfg["mounts"] != nil {
 		return fmt.Errorf("mounts: want a list, got %s", core.Kind(e.Cfg["mounts"]))
 	}
-	aliases, _, err := ccfg.Decode[map[string]string](e.Cfg, "device_aliases")
+	aliases, err := mountAliases(e)
 	if err != nil {
 		return err
 	}
@@ -200,6 +200,23 @@ func Mounts(ctx context.Context, e *core.Env) error {
 		}
 	}
 	return swapErr
+}
+
+// mountAliases is device_aliases for mounts: each value's str() ("" for
+// null); a map or a list is an error.
+func mountAliases(e *core.Env) (map[string]string, error) {
+	da, _, err := ccfg.Decode[ccfg.DeviceAliases](e.Cfg, "device_aliases")
+	if err != nil {
+		return nil, err
+	}
+	aliases := make(map[string]string, len(da))
+	for k, a := range da {
+		if a.Collection {
+			return nil, fmt.Errorf("device_aliases.%s: want a string, got %s", k, a.Kind)
+		}
+		aliases[k] = a.Device
+	}
+	return aliases, nil
 }
 
 // mountDefaults is mount_default_fields, or defaultMountFields without it.
