@@ -24,12 +24,9 @@ func partitionDisk(ctx context.Context, e *core.Env, aliases ccfg.DeviceAliases,
 	if err != nil {
 		return err
 	}
-	table := "mbr"
-	if def.TableType != nil {
-		table = string(*def.TableType)
-	}
-	if table != "mbr" && table != "gpt" {
-		return fmt.Errorf("table_type %q: want mbr or gpt", table)
+	table, err := tableType(def)
+	if err != nil {
+		return err
 	}
 	overwrite := def.Overwrite
 	parts, err := diskLayout(layout, table)
@@ -93,6 +90,17 @@ func partitionDisk(ctx context.Context, e *core.Env, aliases ccfg.DeviceAliases,
 	ours[ents[0].Name] = true
 	rereadPartitions(ctx, e, dev)
 	return nil
+}
+
+// tableType is def's table_type, mbr when not given.
+func tableType(def ccfg.DiskSetup) (string, error) {
+	if def.TableType == nil {
+		return "mbr", nil
+	}
+	if t := string(*def.TableType); t == "mbr" || t == "gpt" {
+		return t, nil
+	}
+	return "", fmt.Errorf("table_type %q: want mbr or gpt", *def.TableType)
 }
 
 // partSpec is one partition of a layout: percent of the disk, type code
