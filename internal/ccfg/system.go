@@ -67,18 +67,9 @@ func (Swap) Shape(s *Schema) {
 
 // PhoneHome is cc_phone_home's phone_home.
 type PhoneHome struct {
-	URL   string `yaml:"url" cc:"required"`
-	Post  any    `yaml:"post"`
-	Tries int    `yaml:"tries"`
-}
-
-// Shape: post is "all" or a list of the names of what to post.
-func (PhoneHome) Shape(s *Schema) {
-	s.Props["post"] = &Schema{Alts: map[string]*Schema{
-		"string": {Types: []string{"string"}, Enum: []any{"all"}},
-		"list": {Types: []string{"list"}, Items: &Schema{Types: []string{"string"},
-			Enum: []any{"pub_key_dsa", "pub_key_rsa", "pub_key_ecdsa", "pub_key_ed25519", "instance_id", "hostname", "fqdn"}}},
-	}}
+	URL   string         `yaml:"url" cc:"required"`
+	Post  PhoneHomePost  `yaml:"post"`
+	Tries PhoneHomeTries `yaml:"tries"`
 }
 
 // PowerState is cc_power_state_change's power_state.

@@ -1,0 +1,90 @@
+package ccfg
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The types of the scripts' keys (and of system's) that read a value as
+// their module does, which Decode's defaults do not: phone_home's post
+// and tries.
+
+// PhoneHomeAll is what phone_home posts for "all", and the names post
+// takes (cloud-init's POST_LIST_ALL, in its order).
+var PhoneHomeAll = []string{"pub_key_dsa", "pub_key_rsa", "pub_key_ecdsa", "pub_key_ed25519", "instance_id", "hostname", "fqdn"}
+
+// PhoneHomePost is phone_home.post: the names of what to post, nil when
+// not given (all). "all" is PhoneHomeAll; another string is a list of
+// one, as it is (cc_phone_home would post each of its characters); a
+// list's items are str() of its scalars, trimmed; an empty list posts
+// nothing.
+// A value of another kind is Err, not a decoding error: the module
+// fails on it only once it has a url, as cloud-init skips a phone_home
+// without one whatever its post.
+type PhoneHomePost struct {
+	Names []string
+	Err   error
+}
+
+// Schema: "all", or a list of the names.
+func (PhoneHomePost) Schema() *Schema {
+	names := make([]any, len(PhoneHomeAll))
+	for i, n := range PhoneHomeAll {
+		names[i] = n
+	}
+	return &Schema{Alts: map[string]*Schema{
+		"string": {Types: []string{"string"}, Enum: []any{"all"}},
+		"list":   {Types: []string{"list"}, Items: &Schema{Types: []string{"string"}, Enum: names}},
+	}}
+}
+
+// DecodeCC reads post.
+func (p *PhoneHomePost) DecodeCC(v any, path string) error {
+	*p = PhoneHomePost{}
+	switch t := v.(type) {
+	case string:
+		if t == "all" {
+			p.Names = append([]string(nil), PhoneHomeAll...)
+		} else {
+			p.Names = []string{t}
+		}
+	case []any:
+		p.Names = make([]string, 0, len(t))
+		for i, x := range t {
+			switch x.(type) {
+			case map[string]any, []any, nil:
+				*p = PhoneHomePost{Err: wrongType(path+"."+strconv.Itoa(i), "a string", x)}
+				return nil
+			}
+			p.Names = append(p.Names, strings.TrimSpace(String(x)))
+		}
+	default:
+		p.Err = wrongType(path, "a string or a list of strings", v)
+	}
+	return nil
+}
+
+// PhoneHomeTries is phone_home.tries as cc_phone_home reads it: int() of
+// the value (Int) when Given. A value int() refuses is no error: Err
+// holds it, and the module tries 10 times with a warning, as cloud-init
+// does.
+type PhoneHomeTries struct {
+	N     int
+	Given bool
+	Err   error
+}
+
+// Schema: an integer.
+func (PhoneHomeTries) Schema() *Schema { return &Schema{Types: []string{"integer"}} }
+
+// DecodeCC reads tries.
+func (n *PhoneHomeTries) DecodeCC(v any, path string) error {
+	i, err := Int(v)
+	if err != nil {
+		*n = PhoneHomeTries{Given: true, Err: fmt.Errorf("%s: %w", path, err)}
+		return nil
+	}
+	*n = PhoneHomeTries{N: i, Given: true}
+	return nil
+}

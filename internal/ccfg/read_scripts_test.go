@@ -1,0 +1,101 @@
+package ccfg_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
+	"github.com/earlyinit/earlyinit/internal/oracle"
+	"github.com/earlyinit/earlyinit/internal/userdata"
+)
+
+// loadValue is the value of k in doc, as userdata loads it.
+func loadValue(t *testing.T, doc string) any {
+	t.Helper()
+	raw, err := userdata.LoadYAML([]byte(doc))
+	if err != nil {
+		t.Fatalf("%s: %v", doc, err)
+	}
+	return raw.(map[string]any)["k"]
+}
+
+// TestPhoneHomePost: post is "all", a string as a list of one, or a list
+// of names; a value of another kind is the module's error, not Decode's.
+func TestPhoneHomePost(t *testing.T) {
+	for _, tt := range []struct {
+		post any
+		want []string
+		err  string
+	}{
+		{post: "all", want: ccfg.PhoneHomeAll},
+		{post: " fqdn", want: []string{" fqdn"}},
+		{post: []any{" fqdn ", 5, "all"}, want: []string{"fqdn", "5", "all"}},
+		{post: []any{}, want: []string{}},
+		{post: nil},
+		{post: 5, err: "phone_home.post: want a string or a list of strings, got a number"},
+		{post: []any{"fqdn", nil}, err: "phone_home.post.1: want a string, got null"},
+		{post: map[string]any{}, err: "phone_home.post: want a string or a list of strings, got a map"},
+	} {
+		ph, ok, err := ccfg.Decode[ccfg.PhoneHome](map[string]any{"phone_home": map[string]any{"post": tt.post}}, "phone_home")
+		if !ok || err != nil {
+			t.Errorf("%v: %v %v", tt.post, ok, err)
+			continue
+		}
+		gotErr := ""
+		if ph.Post.Err != nil {
+			gotErr = ph.Post.Err.Error()
+		}
+		if !reflect.DeepEqual(ph.Post.Names, tt.want) || gotErr != tt.err {
+			t.Errorf("%v: got %q %q, want %q %q", tt.post, ph.Post.Names, gotErr, tt.want, tt.err)
+		}
+	}
+}
+
+// triesOracle is cc_phone_home's reading of tries: int(), or 10 where
+// int() raises.
+const triesOracle = `
+from cloudinit import util
+out = []
+for doc in json.load(sys.stdin):
+    try:
+        out.append(int(util.load_yaml(doc)["k"]))
+    except (ValueError, TypeError):
+        out.append(10)
+json.dump(out, sys.stdout)
+`
+
+// TestPhoneHomeTriesAsCloudInit: phone_home.tries is int() of the value,
+// 10 (with a warning) where int() raises.
+func TestPhoneHomeTriesAsCloudInit(t *testing.T) {
+	values := []string{"3", "'3'", "' 3 '", "2.7", "-1", "0", "1_000", "abc", "''", "[]", "{}", "~", "true", "'1_000'"}
+	// Where the reading is ccfg.Int's, not int()'s (TestDecodeAsCloudInit).
+	differences := map[string]string{"true": "a boolean is no integer", "'1_000'": "no underscores in a string of digits"}
+	var docs []string
+	for _, v := range values {
+		docs = append(docs, "k: "+v)
+	}
+	var want []int
+	oracle.Run(t, triesOracle, docs, &want)
+	for i, v := range values {
+		x := loadValue(t, docs[i])
+		ph, _, err := ccfg.Decode[ccfg.PhoneHome](map[string]any{"phone_home": map[string]any{"tries": x}}, "phone_home")
+		if err != nil {
+			t.Errorf("%s: %v", v, err)
+			continue
+		}
+		got := 10
+		if ph.Tries.Given && ph.Tries.Err == nil {
+			got = ph.Tries.N
+		}
+		if why, ok := differences[v]; ok {
+			if got == want[i] {
+				t.Errorf("%s: tries %d, as cloud-init's: drop the difference %q", v, got, why)
+			}
+			continue
+		}
+		if got != want[i] {
+			t.Errorf("%s: tries %d, cloud-init %d (%s)", v, got, want[i], fmt.Sprint(ph.Tries.Err))
+		}
+	}
+}
