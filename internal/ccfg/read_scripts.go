@@ -8,7 +8,7 @@ import (
 
 // The types of the scripts' keys (and of system's) that read a value as
 // their module does, which Decode's defaults do not: phone_home's post
-// and tries.
+// and tries, power_state's delay.
 
 // PhoneHomeAll is what phone_home posts for "all", and the names post
 // takes (cloud-init's POST_LIST_ALL, in its order).
@@ -86,5 +86,45 @@ func (n *PhoneHomeTries) DecodeCC(v any, path string) error {
 		return nil
 	}
 	*n = PhoneHomeTries{N: i, Given: true}
+	return nil
+}
+
+// PowerDelay is power_state.delay as shutdown's time argument, as
+// cloud-init's distro.shutdown_command makes it: "now", or "+%d" %
+// int(delay) minutes (a float cut to its integer, a boolean 0 or 1, a
+// string of digits with or without its "+"); "" when not given (now). A
+// negative delay is refused (cloud-init passes "+-1" to shutdown).
+type PowerDelay string
+
+// Schema: minutes, "now" or "+minutes" (userdata's checks).
+func (PowerDelay) Schema() *Schema {
+	return &Schema{Alts: map[string]*Schema{
+		"integer": {Check: "delay_minutes"},
+		"string":  {Check: "delay_string"},
+	}}
+}
+
+// DecodeCC reads delay.
+func (d *PowerDelay) DecodeCC(v any, path string) error {
+	s := strings.TrimSpace(String(v))
+	if s == "now" {
+		*d = "now"
+		return nil
+	}
+	n, err := 0, error(nil)
+	switch t := v.(type) {
+	case float64:
+		n = int(t)
+	case bool:
+		if t {
+			n = 1
+		}
+	default:
+		n, err = strconv.Atoi(strings.TrimPrefix(s, "+"))
+	}
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s %q: want \"now\" or +minutes", path, s)
+	}
+	*d = PowerDelay("+" + strconv.Itoa(n))
 	return nil
 }

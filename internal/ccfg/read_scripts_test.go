@@ -99,3 +99,42 @@ func TestPhoneHomeTriesAsCloudInit(t *testing.T) {
 		}
 	}
 }
+
+// TestPowerState: delay is shutdown's time argument, timeout float() of
+// the value (TestPowerStateAsCloudInit holds both to cloud-init's
+// load_power_state).
+func TestPowerState(t *testing.T) {
+	for _, tt := range []struct {
+		delay any
+		want  ccfg.PowerDelay
+		err   string
+	}{
+		{delay: "now", want: "now"}, {delay: " now ", want: "now"}, {delay: nil, want: ""},
+		{delay: 5, want: "+5"}, {delay: "+5", want: "+5"}, {delay: 1.9, want: "+1"}, {delay: true, want: "+1"},
+		{delay: -1, err: `power_state.delay "-1": want "now" or +minutes`},
+		{delay: "soon", err: `power_state.delay "soon": want "now" or +minutes`},
+	} {
+		ps, _, err := ccfg.Decode[ccfg.PowerState](map[string]any{"power_state": map[string]any{"mode": "reboot", "delay": tt.delay}}, "power_state")
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("delay %v: got %v, want the error %q", tt.delay, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || ps.Delay != tt.want {
+			t.Errorf("delay %v: got %q %v, want %q", tt.delay, ps.Delay, err, tt.want)
+		}
+	}
+	for raw, want := range map[any]float64{30: 30, "2.5": 2.5, 0.5: 0.5} {
+		ps, _, err := ccfg.Decode[ccfg.PowerState](map[string]any{"power_state": map[string]any{"timeout": raw}}, "power_state")
+		if err != nil || ps.Timeout == nil || *ps.Timeout != want {
+			t.Errorf("timeout %v: got %v %v, want %v", raw, ps.Timeout, err, want)
+		}
+	}
+	if ps, _, err := ccfg.Decode[ccfg.PowerState](map[string]any{"power_state": map[string]any{"timeout": nil}}, "power_state"); err != nil || ps.Timeout != nil {
+		t.Errorf("timeout null: got %v %v, want not given", ps.Timeout, err)
+	}
+	if s := ccfg.Schemas()["power_state"].Props["timeout"]; !reflect.DeepEqual(s.Types, []string{"integer"}) {
+		t.Errorf("timeout's schema: %+v, want an integer, as 22.4's", s)
+	}
+}

@@ -74,20 +74,20 @@ type PhoneHome struct {
 
 // PowerState is cc_power_state_change's power_state.
 type PowerState struct {
-	Delay     any    `yaml:"delay"`
-	Mode      string `yaml:"mode" cc:"required,enum=poweroff|reboot|halt"`
-	Message   string `yaml:"message"`
-	Timeout   int    `yaml:"timeout"`
-	Condition any    `yaml:"condition"`
+	Delay   PowerDelay `yaml:"delay"`
+	Mode    string     `yaml:"mode" cc:"required,enum=poweroff|reboot|halt"`
+	Message string     `yaml:"message"`
+	// Timeout is float() of the value, as cloud-init reads it; nil when
+	// not given (30).
+	Timeout   *float64 `yaml:"timeout"`
+	Condition any      `yaml:"condition"`
 }
 
-// Shape: delay is minutes, "now" or "+minutes" (userdata's checks);
-// condition a command (a string or an argv) or a boolean.
+// Shape: timeout is an integer, as 22.4's schema has it (the module
+// takes any number); condition a command (a string or an argv) or a
+// boolean.
 func (PowerState) Shape(s *Schema) {
-	s.Props["delay"] = &Schema{Alts: map[string]*Schema{
-		"integer": {Check: "delay_minutes"},
-		"string":  {Check: "delay_string"},
-	}}
+	s.Props["timeout"].Types = []string{"integer"}
 	s.Props["condition"] = &Schema{Alts: map[string]*Schema{
 		"string": nil, "boolean": {Types: []string{"boolean"}}, "list": nil,
 	}}

@@ -53,6 +53,14 @@ func TestPowerStateAsCloudInit(t *testing.T) {
 		"power_state: [reboot]",
 		"power_state: {mode: reboot, delay: true}",
 		"power_state: {mode: reboot, delay: -1}",
+		"power_state: {mode: reboot, delay: '+0'}",
+		"power_state: {mode: reboot, delay: 2.9}",
+		"power_state: {mode: reboot, delay: false}",
+		"power_state: {mode: halt, timeout: 0}",
+		"power_state: {mode: halt, timeout: 2.5}",
+		"power_state: {mode: halt, timeout: 1e3}",
+		"power_state: {mode: halt, timeout: ' 7 '}",
+		"power_state: {mode: halt, timeout: [1]}",
 	}
 	// A negative delay: cloud-init runs shutdown -r +-1, which fails;
 	// earlyinit refuses it.
@@ -67,7 +75,7 @@ func TestPowerStateAsCloudInit(t *testing.T) {
 		t.Fatalf("%d answers for %d documents", len(want), len(docs))
 	}
 	for i, doc := range docs {
-		req, err := parsePowerState(coretest.NewEnv(t, doc).Cfg["power_state"])
+		req, err := parsePowerState(coretest.NewEnv(t, doc).Cfg)
 		w := want[i]
 		if doc == negative {
 			if err == nil || w.Error != "" || !slices.Equal(w.Argv, []string{"shutdown", "-r", "+-1"}) {
