@@ -8,7 +8,7 @@ import (
 
 // The types of the scripts' keys (and of system's) that read a value as
 // their module does, which Decode's defaults do not: phone_home's post
-// and tries, power_state's delay.
+// and tries, power_state's delay, write_files' entries.
 
 // PhoneHomeAll is what phone_home posts for "all", and the names post
 // takes (cloud-init's POST_LIST_ALL, in its order).
@@ -126,5 +126,21 @@ func (d *PowerDelay) DecodeCC(v any, path string) error {
 		return fmt.Errorf("%s %q: want \"now\" or +minutes", path, s)
 	}
 	*d = PowerDelay("+" + strconv.Itoa(n))
+	return nil
+}
+
+// WriteFileEntry is one of write_files, read on its own: an entry Decode
+// cannot read is Err, not an error of the whole list, so that it does not
+// stop the others (cc_write_files goes on past an entry it cannot use).
+// Its schema is WriteFile's.
+type WriteFileEntry struct {
+	WriteFile
+	Err error
+}
+
+// DecodeCC reads an entry.
+func (f *WriteFileEntry) DecodeCC(v any, path string) error {
+	*f = WriteFileEntry{}
+	f.Err = DecodeValue(v, path, &f.WriteFile)
 	return nil
 }

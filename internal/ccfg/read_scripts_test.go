@@ -138,3 +138,29 @@ func TestPowerState(t *testing.T) {
 		t.Errorf("timeout's schema: %+v, want an integer, as 22.4's", s)
 	}
 }
+
+// TestWriteFiles: an entry that cannot be read is its own error, the
+// others read; a write_files that is not a list is Decode's error.
+func TestWriteFiles(t *testing.T) {
+	files, ok, err := ccfg.Decode[ccfg.WriteFiles](map[string]any{"write_files": []any{
+		map[string]any{"path": "/a"}, "x", map[string]any{"path": "/b", "append": []any{}}, nil, map[string]any{"path": "/c", "defer": true},
+	}}, "write_files")
+	if !ok || err != nil || len(files) != 5 {
+		t.Fatalf("got %d entries %v %v", len(files), ok, err)
+	}
+	var got []string
+	for _, f := range files {
+		if f.Err != nil {
+			got = append(got, f.Err.Error())
+		} else {
+			got = append(got, fmt.Sprint(f.Path, " ", f.Owner, " ", f.Defer))
+		}
+	}
+	want := []string{"/a root:root false", "write_files.1: want a map, got a string", "/b root:root false", "write_files.3: want a map, got null", "/c root:root true"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if _, _, err := ccfg.Decode[ccfg.WriteFiles](map[string]any{"write_files": "x"}, "write_files"); err == nil || err.Error() != "write_files: want a list, got a string" {
+		t.Errorf("a string: %v", err)
+	}
+}

@@ -4,8 +4,9 @@ package ccfg
 // phone_home, power_state, growpart, the late stages and the distribution
 // settings (system_info).
 
-// WriteFiles is write_files.
-type WriteFiles []WriteFile
+// WriteFiles is write_files: each entry read on its own
+// (WriteFileEntry).
+type WriteFiles []WriteFileEntry
 
 // Shape: at least one file.
 func (WriteFiles) Shape(s *Schema) { s.MinItems = 1 }
