@@ -8,7 +8,7 @@ import (
 
 // The types of the scripts' keys (and of system's) that read a value as
 // their module does, which Decode's defaults do not: phone_home's post
-// and tries, power_state's delay, write_files' entries.
+// and tries, power_state's delay, write_files' entries, vendor_data.
 
 // PhoneHomeAll is what phone_home posts for "all", and the names post
 // takes (cloud-init's POST_LIST_ALL, in its order).
@@ -142,5 +142,91 @@ type WriteFileEntry struct {
 func (f *WriteFileEntry) DecodeCC(v any, path string) error {
 	*f = WriteFileEntry{}
 	f.Err = DecodeValue(v, path, &f.WriteFile)
+	return nil
+}
+
+// plainVendorData is VendorData without its DecodeCC: its fields, read as
+// declared.
+type plainVendorData VendorData
+
+// DecodeCC reads vendor_data as cloud-init's readers do: a value that is
+// not a map has none of its keys (util.get_cfg_by_path gives
+// cc_scripts_vendor no prefix; userdata's vendorPolicy then takes no
+// vendor-data), a map its keys as declared.
+func (d *VendorData) DecodeCC(v any, path string) error {
+	*d = VendorData{}
+	if _, ok := v.(map[string]any); !ok {
+		return nil
+	}
+	return DecodeValue(v, path, (*plainVendorData)(d))
+}
+
+// VendorPrefix is vendor_data.prefix, the command vendor-data's scripts
+// run after (subp.runparts' exe_prefix): a string is a command of one
+// word, a list's items its words (str() of each: cloud-init hands them
+// to subp as they are), nil for none (null, an empty list).
+type VendorPrefix []string
+
+// Schema: a string, or a list of strings and integers.
+func (VendorPrefix) Schema() *Schema {
+	return &Schema{Alts: map[string]*Schema{
+		"string": nil,
+		"list":   {Types: []string{"list"}, Items: &Schema{Types: []string{"string", "integer"}}},
+	}}
+}
+
+// DecodeCC reads prefix. An empty first word is refused; an empty
+// string is the command "", as runparts takes it.
+func (p *VendorPrefix) DecodeCC(v any, path string) error {
+	*p = nil
+	switch t := v.(type) {
+	case string:
+		*p = VendorPrefix{t}
+		return nil
+	case []any:
+		var l VendorPrefix
+		for i, x := range t {
+			switch x.(type) {
+			case map[string]any, []any, nil:
+				return wrongType(path+"."+strconv.Itoa(i), "a string", x)
+			}
+			l = append(l, String(x))
+		}
+		if len(l) > 0 && l[0] == "" {
+			return fmt.Errorf("%s: the command is empty", path)
+		}
+		*p = l
+		return nil
+	}
+	// cloud-init: TypeError("exe_prefix must be None, str, or list").
+	return wrongType(path, "a string or a list", v)
+}
+
+// VendorHandlers is vendor_data.disabled_handlers as userdata's
+// vendorPolicy reads it, which decides what vendor-data runs: a string is
+// a list of one, a list's strings are taken and its other items left; any
+// other value is none. No value is an error, so that reading vendor_data
+// for its prefix never fails on it (cloud-init's stages.py tests a part's
+// type "in" the value, and cc_scripts_vendor reads the prefix alone).
+type VendorHandlers []string
+
+// Schema: a list of strings.
+func (VendorHandlers) Schema() *Schema {
+	return &Schema{Types: []string{"list"}, Items: &Schema{Types: []string{"string"}}}
+}
+
+// DecodeCC reads disabled_handlers.
+func (h *VendorHandlers) DecodeCC(v any, _ string) error {
+	*h = nil
+	switch t := v.(type) {
+	case string:
+		*h = VendorHandlers{t}
+	case []any:
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				*h = append(*h, s)
+			}
+		}
+	}
 	return nil
 }

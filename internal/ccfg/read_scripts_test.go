@@ -164,3 +164,40 @@ func TestWriteFiles(t *testing.T) {
 		t.Errorf("a string: %v", err)
 	}
 }
+
+// TestVendorData: a vendor_data that is not a map has no prefix, as
+// util.get_cfg_by_path reads it; disabled_handlers never fails the
+// reading (TestVendorScriptsAsCloudInit holds the prefix to
+// cc_scripts_vendor's).
+func TestVendorData(t *testing.T) {
+	for _, tt := range []struct {
+		vd       any
+		prefix   []string
+		handlers []string
+		err      string
+	}{
+		{vd: []any{"a"}},
+		{vd: "prefix"},
+		{vd: map[string]any{"prefix": "/usr/bin/env"}, prefix: []string{"/usr/bin/env"}},
+		{vd: map[string]any{"prefix": ""}, prefix: []string{""}},
+		{vd: map[string]any{"prefix": []any{"env", 1, " X=1 "}}, prefix: []string{"env", "1", " X=1 "}},
+		{vd: map[string]any{"prefix": []any{}}},
+		{vd: map[string]any{"prefix": nil, "disabled_handlers": map[string]any{"a": "b"}}},
+		{vd: map[string]any{"disabled_handlers": "text/x-shellscript"}, handlers: []string{"text/x-shellscript"}},
+		{vd: map[string]any{"disabled_handlers": []any{"text/cloud-config", 5, nil}}, handlers: []string{"text/cloud-config"}},
+		{vd: map[string]any{"prefix": []any{"", "x"}}, err: "vendor_data.prefix: the command is empty"},
+		{vd: map[string]any{"prefix": 7}, err: "vendor_data.prefix: want a string or a list, got a number"},
+		{vd: map[string]any{"prefix": []any{"env", []any{}}}, err: "vendor_data.prefix.1: want a string, got a list"},
+	} {
+		vd, ok, err := ccfg.Decode[*ccfg.VendorData](map[string]any{"vendor_data": tt.vd}, "vendor_data")
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("%v: got %v, want the error %q", tt.vd, err, tt.err)
+			}
+			continue
+		}
+		if !ok || err != nil || vd == nil || fmt.Sprintf("%q", vd.Prefix) != fmt.Sprintf("%q", tt.prefix) || fmt.Sprintf("%q", vd.DisabledHandlers) != fmt.Sprintf("%q", tt.handlers) {
+			t.Errorf("%v: got %+v %v %v, want prefix %q handlers %q", tt.vd, vd, ok, err, tt.prefix, tt.handlers)
+		}
+	}
+}

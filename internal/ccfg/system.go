@@ -95,23 +95,20 @@ func (PowerState) Shape(s *Schema) {
 }
 
 // VendorData is vendor_data: whether vendor-data runs, and the prefix of
-// its scripts.
+// its scripts. A vendor_data that is not a map has none of its keys
+// (DecodeCC).
 type VendorData struct {
-	Enabled any `yaml:"enabled"`
-	Prefix  any `yaml:"prefix"`
+	Enabled any          `yaml:"enabled"`
+	Prefix  VendorPrefix `yaml:"prefix"`
 	// Read by cloud-init's stages.py though not in its schema.
-	DisabledHandlers []string `yaml:"disabled_handlers"`
+	DisabledHandlers VendorHandlers `yaml:"disabled_handlers"`
 }
 
-// Shape: enabled a boolean (a string deprecated); prefix a command.
+// Shape: enabled a boolean (a string deprecated).
 func (VendorData) Shape(s *Schema) {
 	s.Props["enabled"] = &Schema{Alts: map[string]*Schema{
 		"boolean": {Types: []string{"boolean"}},
 		"string":  {Deprecated: "vendor_data.enabled as a string; use a boolean"},
-	}}
-	s.Props["prefix"] = &Schema{Alts: map[string]*Schema{
-		"string": nil,
-		"list":   {Types: []string{"list"}, Items: &Schema{Types: []string{"string", "integer"}}},
 	}}
 }
 
