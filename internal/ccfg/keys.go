@@ -64,7 +64,7 @@ type SystemKeys struct {
 	FQDN                   string      `yaml:"fqdn"`
 	PreferFQDNOverHostname bool        `yaml:"prefer_fqdn_over_hostname"`
 	PreserveHostname       bool        `yaml:"preserve_hostname"`
-	ManageEtcHosts         any         `yaml:"manage_etc_hosts"`
+	ManageEtcHosts         EtcHosts    `yaml:"manage_etc_hosts"`
 	ManageResolvConf       bool        `yaml:"manage_resolv_conf"`
 	ResolvConf             *ResolvConf `yaml:"resolv_conf"`
 	Timezone               string      `yaml:"timezone"`

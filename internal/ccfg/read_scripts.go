@@ -8,7 +8,8 @@ import (
 
 // The types of the scripts' keys (and of system's) that read a value as
 // their module does, which Decode's defaults do not: phone_home's post
-// and tries, power_state's delay, write_files' entries, vendor_data.
+// and tries, power_state's delay, write_files' entries, vendor_data,
+// manage_etc_hosts.
 
 // PhoneHomeAll is what phone_home posts for "all", and the names post
 // takes (cloud-init's POST_LIST_ALL, in its order).
@@ -227,6 +228,44 @@ func (h *VendorHandlers) DecodeCC(v any, _ string) error {
 				*h = append(*h, s)
 			}
 		}
+	}
+	return nil
+}
+
+// EtcHosts is manage_etc_hosts, what cc_update_etc_hosts does:
+// EtcHostsTemplate (true, util.is_true's strings, or the deprecated
+// "template"), EtcHostsLocalhost ("localhost"), or "" (false, null,
+// util.is_false's strings). Any other string, or a value of another
+// kind, is an error. Its schema is Config's Shape's.
+type EtcHosts string
+
+// manage_etc_hosts' modes.
+const (
+	EtcHostsTemplate  EtcHosts = "template"
+	EtcHostsLocalhost EtcHosts = "localhost"
+)
+
+// DecodeCC reads manage_etc_hosts.
+func (m *EtcHosts) DecodeCC(v any, path string) error {
+	*m = ""
+	switch t := v.(type) {
+	case nil:
+	case bool:
+		if t {
+			*m = EtcHostsTemplate
+		}
+	case string:
+		switch {
+		case t == "localhost":
+			*m = EtcHostsLocalhost
+		case t == "template" || IsTrue(t):
+			*m = EtcHostsTemplate
+		case IsFalse(t):
+		default:
+			return fmt.Errorf("%s: %q: want true, false or \"localhost\"", path, t)
+		}
+	default:
+		return wrongType(path, `a boolean or "localhost"`, v)
 	}
 	return nil
 }

@@ -201,3 +201,54 @@ func TestVendorData(t *testing.T) {
 		}
 	}
 }
+
+// etcHostsOracle is cc_update_etc_hosts' reading of manage_etc_hosts:
+// "template", "localhost" or "" (nothing done).
+const etcHostsOracle = `
+from cloudinit import util
+out = []
+for doc in json.load(sys.stdin):
+    m = util.get_cfg_option_str(util.load_yaml(doc), "k", False)
+    if util.translate_bool(m, addons=["template"]):
+        out.append("template")
+    elif m == "localhost":
+        out.append("localhost")
+    else:
+        out.append("")
+json.dump(out, sys.stdout)
+`
+
+// TestEtcHostsAsCloudInit: manage_etc_hosts does what cloud-init's
+// cc_update_etc_hosts does with it, but where earlyinit refuses a value
+// cloud-init ignores, or reads y as true.
+func TestEtcHostsAsCloudInit(t *testing.T) {
+	values := []string{"true", "false", "'true'", "'yes'", "'on'", "'1'", "' True '", "'template'", "'localhost'",
+		"'false'", "'no'", "'off'", "'0'", "~", "'y'", "'n'", "'maybe'", "''", "1", "[]", "'Localhost'"}
+	differences := map[string]string{
+		"'y'":         "y is true",
+		"'maybe'":     "refused: neither true, false nor localhost",
+		"''":          "refused: neither true, false nor localhost",
+		"'Localhost'": "refused: neither true, false nor localhost",
+		"1":           "refused: a number",
+		"[]":          "refused: a list",
+	}
+	var docs []string
+	for _, v := range values {
+		docs = append(docs, "k: "+v)
+	}
+	var want []string
+	oracle.Run(t, etcHostsOracle, docs, &want)
+	for i, v := range values {
+		m, _, err := ccfg.Decode[ccfg.EtcHosts](map[string]any{"manage_etc_hosts": loadValue(t, docs[i])}, "manage_etc_hosts")
+		agree := err == nil && string(m) == want[i]
+		if why, ok := differences[v]; ok {
+			if agree {
+				t.Errorf("%s: %q, as cloud-init: drop the difference %q", v, m, why)
+			}
+			continue
+		}
+		if !agree {
+			t.Errorf("%s: %q %v, cloud-init %q", v, m, err, want[i])
+		}
+	}
+}
