@@ -252,3 +252,48 @@ func TestEtcHostsAsCloudInit(t *testing.T) {
 		}
 	}
 }
+
+// localeOracle is cc_locale's reading of locale: its str()
+// (get_cfg_option_str), null for off (util.is_false).
+const localeOracle = `
+from cloudinit import util
+out = []
+for doc in json.load(sys.stdin):
+    l = util.get_cfg_option_str(util.load_yaml(doc), "k")
+    out.append(None if util.is_false(l) else l)
+json.dump(out, sys.stdout)
+`
+
+// TestLocaleAsCloudInit: locale is read as a string (str() of a scalar),
+// and what util.is_false takes does nothing ("locale: false").
+func TestLocaleAsCloudInit(t *testing.T) {
+	values := []string{"false", "true", "off", "'no'", "' FALSE '", "0", "1", "0.0", "en_US.UTF-8", "' C '", "n", "~", "[]"}
+	differences := map[string]string{
+		"n":  "n is false",
+		"~":  "null is the key not given: nothing done",
+		"[]": "refused: a list",
+	}
+	var docs []string
+	for _, v := range values {
+		docs = append(docs, "k: "+v)
+	}
+	var want []*string
+	oracle.Run(t, localeOracle, docs, &want)
+	for i, v := range values {
+		l, ok, err := ccfg.Decode[string](map[string]any{"locale": loadValue(t, docs[i])}, "locale")
+		var got *string
+		if ok && !ccfg.IsFalse(l) {
+			got = &l
+		}
+		agree := err == nil && fmt.Sprint(got != nil) == fmt.Sprint(want[i] != nil) && (got == nil || *got == *want[i])
+		if why, ok := differences[v]; ok {
+			if agree {
+				t.Errorf("%s: as cloud-init: drop the difference %q", v, why)
+			}
+			continue
+		}
+		if !agree {
+			t.Errorf("%s: %v %v, cloud-init %v", v, got, err, want[i])
+		}
+	}
+}
