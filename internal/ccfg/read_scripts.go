@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
 // The types of the scripts' keys (and of system's) that read a value as
 // their module does, which Decode's defaults do not: phone_home's post
 // and tries, power_state's delay, write_files' entries, vendor_data,
-// manage_etc_hosts.
+// manage_etc_hosts, resolv_conf.
 
 // PhoneHomeAll is what phone_home posts for "all", and the names post
 // takes (cloud-init's POST_LIST_ALL, in its order).
@@ -268,4 +270,19 @@ func (m *EtcHosts) DecodeCC(v any, path string) error {
 		return wrongType(path, `a boolean or "localhost"`, v)
 	}
 	return nil
+}
+
+// plainResolvConf is ResolvConf without its DecodeCC.
+type plainResolvConf ResolvConf
+
+// DecodeCC reads resolv_conf: a map as declared; another value is
+// NotMap, its kind ("a list"), and the module writes nothing, with a
+// warning, where cloud-init's generate_resolv_conf would fail.
+func (rc *ResolvConf) DecodeCC(v any, path string) error {
+	*rc = ResolvConf{}
+	if _, ok := v.(map[string]any); !ok {
+		rc.NotMap = scalar.YAMLNoun(v)
+		return nil
+	}
+	return DecodeValue(v, path, (*plainResolvConf)(rc))
 }

@@ -26,13 +26,15 @@ type WriteFile struct {
 // permissions check, with its YAML 1.1 warnings).
 func (WriteFile) Shape(s *Schema) { s.Props["permissions"] = &Schema{Check: "permissions"} }
 
-// ResolvConf is cc_resolv_conf's resolv_conf.
+// ResolvConf is cc_resolv_conf's resolv_conf. A resolv_conf that is not
+// a map is no error: NotMap names its kind (DecodeCC).
 type ResolvConf struct {
 	Nameservers   []string       `yaml:"nameservers"`
 	SearchDomains []string       `yaml:"searchdomains"`
 	Domain        string         `yaml:"domain"`
 	SortList      []string       `yaml:"sortlist"`
 	Options       map[string]any `yaml:"options"`
+	NotMap        string
 }
 
 // Shape: 22.4's schema takes any items in the lists (the module writes
