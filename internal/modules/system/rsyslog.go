@@ -78,9 +78,9 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 	}
 	e.Logf("rsyslog: configured %v", order)
 	if reload == nil {
-		svc := "rsyslog"
-		if si, ok := e.Cfg["system_info"].(map[string]any); ok {
-			svc = core.CfgString(si, "rsyslog_svcname", svc)
+		svc, ok := distroSetting(e, "rsyslog", func(si *ccfg.SystemInfo) any { return si.RsyslogSvcname })
+		if !ok {
+			svc = "rsyslog"
 		}
 		err = e.ServiceAction(ctx, "try-reload", svc)
 	} else {
