@@ -11,7 +11,7 @@ import (
 // The types of the scripts' keys (and of system's) that read a value as
 // their module does, which Decode's defaults do not: phone_home's post
 // and tries, power_state's delay, write_files' entries, vendor_data,
-// manage_etc_hosts, resolv_conf.
+// manage_etc_hosts, resolv_conf, rsyslog.
 
 // PhoneHomeAll is what phone_home posts for "all", and the names post
 // takes (cloud-init's POST_LIST_ALL, in its order).
@@ -285,4 +285,108 @@ func (rc *ResolvConf) DecodeCC(v any, path string) error {
 		return nil
 	}
 	return DecodeValue(v, path, (*plainResolvConf)(rc))
+}
+
+// plainRsyslog is Rsyslog without its DecodeCC.
+type plainRsyslog Rsyslog
+
+// DecodeCC reads rsyslog: a map as declared, or the legacy list of
+// configs (cc_rsyslog's load_config), Legacy then set: its file and
+// directory are the top-level rsyslog_filename and rsyslog_dir, which
+// Config does not declare (22.4's schema knows neither), for the module
+// to read.
+func (r *Rsyslog) DecodeCC(v any, path string) error {
+	*r = Rsyslog{}
+	if l, ok := v.([]any); ok {
+		v = map[string]any{"configs": l}
+		r.Legacy = true
+	}
+	legacy := r.Legacy
+	err := DecodeValue(v, path, (*plainRsyslog)(r))
+	r.Legacy = legacy
+	return err
+}
+
+// RsyslogConfig is one of rsyslog.configs: a string is its Content, for
+// the default file; a map gives content (a string) and, if Filename is
+// not nil, the file (str() of the value). A map without content is
+// NoContent: the module skips it, with a warning. The tags name the keys
+// (the schema is Rsyslog's Shape's).
+type RsyslogConfig struct {
+	Content   string  `yaml:"content"`
+	Filename  *string `yaml:"filename"`
+	NoContent bool
+}
+
+// DecodeCC reads a config.
+func (c *RsyslogConfig) DecodeCC(v any, path string) error {
+	*c = RsyslogConfig{}
+	switch t := v.(type) {
+	case string:
+		c.Content = t
+		return nil
+	case map[string]any:
+		content, ok := t["content"]
+		if !ok {
+			c.NoContent = true
+			return nil
+		}
+		s, ok := content.(string)
+		if !ok {
+			return wrongType(path+".content", "a string", content)
+		}
+		c.Content = s
+		if f := t["filename"]; f != nil {
+			name := String(f)
+			c.Filename = &name
+		}
+		return nil
+	}
+	return wrongType(path, "a string or a map", v)
+}
+
+// RsyslogRemote is one of rsyslog.remotes: "[match] [@|@@]host[:port]
+// [# comment]", a string; null is "", none.
+type RsyslogRemote string
+
+// DecodeCC reads a remote.
+func (r *RsyslogRemote) DecodeCC(v any, path string) error {
+	s, ok := v.(string)
+	if !ok {
+		return wrongType(path, "a string", v)
+	}
+	*r = RsyslogRemote(s)
+	return nil
+}
+
+// RsyslogReload is rsyslog.service_reload_command as the command to run:
+// nil for "auto" (the module reloads the service), a string run by sh
+// -c, a list (of strings, at least one) as an argv.
+type RsyslogReload []string
+
+// DecodeCC reads service_reload_command.
+func (r *RsyslogReload) DecodeCC(v any, path string) error {
+	*r = nil
+	switch t := v.(type) {
+	case string:
+		if t != "auto" {
+			*r = RsyslogReload{"sh", "-c", t}
+		}
+		return nil
+	case []any:
+		argv := make(RsyslogReload, 0, len(t))
+		for i, a := range t {
+			s, ok := a.(string)
+			if !ok {
+				return wrongType(path+"."+strconv.Itoa(i), "a string", a)
+			}
+			argv = append(argv, s)
+		}
+		if len(argv) == 0 {
+			return fmt.Errorf("%s: empty", path)
+		}
+		*r = argv
+		return nil
+	}
+	return wrongType(path, "a string or a list", v)
 }

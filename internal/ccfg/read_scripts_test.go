@@ -297,3 +297,45 @@ func TestLocaleAsCloudInit(t *testing.T) {
 		}
 	}
 }
+
+// TestRsyslog: the legacy list of configs is read as configs, Legacy
+// set; a config is a string or {content, filename}; remotes are strings;
+// the reload command is nil for auto, sh -c for a string, an argv.
+func TestRsyslog(t *testing.T) {
+	decode := func(raw any) (*ccfg.Rsyslog, error) {
+		rc, _, err := ccfg.Decode[*ccfg.Rsyslog](map[string]any{"rsyslog": raw}, "rsyslog")
+		return rc, err
+	}
+	rc, err := decode([]any{"a", map[string]any{"content": "b", "filename": 5}, map[string]any{"filename": "c"}})
+	if err != nil || !rc.Legacy || rc.ConfigDir != "/etc/rsyslog.d" || len(rc.Configs) != 3 ||
+		rc.Configs[0].Content != "a" || rc.Configs[0].Filename != nil ||
+		rc.Configs[1].Content != "b" || rc.Configs[1].Filename == nil || *rc.Configs[1].Filename != "5" || !rc.Configs[2].NoContent {
+		t.Errorf("legacy: %+v %v", rc, err)
+	}
+	rc, err = decode(map[string]any{"remotes": map[string]any{"a": "1.2.3.4", "b": nil}, "service_reload_command": "auto"})
+	if err != nil || rc.Legacy || rc.Remotes["a"] != "1.2.3.4" || rc.Remotes["b"] != "" || rc.ServiceReloadCommand != nil {
+		t.Errorf("map: %+v %v", rc, err)
+	}
+	for raw, want := range map[string][]string{"echo hi": {"sh", "-c", "echo hi"}} {
+		rc, err := decode(map[string]any{"service_reload_command": raw})
+		if err != nil || !reflect.DeepEqual([]string(rc.ServiceReloadCommand), want) {
+			t.Errorf("reload %q: %q %v", raw, rc.ServiceReloadCommand, err)
+		}
+	}
+	for _, tt := range []struct {
+		raw any
+		err string
+	}{
+		{map[string]any{"configs": []any{map[string]any{"content": nil}}}, "rsyslog.configs.0.content: want a string, got null"},
+		{map[string]any{"configs": []any{5}}, "rsyslog.configs.0: want a string or a map, got a number"},
+		{map[string]any{"remotes": map[string]any{"a": 5}}, "rsyslog.remotes.a: want a string, got a number"},
+		{map[string]any{"service_reload_command": []any{}}, "rsyslog.service_reload_command: empty"},
+		{map[string]any{"service_reload_command": []any{"a", 5}}, "rsyslog.service_reload_command.1: want a string, got a number"},
+		{map[string]any{"service_reload_command": 5}, "rsyslog.service_reload_command: want a string or a list, got a number"},
+		{"x", "rsyslog: want a map, got a string"},
+	} {
+		if _, err := decode(tt.raw); err == nil || err.Error() != tt.err {
+			t.Errorf("%v: got %v, want %q", tt.raw, err, tt.err)
+		}
+	}
+}
