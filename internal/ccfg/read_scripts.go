@@ -132,19 +132,17 @@ func (d *PowerDelay) DecodeCC(v any, path string) error {
 	return nil
 }
 
-// WriteFileEntry is one of write_files, read on its own: an entry Decode
-// cannot read is Err, not an error of the whole list, so that it does not
-// stop the others (cc_write_files goes on past an entry it cannot use).
-// Its schema is WriteFile's.
-type WriteFileEntry struct {
-	WriteFile
-	Err error
-}
+// plainWriteFile is WriteFile without its DecodeCC.
+type plainWriteFile WriteFile
 
-// DecodeCC reads an entry.
-func (f *WriteFileEntry) DecodeCC(v any, path string) error {
-	*f = WriteFileEntry{}
-	f.Err = DecodeValue(v, path, &f.WriteFile)
+// DecodeCC reads one of write_files on its own: an entry Decode cannot
+// read is its Err, not an error of the whole list, so that it does not
+// stop the others (cc_write_files goes on past an entry it cannot use).
+func (f *WriteFile) DecodeCC(v any, path string) error {
+	*f = WriteFile{}
+	if err := DecodeValue(v, path, (*plainWriteFile)(f)); err != nil {
+		*f = WriteFile{Err: err}
+	}
 	return nil
 }
 

@@ -4,9 +4,9 @@ package ccfg
 // phone_home, power_state, growpart, the late stages and the distribution
 // settings (system_info).
 
-// WriteFiles is write_files: each entry read on its own
-// (WriteFileEntry).
-type WriteFiles []WriteFileEntry
+// WriteFiles is write_files: each entry read on its own (WriteFile's
+// DecodeCC).
+type WriteFiles []WriteFile
 
 // Shape: at least one file.
 func (WriteFiles) Shape(s *Schema) { s.MinItems = 1 }
@@ -20,6 +20,8 @@ type WriteFile struct {
 	Encoding    string `yaml:"encoding" cc:"enum=gz|gzip|gz+base64|gzip+base64|gz+b64|gzip+b64|b64|base64|text/plain"`
 	Append      bool   `yaml:"append"`
 	Defer       bool   `yaml:"defer"`
+	// Err: the entry cannot be read (DecodeCC).
+	Err error
 }
 
 // Shape: permissions is an octal string or an integer (userdata's

@@ -40,7 +40,7 @@ func writeFilesEntries(e *core.Env, deferred bool) error {
 		if f.Defer != deferred {
 			continue
 		}
-		if err := writeFile(e, f.WriteFile); err != nil {
+		if err := writeFile(e, f); err != nil {
 			errs = append(errs, fmt.Errorf("write_files.%d: %w", i, err))
 		}
 	}
