@@ -134,20 +134,27 @@ func rsyslogConfig(e *core.Env) (ccfg.Rsyslog, error) {
 		return ccfg.Rsyslog{}, err
 	}
 	if rc.Legacy {
-		m := map[string]any{}
-		if v, ok := e.Cfg["rsyslog_filename"]; ok {
-			m["config_filename"] = v
-		}
-		if v, ok := e.Cfg["rsyslog_dir"]; ok {
-			m["config_dir"] = v
-		}
-		var files ccfg.Rsyslog
-		if err := ccfg.DecodeValue(m, "rsyslog", &files); err != nil {
+		if rc.ConfigFilename, rc.ConfigDir, err = rsyslogLegacyFiles(e.Cfg); err != nil {
 			return ccfg.Rsyslog{}, err
 		}
-		rc.ConfigFilename, rc.ConfigDir = files.ConfigFilename, files.ConfigDir
 	}
 	return *rc, nil
+}
+
+// rsyslogLegacyFiles are the legacy form's file and directory: cfg's
+// rsyslog_filename and rsyslog_dir, read as config_filename and
+// config_dir are (their defaults when missing or null).
+func rsyslogLegacyFiles(cfg map[string]any) (filename, dir string, err error) {
+	m := map[string]any{}
+	if v, ok := cfg["rsyslog_filename"]; ok {
+		m["config_filename"] = v
+	}
+	if v, ok := cfg["rsyslog_dir"]; ok {
+		m["config_dir"] = v
+	}
+	var rc ccfg.Rsyslog
+	err = ccfg.DecodeValue(m, "rsyslog", &rc)
+	return rc.ConfigFilename, rc.ConfigDir, err
 }
 
 // rsyslogPath is name in dir (os.path.join: an absolute name stays), a
