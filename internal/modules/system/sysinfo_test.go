@@ -24,7 +24,10 @@ func TestDistroSetting(t *testing.T) {
 		{"timezone: UTC", "", false, ""},
 		{"system_info: ~", "", false, ""},
 		{"system_info: [a]", "", false, "rsyslog: system_info: want a map, got a list: system_info ignored"},
-		{"system_info: {rsyslog_svcname: x, default_user: {name: [a]}}", "", false, "rsyslog: system_info.default_user.name: want a string, got a list: system_info ignored"},
+		// default_user reads as cloud-init's normalize_users_groups does,
+		// a name of any kind included: it does not stop the setting.
+		{"system_info: {rsyslog_svcname: x, default_user: {name: [a]}}", "x", true, ""},
+		{"system_info: {rsyslog_svcname: x, package_mirrors: 5}", "", false, "rsyslog: system_info.package_mirrors: want a list, got a number: system_info ignored"},
 	} {
 		te := coretest.NewEnv(t, tc.cfg)
 		got, ok := distroSetting(te.Env, "rsyslog", func(si *ccfg.SystemInfo) any { return si.RsyslogSvcname })
