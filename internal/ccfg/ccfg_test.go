@@ -233,3 +233,20 @@ func structsOf(t reflect.Type, seen map[reflect.Type]bool) []reflect.Type {
 	}
 	return nil
 }
+
+// TestGivenNull: a null given is told from a key not given, which Decode
+// reads alike; a key Config does not declare is a module's mistake.
+func TestGivenNull(t *testing.T) {
+	cfg := map[string]any{"ssh_genkeytypes": nil, "ssh_import_id": []any{"gh:x"}}
+	for key, want := range map[string]bool{"ssh_genkeytypes": true, "ssh_import_id": false, "ssh_key_console_blacklist": false} {
+		if got := GivenNull(cfg, key); got != want {
+			t.Errorf("GivenNull(%s) = %v, want %v", key, got, want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("GivenNull of an undeclared key did not panic")
+		}
+	}()
+	GivenNull(cfg, "ssh_genkeytype")
+}

@@ -50,7 +50,7 @@ func KeysToConsole(_ context.Context, e *core.Env) error {
 	if err != nil {
 		return err
 	}
-	if !given && !nullGiven(e, "ssh_key_console_blacklist") {
+	if !given && !ccfg.GivenNull(e.Cfg, "ssh_key_console_blacklist") {
 		keyBL = []string{"ssh-dss"}
 	}
 	now := time.Now

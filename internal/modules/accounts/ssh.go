@@ -171,7 +171,7 @@ func makeHostKeys(ctx context.Context, e *core.Env) (errs []error, fatal error) 
 	if err != nil {
 		return nil, err
 	}
-	if !given && !nullGiven(e, "ssh_genkeytypes") {
+	if !given && !ccfg.GivenNull(e.Cfg, "ssh_genkeytypes") {
 		types = hostKeyTypes(e) // null is none, as get_cfg_option_list's
 	}
 	todo, err := missingHostKeys(e, types)

@@ -100,7 +100,7 @@ func SSHImportID(ctx context.Context, e *core.Env) error {
 // only when users cannot be read (normalizeUsers' error, which
 // users_groups reports) is a users entry's not seen.
 func importWanted(e *core.Env) bool {
-	if _, given, _ := ccfg.Decode[*ccfg.PyValue](e.Cfg, "ssh_import_id"); given || nullGiven(e, "ssh_import_id") {
+	if _, given, _ := ccfg.Decode[*ccfg.PyValue](e.Cfg, "ssh_import_id"); given || ccfg.GivenNull(e.Cfg, "ssh_import_id") {
 		return true
 	}
 	if old, _, _ := ccfg.Decode[*ccfg.User](e.Cfg, "user"); old != nil && old.SSHImportID.Given() {

@@ -180,14 +180,3 @@ func normalizeGroups(e *core.Env) ([]ccfg.Group, error) {
 	groups, _, err := ccfg.Decode[ccfg.Groups](e.Cfg, "groups")
 	return groups, err
 }
-
-// nullGiven tells whether key is given as null, which util.
-// get_cfg_option_list reads as [] where a key not given is its default
-// (ssh_key_console_blacklist's ssh-dss, ssh_genkeytypes' the image's
-// types), and is_key_in_nested_dict finds (ssh_import_id). The one raw
-// read of e.Cfg left: ccfg.Decode reads a null as the key not given, and
-// the schema refuses null for these keys.
-func nullGiven(e *core.Env, key string) bool {
-	v, ok := e.Cfg[key]
-	return ok && v == nil
-}
