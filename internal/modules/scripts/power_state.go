@@ -31,8 +31,12 @@ func shutdownOpt(mode string) (string, bool) {
 // a string for sh -c or a list as argv, exit 0 meaning go) holds, the
 // condition bounded by timeout seconds (default 30).
 func PowerState(_ context.Context, e *core.Env) error {
-	req, err := parsePowerState(e.Cfg)
-	if err != nil || req == nil {
+	ps, ok, err := ccfg.Decode[*ccfg.PowerState](e.Cfg, "power_state")
+	if err != nil || !ok {
+		return err
+	}
+	req, err := powerRequest(ps)
+	if err != nil {
 		return err
 	}
 	e.Power = req
@@ -40,13 +44,8 @@ func PowerState(_ context.Context, e *core.Env) error {
 	return nil
 }
 
-// parsePowerState reads cfg's power_state; nil for none (missing or
-// null).
-func parsePowerState(cfg map[string]any) (*core.PowerRequest, error) {
-	ps, ok, err := ccfg.Decode[*ccfg.PowerState](cfg, "power_state")
-	if err != nil || !ok {
-		return nil, err
-	}
+// powerRequest is the request power_state ps makes.
+func powerRequest(ps *ccfg.PowerState) (*core.PowerRequest, error) {
 	opt, ok := shutdownOpt(ps.Mode)
 	if !ok {
 		return nil, fmt.Errorf("power_state.mode %q: want poweroff, reboot or halt", ps.Mode)

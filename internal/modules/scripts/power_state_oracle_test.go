@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 	"github.com/earlyinit/earlyinit/internal/oracle"
 )
@@ -75,7 +77,11 @@ func TestPowerStateAsCloudInit(t *testing.T) {
 		t.Fatalf("%d answers for %d documents", len(want), len(docs))
 	}
 	for i, doc := range docs {
-		req, err := parsePowerState(coretest.NewEnv(t, doc).Cfg)
+		var req *core.PowerRequest
+		ps, ok, err := ccfg.Decode[*ccfg.PowerState](coretest.NewEnv(t, doc).Cfg, "power_state")
+		if err == nil && ok {
+			req, err = powerRequest(ps)
+		}
 		w := want[i]
 		if doc == negative {
 			if err == nil || w.Error != "" || !slices.Equal(w.Argv, []string{"shutdown", "-r", "+-1"}) {

@@ -54,7 +54,7 @@ func ScriptsUser(ctx context.Context, e *core.Env) error {
 	// A bad prefix or vendor directory fails the vendor's scripts only,
 	// as cc_scripts_vendor fails apart from cc_scripts_user.
 	var vendor []script
-	prefix, verr := vendorPrefix(e.Cfg)
+	prefix, verr := vendorPrefix(e)
 	if verr == nil {
 		vendor, verr = parts(e, VendorScriptsDir(e.InstanceID), prefix, ".vendor.")
 	}
@@ -72,8 +72,8 @@ func ScriptsUser(ctx context.Context, e *core.Env) error {
 
 // vendorPrefix is vendor_data.prefix (ccfg.VendorPrefix): nil when unset
 // or null, or when vendor_data is not a map.
-func vendorPrefix(cfg map[string]any) ([]string, error) {
-	vd, _, err := ccfg.Decode[*ccfg.VendorData](cfg, "vendor_data")
+func vendorPrefix(e *core.Env) ([]string, error) {
+	vd, _, err := ccfg.Decode[*ccfg.VendorData](e.Cfg, "vendor_data")
 	if err != nil || vd == nil {
 		return nil, err
 	}

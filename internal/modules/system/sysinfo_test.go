@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 )
 
-// TestDistroSetting: a distribution setting of system_info is str() of
+// TestDistroSetting: core.DistroSetting: a distribution setting of system_info is str() of
 // its value; not given, null, or in a system_info that cannot be read, it
 // is not set (the distribution's default), the last with a warning.
 func TestDistroSetting(t *testing.T) {
@@ -30,7 +31,7 @@ func TestDistroSetting(t *testing.T) {
 		{"system_info: {rsyslog_svcname: x, package_mirrors: 5}", "", false, "rsyslog: system_info.package_mirrors: want a list, got a number: system_info ignored"},
 	} {
 		te := coretest.NewEnv(t, tc.cfg)
-		got, ok := distroSetting(te.Env, "rsyslog", func(si *ccfg.SystemInfo) any { return si.RsyslogSvcname })
+		got, ok := core.DistroSetting(te.Env, "rsyslog", func(si *ccfg.SystemInfo) any { return si.RsyslogSvcname })
 		if got != tc.want || ok != tc.ok || strings.TrimSpace(te.LogBuf.String()) != tc.log {
 			t.Errorf("%s: %q %v, log %q; want %q %v, %q", tc.cfg, got, ok, te.LogBuf.String(), tc.want, tc.ok, tc.log)
 		}
