@@ -152,9 +152,6 @@ func (o *statusOpts) flags() *pflag.FlagSet {
 	return fs
 }
 
-// statusPoll is how often --wait reads the status, as cloud-init.
-const statusPoll = 250 * time.Millisecond
-
 func statusVerb(args []string) int {
 	var o statusOpts
 	fs := o.flags()
@@ -169,17 +166,7 @@ func statusVerb(args []string) int {
 	default:
 		return usageError("status", "--format %q: want json, tabular or yaml", o.format)
 	}
-	rep, err := late.Status(o.root)
-	for o.wait && err == nil && (rep.Status == late.StatusNotRun || rep.Status == late.StatusRunning) {
-		if o.format == "tabular" {
-			fmt.Print(".")
-		}
-		time.Sleep(statusPoll)
-		rep, err = late.Status(o.root)
-	}
-	if o.wait && o.format == "tabular" {
-		fmt.Println()
-	}
+	rep, err := late.WaitStatus(o.root, o.wait, o.format, os.Stdout)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "status: %v\n", err)
 		return 1

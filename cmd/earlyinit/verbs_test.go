@@ -72,7 +72,7 @@ func TestStatusFlags(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		time.Sleep(3 * statusPoll)
+		time.Sleep(750 * time.Millisecond) // three of late.WaitStatus's 250 ms polls
 		os.WriteFile(filepath.Join(run, "status.json.new"), []byte(strings.Replace(status, "%s", "1700000012.0", 1)), 0o644)
 		os.Rename(filepath.Join(run, "status.json.new"), filepath.Join(run, "status.json"))
 		os.WriteFile(filepath.Join(run, "result.json"), []byte(`{"v1": {"datasource": "DataSourceNoCloud", "errors": []}}`), 0o644)

@@ -3,7 +3,7 @@
 //
 // Probe reads a few sectors of a device and recognises ext2/3/4, xfs,
 // btrfs, vfat (FAT12/16/32), iso9660 and udf, reporting type, label and UUID
-// the way blkid does. List walks /sys/class/block, Wait polls it for a device
+// the way blkid does. Wait polls /sys/class/block for a device
 // matching a root=-style Spec.
 package blockdev
 

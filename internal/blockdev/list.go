@@ -63,19 +63,13 @@ func (d Device) String() string {
 	return b.String()
 }
 
-// List enumerates sysRoot+"/class/block" (sysRoot is normally "/sys"),
-// skipping ram*, loop* and zero-size devices (but keeping sr* as "no
-// medium", unprobed), and probes each device through devRoot+"/"+name
+// listContext enumerates sysRoot+"/class/block" (sysRoot is normally
+// "/sys"), skipping ram*, loop* and zero-size devices (but keeping sr* as
+// "no medium", unprobed), and probes each device through devRoot+"/"+name
 // (devRoot is normally "/dev"), read-only. A failure on one device goes
 // in its ProbeErr and does not stop the listing. Sorted by name.
 //
-// A stuck device cannot hold List: probes together wait at most
-// ProbeTimeout (see listContext).
-func List(sysRoot, devRoot string) ([]Device, error) {
-	return listContext(context.Background(), sysRoot, devRoot)
-}
-
-// listContext is List whose device reads, run concurrently, end by ctx's
+// The device reads, run concurrently, end by ctx's
 // deadline or ProbeTimeout from the call, whichever comes first. A device whose open or
 // read has not returned by then gets a ProbeErr wrapping errProbeTimeout and
 // its read is abandoned: it is not started again while it is still stuck,

@@ -15,7 +15,7 @@ const minInterval = 10 * time.Millisecond
 // say what was there.
 const ProbeGrace = time.Second
 
-// Wait polls List every interval until match returns true for a device or
+// Wait polls the listing (listContext) every interval until match returns true for a device or
 // ctx ends, calling scan (if not nil) before every listing so that late
 // devices get their drivers (coldplug). It returns the matching device and the listing, or the last
 // listing seen and ctx's error (wrapped with the last listing error, if

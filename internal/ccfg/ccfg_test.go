@@ -125,8 +125,8 @@ func TestDecodeNull(t *testing.T) {
 	if v, ok, err := Decode[string](map[string]any{"timezone": nil}, "timezone"); ok || err != nil || v != "" {
 		t.Errorf("timezone: null: got %q %v %v, want read as missing", v, ok, err)
 	}
-	if v, ok, err := Decode[map[string]string](map[string]any{"device_aliases": nil}, "device_aliases"); ok || err != nil || v != nil {
-		t.Errorf("device_aliases: null: got %q %v %v, want read as missing", v, ok, err)
+	if v, ok, err := Decode[DeviceAliases](map[string]any{"device_aliases": nil}, "device_aliases"); ok || err != nil || v != nil {
+		t.Errorf("device_aliases: null: got %v %v %v, want read as missing", v, ok, err)
 	}
 	if _, ok, err := Decode[Keyboard](cfg, "nosuch"); ok || err == nil {
 		t.Errorf("a key Config does not declare: %v %v", ok, err)
@@ -232,4 +232,21 @@ func structsOf(t reflect.Type, seen map[reflect.Type]bool) []reflect.Type {
 		return out
 	}
 	return nil
+}
+
+// TestGivenNull: a null given is told from a key not given, which Decode
+// reads alike; a key Config does not declare is a module's mistake.
+func TestGivenNull(t *testing.T) {
+	cfg := map[string]any{"ssh_genkeytypes": nil, "ssh_import_id": []any{"gh:x"}}
+	for key, want := range map[string]bool{"ssh_genkeytypes": true, "ssh_import_id": false, "ssh_key_console_blacklist": false} {
+		if got := GivenNull(cfg, key); got != want {
+			t.Errorf("GivenNull(%s) = %v, want %v", key, got, want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("GivenNull of an undeclared key did not panic")
+		}
+	}()
+	GivenNull(cfg, "ssh_genkeytype")
 }

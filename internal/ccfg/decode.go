@@ -59,6 +59,20 @@ func Decode[T any](cfg map[string]any, key string) (v T, ok bool, err error) {
 	return v, true, nil
 }
 
+// GivenNull tells whether cfg gives key as null, which Decode reads as
+// the key not given. A few of cloud-init's readings tell the two apart:
+// util.get_cfg_option_list reads a null as [] where a key not given is its
+// default (ssh_key_console_blacklist's ssh-dss, ssh_genkeytypes' the
+// image's types), and is_key_in_nested_dict finds a null (ssh_import_id).
+// key must be one of Config's.
+func GivenNull(cfg map[string]any, key string) bool {
+	if _, declared := lookup(key); !declared {
+		panic(fmt.Sprintf("ccfg: %s is not a key of ccfg.Config", key))
+	}
+	v, ok := cfg[key]
+	return ok && v == nil
+}
+
 // DecodeValue reads raw into *out as Decode does, naming path in errors.
 func DecodeValue(raw any, path string, out any) error {
 	return decode(reflect.ValueOf(out).Elem(), raw, path, options{})

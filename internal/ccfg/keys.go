@@ -35,19 +35,19 @@ type ScriptKeys struct {
 // AccountKeys are Config's keys of users, groups, ssh and passwords.
 type AccountKeys struct {
 	Users              Users               `yaml:"users"`
-	User               any                 `yaml:"user"`
-	Groups             any                 `yaml:"groups"`
+	User               *User               `yaml:"user"`
+	Groups             Groups              `yaml:"groups"`
 	SSHAuthorizedKeys  []string            `yaml:"ssh_authorized_keys" cc:"min=1"`
-	SSHImportID        []string            `yaml:"ssh_import_id"`
+	SSHImportID        *PyValue            `yaml:"ssh_import_id"`
 	DisableRoot        bool                `yaml:"disable_root" cc:"default=true"`
 	DisableRootOpts    string              `yaml:"disable_root_opts"`
 	AllowPublicSSHKeys bool                `yaml:"allow_public_ssh_keys" cc:"default=true"`
 	SSHDeleteKeys      bool                `yaml:"ssh_deletekeys" cc:"default=true"`
 	SSHQuietKeygen     bool                `yaml:"ssh_quiet_keygen"`
 	SSHGenKeyTypes     []string            `yaml:"ssh_genkeytypes" cc:"min=1"`
-	SSHKeys            map[string]string   `yaml:"ssh_keys"`
+	SSHKeys            HostKeys            `yaml:"ssh_keys"`
 	SSHPublishHostkeys *SSHPublishHostkeys `yaml:"ssh_publish_hostkeys"`
-	SSHPwauth          any                 `yaml:"ssh_pwauth"`
+	SSHPwauth          *PyValue            `yaml:"ssh_pwauth"`
 	Chpasswd           *Chpasswd           `yaml:"chpasswd"`
 	Password           string              `yaml:"password"`
 	SSH                *SSHConsole         `yaml:"ssh"`
@@ -64,7 +64,7 @@ type SystemKeys struct {
 	FQDN                   string      `yaml:"fqdn"`
 	PreferFQDNOverHostname bool        `yaml:"prefer_fqdn_over_hostname"`
 	PreserveHostname       bool        `yaml:"preserve_hostname"`
-	ManageEtcHosts         any         `yaml:"manage_etc_hosts"`
+	ManageEtcHosts         EtcHosts    `yaml:"manage_etc_hosts"`
 	ManageResolvConf       bool        `yaml:"manage_resolv_conf"`
 	ResolvConf             *ResolvConf `yaml:"resolv_conf"`
 	Timezone               string      `yaml:"timezone"`
@@ -82,14 +82,14 @@ type SystemKeys struct {
 
 // DiskKeys are Config's keys of disks, mounts, swap.
 type DiskKeys struct {
-	DeviceAliases      map[string]string    `yaml:"device_aliases"`
-	DiskSetup          map[string]DiskSetup `yaml:"disk_setup"`
-	FSSetup            []FSSetup            `yaml:"fs_setup"`
-	Mounts             [][]any              `yaml:"mounts" cc:"min=1"`
-	MountDefaultFields []any                `yaml:"mount_default_fields" cc:"min=6,max=6"`
-	Swap               *Swap                `yaml:"swap"`
-	Growpart           *Growpart            `yaml:"growpart"`
-	ResizeRootfs       any                  `yaml:"resize_rootfs"`
+	DeviceAliases      DeviceAliases `yaml:"device_aliases"`
+	DiskSetup          DiskSetups    `yaml:"disk_setup"`
+	FSSetup            []FSSetup     `yaml:"fs_setup"`
+	Mounts             []MountEntry  `yaml:"mounts" cc:"min=1"`
+	MountDefaultFields MountFields   `yaml:"mount_default_fields" cc:"min=6,max=6"`
+	Swap               *Swap         `yaml:"swap"`
+	Growpart           *Growpart     `yaml:"growpart"`
+	ResizeRootfs       any           `yaml:"resize_rootfs"`
 }
 
 // PackageKeys are Config's keys of repositories and packages.
@@ -151,6 +151,9 @@ func (Config) Shape(s *Schema) {
 			"string": nil, "map": groupsByName(),
 		}}},
 	}}
+	// ssh_import_id is read by its kind, as cloud-init does (a string
+	// is one ID); the schema wants a list of strings.
+	s.Props["ssh_import_id"] = &Schema{Types: []string{"list"}, Items: str}
 	s.Props["ssh_genkeytypes"].Items.Enum = []any{"dsa", "ecdsa", "ed25519", "rsa"}
 	s.Props["ssh_keys"].KeyPattern = `^(dsa|ecdsa|ed25519|rsa)_(public|private|certificate)$`
 	// Publishing host keys to the platform is not done.

@@ -110,18 +110,22 @@ func (ZypperRepo) Shape(s *Schema) { s.KeyPattern = AnyKey }
 
 // Rsyslog is cc_rsyslog's rsyslog. 22.4's module also takes the list of
 // configs it had before the map (with a deprecation warning); its schema
-// does not, nor does earlyinit's.
+// does not, nor does earlyinit's. Decode reads that list as configs, with
+// Legacy set (DecodeCC).
 type Rsyslog struct {
-	ConfigDir            string         `yaml:"config_dir" cc:"strict,default=/etc/rsyslog.d"`
-	ConfigFilename       string         `yaml:"config_filename" cc:"strict,default=20-cloud-config.conf"`
-	Configs              []any          `yaml:"configs"`
-	Remotes              map[string]any `yaml:"remotes"`
-	ServiceReloadCommand any            `yaml:"service_reload_command"`
+	ConfigDir            string                   `yaml:"config_dir" cc:"strict,default=/etc/rsyslog.d"`
+	ConfigFilename       string                   `yaml:"config_filename" cc:"strict,default=20-cloud-config.conf"`
+	Configs              []RsyslogConfig          `yaml:"configs"`
+	Remotes              map[string]RsyslogRemote `yaml:"remotes"`
+	ServiceReloadCommand RsyslogReload            `yaml:"service_reload_command"`
+	Legacy               bool
 }
 
-// Shape: a config is a line of rsyslog configuration or a file; the
-// reload command is "auto" or an argv.
+// Shape: a config is a line of rsyslog configuration or a file; remotes
+// a map (its values checked by the module); the reload command is "auto"
+// or an argv.
 func (Rsyslog) Shape(s *Schema) {
+	s.Props["remotes"] = &Schema{Types: []string{"map"}}
 	s.Props["configs"].Items = &Schema{Alts: map[string]*Schema{
 		"string": nil,
 		"map": {Types: []string{"map"}, Required: []string{"content"}, Props: map[string]*Schema{

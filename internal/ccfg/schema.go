@@ -100,7 +100,9 @@ type Decoder interface {
 
 // Of derives t's schema.
 func Of(t reflect.Type) *Schema {
-	if t.Implements(reflect.TypeFor[Schemer]()) {
+	if t.Kind() != reflect.Pointer && t.Implements(reflect.TypeFor[Schemer]()) {
+		// A pointer's schema is its element's (kindSchema): calling a
+		// value receiver's Schema through a nil pointer would panic.
 		return reflect.Zero(t).Interface().(Schemer).Schema()
 	}
 	s := kindSchema(t)

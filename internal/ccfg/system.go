@@ -4,7 +4,8 @@ package ccfg
 // phone_home, power_state, growpart, the late stages and the distribution
 // settings (system_info).
 
-// WriteFiles is write_files.
+// WriteFiles is write_files: each entry read on its own (WriteFile's
+// DecodeCC).
 type WriteFiles []WriteFile
 
 // Shape: at least one file.
@@ -19,19 +20,23 @@ type WriteFile struct {
 	Encoding    string `yaml:"encoding" cc:"enum=gz|gzip|gz+base64|gzip+base64|gz+b64|gzip+b64|b64|base64|text/plain"`
 	Append      bool   `yaml:"append"`
 	Defer       bool   `yaml:"defer"`
+	// Err: the entry cannot be read (DecodeCC).
+	Err error
 }
 
 // Shape: permissions is an octal string or an integer (userdata's
 // permissions check, with its YAML 1.1 warnings).
 func (WriteFile) Shape(s *Schema) { s.Props["permissions"] = &Schema{Check: "permissions"} }
 
-// ResolvConf is cc_resolv_conf's resolv_conf.
+// ResolvConf is cc_resolv_conf's resolv_conf. A resolv_conf that is not
+// a map is no error: NotMap names its kind (DecodeCC).
 type ResolvConf struct {
 	Nameservers   []string       `yaml:"nameservers"`
 	SearchDomains []string       `yaml:"searchdomains"`
 	Domain        string         `yaml:"domain"`
 	SortList      []string       `yaml:"sortlist"`
 	Options       map[string]any `yaml:"options"`
+	NotMap        string
 }
 
 // Shape: 22.4's schema takes any items in the lists (the module writes
@@ -44,9 +49,9 @@ func (ResolvConf) Shape(s *Schema) {
 
 // Swap is cc_mounts' swap.
 type Swap struct {
-	Filename string `yaml:"filename"`
-	Size     any    `yaml:"size"`
-	MaxSize  any    `yaml:"maxsize"`
+	Filename *string `yaml:"filename" cc:"strict"`
+	Size     any     `yaml:"size"`
+	MaxSize  any     `yaml:"maxsize"`
 }
 
 // SizeString is a size with its unit, as cc_mounts reads one.
@@ -67,59 +72,47 @@ func (Swap) Shape(s *Schema) {
 
 // PhoneHome is cc_phone_home's phone_home.
 type PhoneHome struct {
-	URL   string `yaml:"url" cc:"required"`
-	Post  any    `yaml:"post"`
-	Tries int    `yaml:"tries"`
-}
-
-// Shape: post is "all" or a list of the names of what to post.
-func (PhoneHome) Shape(s *Schema) {
-	s.Props["post"] = &Schema{Alts: map[string]*Schema{
-		"string": {Types: []string{"string"}, Enum: []any{"all"}},
-		"list": {Types: []string{"list"}, Items: &Schema{Types: []string{"string"},
-			Enum: []any{"pub_key_dsa", "pub_key_rsa", "pub_key_ecdsa", "pub_key_ed25519", "instance_id", "hostname", "fqdn"}}},
-	}}
+	URL   string         `yaml:"url" cc:"required"`
+	Post  PhoneHomePost  `yaml:"post"`
+	Tries PhoneHomeTries `yaml:"tries"`
 }
 
 // PowerState is cc_power_state_change's power_state.
 type PowerState struct {
-	Delay     any    `yaml:"delay"`
-	Mode      string `yaml:"mode" cc:"required,enum=poweroff|reboot|halt"`
-	Message   string `yaml:"message"`
-	Timeout   int    `yaml:"timeout"`
-	Condition any    `yaml:"condition"`
+	Delay   PowerDelay `yaml:"delay"`
+	Mode    string     `yaml:"mode" cc:"required,enum=poweroff|reboot|halt"`
+	Message string     `yaml:"message"`
+	// Timeout is float() of the value, as cloud-init reads it; nil when
+	// not given (30).
+	Timeout   *float64 `yaml:"timeout"`
+	Condition any      `yaml:"condition"`
 }
 
-// Shape: delay is minutes, "now" or "+minutes" (userdata's checks);
-// condition a command (a string or an argv) or a boolean.
+// Shape: timeout is an integer, as 22.4's schema has it (the module
+// takes any number); condition a command (a string or an argv) or a
+// boolean.
 func (PowerState) Shape(s *Schema) {
-	s.Props["delay"] = &Schema{Alts: map[string]*Schema{
-		"integer": {Check: "delay_minutes"},
-		"string":  {Check: "delay_string"},
-	}}
+	s.Props["timeout"].Types = []string{"integer"}
 	s.Props["condition"] = &Schema{Alts: map[string]*Schema{
 		"string": nil, "boolean": {Types: []string{"boolean"}}, "list": nil,
 	}}
 }
 
 // VendorData is vendor_data: whether vendor-data runs, and the prefix of
-// its scripts.
+// its scripts. A vendor_data that is not a map has none of its keys
+// (DecodeCC).
 type VendorData struct {
-	Enabled any `yaml:"enabled"`
-	Prefix  any `yaml:"prefix"`
+	Enabled any          `yaml:"enabled"`
+	Prefix  VendorPrefix `yaml:"prefix"`
 	// Read by cloud-init's stages.py though not in its schema.
-	DisabledHandlers []string `yaml:"disabled_handlers"`
+	DisabledHandlers VendorHandlers `yaml:"disabled_handlers"`
 }
 
-// Shape: enabled a boolean (a string deprecated); prefix a command.
+// Shape: enabled a boolean (a string deprecated).
 func (VendorData) Shape(s *Schema) {
 	s.Props["enabled"] = &Schema{Alts: map[string]*Schema{
 		"boolean": {Types: []string{"boolean"}},
 		"string":  {Deprecated: "vendor_data.enabled as a string; use a boolean"},
-	}}
-	s.Props["prefix"] = &Schema{Alts: map[string]*Schema{
-		"string": nil,
-		"list":   {Types: []string{"list"}, Items: &Schema{Types: []string{"string", "integer"}}},
 	}}
 }
 

@@ -5,33 +5,38 @@ import "reflect"
 // The keys of users_groups, ssh, set_passwords, ssh_import_id and the
 // console's key modules.
 
-// User is an entry of users, user or system_info.default_user.
+// User is an entry of users, user or system_info.default_user. Its keys
+// are read as cloud-init's Distro.create_user and add_user read their
+// keyword arguments, by the kind of the value given (PyValue): the schema
+// says what is valid, the module what each kind does.
 type User struct {
-	Name              string   `yaml:"name"`
-	ExpireDate        string   `yaml:"expiredate"`
-	Gecos             string   `yaml:"gecos"`
-	Groups            any      `yaml:"groups"`
-	HomeDir           string   `yaml:"homedir"`
-	Inactive          string   `yaml:"inactive"`
-	OldLockPasswd     *bool    `yaml:"lock-passwd" cc:"deprecated=lock-passwd; use lock_passwd"`
-	LockPasswd        *bool    `yaml:"lock_passwd"`
-	NoCreateHome      bool     `yaml:"no_create_home"`
-	NoLogInit         bool     `yaml:"no_log_init"`
-	NoUserGroup       bool     `yaml:"no_user_group"`
-	Passwd            string   `yaml:"passwd"`
-	HashedPasswd      string   `yaml:"hashed_passwd"`
-	PlainTextPasswd   string   `yaml:"plain_text_passwd"`
-	CreateGroups      *bool    `yaml:"create_groups"`
-	PrimaryGroup      string   `yaml:"primary_group"`
-	SELinuxUser       string   `yaml:"selinux_user"`
-	Shell             string   `yaml:"shell"`
-	SnapUser          string   `yaml:"snapuser"`
-	SSHAuthorizedKeys []string `yaml:"ssh_authorized_keys" cc:"min=1"`
-	SSHImportID       []string `yaml:"ssh_import_id" cc:"min=1"`
-	SSHRedirectUser   bool     `yaml:"ssh_redirect_user"`
-	System            bool     `yaml:"system"`
-	Sudo              any      `yaml:"sudo"`
-	UID               any      `yaml:"uid"`
+	Name              PyString `yaml:"name"`
+	ExpireDate        PyString `yaml:"expiredate"`
+	Gecos             PyString `yaml:"gecos"`
+	Groups            PyValue  `yaml:"groups"`
+	HomeDir           PyString `yaml:"homedir"`
+	Inactive          PyString `yaml:"inactive"`
+	OldLockPasswd     PyBool   `yaml:"lock-passwd" cc:"deprecated=lock-passwd; use lock_passwd"`
+	LockPasswd        PyBool   `yaml:"lock_passwd"`
+	NoCreateHome      PyBool   `yaml:"no_create_home"`
+	NoLogInit         PyBool   `yaml:"no_log_init"`
+	NoUserGroup       PyBool   `yaml:"no_user_group"`
+	Passwd            PyString `yaml:"passwd"`
+	HashedPasswd      PyString `yaml:"hashed_passwd"`
+	PlainTextPasswd   PyString `yaml:"plain_text_passwd"`
+	CreateGroups      PyBool   `yaml:"create_groups"`
+	PrimaryGroup      PyString `yaml:"primary_group"`
+	SELinuxUser       PyString `yaml:"selinux_user"`
+	Shell             PyString `yaml:"shell"`
+	SnapUser          PyString `yaml:"snapuser"`
+	SSHAuthorizedKeys PyList   `yaml:"ssh_authorized_keys" cc:"min=1"`
+	SSHImportID       PyList   `yaml:"ssh_import_id" cc:"min=1"`
+	SSHRedirectUser   PyBool   `yaml:"ssh_redirect_user"`
+	System            PyBool   `yaml:"system"`
+	Sudo              PyValue  `yaml:"sudo"`
+	UID               PyValue  `yaml:"uid"`
+
+	truthy, declined bool // Truthy, Declined
 }
 
 // Shape: a name (or a snap user); groups, sudo and uid of several kinds.
@@ -58,8 +63,8 @@ func (User) Shape(s *Schema) {
 
 // Users is users: a list of entries (a name, a list of names, or a map),
 // or, as cloud-init's normalize_users_groups takes them, a comma-separated
-// string or a map by name.
-type Users []any
+// string or a map by name; decoded, its users by name (DecodeCC).
+type Users []User
 
 // Schema is users'.
 func (Users) Schema() *Schema {
@@ -81,9 +86,11 @@ func groupsByName() *Schema {
 
 // Chpasswd is cc_set_passwords' chpasswd.
 type Chpasswd struct {
-	Expire bool  `yaml:"expire"`
-	Users  []any `yaml:"users"`
-	List   any   `yaml:"list" cc:"deprecated=chpasswd.list; use chpasswd.users"`
+	Expire bool           `yaml:"expire"`
+	Users  []ChpasswdUser `yaml:"users"`
+	List   ChpasswdList   `yaml:"list" cc:"deprecated=chpasswd.list; use chpasswd.users"`
+	// ListText: list was given as a (multi-line) string.
+	ListText bool
 }
 
 // Shape: a users entry is {name, type: RANDOM} or {name, password, type:
@@ -106,7 +113,10 @@ type SSHPublishHostkeys struct {
 
 // SSHConsole is cc_keys_to_console's ssh.
 type SSHConsole struct {
-	EmitKeysToConsole bool `yaml:"emit_keys_to_console" cc:"required"`
+	// EmitKeysToConsole: nil when null (the keys are printed, as
+	// get_cfg_by_path(cfg, ("ssh", "emit_keys_to_console"), True) reads
+	// it), else false only for what util.is_false takes.
+	EmitKeysToConsole *bool `yaml:"emit_keys_to_console" cc:"required,notfalse"`
 }
 
 // Earlyinit is earlyinit's own key.

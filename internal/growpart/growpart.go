@@ -171,15 +171,6 @@ func (c *Change) Restore() error {
 	return nil
 }
 
-// Grow is Plan and then Write.
-func Grow(d Disk, num int) (*Change, error) {
-	c, err := Plan(d, num)
-	if err != nil {
-		return nil, err
-	}
-	return c, c.Write()
-}
-
 // errNoTable is returned by Plan for a disk with neither a GPT nor an MBR.
 var errNoTable = errors.New("no partition table (no 55 AA signature in sector 0)")
 

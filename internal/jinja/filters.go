@@ -11,10 +11,6 @@ import (
 	"github.com/earlyinit/earlyinit/internal/pystr"
 )
 
-// FilterNames and TestNames list the filters and tests supported.
-func FilterNames() []string { return parse.FilterNames() }
-func TestNames() []string   { return parse.TestNames() }
-
 // length is Python's len(v).
 func (r *renderer) length(line int, v any) (any, error) {
 	switch x := v.(type) {

@@ -22,7 +22,7 @@
 //     tests with is / is not; calls of range() and of the methods
 //     dict.items/keys/values/get and str.lower/upper/strip/lstrip/rstrip/
 //     split/startswith/endswith/replace;
-//   - the filters of FilterNames and the tests of TestNames.
+//   - the filters of parse.FilterNames and the tests of parse.TestNames.
 //
 // Everything else (macros, includes, blocks, call, with, do, filter
 // blocks, loop controls, other filters and tests, %-formatting, attribute

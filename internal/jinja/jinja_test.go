@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/earlyinit/earlyinit/internal/jinja/parse"
 )
 
 // TestLimits: templates that would take without end (a huge loop, nested
@@ -190,7 +192,7 @@ func TestFilterTableMatchesParser(t *testing.T) {
 		}
 		names = append(names, f.name)
 	}
-	if want := FilterNames(); !slices.Equal(names, want) {
+	if want := parse.FilterNames(); !slices.Equal(names, want) {
 		t.Errorf("filter table %q, parser's names %q", names, want)
 	}
 	for _, n := range names {

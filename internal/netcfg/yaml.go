@@ -9,18 +9,6 @@ import (
 	"github.com/earlyinit/earlyinit/internal/netcfg/yamlread"
 )
 
-// ParseYAML parses network config version 1 or 2 (cloud-init's
-// network-config), with or without the top-level "network:" key.
-// `config: disabled` (under "network:" or at the top) gives a Config with
-// Disabled set. Errors name the key path and line: `network-config: line 7:
-// ethernets.eth0.addresses[1]: "10.0.0.300/24": invalid IP`.
-//
-// v2 is interpreted as cloud-init's network_state does (see parseV2), with no
-// live system: a v2 ethernet is named by set-name, else by its id.
-func ParseYAML(data []byte) (*Config, error) {
-	return parseYAML(data, nil)
-}
-
 // yamlBudget bounds the nodes visited, aliases included, so that an alias
 // bomb cannot make the parser walk an exponential tree.
 const yamlBudget = 1 << 16
@@ -35,6 +23,15 @@ type yparser struct {
 	ignored []string
 }
 
+// parseYAML parses network config version 1 or 2 (cloud-init's
+// network-config), with or without the top-level "network:" key.
+// `config: disabled` (under "network:" or at the top) gives a Config with
+// Disabled set. Errors name the key path and line: `network-config: line 7:
+// ethernets.eth0.addresses[1]: "10.0.0.300/24": invalid IP`.
+//
+// v2 is interpreted as cloud-init's network_state does (see parseV2), with
+// macToName as the live system: a v2 ethernet is named by set-name, else by
+// the name macToName gives its MAC, else by its id.
 func parseYAML(data []byte, macToName map[string]string) (*Config, error) {
 	p := &yparser{Reader: yamlread.New(yamlBudget), macToName: macToName}
 	c, err := p.parse(data)

@@ -62,7 +62,7 @@ func bootBefore(format string, data []byte, links []nic.Link, renderer string, r
 			files = append(files, render.ENIInterfaces())
 		}
 	}
-	files = append(files, nic.PersistFiles(renames, nic.HasSystemdUdevd(root.Exists))...)
+	files = append(files, nic.PersistLinks(renames, nil, nic.HasSystemdUdevd(root.Exists))...)
 	for _, p := range []string{"/usr/bin/cloud-init", "/usr/local/bin/cloud-init"} {
 		if root.Exists(p) {
 			files = append(files, render.CloudInitDropIn())

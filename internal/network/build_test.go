@@ -283,7 +283,7 @@ func TestFilesFor(t *testing.T) {
 		if got := filePaths(files); !reflect.DeepEqual(got, want) {
 			t.Errorf("systemd %v: FilesFor(eth0) = %q, want %q", systemd, got, want)
 		}
-		persist := nic.PersistFiles(only, systemd)
+		persist := nic.PersistLinks(only, nil, systemd)
 		if !reflect.DeepEqual(files[2:2+len(persist)], persist) {
 			t.Errorf("systemd %v: persistent names %+v, want %+v", systemd, files[2:2+len(persist)], persist)
 		}

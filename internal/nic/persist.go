@@ -16,7 +16,7 @@ const (
 	UdevRules = "/etc/udev/rules.d/70-persistent-net.rules"
 )
 
-// PersistFiles returns the files that make the names in want (MAC -> name)
+// PersistLinks returns the files that make the names in want (MAC -> name)
 // stick in the real OS, as netcfg.File like the renderers' output. With
 // systemd it is one systemd .link file per entry,
 // linkDir/10-earlyinit-<name>.link, matching the MAC; without, one classic
@@ -24,12 +24,7 @@ const (
 // Files and lines are sorted by name. Entries Plan rejects whatever the live
 // links (invalid MAC or name, a MAC given two names, a name given to two
 // MACs) are left out; MACs are written in normal form, and a MAC spelt twice
-// with the same name gives one entry.
-func PersistFiles(want map[string]string, systemd bool) []netcfg.File {
-	return PersistLinks(want, nil, systemd)
-}
-
-// PersistLinks is PersistFiles, where the NICs whose MACs (in any
+// with the same name gives one entry. The NICs whose MACs (in any
 // spelling) are in wakeOnLAN wake on a magic packet: their .link files say
 // WakeOnLan=magic, the one place networkd takes it (WakeOnLAN gives the
 // MACs from a network configuration). The udev rule has no place for it; a

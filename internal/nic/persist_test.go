@@ -7,7 +7,7 @@ import (
 	"github.com/earlyinit/earlyinit/internal/netcfg"
 )
 
-func TestPersistFiles(t *testing.T) {
+func TestPersistLinks(t *testing.T) {
 	want := map[string]string{
 		"52:54:00:00:00:02":  "lan1",
 		"52:54:00:AB:CD:EF":  "lan0",
@@ -80,11 +80,6 @@ func TestPersistFiles(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			files := PersistLinks(tt.want, tt.wol, tt.systemd)
-			if tt.wol == nil {
-				if old := PersistFiles(tt.want, tt.systemd); !reflect.DeepEqual(old, files) {
-					t.Errorf("PersistFiles = %+v, want PersistLinks' %+v", old, files)
-				}
-			}
 			if len(files) != len(tt.files) {
 				t.Fatalf("got %d files, want %d: %+v", len(files), len(tt.files), files)
 			}

@@ -132,20 +132,6 @@ func (c *Client) PostPassword(ctx context.Context, authorizedKey, password strin
 	return PasswordPosted, nil
 }
 
-// EncryptPassword is what PostPassword sends for password and
-// authorizedKey: base64 of password's RSA PKCS#1 v1.5 encryption with the
-// key, as cloudbase-init's SetUserPasswordPlugin._encrypt_password.
-func EncryptPassword(authorizedKey, password string) (string, error) {
-	pub, err := parseSSHRSAKey(authorizedKey)
-	if err != nil {
-		return "", err
-	}
-	if err := checkPasswordFits(pub, password); err != nil {
-		return "", err
-	}
-	return encryptPassword(pub, password)
-}
-
 func checkPasswordFits(pub *rsa.PublicKey, password string) error {
 	if password == "" {
 		return errors.New("password endpoint: no password to post")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -33,25 +34,24 @@ import (
 // The text goes where final_message's does: the output log and, line by
 // line, the runner's log, which the console gets.
 func KeysToConsole(_ context.Context, e *core.Env) error {
-	if raw, ok := e.Cfg["ssh"]; ok && raw != nil {
-		m, ok := raw.(map[string]any)
-		if !ok {
-			return fmt.Errorf("ssh: want a map, got %s", core.Kind(raw))
-		}
-		if v, ok := m["emit_keys_to_console"]; ok && core.IsFalse(v) {
-			e.Logf("keys_to_console: ssh.emit_keys_to_console is false: host keys not printed")
-			return nil
-		}
-	}
-	fpBL, err := core.UntrimmedStrings(e.Cfg, "ssh_fp_console_blacklist")
+	ssh, _, err := ccfg.Decode[*ccfg.SSHConsole](e.Cfg, "ssh")
 	if err != nil {
 		return err
 	}
-	keyBL := []string{"ssh-dss"}
-	if _, ok := e.Cfg["ssh_key_console_blacklist"]; ok {
-		if keyBL, err = core.UntrimmedStrings(e.Cfg, "ssh_key_console_blacklist"); err != nil {
-			return err
-		}
+	if ssh != nil && ssh.EmitKeysToConsole != nil && !*ssh.EmitKeysToConsole {
+		e.Logf("keys_to_console: ssh.emit_keys_to_console is false: host keys not printed")
+		return nil
+	}
+	fpBL, _, err := ccfg.Decode[[]string](e.Cfg, "ssh_fp_console_blacklist")
+	if err != nil {
+		return err
+	}
+	keyBL, given, err := ccfg.Decode[[]string](e.Cfg, "ssh_key_console_blacklist")
+	if err != nil {
+		return err
+	}
+	if !given && !ccfg.GivenNull(e.Cfg, "ssh_key_console_blacklist") {
+		keyBL = []string{"ssh-dss"}
 	}
 	now := time.Now
 	if e.Now != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/datasource/openstack"
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
@@ -74,16 +75,12 @@ const maxPendingPassword = 4 << 10
 
 // injectUserPassword tells whether the configuration opts in.
 func injectUserPassword(e *core.Env) bool {
-	v, ok := e.Cfg[optInKey]
-	if !ok || v == nil {
+	c, _, err := ccfg.Decode[*ccfg.Earlyinit](e.Cfg, optInKey)
+	if err != nil {
+		e.Logf("%v: %s is off", err, injectKey)
 		return false
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		e.Logf("%s: want a map, got %s: %s is off", optInKey, core.Kind(v), injectKey)
-		return false
-	}
-	return core.CfgBool(m, injectKey, false)
+	return c != nil && c.InjectUserPassword
 }
 
 // checkPassword refuses what would break chpasswd's "name:password" line

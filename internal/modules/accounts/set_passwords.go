@@ -10,7 +10,6 @@ import (
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
-	"github.com/earlyinit/earlyinit/internal/pystr"
 
 	"github.com/earlyinit/earlyinit/internal/modules/sshd"
 )
@@ -61,23 +60,21 @@ func isCryptHash(p string) bool {
 // Passwords and hashes never reach the log or an error message.
 func SetPasswords(ctx context.Context, e *core.Env) error {
 	var pw passwords
+	ch, _, err := ccfg.Decode[*ccfg.Chpasswd](e.Cfg, "chpasswd")
+	if err != nil {
+		return err
+	}
 	expire := true
-	var users []any
+	var users []ccfg.ChpasswdUser
 	var list []string
-	if c, ok := e.Cfg["chpasswd"]; ok && c != nil {
-		ch, ok := c.(map[string]any)
-		if !ok {
-			return fmt.Errorf("chpasswd: want a map, got %s", core.Kind(c))
-		}
-		if v, ok := ch["expire"]; ok {
-			expire = translateBool(v)
-		}
-		var err error
-		if users, err = chpasswdUsers(ch["users"]); err != nil {
-			return err
-		}
-		if list, err = chpasswdList(e, ch["list"]); err != nil {
-			return err
+	if ch != nil {
+		expire, users, list = ch.Expire, ch.Users, ch.List
+		switch {
+		case len(list) == 0:
+		case ch.ListText:
+			e.Logf("chpasswd.list is deprecated, and so is its multi-line string form: use chpasswd.users")
+		default:
+			e.Logf("chpasswd.list is deprecated: use chpasswd.users")
 		}
 	}
 	// listKey(i) starts the errors about line i, and about its password.
@@ -118,59 +115,6 @@ func SetPasswords(ctx context.Context, e *core.Env) error {
 	}
 	errs = append(errs, sshPwauth(ctx, e))
 	return errors.Join(errs...)
-}
-
-// translateBool is cloud-init's util.translate_bool (get_cfg_option_bool):
-// a bool as it is; anything else true only for "true", "1", "on" or "yes"
-// in any case (null and "" are false).
-func translateBool(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	}
-	switch strings.ToLower(strings.TrimSpace(core.ScalarString(v))) {
-	case "true", "1", "on", "yes":
-		return true
-	}
-	return false
-}
-
-// chpasswdUsers is chpasswd.users as a list (null is none).
-func chpasswdUsers(u any) ([]any, error) {
-	switch t := u.(type) {
-	case nil:
-		return nil, nil
-	case []any:
-		return t, nil
-	}
-	return nil, fmt.Errorf("chpasswd.users: want a list, got %s", core.Kind(u))
-}
-
-// chpasswdList is chpasswd.list's lines: a list's items, or a multi-line
-// string's lines (deprecated, as cloud-init logs). An empty list or
-// string is none.
-func chpasswdList(e *core.Env, list any) ([]string, error) {
-	var lines []string
-	switch l := list.(type) {
-	case nil:
-	case string:
-		if l != "" {
-			e.Logf("chpasswd.list is deprecated, and so is its multi-line string form: use chpasswd.users")
-			lines = pystr.Splitlines(l)
-		}
-	case []any:
-		if len(l) > 0 {
-			e.Logf("chpasswd.list is deprecated: use chpasswd.users")
-		}
-		for _, x := range l {
-			lines = append(lines, core.ScalarString(x))
-		}
-	default:
-		return nil, fmt.Errorf("chpasswd.list: want a list, got %s", core.Kind(l))
-	}
-	return lines, nil
 }
 
 // passwords are the {name, password} pairs set_passwords sets: clear-text
@@ -231,23 +175,21 @@ func checkHash(p string) error {
 // checked before any is added. cloud-init sets the literal password
 // "RANDOM" for a text or hash entry without a password, and skips an
 // entry of another type: both are refused here (the schema refuses them).
-func (pw *passwords) addUsers(list []any) error {
+func (pw *passwords) addUsers(list []ccfg.ChpasswdUser) error {
 	type entry struct{ name, typ, password string }
 	var ents []entry
-	for i, it := range list {
-		m, ok := it.(map[string]any)
-		if !ok {
-			return fmt.Errorf("chpasswd.users.%d: want a map, got %s", i, core.Kind(it))
-		}
-		name := core.CfgString(m, "name", "")
+	for i, u := range list {
+		name := u.Name.Str()
 		if name == "" {
 			return fmt.Errorf("chpasswd.users.%d: name is missing", i)
 		}
 		if err := core.CheckName(name); err != nil {
 			return fmt.Errorf("chpasswd.users.%d: name: %w", i, err)
 		}
-		typ := core.CfgString(m, "type", "hash")
-		p := core.CfgString(m, "password", "")
+		typ, p := u.Type.Str(), u.Password.Str()
+		if !u.Type.Set() {
+			typ = "hash"
+		}
 		switch {
 		case typ == "RANDOM":
 			p = ""
@@ -375,23 +317,23 @@ func chpasswdLines(pairs [][2]string) []string {
 // no; null, "unchanged" or another word leaves sshd alone. sshd is
 // reloaded only when the setting changed and sshd runs.
 func sshPwauth(ctx context.Context, e *core.Env) error {
-	v, ok := e.Cfg["ssh_pwauth"]
-	if !ok || v == nil {
-		return nil
+	v, _, err := ccfg.Decode[*ccfg.PyValue](e.Cfg, "ssh_pwauth")
+	if err != nil || v == nil {
+		return err
 	}
 	val := ""
 	switch {
-	case core.IsTrue(v):
+	case v.True():
 		val = "yes"
-	case core.IsFalse(v):
+	case v.False():
 		val = "no"
 	default:
-		if s, ok := v.(string); !ok || !strings.EqualFold(s, "unchanged") {
-			e.Logf("ssh_pwauth: unrecognized value %v: PasswordAuthentication left unchanged", v)
+		if !v.IsString() || !strings.EqualFold(v.Text(), "unchanged") {
+			e.Logf("ssh_pwauth: unrecognized value %s: PasswordAuthentication left unchanged", v.Str())
 		}
 		return nil
 	}
-	if _, ok := v.(string); ok {
+	if v.IsString() {
 		e.Logf("ssh_pwauth as a string is deprecated: use true or false")
 	}
 	return sshd.Update(ctx, e, "ssh_pwauth", []sshd.Option{{Key: "PasswordAuthentication", Value: val}})

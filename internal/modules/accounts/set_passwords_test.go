@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 
@@ -341,6 +342,14 @@ func TestSetPasswordsRefusals(t *testing.T) {
 }
 
 func TestTranslateBool(t *testing.T) {
+	// chpasswd.expire's reading (ccfg.Chpasswd).
+	translateBool := func(v any) bool {
+		var c ccfg.Chpasswd
+		if err := ccfg.DecodeValue(map[string]any{"expire": v}, "chpasswd", &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.Expire
+	}
 	for v, want := range map[any]bool{nil: false, true: true, false: false, "Yes": true, "on": true, "1": true, 1: true, 0: false, "y": false, "": false, "off": false} {
 		if translateBool(v) != want {
 			t.Errorf("translateBool(%#v) = %v", v, !want)

@@ -105,25 +105,11 @@ func SSH(ctx context.Context, e *core.Env) error {
 			}
 		}
 	}
-	if raw, ok := e.Cfg["ssh_keys"]; ok {
-		errs = append(errs, writeHostKeys(ctx, e, raw))
-	} else {
-		types, _, err := ccfg.Decode[[]string](e.Cfg, "ssh_genkeytypes")
-		if err != nil {
-			return err
-		}
-		if _, ok := e.Cfg["ssh_genkeytypes"]; !ok {
-			types = hostKeyTypes(e) // null is none, as get_cfg_option_list's
-		}
-		todo, err := missingHostKeys(e, types)
-		errs = append(errs, err)
-		if len(todo) > 0 {
-			if err := e.Root.MkdirAll("/etc/ssh", 0o755, 0, 0); err != nil {
-				return err
-			}
-		}
-		errs = append(errs, genHostKeys(ctx, e, todo))
+	keyErrs, err := makeHostKeys(ctx, e)
+	if err != nil {
+		return err
 	}
+	errs = append(errs, keyErrs...)
 
 	var keys []string
 	allowPublic, _, err := ccfg.Decode[bool](e.Cfg, "allow_public_ssh_keys")
@@ -167,17 +153,44 @@ func SSH(ctx context.Context, e *core.Env) error {
 	return errors.Join(errs...)
 }
 
+// makeHostKeys writes ssh_keys when it is given (null too: an error, as
+// cloud-init fails on it), else makes the missing keys of
+// ssh_genkeytypes; it returns each step's error, and fatal, an error that
+// stops the module.
+func makeHostKeys(ctx context.Context, e *core.Env) (errs []error, fatal error) {
+	hostKeys, given, err := ccfg.Decode[ccfg.HostKeys](e.Cfg, "ssh_keys")
+	switch {
+	case given && err != nil:
+		return []error{err}, nil
+	case given:
+		return []error{writeHostKeys(ctx, e, hostKeys.Keys)}, nil
+	case err != nil:
+		return nil, err
+	}
+	types, given, err := ccfg.Decode[[]string](e.Cfg, "ssh_genkeytypes")
+	if err != nil {
+		return nil, err
+	}
+	if !given && !ccfg.GivenNull(e.Cfg, "ssh_genkeytypes") {
+		types = hostKeyTypes(e) // null is none, as get_cfg_option_list's
+	}
+	todo, err := missingHostKeys(e, types)
+	errs = append(errs, err)
+	if len(todo) > 0 {
+		if err := e.Root.MkdirAll("/etc/ssh", 0o755, 0, 0); err != nil {
+			return nil, err
+		}
+	}
+	return append(errs, genHostKeys(ctx, e, todo)), nil
+}
+
 // keyTypes are the host key types ssh_genkeytypes and ssh_keys name.
 var keyTypes = []string{"rsa", "ecdsa", "ed25519", "dsa"}
 
 func validKeyType(t string) bool { return slices.Contains(keyTypes, t) }
 
-// writeHostKeys writes ssh_keys.
-func writeHostKeys(ctx context.Context, e *core.Env, raw any) error {
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("ssh_keys: want a map, got %s", core.Kind(raw))
-	}
+// writeHostKeys writes ssh_keys (m).
+func writeHostKeys(ctx context.Context, e *core.Env, m map[string]string) error {
 	names := make([]string, 0, len(m))
 	for k := range m {
 		names = append(names, k)
@@ -191,7 +204,7 @@ func writeHostKeys(ctx context.Context, e *core.Env, raw any) error {
 			e.Logf("ssh_keys: skipping unrecognized entry %q", k)
 			continue
 		}
-		val := core.ScalarString(m[k])
+		val := m[k]
 		switch part {
 		case "private":
 			errs = append(errs, e.Root.WriteFile(core.HostKeyFile(t), []byte(val), 0o600, 0, 0))

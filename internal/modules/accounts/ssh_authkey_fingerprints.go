@@ -19,7 +19,6 @@ import (
 	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pystr"
-	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
 // SSHAuthkeyFingerprints is cc_ssh_authkey_fingerprints, per instance:
@@ -67,7 +66,7 @@ func SSHAuthkeyFingerprints(_ context.Context, e *core.Env) error {
 	}
 	var errs []error
 	for _, u := range users {
-		if scalar.Truthy(u.Cfg["no_create_home"]) || scalar.Truthy(u.Cfg["system"]) {
+		if u.Cfg.NoCreateHome.Truthy() || u.Cfg.System.Truthy() {
 			e.Logf("ssh_authkey_fingerprints: user %s has no home directory made: skipped", u.Name)
 			continue
 		}

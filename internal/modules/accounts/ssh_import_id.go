@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/httpget"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
@@ -56,10 +57,18 @@ const (
 // ssh-import-id's comment ("# ssh-import-id gh:NAME"). A key already in
 // the file is left as it is, options and all. An ID that fails or yields
 // no key is an error naming the user and the ID; the others are still
-// imported. Nothing to do when no ssh_import_id is set anywhere.
+// imported. Nothing to do when no ssh_import_id is set: at the top, in
+// the user key or in a users entry (importWanted).
 func SSHImportID(ctx context.Context, e *core.Env) error {
-	if !hasKeyNested(e.Cfg, "ssh_import_id") {
+	if !importWanted(e) {
 		return nil
+	}
+	top, _, err := ccfg.Decode[*ccfg.PyValue](e.Cfg, "ssh_import_id")
+	if err != nil {
+		return err
+	}
+	if top == nil {
+		top = &ccfg.PyValue{}
 	}
 	users, _, err := normalizeUsers(e)
 	if err != nil {
@@ -69,7 +78,7 @@ func SSHImportID(ctx context.Context, e *core.Env) error {
 	defer cancel()
 	var errs []error
 	for _, u := range users {
-		ids, err := sshImportIDsOf(e.Cfg, u)
+		ids, err := sshImportIDsOf(*top, u)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ssh_import_id: user %s: %w", u.Name, err))
 			continue
@@ -84,24 +93,23 @@ func SSHImportID(ctx context.Context, e *core.Env) error {
 	return errors.Join(errs...)
 }
 
-// hasKeyNested is cloud-init's is_key_in_nested_dict: key at the top of
-// cfg, or in a map under it, or in a map in a list under it.
-func hasKeyNested(cfg map[string]any, key string) bool {
-	for k, v := range cfg {
-		if k == key {
+// importWanted is cloud-init's is_key_in_nested_dict(cfg,
+// "ssh_import_id") where the key is read: ssh_import_id at the top (null
+// too), in the user key or in a users entry. cloud-init also finds it
+// under any other key, where it imports nothing, and so does earlyinit;
+// only when users cannot be read (normalizeUsers' error, which
+// users_groups reports) is a users entry's not seen.
+func importWanted(e *core.Env) bool {
+	if _, given, _ := ccfg.Decode[*ccfg.PyValue](e.Cfg, "ssh_import_id"); given || ccfg.GivenNull(e.Cfg, "ssh_import_id") {
+		return true
+	}
+	if old, _, _ := ccfg.Decode[*ccfg.User](e.Cfg, "user"); old != nil && old.SSHImportID.Given() {
+		return true
+	}
+	users, _, _ := normalizeUsers(e)
+	for _, u := range users {
+		if u.Cfg.SSHImportID.Given() {
 			return true
-		}
-		switch t := v.(type) {
-		case map[string]any:
-			if hasKeyNested(t, key) {
-				return true
-			}
-		case []any:
-			for _, it := range t {
-				if m, ok := it.(map[string]any); ok && hasKeyNested(m, key) {
-					return true
-				}
-			}
 		}
 	}
 	return false
@@ -111,15 +119,12 @@ func hasKeyNested(cfg map[string]any, key string) bool {
 // default user's are the top-level ssh_import_id (a string is one ID),
 // another user's its entry's (a string is split at commas), as in
 // cloud-init.
-func sshImportIDsOf(cfg map[string]any, u userSpec) ([]string, error) {
-	key, v, split := "ssh_import_id", cfg["ssh_import_id"], false
+func sshImportIDsOf(top ccfg.PyValue, u userSpec) ([]string, error) {
+	key, v, split := "ssh_import_id", top, false
 	if !u.Default {
-		key, v, split = "users entry "+u.Name+": ssh_import_id", u.Cfg["ssh_import_id"], true
+		key, v, split = "users entry "+u.Name+": ssh_import_id", u.Cfg.SSHImportID.PyValue, true
 	}
-	if v == nil {
-		return nil, nil
-	}
-	ids, err := core.ToStrings(key, v, split)
+	ids, err := v.Strings(key, split)
 	if err != nil {
 		return nil, err
 	}

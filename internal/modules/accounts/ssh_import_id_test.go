@@ -325,7 +325,7 @@ func TestSSHImportIDLaunchpadConf(t *testing.T) {
 
 // TestSSHImportIDInactive: without ssh_import_id anywhere nothing is
 // fetched nor written; cloud-init looks for the key in nested maps and in
-// maps in lists, as hasKeyNested.
+// maps in lists, as importWanted.
 func TestSSHImportIDInactive(t *testing.T) {
 	s := &keyServer{}
 	te := importEnv(t, "users: [default, {name: dave}]\nruncmd: [ls]", s)
@@ -345,8 +345,10 @@ func TestSSHImportIDInactive(t *testing.T) {
 		{map[string]any{"users": []any{[]any{map[string]any{"ssh_import_id": "x"}}}}, false}, // a list in a list is not walked
 		{map[string]any{"users": []any{"default"}}, false},
 	} {
-		if got := hasKeyNested(tc.cfg, "ssh_import_id"); got != tc.want {
-			t.Errorf("hasKeyNested(%v) = %v, want %v", tc.cfg, got, tc.want)
+		te := coretest.NewEnv(t, "")
+		te.Cfg = tc.cfg
+		if got := importWanted(te.Env); got != tc.want {
+			t.Errorf("importWanted(%v) = %v, want %v", tc.cfg, got, tc.want)
 		}
 	}
 }

@@ -1,11 +1,12 @@
 package accounts
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -13,13 +14,16 @@ import (
 // keys, as cloud-init's ug_util.normalize_users_groups gives them.
 type userSpec struct {
 	Name    string
-	Cfg     map[string]any
+	Cfg     ccfg.User
 	Default bool
 }
 
-// defaultUserConfig is DefaultUser as a users entry, with cloud-config's
-// user key ("user: NAME" or a map) applied over it.
-func defaultUserConfig(e *core.Env) map[string]any {
+// defaultUserKey is where the image's default user is configured.
+const defaultUserKey = "system_info.default_user"
+
+// imageDefaultUser is DefaultUser, the image's system_info.default_user,
+// as a users entry.
+func imageDefaultUser(e *core.Env) ccfg.User {
 	d := e.DefaultUser
 	m := map[string]any{"name": d.Name, "lock_passwd": d.LockPasswd}
 	if d.Gecos != "" {
@@ -43,17 +47,9 @@ func defaultUserConfig(e *core.Env) map[string]any {
 	if d.System {
 		m["system"] = true
 	}
-	switch u := e.Cfg["user"].(type) {
-	case string:
-		if u != "" {
-			m["name"] = u
-		}
-	case map[string]any:
-		for k, v := range u {
-			m[k] = v
-		}
-	}
-	return m
+	var u ccfg.User
+	_ = u.DecodeCC(m, defaultUserKey) // any map decodes
+	return u
 }
 
 func strList(ss []string) []any {
@@ -65,118 +61,74 @@ func strList(ss []string) []any {
 }
 
 // normalizeUsers is cloud-init's ug_util.normalize_users_groups for the
-// users (TestNormalizeUsersAsCloudInit): users as a comma-separated string
-// (sorted), a list of names ("default" for the default user), lists of
-// names and maps (a map without a name is the default user's), or a map
-// of name to config (true for defaults). Keys are read with "-" as "_"
-// (lock-passwd). Entries of one name merge, the first one's keys winning.
-// A user key makes the default user, with its config over the image's
+// users (TestNormalizeUsersAsCloudInit): users read as ccfg.Users reads
+// them (a comma-separated string, names, maps, a map by name; entries of
+// one name merged), and a user key (ccfg.User: "user: NAME" or a map)
+// that is true makes the default user, with its config over the image's
 // default user. The default user comes last, so that it is created after
 // the others, as in cloud-init, whose dictionary it is put back into; its
-// config is the image's default user's over the "default" entry's over
-// the entry of its name, its groups both theirs (sorted, comma-joined).
+// config is the user key's over the image's default user's over the
+// "default" entry's over the entry of its name, its groups both theirs
+// (sorted, comma-joined).
 //
 // Unlike cloud-init: a map's users are in name order (cloud-init's are in
 // the YAML's, which a merged map does not keep), and names in lists are
 // trimmed (cloud-init creates " bob" from [alice, "carol, bob"]).
 func normalizeUsers(e *core.Env) ([]userSpec, []string, error) {
-	hasUser := core.PyTruthy(e.Cfg["user"])
-	list, warns, err := usersEntries(e.Cfg["users"], hasUser)
-	if err != nil || warns != nil {
-		return nil, warns, err
+	old, _, err := ccfg.Decode[*ccfg.User](e.Cfg, "user")
+	if err != nil {
+		return nil, nil, err
 	}
-	l := &userList{index: map[string]int{}}
-	for i, it := range list {
-		switch u := it.(type) {
-		case string:
-			for _, n := range strings.Split(strings.TrimSpace(u), ",") {
-				l.add(strings.TrimSpace(n), nil)
-			}
-		case []any:
-			for _, x := range u {
-				l.add(strings.TrimSpace(core.ScalarString(x)), nil)
-			}
-		case map[string]any:
-			c := copyCfg(u)
-			name := "default"
-			if v, ok := c["name"]; ok {
-				name = core.ScalarString(v)
-				delete(c, "name")
-			}
-			l.add(name, c)
-		default:
-			return nil, nil, fmt.Errorf("users.%d: want a name or a map, got %s", i, core.Kind(it))
+	entries, _, err := ccfg.Decode[ccfg.Users](e.Cfg, "users")
+	if errors.Is(err, ccfg.ErrIgnored) {
+		return nil, []string{err.Error()}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]userSpec, 0, len(entries)+1)
+	def, declined := -1, false
+	for _, u := range entries {
+		if u.Declined() {
+			declined = true
+			continue
 		}
-	}
-	if _, ok := l.index["default"]; !ok {
-		return l.out, l.warns, nil
-	}
-	return placeDefault(e, l.out, l.index["default"], l.warns)
-}
-
-// usersEntries is the users key as a list of entries (normalize_users_groups
-// and the first steps of _normalize_users): a string's names sorted, a
-// map's users as entries in name order, and the default user's entry last
-// when a user key asks for it (hasUser). A users that is none of list,
-// map and string is ignored with a warning.
-func usersEntries(raw any, hasUser bool) ([]any, []string, error) {
-	var list []any
-	switch t := raw.(type) {
-	case nil:
-	case string:
-		list = sortedNames(t)
-	case map[string]any:
-		names := make([]string, 0, len(t))
-		for n := range t {
-			names = append(names, n)
+		if u.Name.Str() == "default" {
+			def = len(out)
 		}
-		sort.Strings(names)
-		for _, n := range names {
-			switch c := t[n].(type) {
-			case map[string]any:
-				c = copyCfg(c)
-				c["name"] = n
-				list = append(list, c)
-			case []any, nil:
-				// cloud-init: TypeError, "Unmappable user value type".
-				return nil, nil, fmt.Errorf("users.%s: want a map or true, got %s", n, core.Kind(c))
-			default:
-				if core.IsTrue(c) {
-					list = append(list, n)
-				}
-			}
-		}
-		if _, ok := t["default"]; hasUser && !ok {
-			list = append(list, "default")
-		}
-		return list, nil, nil
-	case []any:
-		list = append(list, t...)
-	default:
-		return nil, []string{fmt.Sprintf("users: want a list, a map or a string, got %s: ignored", core.Kind(raw))}, nil
+		out = append(out, userSpec{Name: u.Name.Str(), Cfg: u})
 	}
-	if hasUser {
-		list = append(list, map[string]any{"name": "default"})
+	if def < 0 && !declined && old != nil && old.Truthy() {
+		def = len(out)
+		out = append(out, userSpec{Name: "default"})
 	}
-	return list, nil, nil
+	if def < 0 {
+		return out, nil, nil
+	}
+	return placeDefault(e, old, out, def)
 }
 
 // placeDefault takes the "default" entry (out[i]) out and puts the
-// default user last: its config the image's default user's over the
-// "default" entry's over the entry of its name (taken out too), its
-// groups both theirs, sorted.
-func placeDefault(e *core.Env, out []userSpec, i int, warns []string) ([]userSpec, []string, error) {
+// default user last: its config the user key's (old) over the image's
+// default user's over the "default" entry's over the entry of its name
+// (taken out too), its groups both theirs, sorted.
+func placeDefault(e *core.Env, old *ccfg.User, out []userSpec, i int) ([]userSpec, []string, error) {
 	defCfg := out[i].Cfg
 	out = append(out[:i:i], out[i+1:]...)
-	dc := defaultUserConfig(e)
-	name := core.ScalarString(dc["name"])
-	if name == "" {
-		return out, append(warns, "users: default: no default user is configured: skipped"), nil
+	dc := imageDefaultUser(e)
+	if old != nil {
+		o := *old
+		o.Merge(&dc)
+		dc = o
 	}
-	delete(dc, "name")
-	defGroups := dc["groups"]
-	delete(dc, "groups")
-	parsed := map[string]any{}
+	// The user key's name, null too (ccfg.User: "<nil>"), as given.
+	name := dc.Name.Str()
+	if name == "" {
+		return out, []string{"users: default: no default user is configured: skipped"}, nil
+	}
+	defGroups := dc.Groups
+	dc.Name, dc.Groups = ccfg.PyString{}, ccfg.PyValue{}
+	var parsed ccfg.User
 	for j, u := range out {
 		if u.Name == name {
 			parsed = u.Cfg
@@ -184,109 +136,26 @@ func placeDefault(e *core.Env, out []userSpec, i int, warns []string) ([]userSpe
 			break
 		}
 	}
-	parsed["groups"] = strings.Join(sortedUniq(parsed["groups"], defGroups), ",")
-	cfg := map[string]any{}
-	for _, src := range []map[string]any{dc, defCfg, parsed} {
-		mergeFirst(cfg, src)
-	}
-	return append(out, userSpec{Name: name, Cfg: cfg, Default: true}), warns, nil
-}
-
-// userList collects users entries in order, merging entries of one name.
-type userList struct {
-	out   []userSpec
-	index map[string]int // name -> its entry in out
-	warns []string
-}
-
-// add adds user name with cfg, or merges cfg into the earlier entry of
-// that name, whose keys win (cloud-init's mergemanydict). "" is no user.
-func (l *userList) add(name string, cfg map[string]any) {
-	if name == "" {
-		return
-	}
-	norm := map[string]any{}
-	for k, v := range cfg {
-		if k = strings.TrimSpace(strings.ReplaceAll(k, "-", "_")); k != "" {
-			norm[k] = v
-		}
-	}
-	if i, ok := l.index[name]; ok {
-		mergeFirst(l.out[i].Cfg, norm)
-		return
-	}
-	l.index[name] = len(l.out)
-	l.out = append(l.out, userSpec{Name: name, Cfg: norm})
-}
-
-// mergeFirst merges src into dst as cloud-init's mergemanydict merges a
-// later source: keys dst has are kept, maps in both merged alike.
-func mergeFirst(dst, src map[string]any) {
-	for k, v := range src {
-		old, ok := dst[k]
-		if !ok {
-			dst[k] = v
-			continue
-		}
-		om, ok1 := old.(map[string]any)
-		nm, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			om = copyCfg(om)
-			mergeFirst(om, nm)
-			dst[k] = om
-		}
-	}
-}
-
-// sortedNames is cloud-init's uniq_merge_sorted of a comma-separated
-// string: its names, once each, sorted as written (cloud-init sorts
-// before trimming: " bob" before "alice").
-func sortedNames(s string) []any {
-	var names []string
-	for _, n := range strings.Split(strings.TrimSpace(s), ",") {
-		if n != "" && !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	out := make([]any, len(names))
-	for i, n := range names {
-		out[i] = n
-	}
-	return out
+	parsed.Groups = ccfg.PyValueOf(strings.Join(sortedUniq(parsed.Groups, defGroups), ","))
+	defCfg.Name = ccfg.PyString{}
+	cfg := dc
+	cfg.Merge(&defCfg)
+	cfg.Merge(&parsed)
+	return append(out, userSpec{Name: name, Cfg: cfg, Default: true}), nil, nil
 }
 
 // sortedUniq is uniq_merge_sorted of group lists (comma-separated strings
 // or lists), trimmed.
-func sortedUniq(lists ...any) []string {
+func sortedUniq(lists ...ccfg.PyValue) []string {
 	var out []string
 	for _, l := range lists {
-		var items []string
-		switch t := l.(type) {
-		case string:
-			items = strings.Split(t, ",")
-		case []any:
-			for _, x := range t {
-				items = append(items, core.ScalarString(x))
-			}
-		case []string:
-			items = t
-		}
-		for _, it := range items {
+		for _, it := range l.Items() {
 			if it = strings.TrimSpace(it); it != "" && !slices.Contains(out, it) {
 				out = append(out, it)
 			}
 		}
 	}
 	sort.Strings(out)
-	return out
-}
-
-func copyCfg(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
 	return out
 }
 
@@ -304,65 +173,10 @@ func defaultUserName(e *core.Env) string {
 	return ""
 }
 
-// groupSpec is one group to create, with its members.
-type groupSpec struct {
-	Name    string
-	Members []string
-}
-
-// normalizeGroups reads the groups key: "a,b", a list of names or of maps
-// {name: members}, or a map {name: members}. Members are a list or a
-// comma-separated string.
-func normalizeGroups(e *core.Env) ([]groupSpec, error) {
-	raw, ok := e.Cfg["groups"]
-	if !ok || raw == nil {
-		return nil, nil
-	}
-	var out []groupSpec
-	fromMap := func(path string, m map[string]any) error {
-		names := make([]string, 0, len(m))
-		for n := range m {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			var members []string
-			if m[n] != nil {
-				var err error
-				if members, err = core.ToStrings(path+"."+n, m[n], true); err != nil {
-					return err
-				}
-			}
-			out = append(out, groupSpec{Name: n, Members: members})
-		}
-		return nil
-	}
-	switch t := raw.(type) {
-	case string:
-		for _, n := range strings.Split(t, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				out = append(out, groupSpec{Name: n})
-			}
-		}
-	case map[string]any:
-		if err := fromMap("groups", t); err != nil {
-			return nil, err
-		}
-	case []any:
-		for i, it := range t {
-			switch g := it.(type) {
-			case string:
-				out = append(out, groupSpec{Name: strings.TrimSpace(g)})
-			case map[string]any:
-				if err := fromMap(fmt.Sprintf("groups.%d", i), g); err != nil {
-					return nil, err
-				}
-			default:
-				return nil, fmt.Errorf("groups.%d: want a name or a map, got %s", i, core.Kind(it))
-			}
-		}
-	default:
-		return nil, fmt.Errorf("groups: want a list, a map or a string, got %s", core.Kind(raw))
-	}
-	return out, nil
+// normalizeGroups reads the groups key (ccfg.Groups): "a,b", a list of
+// names or of maps {name: members}, or a map {name: members}. Members are
+// a list or a comma-separated string.
+func normalizeGroups(e *core.Env) ([]ccfg.Group, error) {
+	groups, _, err := ccfg.Decode[ccfg.Groups](e.Cfg, "groups")
+	return groups, err
 }

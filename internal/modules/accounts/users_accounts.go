@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/earlyinit/earlyinit/internal/accounts"
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -51,20 +52,16 @@ var inProcessOpts = map[string]bool{"gecos": true, "groups": true, "homedir": tr
 // accounts.ErrUnsupported (nothing written) means useradd's way: an
 // option internal/accounts does not do (not in inProcessOpts) or a root setting (a mail spool, a
 // skeleton with links).
-func goUseradd(ctx context.Context, e *core.Env, name string, cfg map[string]any, groups []string, noHome bool) error {
+func goUseradd(ctx context.Context, e *core.Env, name string, cfg *ccfg.User, groups []string, noHome bool) error {
 	for _, o := range useraddOpts {
-		if v, ok := cfg[o.key]; ok && v != nil && !inProcessOpts[o.key] {
+		if o.get(cfg).Set() && !inProcessOpts[o.key] {
 			return fmt.Errorf("%s: %w", o.key, accounts.ErrUnsupported)
 		}
 	}
-	str := func(k string) string {
-		s, _ := cfg[k].(string)
-		return s
-	}
-	u := accounts.User{Name: name, Gecos: str("gecos"), Home: str("homedir"), Shell: str("shell"), UID: -1,
-		Groups: groups, PrimaryGroup: str("primary_group"), System: core.IsTrue(cfg["system"]), CreateHome: !noHome}
-	if v, ok := cfg["uid"]; ok && v != nil {
-		if s := core.ScalarString(v); s != "" {
+	u := accounts.User{Name: name, Gecos: cfg.Gecos.Text(), Home: cfg.HomeDir.Text(), Shell: cfg.Shell.Text(), UID: -1,
+		Groups: groups, PrimaryGroup: cfg.PrimaryGroup.Text(), System: cfg.System.True(), CreateHome: !noHome}
+	if cfg.UID.Set() {
+		if s := cfg.UID.Str(); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 0 {
 				return fmt.Errorf("uid %q: not a number", s)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/accounts"
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -134,27 +135,31 @@ func addMember(ctx context.Context, e *core.Env, group, user string) error {
 var useraddOpts = []struct {
 	key, opt string
 	flag     bool // a flag without a value, given when the key is true
+	get      func(u *ccfg.User) ccfg.PyValue
 }{
-	{"expiredate", "--expiredate", false},
-	{"gecos", "--comment", false},
-	{"groups", "--groups", false},
-	{"homedir", "--home", false},
-	{"inactive", "--inactive", false},
-	{"no_log_init", "--no-log-init", true},
-	{"no_user_group", "--no-user-group", true},
-	{"primary_group", "--gid", false},
-	{"selinux_user", "--selinux-user", false},
-	{"shell", "--shell", false},
-	{"system", "--system", true},
-	{"uid", "--uid", false},
+	{"expiredate", "--expiredate", false, func(u *ccfg.User) ccfg.PyValue { return u.ExpireDate.PyValue }},
+	{"gecos", "--comment", false, func(u *ccfg.User) ccfg.PyValue { return u.Gecos.PyValue }},
+	{"groups", "--groups", false, func(u *ccfg.User) ccfg.PyValue { return u.Groups }},
+	{"homedir", "--home", false, func(u *ccfg.User) ccfg.PyValue { return u.HomeDir.PyValue }},
+	{"inactive", "--inactive", false, func(u *ccfg.User) ccfg.PyValue { return u.Inactive.PyValue }},
+	{"no_log_init", "--no-log-init", true, func(u *ccfg.User) ccfg.PyValue { return u.NoLogInit.PyValue }},
+	{"no_user_group", "--no-user-group", true, func(u *ccfg.User) ccfg.PyValue { return u.NoUserGroup.PyValue }},
+	{"primary_group", "--gid", false, func(u *ccfg.User) ccfg.PyValue { return u.PrimaryGroup.PyValue }},
+	{"selinux_user", "--selinux-user", false, func(u *ccfg.User) ccfg.PyValue { return u.SELinuxUser.PyValue }},
+	{"shell", "--shell", false, func(u *ccfg.User) ccfg.PyValue { return u.Shell.PyValue }},
+	{"system", "--system", true, func(u *ccfg.User) ccfg.PyValue { return u.System.PyValue }},
+	{"uid", "--uid", false, func(u *ccfg.User) ccfg.PyValue { return u.UID }},
 }
 
 // createUser makes one user and returns its sudo rules.
 func createUser(ctx context.Context, e *core.Env, u userSpec) ([]string, error) {
-	cfg := u.Cfg
-	for _, k := range []string{"snapuser", "ssh_redirect_user"} {
-		if _, ok := cfg[k]; ok {
-			e.Logf("user %s: %s is not supported by earlyinit: ignored", u.Name, k)
+	cfg := &u.Cfg
+	for _, k := range []struct {
+		key string
+		v   ccfg.PyValue
+	}{{"snapuser", cfg.SnapUser.PyValue}, {"ssh_redirect_user", cfg.SSHRedirectUser.PyValue}} {
+		if k.v.Given() {
+			e.Logf("user %s: %s is not supported by earlyinit: ignored", u.Name, k.key)
 		}
 	}
 	if err := core.CheckNamed("user name", u.Name); err != nil {
@@ -163,12 +168,12 @@ func createUser(ctx context.Context, e *core.Env, u userSpec) ([]string, error) 
 	if err := checkUserPasswords(cfg); err != nil {
 		return nil, err
 	}
-	groups, err := core.CfgStrings(cfg, "groups", true)
+	groups, err := cfg.Groups.Strings("groups", true)
 	if err != nil {
 		return nil, err
 	}
 	if len(groups) > 0 {
-		cfg["groups"] = strings.Join(groups, ",")
+		cfg.Groups = ccfg.PyValueOf(strings.Join(groups, ","))
 	}
 	if err := ensureUser(ctx, e, u.Name, cfg, groups); err != nil {
 		return nil, err
@@ -188,7 +193,7 @@ func createUser(ctx context.Context, e *core.Env, u userSpec) ([]string, error) 
 
 // ensureUser adds user name, and its groups unless create_groups is false,
 // when the root does not have it yet.
-func ensureUser(ctx context.Context, e *core.Env, name string, cfg map[string]any, groups []string) error {
+func ensureUser(ctx context.Context, e *core.Env, name string, cfg *ccfg.User, groups []string) error {
 	a, err := core.ReadAccounts(e.Root)
 	if err != nil {
 		return err
@@ -197,9 +202,9 @@ func ensureUser(ctx context.Context, e *core.Env, name string, cfg map[string]an
 		e.Logf("user %s exists: not created", name)
 		return nil
 	}
-	if core.CfgBool(cfg, "create_groups", true) {
+	if !cfg.CreateGroups.Set() || cfg.CreateGroups.True() {
 		want := groups
-		if pg := core.CfgString(cfg, "primary_group", ""); pg != "" {
+		if pg := cfg.PrimaryGroup.Str(); pg != "" {
 			want = append(append([]string{}, groups...), pg)
 		}
 		for _, g := range want {
@@ -219,22 +224,22 @@ func ensureUser(ctx context.Context, e *core.Env, name string, cfg map[string]an
 // 0 and "" keep the password unlocked, "false" (a string) locks it, as
 // kwargs.get("lock_passwd", True) does. A locked password that chpasswd
 // sets later (set_passwords) is unlocked: chpasswd replaces the field.
-func userPasswords(ctx context.Context, e *core.Env, name string, cfg map[string]any) error {
-	if v := cfg["plain_text_passwd"]; core.PyTruthy(v) {
-		if err := chpasswd(ctx, e, []string{name + ":" + core.ScalarString(v)}, false); err != nil {
+func userPasswords(ctx context.Context, e *core.Env, name string, cfg *ccfg.User) error {
+	if v := cfg.PlainTextPasswd; v.Truthy() {
+		if err := chpasswd(ctx, e, []string{name + ":" + v.Str()}, false); err != nil {
 			return err
 		}
 	}
-	if v := cfg["hashed_passwd"]; core.PyTruthy(v) {
-		if err := chpasswd(ctx, e, []string{name + ":" + core.ScalarString(v)}, true); err != nil {
+	if v := cfg.HashedPasswd; v.Truthy() {
+		if err := chpasswd(ctx, e, []string{name + ":" + v.Str()}, true); err != nil {
 			return err
 		}
 	}
 	lock := true
-	if v, ok := cfg["lock_passwd"]; ok {
-		lock = core.PyTruthy(v)
-	} else if v, ok := cfg["lock-passwd"]; ok {
-		lock = core.PyTruthy(v)
+	if cfg.LockPasswd.Given() {
+		lock = cfg.LockPasswd.Truthy()
+	} else if cfg.OldLockPasswd.Given() {
+		lock = cfg.OldLockPasswd.Truthy()
 	}
 	if lock {
 		return lockPasswd(ctx, e, name)
@@ -243,17 +248,18 @@ func userPasswords(ctx context.Context, e *core.Env, name string, cfg map[string
 }
 
 // sudoRules is the user's sudo key as "name rule" lines for sudoersFile.
-func sudoRules(e *core.Env, name string, cfg map[string]any) ([]string, error) {
+func sudoRules(e *core.Env, name string, cfg *ccfg.User) ([]string, error) {
 	var rules []string
-	switch t := cfg["sudo"].(type) {
-	case nil:
-	case bool:
-		if t {
+	b, isBool := cfg.Sudo.Bool()
+	switch {
+	case !cfg.Sudo.Set():
+	case isBool:
+		if b {
 			return nil, errors.New(`sudo: true is not a rule; write "ALL=(ALL) NOPASSWD:ALL"`)
 		}
 		e.Logf("user %s: sudo: false is deprecated, use null", name)
 	default:
-		rs, err := core.ToStrings("sudo", t, false)
+		rs, err := cfg.Sudo.Strings("sudo", false)
 		if err != nil {
 			return nil, err
 		}
@@ -269,28 +275,25 @@ func sudoRules(e *core.Env, name string, cfg map[string]any) ([]string, error) {
 
 // userAuthorizedKeys appends ssh_authorized_keys (a list, a string or a map
 // whose values are keys) to the user's ~/.ssh/authorized_keys.
-func userAuthorizedKeys(e *core.Env, name string, cfg map[string]any) error {
-	k := cfg["ssh_authorized_keys"]
-	if k == nil {
+func userAuthorizedKeys(e *core.Env, name string, cfg *ccfg.User) error {
+	k := cfg.SSHAuthorizedKeys
+	if !k.Set() {
 		return nil
 	}
-	var keys []string
-	if m, ok := k.(map[string]any); ok {
-		for _, v := range m {
-			keys = append(keys, core.ScalarString(v))
-		}
+	keys, isMap := k.MapValues()
+	if isMap {
 		sort.Strings(keys)
 	} else {
 		var err error
-		if keys, err = core.ToStrings("ssh_authorized_keys", k, false); err != nil {
+		if keys, err = k.Strings("ssh_authorized_keys", false); err != nil {
 			return err
 		}
 	}
 	return addAuthorizedKeys(e, name, keys, "")
 }
 
-func addUser(ctx context.Context, e *core.Env, name string, cfg map[string]any, groups []string) error {
-	noHome := core.CfgBool(cfg, "no_create_home", false) || core.CfgBool(cfg, "system", false)
+func addUser(ctx context.Context, e *core.Env, name string, cfg *ccfg.User, groups []string) error {
+	noHome := cfg.NoCreateHome.True() || cfg.System.True()
 	if busybox(e) {
 		return busyboxAddUser(ctx, e, name, cfg, groups, noHome)
 	}
@@ -303,23 +306,23 @@ func addUser(ctx context.Context, e *core.Env, name string, cfg map[string]any, 
 	}
 	args := []string{name}
 	for _, o := range useraddOpts {
-		v, ok := cfg[o.key]
-		if !ok || v == nil {
+		v := o.get(cfg)
+		if !v.Set() {
 			continue
 		}
 		if o.flag {
-			if core.IsTrue(v) {
+			if v.True() {
 				args = append(args, o.opt)
 			}
 			continue
 		}
-		s := core.ScalarString(v)
+		s := v.Str()
 		if o.key == "uid" {
 			if _, err := strconv.Atoi(s); err != nil {
 				return fmt.Errorf("uid %q: not a number", s)
 			}
 		}
-		if _, isStr := v.(string); (isStr || o.key == "uid") && s != "" {
+		if (v.IsString() || o.key == "uid") && s != "" {
 			args = append(args, o.opt, s)
 		}
 	}
@@ -340,9 +343,9 @@ func addUser(ctx context.Context, e *core.Env, name string, cfg map[string]any, 
 // useradd --password when it is a non-empty string (anything else is not
 // passed), with chpasswd -e on stdin: the same field in /etc/shadow, set
 // verbatim, but not on a command line any local user can read.
-func newUserPasswd(ctx context.Context, e *core.Env, name string, cfg map[string]any) error {
-	pw, ok := cfg["passwd"].(string)
-	if !ok || pw == "" {
+func newUserPasswd(ctx context.Context, e *core.Env, name string, cfg *ccfg.User) error {
+	pw := cfg.Passwd.Text()
+	if pw == "" {
 		return nil
 	}
 	return chpasswd(ctx, e, []string{name + ":" + pw}, true)
@@ -351,18 +354,20 @@ func newUserPasswd(ctx context.Context, e *core.Env, name string, cfg map[string
 // checkUserPasswords refuses, before any tool runs for the user, a
 // password that would be a second chpasswd line (a line break or a NUL)
 // and a hash holding a ":". The value is never in the error.
-func checkUserPasswords(cfg map[string]any) error {
-	for _, k := range []string{"passwd", "plain_text_passwd", "hashed_passwd"} {
-		v := cfg[k]
-		if !core.PyTruthy(v) {
+func checkUserPasswords(cfg *ccfg.User) error {
+	for _, p := range []struct {
+		key string
+		v   ccfg.PyValue
+	}{{"passwd", cfg.Passwd.PyValue}, {"plain_text_passwd", cfg.PlainTextPasswd.PyValue}, {"hashed_passwd", cfg.HashedPasswd.PyValue}} {
+		if !p.v.Truthy() {
 			continue
 		}
 		check := checkHash
-		if k == "plain_text_passwd" {
+		if p.key == "plain_text_passwd" {
 			check = checkPassword
 		}
-		if err := check(core.ScalarString(v)); err != nil {
-			return fmt.Errorf("%s %w: not set", k, err)
+		if err := check(p.v.Str()); err != nil {
+			return fmt.Errorf("%s %w: not set", p.key, err)
 		}
 	}
 	return nil
@@ -377,27 +382,27 @@ func redactErr(err error) error {
 	return errors.New("failed")
 }
 
-func busyboxAddUser(ctx context.Context, e *core.Env, name string, cfg map[string]any, groups []string, noHome bool) error {
+func busyboxAddUser(ctx context.Context, e *core.Env, name string, cfg *ccfg.User, groups []string, noHome bool) error {
 	args := []string{"-D"}
-	if s := core.CfgString(cfg, "gecos", ""); s != "" {
+	if s := cfg.Gecos.Str(); s != "" {
 		args = append(args, "-g", s)
 	}
-	if s := core.CfgString(cfg, "homedir", ""); s != "" {
+	if s := cfg.HomeDir.Str(); s != "" {
 		args = append(args, "-h", s)
 	}
-	if s := core.CfgString(cfg, "shell", ""); s != "" {
+	if s := cfg.Shell.Str(); s != "" {
 		args = append(args, "-s", s)
 	}
-	if s := core.CfgString(cfg, "primary_group", ""); s != "" {
+	if s := cfg.PrimaryGroup.Str(); s != "" {
 		args = append(args, "-G", s)
 	}
-	if core.CfgBool(cfg, "system", false) {
+	if cfg.System.True() {
 		args = append(args, "-S")
 	}
 	if noHome {
 		args = append(args, "-H")
 	}
-	if s := core.CfgString(cfg, "uid", ""); s != "" {
+	if s := cfg.UID.Str(); s != "" {
 		if _, err := strconv.Atoi(s); err != nil {
 			return fmt.Errorf("uid %q: not a number", s)
 		}

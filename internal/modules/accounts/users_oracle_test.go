@@ -3,10 +3,12 @@ package accounts
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 	"github.com/earlyinit/earlyinit/internal/oracle"
@@ -84,6 +86,48 @@ func userLine(name string, def bool, cfg map[string]any) string {
 	return fmt.Sprintf("%s default=%v %s", name, def, strings.Join(kv, " "))
 }
 
+// cfgMap is a users entry's keys as the YAML values they were given as
+// (the strings, booleans and lists of strings of these cases).
+func cfgMap(u ccfg.User) map[string]any {
+	m := map[string]any{}
+	uv := reflect.ValueOf(u)
+	for i := range uv.NumField() {
+		key, _, _ := strings.Cut(uv.Type().Field(i).Tag.Get("yaml"), ",")
+		if key == "" {
+			continue
+		}
+		f, ok := uv.Field(i).Interface().(interface{ Given() bool })
+		if !ok || !f.Given() {
+			continue
+		}
+		var p ccfg.PyValue
+		switch t := f.(type) {
+		case ccfg.PyValue:
+			p = t
+		case ccfg.PyString:
+			p = t.PyValue
+		case ccfg.PyBool:
+			p = t.PyValue
+		case ccfg.PyList:
+			p = t.PyValue
+		}
+		b, isBool := p.Bool()
+		switch {
+		case !p.Set():
+			m[key] = nil
+		case p.IsString():
+			m[key] = p.Text()
+		case isBool:
+			m[key] = b
+		case p.Items() != nil:
+			m[key] = strList(p.Items())
+		default:
+			m[key] = p.Str()
+		}
+	}
+	return m
+}
+
 // TestNormalizeUsersAsCloudInit: which users the users_groups module
 // creates, in which order (the order decides their uids), with which
 // configuration, and which groups with which members, are cloud-init
@@ -118,6 +162,13 @@ func TestNormalizeUsersAsCloudInit(t *testing.T) {
 		"users: {alice: true}\nuser: bob",
 		"user: {name: alice, groups: [wheel]}\nusers: [default]",
 		"users: [alice, 'carol, bob']",
+		"users: {default: false, alice: true}\nuser: bob",
+		"users: {default: {shell: /bin/sh}}\nuser: bob",
+		"user: {name: bob, lock-passwd: false, shell: /bin/sh}\nusers: [default]",
+		"users: [{name: alice, lock-passwd: false, lock_passwd: true}]",
+		"users: [{name: alice, shell: null}, {name: alice, shell: /bin/sh, no-create-home: true}]",
+		"user: {shell: /bin/sh}",
+		"users: [default]\nuser: ''",
 	}
 	// The configs where earlyinit deliberately differs, and why
 	// (docs/cloud-config.md says so too).
@@ -169,7 +220,7 @@ func TestNormalizeUsersAsCloudInit(t *testing.T) {
 		groups, gerr := normalizeGroups(te.Env)
 		got.Error = err != nil || gerr != nil
 		for _, u := range users {
-			got.Users = append(got.Users, userLine(u.Name, u.Default, u.Cfg))
+			got.Users = append(got.Users, userLine(u.Name, u.Default, cfgMap(u.Cfg)))
 		}
 		for _, g := range groups {
 			got.Groups = append(got.Groups, g.Name+":"+nameList(strList(g.Members)))

@@ -123,7 +123,7 @@ func ScriptsDir(id string) string {
 // ErrNoExec guards modules from a nil Exec.
 var ErrNoExec = errors.New("no command runner")
 
-// ForSysvinit adapts a shutdown argv of parsePowerState's to sysvinit's
+// ForSysvinit adapts a shutdown argv of power_state's to sysvinit's
 // shutdown, which wants -h with -P or -H (systemd's takes -h as poweroff
 // too, but the runner only calls this when systemd is not running).
 func ForSysvinit(argv []string) []string {

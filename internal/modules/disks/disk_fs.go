@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/blockdev"
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pyfmt"
 )
@@ -27,7 +28,7 @@ type fsEntry struct {
 
 // makeFS is mkfs for one fs_setup entry; ours is the disks disk_setup
 // partitioned in this run.
-func makeFS(ctx context.Context, e *core.Env, aliases map[string]any, def map[string]any, ours map[string]bool) error {
+func makeFS(ctx context.Context, e *core.Env, aliases ccfg.DeviceAliases, def ccfg.FSSetup, ours map[string]bool) error {
 	f, err := readFSEntry(ctx, e, aliases, def)
 	if err != nil {
 		return err
@@ -51,25 +52,16 @@ func makeFS(ctx context.Context, e *core.Env, aliases map[string]any, def map[st
 	return err
 }
 
-// readFSEntry reads and checks fs_setup entry def, and resolves its
-// device.
-func readFSEntry(ctx context.Context, e *core.Env, aliases map[string]any, def map[string]any) (fsEntry, error) {
-	var f fsEntry
-	f.label = core.CfgString(def, "label", "")
+// readFSEntry checks fs_setup entry def, and resolves its device.
+func readFSEntry(ctx context.Context, e *core.Env, aliases ccfg.DeviceAliases, def ccfg.FSSetup) (fsEntry, error) {
+	f := fsEntry{label: def.Label, fsType: def.Filesystem, replace: string(def.ReplaceFS), overwrite: def.Overwrite, partition: strings.ToLower(def.Partition)}
 	if f.label != "" && !validFSLabel(f.label) {
 		return f, fmt.Errorf("label %q: want letters, digits and _.:+@- (not starting with -)", f.label)
 	}
-	f.fsType = core.CfgString(def, "filesystem", "")
 	if f.fsType != "" && strings.Trim(f.fsType, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
 		return f, fmt.Errorf("filesystem %q: not a file system type", f.fsType)
 	}
-	f.replace = core.CfgString(def, "replace_fs", "")
-	if f.replace == "False" {
-		f.replace = ""
-	}
-	f.overwrite = core.CfgBool(def, "overwrite", false)
-	f.partition = strings.ToLower(core.CfgString(def, "partition", "any"))
-	name := core.CfgString(def, "device", "")
+	name := def.Device
 	if name == "" {
 		return f, fmt.Errorf("device: required")
 	}
@@ -83,36 +75,20 @@ func readFSEntry(ctx context.Context, e *core.Env, aliases map[string]any, def m
 	if f.dev, err = resolveDevice(ctx, e, aliases, name); err != nil {
 		return f, err
 	}
-	if f.opts, err = extraOpts(def); err != nil {
+	var opts ccfg.MkfsOpts
+	if err := ccfg.DecodeValue(def.ExtraOpts, "extra_opts", &opts); err != nil {
 		return f, err
 	}
-	f.cmdTmpl, _ = def["cmd"].(string)
-	if v, ok := def["cmd"]; ok && v != nil && f.cmdTmpl == "" {
-		return f, fmt.Errorf("cmd: want a string, got %s", core.Kind(v))
+	f.opts = opts
+	var cmd ccfg.MkfsCmd
+	if err := ccfg.DecodeValue(def.Cmd, "cmd", &cmd); err != nil {
+		return f, err
 	}
+	f.cmdTmpl = string(cmd)
 	if f.fsType == "" && f.cmdTmpl == "" {
 		return f, fmt.Errorf("no filesystem nor cmd for label %q", f.label)
 	}
 	return f, nil
-}
-
-// extraOpts is an fs_setup entry's extra_opts, each a string on one line.
-func extraOpts(def map[string]any) ([]string, error) {
-	var opts []string
-	if v, ok := def["extra_opts"]; ok && v != nil {
-		l, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("extra_opts: want a list, got %s", core.Kind(v))
-		}
-		for i, o := range l {
-			s, ok := o.(string)
-			if !ok || strings.ContainsAny(s, "\n\x00") {
-				return nil, fmt.Errorf("extra_opts.%d: want a string without line breaks", i)
-			}
-			opts = append(opts, s)
-		}
-	}
-	return opts, nil
 }
 
 // target is the device f formats: its device, or the partition it names

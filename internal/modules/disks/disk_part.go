@@ -6,25 +6,29 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
 // partitionDisk is mkpart for disk_setup entry name. A disk it
 // partitions is added to ours.
-func partitionDisk(ctx context.Context, e *core.Env, aliases map[string]any, name string, def map[string]any, ours map[string]bool) error {
-	layout, ok := def["layout"]
-	if !ok || layout == nil || layout == false {
+func partitionDisk(ctx context.Context, e *core.Env, aliases ccfg.DeviceAliases, name string, def ccfg.DiskSetup, ours map[string]bool) error {
+	var layout ccfg.DiskLayout
+	if err := ccfg.DecodeValue(def.Layout, "layout", &layout); err != nil {
+		return err
+	}
+	if layout.Off {
 		return nil
 	}
 	dev, err := resolveDevice(ctx, e, aliases, name)
 	if err != nil {
 		return err
 	}
-	table := strings.ToLower(core.CfgString(def, "table_type", "mbr"))
-	if table != "mbr" && table != "gpt" {
-		return fmt.Errorf("table_type %q: want mbr or gpt", table)
+	table, err := tableType(def)
+	if err != nil {
+		return err
 	}
-	overwrite := core.CfgBool(def, "overwrite", false)
+	overwrite := def.Overwrite
 	parts, err := diskLayout(layout, table)
 	if err != nil {
 		return err
@@ -51,7 +55,7 @@ func partitionDisk(ctx context.Context, e *core.Env, aliases map[string]any, nam
 		}
 		return purgeDisk(ctx, e, dev, ents)
 	}
-	if layoutMatches(ents[1:], parts, table, layout) {
+	if layoutMatches(ents[1:], parts, table, layout.Whole) {
 		e.Logf("disk_setup: %s: already partitioned as asked", dev)
 		return nil
 	}
@@ -88,52 +92,34 @@ func partitionDisk(ctx context.Context, e *core.Env, aliases map[string]any, nam
 	return nil
 }
 
-// partSpec is one partition of a layout: percent of the disk, type code
-// ("" for the default).
-type partSpec struct {
-	Percent float64
-	Type    string
+// tableType is def's table_type, mbr when not given.
+func tableType(def ccfg.DiskSetup) (string, error) {
+	if def.TableType == nil {
+		return "mbr", nil
+	}
+	if t := string(*def.TableType); t == "mbr" || t == "gpt" {
+		return t, nil
+	}
+	return "", fmt.Errorf("table_type %q: want mbr or gpt", *def.TableType)
 }
 
-// diskLayout reads layout: true (one partition), a list of percentages
-// or [percent, type] pairs, or "remove" (nil, nil).
-func diskLayout(layout any, table string) ([]partSpec, error) {
-	switch t := layout.(type) {
-	case bool:
+// partSpec is one partition of a layout: percent of the disk, type code
+// ("" for the default).
+type partSpec = ccfg.LayoutPart
+
+// diskLayout is layout's partitions for a table of type table: one for
+// the whole disk (true), a list of percentages or [percent, type] pairs,
+// or nil for "remove".
+func diskLayout(layout ccfg.DiskLayout, table string) ([]partSpec, error) {
+	switch {
+	case layout.Remove:
+		return nil, nil
+	case layout.Whole:
 		return []partSpec{{Percent: 100}}, nil
-	case string:
-		if strings.ToLower(t) == "remove" {
-			return nil, nil
-		}
-	case []any:
-		if len(t) == 0 {
-			return nil, fmt.Errorf("layout: empty")
-		}
-		if table == "mbr" && len(t) > 4 {
-			return nil, fmt.Errorf("layout: more than 4 partitions (mbr)")
-		}
-		var out []partSpec
-		for i, p := range t {
-			var pct any = p
-			typ := ""
-			if pair, ok := p.([]any); ok {
-				if len(pair) != 2 {
-					return nil, fmt.Errorf("layout.%d: want percent or [percent, type]", i)
-				}
-				pct, typ = pair[0], core.ScalarString(pair[1])
-				if typ == "" || len(typ) > 36 || strings.Trim(typ, "0123456789abcdefABCDEF-") != "" {
-					return nil, fmt.Errorf("layout.%d: partition type %q: want a hexadecimal code", i, typ)
-				}
-			}
-			f, err := strconv.ParseFloat(core.ScalarString(pct), 64)
-			if err != nil || f <= 0 || f > 100 {
-				return nil, fmt.Errorf("layout.%d: size %v: want a percentage", i, pct)
-			}
-			out = append(out, partSpec{Percent: f, Type: typ})
-		}
-		return out, nil
+	case table == "mbr" && len(layout.Parts) > 4:
+		return nil, fmt.Errorf("layout: more than 4 partitions (mbr)")
 	}
-	return nil, fmt.Errorf("layout: want true, a list of partitions or remove, got %v", layout)
+	return layout.Parts, nil
 }
 
 // gptTypeGUID is the GPT type GUID of an MBR-style code cloud-init's
@@ -157,14 +143,14 @@ func gptTypeGUID(code string) string {
 
 // layoutMatches is check_partition_layout over lsblk's partitions: the
 // same number (at least one for layout true) and the types asked for.
-func layoutMatches(parts []blkEntry, want []partSpec, table string, layout any) bool {
+func layoutMatches(parts []blkEntry, want []partSpec, table string, whole bool) bool {
 	var found []string
 	for _, p := range parts {
 		if p.Type == "part" {
 			found = append(found, p.PartType)
 		}
 	}
-	if _, ok := layout.(bool); ok {
+	if whole {
 		return len(found) >= 1
 	}
 	if len(found) != len(want) {

@@ -3,9 +3,11 @@ package disks
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -54,54 +56,42 @@ import (
 // lsblk has no FSTYPE (no udev database), so a file system made by an
 // earlier entry is found without waiting for udev.
 func DiskSetup(ctx context.Context, e *core.Env) error {
-	aliases := map[string]any{}
-	if v, ok := e.Cfg["device_aliases"]; ok && v != nil {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("device_aliases: want a map, got %s", core.Kind(v))
-		}
-		aliases = m
+	aliases, _, err := ccfg.Decode[ccfg.DeviceAliases](e.Cfg, "device_aliases")
+	if err != nil {
+		return err
+	}
+	disks, _, err := ccfg.Decode[ccfg.DiskSetups](e.Cfg, "disk_setup")
+	if err != nil {
+		return err
 	}
 	var errs []string
 	// ours is the disks (lsblk's kernel names) disk_setup partitioned in
 	// this run: only there may fs_setup's any and auto choose a partition
 	// without overwrite: true.
 	ours := map[string]bool{}
-	if v, ok := e.Cfg["disk_setup"]; ok && v != nil {
-		ds, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("disk_setup: want a map, got %s", core.Kind(v))
+	for _, n := range slices.Sorted(maps.Keys(disks)) {
+		def := disks[n]
+		if err := def.Err(); err != nil {
+			errs = append(errs, err.Error())
+			continue
 		}
-		names := make([]string, 0, len(ds))
-		for n := range ds {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			def, ok := ds[n].(map[string]any)
-			if !ok {
-				errs = append(errs, fmt.Sprintf("disk_setup.%s: want a map, got %s", n, core.Kind(ds[n])))
-				continue
-			}
-			if err := partitionDisk(ctx, e, aliases, n, def, ours); err != nil {
-				errs = append(errs, fmt.Sprintf("disk_setup.%s: %v", n, err))
-			}
+		if err := partitionDisk(ctx, e, aliases, n, def, ours); err != nil {
+			errs = append(errs, fmt.Sprintf("disk_setup.%s: %v", n, err))
 		}
 	}
-	if v, ok := e.Cfg["fs_setup"]; ok && v != nil {
-		fl, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("fs_setup: want a list, got %s", core.Kind(v))
+	// fs_setup is read once the disks are partitioned: one that is not a
+	// list is an error, but does not stop disk_setup's entries.
+	fss, _, err := ccfg.Decode[[]ccfg.FSSetup](e.Cfg, "fs_setup")
+	if err != nil {
+		return err
+	}
+	for i, def := range fss {
+		if err := def.Err(); err != nil {
+			errs = append(errs, err.Error())
+			continue
 		}
-		for i, x := range fl {
-			def, ok := x.(map[string]any)
-			if !ok {
-				errs = append(errs, fmt.Sprintf("fs_setup.%d: want a map, got %s", i, core.Kind(x)))
-				continue
-			}
-			if err := makeFS(ctx, e, aliases, def, ours); err != nil {
-				errs = append(errs, fmt.Sprintf("fs_setup.%d: %v", i, err))
-			}
+		if err := makeFS(ctx, e, aliases, def, ours); err != nil {
+			errs = append(errs, fmt.Sprintf("fs_setup.%d: %v", i, err))
 		}
 	}
 	if len(errs) > 0 {
@@ -139,14 +129,13 @@ func validFSLabel(s string) bool {
 
 // resolveDevice is cloud-init's alias_to_device: device_aliases, then the
 // datasource's names; the result must be a /dev path.
-func resolveDevice(ctx context.Context, e *core.Env, aliases map[string]any, name string) (string, error) {
+func resolveDevice(ctx context.Context, e *core.Env, aliases ccfg.DeviceAliases, name string) (string, error) {
 	cand := name
 	if a, ok := aliases[name]; ok {
-		s, ok := a.(string)
-		if !ok {
-			return "", fmt.Errorf("device_aliases.%s: want a string, got %s", name, core.Kind(a))
+		if a.Kind != "a string" {
+			return "", fmt.Errorf("device_aliases.%s: want a string, got %s", name, a.Kind)
 		}
-		cand = s
+		cand = a.Device
 	}
 	if !strings.HasPrefix(cand, "/") {
 		if dev := datasourceDevice(ctx, e, cand); dev != "" {

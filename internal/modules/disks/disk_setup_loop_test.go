@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/looptest"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
@@ -264,7 +265,7 @@ func TestFSSetupLoopFormats(t *testing.T) {
 		// disk), so the test partitioned it and says it is ours.
 		ours := map[string]bool{strings.TrimPrefix(loop, "/dev/"): true}
 		for _, label := range []string{"one", "two"} {
-			def := map[string]any{"device": loop, "partition": "auto", "filesystem": "ext4", "label": label}
+			def := ccfg.FSSetup{Device: loop, Partition: "auto", Filesystem: "ext4", Label: label}
 			if err := makeFS(t.Context(), te.Env, nil, def, ours); err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 )
@@ -60,7 +61,11 @@ func TestDiskSetupMBRScriptMatchesCloudInit(t *testing.T) {
 	var want []string
 	coretest.CloudinitOracle(t, mbrOracle, cases, &want)
 	for i, c := range cases {
-		parts, err := diskLayout(c[1], "mbr")
+		var layout ccfg.DiskLayout
+		if err := ccfg.DecodeValue(c[1], "layout", &layout); err != nil {
+			t.Fatal(err)
+		}
+		parts, err := diskLayout(layout, "mbr")
 		if err != nil {
 			t.Fatal(err)
 		}

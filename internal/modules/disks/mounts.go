@@ -19,7 +19,9 @@ const MountComment = "comment=earlyinit"
 
 // defaultMountFields is cloud-init's mount_default_fields with systemd,
 // without its x-systemd.requires=cloud-init.service and _netdev.
-var defaultMountFields = []any{nil, nil, "auto", "defaults,nofail", "0", "2"}
+var defaultMountFields = ccfg.MountFields{nil, nil, ptr("auto"), ptr("defaults,nofail"), ptr("0"), ptr("2")}
+
+func ptr(s string) *string { return &s }
 
 var shortDevRE = core.LazyRE{Expr: `^(x?[shv]d[a-z][0-9]*|sr[0-9]+|nvme[0-9]+n[0-9]+(p[0-9]+)?|vd[a-z]+[0-9]*)$`}
 
@@ -134,11 +136,15 @@ func blockName(e *core.Env, p string) string {
 // when the fstab changed (through Exec; a failure is logged, not fatal,
 // since nofail entries may legitimately be absent).
 func Mounts(ctx context.Context, e *core.Env) error {
-	defs, err := mountDefaults(e.Cfg)
+	defs, err := mountDefaults(e)
 	if err != nil {
 		return err
 	}
-	sc, err := parseSwap(e.Cfg["swap"])
+	swap, _, err := ccfg.Decode[*ccfg.Swap](e.Cfg, "swap")
+	if err != nil {
+		return err
+	}
+	sc, err := parseSwap(swap)
 	if err != nil {
 		return err
 	}
@@ -147,11 +153,11 @@ func Mounts(ctx context.Context, e *core.Env) error {
 		return err
 	}
 	kept, devs := fstabOthers(old)
-	raw, _ := e.Cfg["mounts"].([]any)
-	if _, ok := e.Cfg["mounts"]; ok && raw == nil && e.Cfg["mounts"] != nil {
-		return fmt.Errorf("mounts: want a list, got %s", core.Kind(e.Cfg["mounts"]))
+	raw, _, err := ccfg.Decode[[]ccfg.MountEntry](e.Cfg, "mounts")
+	if err != nil {
+		return err
 	}
-	aliases, _, err := ccfg.Decode[map[string]string](e.Cfg, "device_aliases")
+	aliases, err := mountAliases(e)
 	if err != nil {
 		return err
 	}
@@ -202,17 +208,35 @@ func Mounts(ctx context.Context, e *core.Env) error {
 	return swapErr
 }
 
-// mountDefaults is mount_default_fields, or defaultMountFields without it.
-func mountDefaults(cfg map[string]any) ([]any, error) {
-	d, ok := cfg["mount_default_fields"]
-	if !ok || d == nil {
-		return defaultMountFields, nil
+// mountAliases is device_aliases for mounts: each value's str() ("" for
+// null); a map or a list is an error.
+func mountAliases(e *core.Env) (map[string]string, error) {
+	da, _, err := ccfg.Decode[ccfg.DeviceAliases](e.Cfg, "device_aliases")
+	if err != nil {
+		return nil, err
 	}
-	l, ok := d.([]any)
-	if !ok || len(l) != 6 {
+	aliases := make(map[string]string, len(da))
+	for k, a := range da {
+		if a.Collection {
+			return nil, fmt.Errorf("device_aliases.%s: want a string, got %s", k, a.Kind)
+		}
+		aliases[k] = a.Device
+	}
+	return aliases, nil
+}
+
+// mountDefaults is mount_default_fields, or defaultMountFields without it.
+func mountDefaults(e *core.Env) (ccfg.MountFields, error) {
+	d, ok, err := ccfg.Decode[ccfg.MountFields](e.Cfg, "mount_default_fields")
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return defaultMountFields, nil
+	case len(d) != 6:
 		return nil, fmt.Errorf("mount_default_fields: want a list of 6 fields")
 	}
-	return l, nil
+	return d, nil
 }
 
 // fstabOthers is the lines of fstab that are not earlyinit's (or
@@ -237,21 +261,21 @@ func fstabOthers(fstab []byte) (kept []string, devs map[string]bool) {
 // completed from defs, skipped (with a log line) when its device cannot be
 // named or is in devs, and dropping its device's earlier entries when its
 // mount point is null.
-func mountEntries(ctx context.Context, e *core.Env, raw, defs []any, devs map[string]bool, aliases map[string]string) ([][]string, error) {
+func mountEntries(ctx context.Context, e *core.Env, raw []ccfg.MountEntry, defs ccfg.MountFields, devs map[string]bool, aliases map[string]string) ([][]string, error) {
 	var entries [][]string
 	for i, it := range raw {
-		l, ok := it.([]any)
-		if !ok {
-			e.Logf("mounts.%d: not a list (%s): skipped", i, core.Kind(it))
+		if it.NotList != "" {
+			e.Logf("mounts.%d: not a list (%s): skipped", i, it.NotList)
 			continue
 		}
+		l := it.Fields
 		if len(l) == 0 || l[0] == nil {
 			continue
 		}
 		f := withDefaults(l, defs)
-		dev, why := mountDevice(ctx, e, core.ScalarString(f[0]), aliases)
+		dev, why := mountDevice(ctx, e, *f[0], aliases)
 		if dev == "" {
-			e.Logf("mounts.%d: %v %s: skipped", i, f[0], why)
+			e.Logf("mounts.%d: %s %s: skipped", i, *f[0], why)
 			continue
 		}
 		if devs[dev] {
@@ -281,8 +305,8 @@ func mountEntries(ctx context.Context, e *core.Env, raw, defs []any, devs map[st
 
 // withDefaults is entry l's six fields, those it lacks or has null taken
 // from defs.
-func withDefaults(l, defs []any) []any {
-	f := make([]any, 6)
+func withDefaults(l, defs ccfg.MountFields) ccfg.MountFields {
+	f := make(ccfg.MountFields, 6)
 	copy(f, l)
 	for j := range f {
 		if j >= len(l) || f[j] == nil {
@@ -294,13 +318,13 @@ func withDefaults(l, defs []any) []any {
 
 // fstabFields is mounts entry i, completed to f, as fstab's six fields:
 // dev first, "nofail" and MountComment added to the options.
-func fstabFields(i int, f []any, dev string) ([]string, error) {
+func fstabFields(i int, f ccfg.MountFields, dev string) ([]string, error) {
 	s := make([]string, 6)
 	for j, x := range f {
 		if x == nil {
 			return nil, fmt.Errorf("mounts.%d: field %d is empty and has no default", i, j)
 		}
-		s[j] = core.ScalarString(x)
+		s[j] = *x
 		if s[j] == "" || strings.ContainsAny(s[j], " \t\n#") {
 			return nil, fmt.Errorf("mounts.%d: field %d %q: empty or has blanks", i, j, s[j])
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/rootfs"
 	"golang.org/x/sys/unix"
@@ -27,26 +28,18 @@ type swapConfig struct {
 	maxsize  int64 // bytes; -1 when not given
 }
 
-// parseSwap reads cfg's swap key; nil when there is nothing to set up
-// (absent, or cloud-init's "no need": a size of 0 or no filename).
-func parseSwap(v any) (*swapConfig, error) {
-	if v == nil {
+// parseSwap reads swap; nil when there is nothing to set up (absent, or
+// cloud-init's "no need": a size of 0 or no filename).
+func parseSwap(m *ccfg.Swap) (*swapConfig, error) {
+	if m == nil {
 		return nil, nil
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("swap: want a map, got %s", core.Kind(v))
-	}
 	sc := &swapConfig{filename: "/swap.img", maxsize: -1}
-	if f, ok := m["filename"]; ok {
-		s, ok := f.(string)
-		if !ok {
-			return nil, fmt.Errorf("swap.filename: want a string, got %s", core.Kind(f))
-		}
-		sc.filename = s
+	if m.Filename != nil {
+		sc.filename = *m.Filename
 	}
-	size, ok := m["size"]
-	if !ok || size == nil || size == 0 || size == "0" || sc.filename == "" {
+	size := m.Size
+	if size == nil || size == 0 || size == "0" || sc.filename == "" {
 		return nil, nil
 	}
 	if !strings.HasPrefix(sc.filename, "/") || path.Clean(sc.filename) != sc.filename || strings.ContainsAny(sc.filename, " \t\n\\#") || sc.filename == "/" {
@@ -64,8 +57,8 @@ func parseSwap(v any) (*swapConfig, error) {
 		}
 		sc.size = n
 	}
-	if mx, ok := m["maxsize"]; ok && mx != nil {
-		n, err := human2bytes(mx)
+	if m.MaxSize != nil {
+		n, err := human2bytes(m.MaxSize)
 		if err != nil {
 			return nil, fmt.Errorf("swap.maxsize: %w", err)
 		}

@@ -15,7 +15,7 @@ const bootcmdPath = paths.RunDir + "/bootcmd"
 // run with /bin/sh, INSTANCE_ID in its environment, at every boot. The
 // script's exit status is the module's.
 func Bootcmd(ctx context.Context, e *core.Env) error {
-	script, err := core.Shellify("bootcmd", e.Cfg["bootcmd"])
+	script, err := commandsScript(e, "bootcmd")
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/httpget"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
-
-// phoneHomeKeys is cloud-init's POST_LIST_ALL, in its order.
-var phoneHomeKeys = []string{"pub_key_dsa", "pub_key_rsa", "pub_key_ecdsa", "pub_key_ed25519", "instance_id", "hostname", "fqdn"}
 
 // Bounds of phone_home: tries are capped, each try has a timeout, tries
 // are 3 seconds apart (cloud-init's sec_between).
@@ -28,28 +26,32 @@ const (
 // posted as "N/A", as is a host key that is missing. As in cloud-init, a
 // failure is logged, not a module error.
 func PhoneHome(ctx context.Context, e *core.Env) error {
-	ph, ok := e.Cfg["phone_home"].(map[string]any)
-	if !ok {
-		return fmt.Errorf("phone_home: want a map, got %s", core.Kind(e.Cfg["phone_home"]))
+	ph, ok, err := ccfg.Decode[ccfg.PhoneHome](e.Cfg, "phone_home")
+	if err != nil {
+		return err
 	}
-	u := core.CfgString(ph, "url", "")
+	if !ok {
+		// Missing: the module's Keys keep it from running.
+		return fmt.Errorf("phone_home: want a map, got null")
+	}
+	u := ph.URL
 	if u == "" {
 		e.Logf("phone_home: no url: skipped")
 		return nil
 	}
-	tries, err := core.CfgInt(ph, "tries", 10)
-	if err != nil {
-		e.Logf("phone_home: %v: using 10", err)
-		tries = 10
+	tries := 10
+	if t := ph.Tries; t.Err != nil {
+		e.Logf("%v: using 10", t.Err)
+	} else if t.Given {
+		tries = t.N
 	}
 	tries = max(1, min(tries, phoneHomeMaxTries))
-	post := phoneHomeKeys
-	if p, ok := ph["post"]; ok && p != nil {
-		if s, ok := p.(string); !ok || s != "all" {
-			if post, err = core.ToStrings("phone_home.post", p, false); err != nil {
-				return err
-			}
-		}
+	if ph.Post.Err != nil {
+		return ph.Post.Err
+	}
+	post := ph.Post.Names
+	if post == nil {
+		post = ccfg.PhoneHomeAll
 	}
 	all := map[string]string{"instance_id": e.InstanceID}
 	// The datasource's names, as cloud-init's cloud.get_hostname(), not

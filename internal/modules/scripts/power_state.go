@@ -3,10 +3,10 @@ package scripts
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -31,8 +31,12 @@ func shutdownOpt(mode string) (string, bool) {
 // a string for sh -c or a list as argv, exit 0 meaning go) holds, the
 // condition bounded by timeout seconds (default 30).
 func PowerState(_ context.Context, e *core.Env) error {
-	req, err := parsePowerState(e.Cfg["power_state"])
-	if err != nil || req == nil {
+	ps, ok, err := ccfg.Decode[*ccfg.PowerState](e.Cfg, "power_state")
+	if err != nil || !ok {
+		return err
+	}
+	req, err := powerRequest(ps)
+	if err != nil {
 		return err
 	}
 	e.Power = req
@@ -40,61 +44,33 @@ func PowerState(_ context.Context, e *core.Env) error {
 	return nil
 }
 
-// parsePowerState reads a power_state map; nil for none.
-func parsePowerState(v any) (*core.PowerRequest, error) {
-	if v == nil {
-		return nil, nil
-	}
-	ps, ok := v.(map[string]any)
+// powerRequest is the request power_state ps makes.
+func powerRequest(ps *ccfg.PowerState) (*core.PowerRequest, error) {
+	opt, ok := shutdownOpt(ps.Mode)
 	if !ok {
-		return nil, fmt.Errorf("power_state: want a map, got %s", core.Kind(v))
+		return nil, fmt.Errorf("power_state.mode %q: want poweroff, reboot or halt", ps.Mode)
 	}
-	mode := core.CfgString(ps, "mode", "")
-	opt, ok := shutdownOpt(mode)
-	if !ok {
-		return nil, fmt.Errorf("power_state.mode %q: want poweroff, reboot or halt", mode)
-	}
-	delay := "now"
-	if d, ok := ps["delay"]; ok && d != nil {
-		// shutdown_command's "+%d" % int(delay): a float is cut to
-		// its integer, a boolean is 0 or 1. A negative delay is
-		// refused (cloud-init passes "+-1" to shutdown).
-		s := strings.TrimSpace(core.ScalarString(d))
-		n, err := 0, error(nil)
-		switch t := d.(type) {
-		case float64:
-			n = int(t)
-		case bool:
-			if t {
-				n = 1
-			}
-		default:
-			n, err = strconv.Atoi(strings.TrimPrefix(s, "+"))
-		}
-		if s != "now" {
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("power_state.delay %q: want \"now\" or +minutes", s)
-			}
-			delay = "+" + strconv.Itoa(n)
-		}
+	delay := string(ps.Delay)
+	if delay == "" {
+		delay = "now"
 	}
 	argv := []string{"shutdown", opt, delay}
-	if m := core.CfgString(ps, "message", ""); m != "" {
-		argv = append(argv, m)
+	if ps.Message != "" {
+		argv = append(argv, ps.Message)
 	}
 	timeout := 30.0
-	if t, ok := ps["timeout"]; ok && t != nil {
-		f, err := strconv.ParseFloat(strings.TrimSpace(core.ScalarString(t)), 64)
-		if err != nil || f < 0 {
-			return nil, fmt.Errorf("power_state.timeout %v: want seconds", t)
+	if ps.Timeout != nil {
+		if *ps.Timeout < 0 {
+			return nil, fmt.Errorf("power_state.timeout %v: want seconds", *ps.Timeout)
 		}
-		timeout = f
+		timeout = *ps.Timeout
 	}
-	cond := ps["condition"]
-	switch cond.(type) {
+	// A command (a string for sh -c, or an argv) or a boolean, which the
+	// runner reads.
+	switch ps.Condition.(type) {
 	case nil, bool, string, []any:
 	default:
-		return nil, fmt.Errorf("power_state.condition: want a boolean, a string or a list, got %s", core.Kind(cond))
+		return nil, fmt.Errorf("power_state.condition: want a boolean, a string or a list, got %s", core.Kind(ps.Condition))
 	}
-	return &core.PowerRequest{Argv: argv, Condition: cond, Timeout: time.Duration(timeout * float64(time.Second))}, nil
+	return &core.PowerRequest{Argv: argv, Condition: ps.Condition, Timeout: time.Duration(timeout * float64(time.Second))}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
+	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 	"github.com/earlyinit/earlyinit/internal/oracle"
 )
@@ -53,6 +55,14 @@ func TestPowerStateAsCloudInit(t *testing.T) {
 		"power_state: [reboot]",
 		"power_state: {mode: reboot, delay: true}",
 		"power_state: {mode: reboot, delay: -1}",
+		"power_state: {mode: reboot, delay: '+0'}",
+		"power_state: {mode: reboot, delay: 2.9}",
+		"power_state: {mode: reboot, delay: false}",
+		"power_state: {mode: halt, timeout: 0}",
+		"power_state: {mode: halt, timeout: 2.5}",
+		"power_state: {mode: halt, timeout: 1e3}",
+		"power_state: {mode: halt, timeout: ' 7 '}",
+		"power_state: {mode: halt, timeout: [1]}",
 	}
 	// A negative delay: cloud-init runs shutdown -r +-1, which fails;
 	// earlyinit refuses it.
@@ -67,7 +77,11 @@ func TestPowerStateAsCloudInit(t *testing.T) {
 		t.Fatalf("%d answers for %d documents", len(want), len(docs))
 	}
 	for i, doc := range docs {
-		req, err := parsePowerState(coretest.NewEnv(t, doc).Cfg["power_state"])
+		var req *core.PowerRequest
+		ps, ok, err := ccfg.Decode[*ccfg.PowerState](coretest.NewEnv(t, doc).Cfg, "power_state")
+		if err == nil && ok {
+			req, err = powerRequest(ps)
+		}
 		w := want[i]
 		if doc == negative {
 			if err == nil || w.Error != "" || !slices.Equal(w.Argv, []string{"shutdown", "-r", "+-1"}) {

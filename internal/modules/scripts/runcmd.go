@@ -11,7 +11,7 @@ import (
 // scripts_user runs everything in that directory, runcmd included, as in
 // cloud-init.
 func Runcmd(ctx context.Context, e *core.Env) error {
-	script, err := core.Shellify("runcmd", e.Cfg["runcmd"])
+	script, err := commandsScript(e, "runcmd")
 	if err != nil {
 		return err
 	}

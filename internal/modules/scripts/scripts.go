@@ -3,8 +3,8 @@ package scripts
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/paths"
 )
@@ -54,7 +54,7 @@ func ScriptsUser(ctx context.Context, e *core.Env) error {
 	// A bad prefix or vendor directory fails the vendor's scripts only,
 	// as cc_scripts_vendor fails apart from cc_scripts_user.
 	var vendor []script
-	prefix, verr := vendorPrefix(e.Cfg)
+	prefix, verr := vendorPrefix(e)
 	if verr == nil {
 		vendor, verr = parts(e, VendorScriptsDir(e.InstanceID), prefix, ".vendor.")
 	}
@@ -70,32 +70,12 @@ func ScriptsUser(ctx context.Context, e *core.Env) error {
 	return errors.Join(err, verr)
 }
 
-// vendorPrefix is vendor_data.prefix: nil when unset or null, a string as
-// a one-word command, a list's items as words (cloud-init passes them to
-// subp as they are; a number is written as a string here).
-func vendorPrefix(cfg map[string]any) ([]string, error) {
-	vd, _ := cfg["vendor_data"].(map[string]any)
-	v, ok := vd["prefix"]
-	if !ok || v == nil {
-		return nil, nil
+// vendorPrefix is vendor_data.prefix (ccfg.VendorPrefix): nil when unset
+// or null, or when vendor_data is not a map.
+func vendorPrefix(e *core.Env) ([]string, error) {
+	vd, _, err := ccfg.Decode[*ccfg.VendorData](e.Cfg, "vendor_data")
+	if err != nil || vd == nil {
+		return nil, err
 	}
-	if s, ok := v.(string); ok {
-		return []string{s}, nil
-	}
-	if _, ok := v.([]any); !ok {
-		// cloud-init: TypeError("exe_prefix must be None, str, or list").
-		return nil, fmt.Errorf("vendor_data.prefix: want a string or a list, got %s", core.Kind(v))
-	}
-	var l []string
-	for i, x := range v.([]any) {
-		switch x.(type) {
-		case map[string]any, []any, nil:
-			return nil, fmt.Errorf("vendor_data.prefix.%d: want a string, got %s", i, core.Kind(x))
-		}
-		l = append(l, core.ScalarString(x))
-	}
-	if len(l) > 0 && l[0] == "" {
-		return nil, fmt.Errorf("vendor_data.prefix: the command is empty")
-	}
-	return l, nil
+	return vd.Prefix, nil
 }

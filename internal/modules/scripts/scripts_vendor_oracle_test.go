@@ -63,6 +63,7 @@ func TestVendorScriptsAsCloudInit(t *testing.T) {
 		"vendor_data: {prefix: []}",
 		"vendor_data: {prefix: 7}",
 		"vendor_data: {prefix: {a: b}}",
+		"vendor_data: {prefix: [/usr/bin/env, 1], disabled_handlers: {a: b}}",
 	}
 	var in []map[string]any
 	for _, c := range cfgs {

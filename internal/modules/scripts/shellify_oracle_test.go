@@ -3,7 +3,6 @@ package scripts
 import (
 	"testing"
 
-	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 	"github.com/earlyinit/earlyinit/internal/oracle"
 )
@@ -60,7 +59,7 @@ func TestShellifyAsCloudInit(t *testing.T) {
 	refused := 0
 	for i, doc := range docs {
 		te := coretest.NewEnv(t, doc)
-		got, err := core.Shellify("runcmd", te.Cfg["runcmd"])
+		got, err := commandsScript(te.Env, "runcmd")
 		if deliberate[doc] {
 			if want[i].Script == nil || err == nil {
 				t.Errorf("%s: the deliberate difference is gone: earlyinit %q %v, cloud-init %+v", doc, got, err, want[i])

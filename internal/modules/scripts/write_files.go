@@ -25,21 +25,16 @@ func WriteFilesDeferred(_ context.Context, e *core.Env) error {
 }
 
 func writeFilesEntries(e *core.Env, deferred bool) error {
-	v := e.Cfg["write_files"]
-	if v == nil {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return fmt.Errorf("write_files: want a list, got %s", core.Kind(v))
+	files, _, err := ccfg.Decode[ccfg.WriteFiles](e.Cfg, "write_files")
+	if err != nil {
+		return err
 	}
 	var errs []error
-	for i, it := range list {
+	for i, f := range files {
 		// Entry by entry: one that cannot be read does not stop the
 		// others.
-		var f ccfg.WriteFile
-		if err := ccfg.DecodeValue(it, fmt.Sprintf("write_files.%d", i), &f); err != nil {
-			errs = append(errs, err)
+		if f.Err != nil {
+			errs = append(errs, f.Err)
 			continue
 		}
 		if f.Defer != deferred {

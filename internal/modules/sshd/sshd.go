@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -524,10 +525,8 @@ func Update(ctx context.Context, e *core.Env, what string, opts []Option) error 
 // else "ssh" on Debian's family and "sshd" on the others (cloud-init's
 // distros).
 func sshService(e *core.Env) string {
-	if si, ok := e.Cfg["system_info"].(map[string]any); ok {
-		if s := core.CfgString(si, "ssh_svcname", ""); core.ValidServiceName(s) {
-			return s
-		}
+	if s, ok := core.DistroSetting(e, "ssh", func(si *ccfg.SystemInfo) any { return si.SSHSvcname }); ok && core.ValidServiceName(s) {
+		return s
 	}
 	if e.DistroInfo().Family == core.FamilyDebian {
 		return "ssh"

@@ -62,17 +62,17 @@ func caCertsLayoutFor(family string) caCertsLayout {
 // Every certificate is checked first (PEM text, printable): nothing is
 // changed when one is not.
 func CACerts(ctx context.Context, e *core.Env) error {
+	// ok is the key given, even null (Decode's error: a map is wanted).
 	key := "ca_certs"
-	_, ok := e.Cfg[key]
-	if _, isOld := e.Cfg["ca-certs"]; isOld {
+	cc, ok, err := ccfg.Decode[ccfg.CACerts](e.Cfg, key)
+	if old, isOld, oldErr := ccfg.Decode[ccfg.CACerts](e.Cfg, "ca-certs"); isOld {
 		if ok {
 			e.Logf("ca_certs: both ca_certs and the deprecated ca-certs are set: ca-certs ignored")
 		} else {
 			e.Logf("ca_certs: the key ca-certs is deprecated: use ca_certs")
-			key = "ca-certs"
+			key, cc, ok, err = "ca-certs", old, isOld, oldErr
 		}
 	}
-	cc, ok, err := ccfg.Decode[ccfg.CACerts](e.Cfg, key)
 	if !ok || err != nil {
 		return err
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -54,29 +54,9 @@ func renderHosts(family, fqdn, short string) ([]byte, error) {
 // the family's localhost address names the host, as cloud-init's
 // distro.update_etc_hosts (updateHostsEntry); false leaves it.
 func UpdateEtcHosts(_ context.Context, e *core.Env) error {
-	v := e.Cfg["manage_etc_hosts"]
-	mode := ""
-	switch t := v.(type) {
-	case bool:
-		if t {
-			mode = "template"
-		}
-	case string:
-		switch {
-		case t == "localhost":
-			mode = "localhost"
-		case t == "template" || core.IsTrue(t):
-			mode = "template"
-		case core.IsFalse(t):
-		default:
-			return fmt.Errorf("manage_etc_hosts: %q: want true, false or \"localhost\"", t)
-		}
-	case nil:
-	default:
-		return fmt.Errorf("manage_etc_hosts: want a boolean or \"localhost\", got %s", core.Kind(v))
-	}
-	if mode == "" {
-		return nil
+	mode, _, err := ccfg.Decode[ccfg.EtcHosts](e.Cfg, "manage_etc_hosts")
+	if err != nil || mode == "" {
+		return err
 	}
 	short, fqdn, ok, err := e.HostnamePair()
 	if err != nil {
@@ -87,7 +67,7 @@ func UpdateEtcHosts(_ context.Context, e *core.Env) error {
 		return nil
 	}
 	family := e.DistroInfo().Family
-	if mode == "template" {
+	if mode == ccfg.EtcHostsTemplate {
 		b, err := renderHosts(family, fqdn, short)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -44,16 +45,24 @@ func validLocale(s string) bool {
 // keeps its own locale; generating one costs seconds at boot). locale
 // false does nothing either.
 func Locale(ctx context.Context, e *core.Env) error {
-	v, ok := e.Cfg["locale"]
-	if !ok || v == nil || core.IsFalse(v) {
+	v, ok, err := ccfg.Decode[string](e.Cfg, "locale")
+	if err != nil {
+		return err
+	}
+	// util.is_false of its str(), as cc_locale reads it.
+	if !ok || ccfg.IsFalse(v) {
 		return nil
 	}
-	loc := strings.TrimSpace(core.ScalarString(v))
+	loc := strings.TrimSpace(v)
 	if !validLocale(loc) {
 		return fmt.Errorf("locale %q: not a locale name", loc)
 	}
 	out := ""
-	if f, ok := e.Cfg["locale_configfile"]; ok && f != nil {
+	f, ok, err := ccfg.Decode[string](e.Cfg, "locale_configfile")
+	if err != nil {
+		return err
+	}
+	if ok {
 		p, err := core.ConfPath("locale_configfile", f)
 		if err != nil {
 			return err

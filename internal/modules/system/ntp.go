@@ -173,10 +173,9 @@ func selectNTPClient(e *core.Env, nc ccfg.NTP, d core.DistroInfo) (ntpClient, er
 	key := "ntp.ntp_client"
 	if name == "" || name == "auto" {
 		name, key = "auto", "system_info.ntp_client"
-		if si, ok := e.Cfg["system_info"].(map[string]any); ok {
-			if s := strings.TrimSpace(core.CfgString(si, "ntp_client", "")); s != "" {
-				name = s
-			}
+		s, _ := core.DistroSetting(e, "ntp", func(si *ccfg.SystemInfo) any { return si.NTPClient })
+		if s = strings.TrimSpace(s); s != "" {
+			name = s
 		}
 	}
 	var client ntpClient

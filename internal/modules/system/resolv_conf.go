@@ -22,15 +22,19 @@ func ResolvConf(_ context.Context, e *core.Env) error {
 	if err != nil || !manage {
 		return err
 	}
-	if _, ok := e.Cfg["resolv_conf"].(map[string]any); !ok {
-		e.Logf("manage_resolv_conf is set but resolv_conf is %s: nothing written", core.Kind(e.Cfg["resolv_conf"]))
-		return nil
-	}
-	rc, _, err := ccfg.Decode[ccfg.ResolvConf](e.Cfg, "resolv_conf")
+	rc, ok, err := ccfg.Decode[*ccfg.ResolvConf](e.Cfg, "resolv_conf")
 	if err != nil {
 		return err
 	}
-	content, err := renderResolvConf(rc)
+	if !ok || rc.NotMap != "" {
+		kind := "null" // missing or null
+		if ok {
+			kind = rc.NotMap
+		}
+		e.Logf("manage_resolv_conf is set but resolv_conf is %s: nothing written", kind)
+		return nil
+	}
+	content, err := renderResolvConf(*rc)
 	if err != nil {
 		return err
 	}

@@ -34,11 +34,7 @@ import (
 // remote specifications are parsed and checked: nothing is written when
 // one is wrong.
 func Rsyslog(ctx context.Context, e *core.Env) error {
-	raw, ok := e.Cfg["rsyslog"]
-	if !ok {
-		return nil
-	}
-	rc, err := rsyslogConfig(e.Cfg, raw)
+	rc, err := rsyslogConfig(e)
 	if err != nil {
 		return err
 	}
@@ -49,7 +45,7 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 			return err
 		}
 		if text != "" {
-			configs = append(configs, text)
+			configs = append(configs, ccfg.RsyslogConfig{Content: text})
 		}
 	}
 	if len(configs) == 0 {
@@ -64,10 +60,6 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 	if err != nil {
 		return err
 	}
-	reload, err := rsyslogReload(rc.ServiceReloadCommand)
-	if err != nil {
-		return err
-	}
 	for _, p := range order {
 		if err := e.Root.WriteFile(p, []byte(files[p].String()), 0o644, 0, 0); err != nil {
 			return fmt.Errorf("rsyslog: %w", err)
@@ -77,10 +69,10 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 		return nil
 	}
 	e.Logf("rsyslog: configured %v", order)
-	if reload == nil {
-		svc := "rsyslog"
-		if si, ok := e.Cfg["system_info"].(map[string]any); ok {
-			svc = core.CfgString(si, "rsyslog_svcname", svc)
+	if reload := rc.ServiceReloadCommand; reload == nil {
+		svc, ok := core.DistroSetting(e, "rsyslog", func(si *ccfg.SystemInfo) any { return si.RsyslogSvcname })
+		if !ok {
+			svc = "rsyslog"
 		}
 		err = e.ServiceAction(ctx, "try-reload", svc)
 	} else {
@@ -96,28 +88,17 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 // rsyslogFiles is the content of each file the configs entries go to (in
 // dir, def when an entry names none), and the files in the order first
 // named.
-func rsyslogFiles(e *core.Env, configs []any, dir, def string) (map[string]*strings.Builder, []string, error) {
+func rsyslogFiles(e *core.Env, configs []ccfg.RsyslogConfig, dir, def string) (map[string]*strings.Builder, []string, error) {
 	files := map[string]*strings.Builder{}
 	var order []string
 	for i, ent := range configs {
-		content, name := "", def
-		switch t := ent.(type) {
-		case string:
-			content = t
-		case map[string]any:
-			c, ok := t["content"]
-			if !ok {
-				e.Logf("rsyslog.configs.%d: no content: skipped", i)
-				continue
-			}
-			s, ok := c.(string)
-			if !ok {
-				return nil, nil, fmt.Errorf("rsyslog.configs.%d.content: want a string, got %s", i, core.Kind(c))
-			}
-			content = s
-			name = core.CfgString(t, "filename", def)
-		default:
-			return nil, nil, fmt.Errorf("rsyslog.configs.%d: want a string or a map, got %s", i, core.Kind(ent))
+		if ent.NoContent {
+			e.Logf("rsyslog.configs.%d: no content: skipped", i)
+			continue
+		}
+		content, name := ent.Content, def
+		if ent.Filename != nil {
+			name = *ent.Filename
 		}
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -142,25 +123,38 @@ func rsyslogFiles(e *core.Env, configs []any, dir, def string) (map[string]*stri
 	return files, order, nil
 }
 
-// rsyslogConfig is load_config: the map form, or the legacy list form
-// turned into it, read as ccfg.Rsyslog.
-func rsyslogConfig(cfg map[string]any, raw any) (ccfg.Rsyslog, error) {
-	var rc ccfg.Rsyslog
-	switch t := raw.(type) {
-	case []any:
-		m := map[string]any{"configs": t}
-		if v, ok := cfg["rsyslog_filename"]; ok {
-			m["config_filename"] = v
-		}
-		if v, ok := cfg["rsyslog_dir"]; ok {
-			m["config_dir"] = v
-		}
-		raw = m
-	case nil:
-		raw = map[string]any{}
+// rsyslogConfig is load_config: rsyslog read as ccfg.Rsyslog, null as
+// no configs. Its legacy list form takes its file and directory from the
+// top-level rsyslog_filename and rsyslog_dir, read as config_filename
+// and config_dir are: Config does not declare them (22.4's schema knows
+// neither), so they are read from the configuration as given.
+func rsyslogConfig(e *core.Env) (ccfg.Rsyslog, error) {
+	rc, ok, err := ccfg.Decode[*ccfg.Rsyslog](e.Cfg, "rsyslog")
+	if err != nil || !ok {
+		return ccfg.Rsyslog{}, err
 	}
-	err := ccfg.DecodeValue(raw, "rsyslog", &rc)
-	return rc, err
+	if rc.Legacy {
+		if rc.ConfigFilename, rc.ConfigDir, err = rsyslogLegacyFiles(e.Cfg); err != nil {
+			return ccfg.Rsyslog{}, err
+		}
+	}
+	return *rc, nil
+}
+
+// rsyslogLegacyFiles are the legacy form's file and directory: cfg's
+// rsyslog_filename and rsyslog_dir, read as config_filename and
+// config_dir are (their defaults when missing or null).
+func rsyslogLegacyFiles(cfg map[string]any) (filename, dir string, err error) {
+	m := map[string]any{}
+	if v, ok := cfg["rsyslog_filename"]; ok {
+		m["config_filename"] = v
+	}
+	if v, ok := cfg["rsyslog_dir"]; ok {
+		m["config_dir"] = v
+	}
+	var rc ccfg.Rsyslog
+	err = ccfg.DecodeValue(m, "rsyslog", &rc)
+	return rc.ConfigFilename, rc.ConfigDir, err
 }
 
 // rsyslogPath is name in dir (os.path.join: an absolute name stays), a
@@ -175,35 +169,8 @@ func rsyslogPath(dir, name string) (string, error) {
 	return path.Join(dir, name), nil
 }
 
-// rsyslogReload is service_reload_command: nil for auto.
-func rsyslogReload(cmd any) ([]string, error) {
-	switch t := cmd.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if t == "auto" {
-			return nil, nil
-		}
-		return []string{"sh", "-c", t}, nil
-	case []any:
-		var argv []string
-		for i, a := range t {
-			s, ok := a.(string)
-			if !ok {
-				return nil, fmt.Errorf("rsyslog.service_reload_command.%d: want a string, got %s", i, core.Kind(a))
-			}
-			argv = append(argv, s)
-		}
-		if len(argv) == 0 {
-			return nil, fmt.Errorf("rsyslog.service_reload_command: empty")
-		}
-		return argv, nil
-	}
-	return nil, fmt.Errorf("rsyslog.service_reload_command: want a string or a list, got %s", core.Kind(cmd))
-}
-
 // remotesConfig is remotes_to_rsyslog_cfg, names sorted.
-func remotesConfig(rem map[string]any) (string, error) {
+func remotesConfig(rem map[string]ccfg.RsyslogRemote) (string, error) {
 	names := make([]string, 0, len(rem))
 	for n := range rem {
 		names = append(names, n)
@@ -211,13 +178,9 @@ func remotesConfig(rem map[string]any) (string, error) {
 	sort.Strings(names)
 	lines := []string{"# begin remotes"}
 	for _, n := range names {
-		v := rem[n]
-		if v == nil || v == "" {
+		s := string(rem[n])
+		if s == "" {
 			continue
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", fmt.Errorf("rsyslog.remotes.%s: want a string, got %s", n, core.Kind(v))
 		}
 		line, err := remoteLine(s, n)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/coretest"
 )
 
@@ -27,9 +28,9 @@ func TestRsyslogRemotesMatchCloudInit(t *testing.T) {
 	var want []string
 	coretest.CloudinitOracle(t, rsyslogOracle, cases, &want)
 	for i, c := range cases {
-		rem := map[string]any{}
+		rem := map[string]ccfg.RsyslogRemote{}
 		for _, p := range c {
-			rem[p[0]] = p[1]
+			rem[p[0]] = ccfg.RsyslogRemote(p[1])
 		}
 		got, err := remotesConfig(rem)
 		if err != nil {

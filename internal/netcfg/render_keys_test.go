@@ -1,4 +1,4 @@
-package render_test
+package netcfg_test
 
 import (
 	"errors"
@@ -359,4 +359,13 @@ func TestUnknownKeysWarned(t *testing.T) {
 			}
 		}
 	}
+}
+
+// macs makes a MAC -> name map from name, MAC pairs.
+func macs(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i+1]] = kv[i]
+	}
+	return m
 }
