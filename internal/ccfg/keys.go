@@ -328,7 +328,7 @@ type AlpineRepo struct {
 // Wireguard is cc_wireguard's wireguard.
 type Wireguard struct {
 	Interfaces     []WireguardInterface `yaml:"interfaces" cc:"required,min=1"`
-	ReadinessProbe StringList           `yaml:"readinessprobe" cc:"unique"`
+	ReadinessProbe PyList               `yaml:"readinessprobe" cc:"unique"`
 }
 
 // WireguardInterface is one of wireguard.interfaces. 22.4's schema leaves

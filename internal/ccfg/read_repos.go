@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
@@ -21,95 +20,9 @@ import (
 // does not exist yet): so these types never fail Decode, and what is
 // wrong with a value is their Err (apt's: Apt.Err of the key), naming
 // its path, for the module to report where it reads the value, or to
-// ignore where cloud-init does. Where a key being given matters, null
-// too, the type says so (Set, Given).
-
-// Text is a string as these modules read one where they want text
-// (core.CfgString): any value given is its str(), a list or a map too
-// (as Go prints it: the check that follows refuses it, or it is written
-// as it comes). Set: the key is given, and not null.
-type Text struct {
-	S   string
-	Set bool
-}
-
-// Schema is a string's.
-func (Text) Schema() *Schema { return &Schema{Types: []string{"string"}} }
-
-// DecodeCC never fails.
-func (t *Text) DecodeCC(v any, _ string) error {
-	if v != nil {
-		*t = Text{S: String(v), Set: true}
-	}
-	return nil
-}
-
-// StrictText is a string that must be one: no number read as its str().
-// Set: the key is given, and not null.
-type StrictText struct {
-	S   string
-	Set bool
-	Err error
-}
-
-// Schema is a string's.
-func (StrictText) Schema() *Schema { return &Schema{Types: []string{"string"}} }
-
-// DecodeCC never fails: a value that is not a string is Err.
-func (t *StrictText) DecodeCC(v any, path string) error {
-	*t = StrictText{}
-	if v == nil {
-		return nil
-	}
-	t.Set = true
-	if s, ok := v.(string); ok {
-		t.S = s
-	} else {
-		t.Err = wrongType(path, "a string", v)
-	}
-	return nil
-}
-
-// StringList is a list of strings as these modules read one
-// (core.ToStrings): a lone string is a list of one, kept as it is; a
-// list's items are scalars, each its str(), trimmed. What else is given
-// is Err, and no list.
-type StringList struct {
-	List []string
-	Err  error
-}
-
-// Schema is a list of strings'.
-func (StringList) Schema() *Schema {
-	return &Schema{Types: []string{"list"}, Items: &Schema{Types: []string{"string"}}}
-}
-
-// DecodeCC never fails.
-func (l *StringList) DecodeCC(v any, path string) error {
-	l.List, l.Err = toStrings(v, path)
-	return nil
-}
-
-// toStrings is core.ToStrings' reading, naming path in its errors.
-func toStrings(v any, path string) ([]string, error) {
-	switch t := v.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		return []string{t}, nil
-	case []any:
-		out := make([]string, 0, len(t))
-		for i, x := range t {
-			switch x.(type) {
-			case map[string]any, []any, nil:
-				return nil, wrongType(path+"."+strconv.Itoa(i), "a string", x)
-			}
-			out = append(out, strings.TrimSpace(String(x)))
-		}
-		return out, nil
-	}
-	return nil, wrongType(path, "a string or a list of strings", v)
-}
+// ignore where cloud-init does. A string or a list of strings read so
+// is a PyString or a PyList (read_accounts.go), which the module reads
+// when it comes to it (core.CfgString's str(), core.ToStrings').
 
 // FreeForm is a map a module takes as given: a repository's options,
 // each written to its file as cloud-init formats it (a yum_repos or a
@@ -145,10 +58,8 @@ type Packages struct {
 	Value any
 }
 
-// Schema is a list's (Config's Shape says what its items are). Config's
-// field is a *Packages (Decode reads null as missing), and Of takes its
-// schema from the pointer type's zero value: a nil pointer.
-func (*Packages) Schema() *Schema { return &Schema{Types: []string{"list"}} }
+// Schema is a list's (Config's Shape says what its items are).
+func (Packages) Schema() *Schema { return &Schema{Types: []string{"list"}} }
 
 // DecodeCC never fails.
 func (p *Packages) DecodeCC(v any, _ string) error {
@@ -307,8 +218,8 @@ func (w *WireguardInterface) DecodeCC(v any, path string) error {
 // DecodeCC reads apt: a value that is not a map is an error; then each
 // key on its own, what is wrong with one being Err's (the module reads
 // each key only when it comes to it, as cloud-init does).
-// add_apt_repo_match given null is Set, as "": matching is off (where a
-// key missing is the default pattern).
+// add_apt_repo_match given null is Given, as "": matching is off (where
+// a key missing is the default pattern).
 func (a *Apt) DecodeCC(v any, path string) error {
 	*a = Apt{}
 	m, ok := v.(map[string]any)
@@ -330,7 +241,7 @@ func (a *Apt) DecodeCC(v any, path string) error {
 		}
 	}
 	if x, ok := m["add_apt_repo_match"]; ok && x == nil {
-		a.AddAptRepoMatch.Set = true
+		a.AddAptRepoMatch = PyString{PyValueOf(nil)}
 	}
 	return nil
 }
@@ -414,14 +325,20 @@ func (d *AptDebconf) DecodeCC(v any, path string) error {
 }
 
 // PackageMirrors is system_info.package_mirrors, read as cloud-init's
-// distro reads the image's settings, without a check: a value that is
-// not a list is none, an entry that is not a map is left out.
+// distro reads the image's settings, without a check of its entries: an
+// entry that is not a map is left out, and what an entry holds is read
+// leniently (LooseStrings, MirrorURLs, MirrorSearch).
 type PackageMirrors []PackageMirror
 
-// DecodeCC never fails.
+// DecodeCC reads the list; a value that is not a list is an error (the
+// whole system_info is then ignored, with core.SystemInfo's warning:
+// apt_configure has no mirrors from it, as before).
 func (l *PackageMirrors) DecodeCC(v any, path string) error {
 	*l = nil
-	list, _ := v.([]any)
+	list, ok := v.([]any)
+	if !ok {
+		return wrongType(path, "a list", v)
+	}
 	for i, it := range list {
 		if _, ok := it.(map[string]any); !ok {
 			continue
@@ -435,9 +352,9 @@ func (l *PackageMirrors) DecodeCC(v any, path string) error {
 	return nil
 }
 
-// LooseStrings is a list of strings read as StringList is, a value it
-// cannot read being none (a package mirror's arches). Its schema takes
-// any value.
+// LooseStrings is a list of strings read as PyList.Strings reads one, a
+// value it cannot read being none (a package mirror's arches). Its
+// schema takes any value.
 type LooseStrings []string
 
 // Schema takes any value.
@@ -445,7 +362,7 @@ func (LooseStrings) Schema() *Schema { return nil }
 
 // DecodeCC never fails.
 func (l *LooseStrings) DecodeCC(v any, path string) error {
-	*l, _ = toStrings(v, path)
+	*l, _ = toStrings(path, v, false)
 	return nil
 }
 
@@ -483,7 +400,7 @@ func (s *MirrorSearch) DecodeCC(v any, path string) error {
 	if m, ok := v.(map[string]any); ok {
 		*s = make(MirrorSearch, len(m))
 		for k, x := range m {
-			l, _ := toStrings(x, path+"."+k)
+			l, _ := toStrings(path+"."+k, x, false)
 			(*s)[k] = l
 		}
 	}

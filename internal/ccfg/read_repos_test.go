@@ -127,32 +127,16 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// TestReposLenientReadings: what the lenient types make of values, and
-// the errors they keep for the module (never Decode's).
-func TestReposLenientReadings(t *testing.T) {
+// TestReposFreeForm: a repository entry (or zypp.conf's settings) as
+// given; what is not a map is its Err, never Decode's.
+func TestReposFreeForm(t *testing.T) {
 	type probe struct {
-		T  ccfg.Text                     `yaml:"t"`
-		S  ccfg.StrictText               `yaml:"s"`
-		L  ccfg.StringList               `yaml:"l"`
 		F  ccfg.FreeForm[ccfg.YumRepo]   `yaml:"f"`
 		FL []ccfg.FreeForm[ccfg.YumRepo] `yaml:"fl"`
 	}
 	for _, tc := range []struct {
 		doc, want string
 	}{
-		{"t: 1.0", "T={1.0 true}"},
-		{"t: false", "T={False true}"},
-		{"t: ''", "T={ true}"},
-		{"t: [a, 1]", "T={[a 1] true}"},
-		{"t: ~", "T={ false}"},
-		{"s: ' x '", "S={ x  true <nil>}"},
-		{"s: 3", "S={ true p.s: want a string, got a number}"},
-		{"s: !!binary aGk=", "S={ true p.s: want a string, got a []uint8}"},
-		{"l: ' a '", "L={[ a ] <nil>}"},
-		{"l: [' a ', 2, 1.5]", "L={[a 2 1.5] <nil>}"},
-		{"l: 3", "L={[] p.l: want a string or a list of strings, got a number}"},
-		{"l: [a, ~]", "L={[] p.l.1: want a string, got null}"},
-		{"l: [a, [b]]", "L={[] p.l.1: want a string, got a list}"},
 		{"f: {baseurl: [a, b], x: 1}", "F={map[baseurl:[a b] x:1] <nil>}"},
 		{"f: ''", "F={map[] p.f: want a map, got a string}"},
 		{"fl: [~, {a: 1}]", "FL=[{map[] p.fl.0: want a map, got null} {map[a:1] <nil>}]"},
@@ -162,18 +146,9 @@ func TestReposLenientReadings(t *testing.T) {
 			t.Errorf("%s: Decode fails: %v", tc.doc, err)
 			continue
 		}
-		var got string
-		switch {
-		case strings.HasPrefix(tc.doc, "t:"):
-			got = fmt.Sprintf("T=%v", p.T)
-		case strings.HasPrefix(tc.doc, "s:"):
-			got = fmt.Sprintf("S={%s %v %v}", p.S.S, p.S.Set, p.S.Err)
-		case strings.HasPrefix(tc.doc, "l:"):
-			got = fmt.Sprintf("L={%v %v}", p.L.List, p.L.Err)
-		case strings.HasPrefix(tc.doc, "fl:"):
+		got := fmt.Sprintf("F=%v", p.F)
+		if strings.HasPrefix(tc.doc, "fl:") {
 			got = fmt.Sprintf("FL=%v", p.FL)
-		default:
-			got = fmt.Sprintf("F=%v", p.F)
 		}
 		if got != tc.want {
 			t.Errorf("%s: got %s, want %s", tc.doc, got, tc.want)
@@ -193,20 +168,24 @@ func TestReposKeyReadings(t *testing.T) {
   debconf_selections: {b: 1, a: ~}
   add_apt_repo_match: ~
   proxy: 8080
+  disable_suites: {a: b}
 `)
 		a, ok, err := ccfg.Decode[*ccfg.Apt](cfg, "apt")
 		if !ok || err != nil {
 			t.Fatalf("Decode: %v %v", ok, err)
 		}
+		arches, _ := a.Primary[1].Arches.Strings("", false)
+		_, suitesErr := a.DisableSuites.Strings("apt.disable_suites", false)
 		for _, c := range []struct{ what, got, want string }{
 			{"preserve_sources_list (not false)", fmt.Sprint(*a.PreserveSourcesList), "true"},
-			{"primary", fmt.Sprint(a.Primary[0] == nil, a.Primary[1].Arches.List, a.Primary[1].URI), "true [default] {[u] true}"},
+			{"primary", fmt.Sprintf("%v %v %s", a.Primary[0] == nil, arches, a.Primary[1].URI.Str()), "true [default] [u]"},
 			{"security", errText(a.Err("security")), "apt.security: want a list of mirror entries"},
 			{"sources.a", errText(a.Sources["a"].Err), "apt.sources.a: want a map, got null"},
-			{"sources.b", fmt.Sprint(a.Sources["b"].Append, a.Sources["b"].Source.Err), "true apt.sources.b.source: want a string, got a number"},
+			{"sources.b", fmt.Sprint(a.Sources["b"].Append, " ", a.Sources["b"].Source), "true a number"},
 			{"debconf_selections", errText(a.Err("debconf_selections")), "apt.debconf_selections.a: want a string, got null"},
-			{"add_apt_repo_match", fmt.Sprint(a.AddAptRepoMatch), "{ true}"},
-			{"proxy", a.Proxy.S, "8080"},
+			{"add_apt_repo_match", fmt.Sprint(a.AddAptRepoMatch.Given(), a.AddAptRepoMatch.Set()), "true false"},
+			{"proxy", a.Proxy.Str(), "8080"},
+			{"disable_suites", errText(suitesErr), "apt.disable_suites: want a string or a list of strings, got a map"},
 			{"sources (no error)", errText(a.Err("sources")), ""},
 		} {
 			if c.got != c.want {
@@ -269,7 +248,8 @@ func TestReposKeyReadings(t *testing.T) {
 		for _, i := range w.Interfaces {
 			got = append(got, fmt.Sprint(i.Name, "|", i.ConfigPath, "|", i.Err))
 		}
-		got = append(got, errText(w.ReadinessProbe.Err))
+		_, err = w.ReadinessProbe.Strings("wireguard.readinessprobe", false)
+		got = append(got, errText(err))
 		want := []string{
 			"||wireguard.interfaces.0: want a map, got a string",
 			"||wireguard.interfaces.1.name: want a string, got a number\nwireguard.interfaces.1.config_path: missing",
@@ -311,7 +291,7 @@ func TestReposKeyReadings(t *testing.T) {
 		if got != want {
 			t.Errorf("got %s\nwant %s", got, want)
 		}
-		if _, _, err := ccfg.Decode[*ccfg.SystemInfo](decodeYAML(t, "system_info: {package_mirrors: 1}"), "system_info"); err != nil {
+		if _, _, err := ccfg.Decode[*ccfg.SystemInfo](decodeYAML(t, "system_info: {package_mirrors: 1}"), "system_info"); errText(err) != "system_info.package_mirrors: want a list, got a number" {
 			t.Errorf("package_mirrors: 1: %v", err)
 		}
 	})
@@ -334,7 +314,7 @@ func TestReposKeyReadings(t *testing.T) {
 // of it: Python's bool(v) (cc_apk_configure's `if not apk_section`,
 // `if not alpine_repo`, `if not alpine_version`), what its jinja
 // template prints of it (apk's version and URLs), and str(v) (a text a
-// module formats: the Text reading).
+// module formats: apt's proxies, conf, keyid).
 const reposOracle = `
 from cloudinit import util, templater
 out = []
@@ -349,7 +329,7 @@ json.dump(out, sys.stdout)
 // to its own Python: the truth of apk_repos, alpine_repo and version
 // (APKRepos.Given, AlpineRepo.Given, APKText.Truthy), the template's
 // printing of a version or URL (APKText.Text; what earlyinit refuses
-// instead is listed), and str() of a scalar (Text).
+// instead is listed), and str() of a scalar (PyString.Str, apt's text).
 func TestReposReadingsAsCloudInit(t *testing.T) {
 	values := []string{
 		"v3.12", "''", "' '", "edge", "0", "1", "-3", "3.12", "3.0", "3", "1e20", "1.0e+20", "0.0", "1.5e-7",
@@ -378,7 +358,7 @@ func TestReposReadingsAsCloudInit(t *testing.T) {
 		var ar struct {
 			R *ccfg.AlpineRepo `yaml:"r"`
 			T ccfg.APKText     `yaml:"t"`
-			S ccfg.Text        `yaml:"s"`
+			S ccfg.PyString    `yaml:"s"`
 		}
 		if err := ccfg.DecodeValue(map[string]any{"r": x, "t": x, "s": x}, "k", &ar); err != nil {
 			t.Fatalf("%s: %v", v, err)
@@ -404,8 +384,8 @@ func TestReposReadingsAsCloudInit(t *testing.T) {
 			t.Errorf("version: %s: printed %q (%v), cloud-init %q", v, text, terr, w.Jinja)
 		}
 		if _, isColl := x.(map[string]any); x != nil && !isColl {
-			if _, isList := x.([]any); !isList && ar.S.S != w.Str {
-				t.Errorf("text: %s: %q, cloud-init's str() %q", v, ar.S.S, w.Str)
+			if _, isList := x.([]any); !isList && ar.S.Str() != w.Str {
+				t.Errorf("text: %s: %q, cloud-init's str() %q", v, ar.S.Str(), w.Str)
 			}
 		}
 	}

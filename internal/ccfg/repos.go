@@ -8,17 +8,17 @@ type Apt struct {
 	// unless it is false (util.is_false).
 	PreserveSourcesList *bool      `yaml:"preserve_sources_list" cc:"notfalse"`
 	GenerateMirrorlists bool       `yaml:"generate_mirrorlists"`
-	DisableSuites       StringList `yaml:"disable_suites" cc:"min=1,unique"`
+	DisableSuites       PyList     `yaml:"disable_suites" cc:"min=1,unique"`
 	Primary             AptMirrors `yaml:"primary" cc:"min=1"`
 	Security            AptMirrors `yaml:"security" cc:"min=1"`
-	AddAptRepoMatch     Text       `yaml:"add_apt_repo_match"`
+	AddAptRepoMatch     PyString   `yaml:"add_apt_repo_match"`
 	DebconfSelections   AptDebconf `yaml:"debconf_selections"`
-	SourcesList         StrictText `yaml:"sources_list"`
-	Conf                Text       `yaml:"conf"`
-	HTTPSProxy          Text       `yaml:"https_proxy"`
-	HTTPProxy           Text       `yaml:"http_proxy"`
-	Proxy               Text       `yaml:"proxy"`
-	FTPProxy            Text       `yaml:"ftp_proxy"`
+	SourcesList         PyString   `yaml:"sources_list"`
+	Conf                PyString   `yaml:"conf"`
+	HTTPSProxy          PyString   `yaml:"https_proxy"`
+	HTTPProxy           PyString   `yaml:"http_proxy"`
+	Proxy               PyString   `yaml:"proxy"`
+	FTPProxy            PyString   `yaml:"ftp_proxy"`
 	Sources             AptSources `yaml:"sources"`
 	errs                map[string]error
 }
@@ -28,13 +28,13 @@ func (Apt) Shape(s *Schema) { s.MinProps = 1 }
 
 // AptMirror is one of apt.primary or apt.security.
 type AptMirror struct {
-	Arches    StringList `yaml:"arches" cc:"required,min=1"`
-	URI       Text       `yaml:"uri"`
-	Search    StringList `yaml:"search" cc:"min=1"`
-	SearchDNS bool       `yaml:"search_dns"`
-	KeyID     Text       `yaml:"keyid"`
-	Key       StrictText `yaml:"key"`
-	Keyserver Text       `yaml:"keyserver"`
+	Arches    PyList   `yaml:"arches" cc:"required,min=1"`
+	URI       PyString `yaml:"uri"`
+	Search    PyList   `yaml:"search" cc:"min=1"`
+	SearchDNS bool     `yaml:"search_dns"`
+	KeyID     PyString `yaml:"keyid"`
+	Key       PyString `yaml:"key"`
+	Keyserver PyString `yaml:"keyserver"`
 }
 
 // AptDebconf is apt.debconf_selections: debconf-set-selections lines by
@@ -46,12 +46,12 @@ func (AptDebconf) Shape(s *Schema) { s.MinProps = 1 }
 
 // AptSource is one of apt.sources. Err: the entry is not a map.
 type AptSource struct {
-	Source    StrictText `yaml:"source"`
-	KeyID     Text       `yaml:"keyid"`
-	Key       StrictText `yaml:"key"`
-	Keyserver Text       `yaml:"keyserver"`
-	Filename  Text       `yaml:"filename"`
-	Append    bool       `yaml:"append" cc:"default=true,notfalse"`
+	Source    PyString `yaml:"source"`
+	KeyID     PyString `yaml:"keyid"`
+	Key       PyString `yaml:"key"`
+	Keyserver PyString `yaml:"keyserver"`
+	Filename  PyString `yaml:"filename"`
+	Append    bool     `yaml:"append" cc:"default=true,notfalse"`
 	Err       error
 }
 

@@ -161,10 +161,11 @@ func planApt(ctx context.Context, e *core.Env, cfg *ccfg.Apt) (*aptPlan, error) 
 			return nil, err
 		}
 		if text != "" {
-			if err := cfg.DisableSuites.Err; err != nil {
+			ds, err := cfg.DisableSuites.Strings("apt.disable_suites", false)
+			if err != nil {
 				return nil, err
 			}
-			p.files = append(p.files, aptFile{name: aptSourcesList, data: []byte(disableSuites(cfg.DisableSuites.List, text, release))})
+			p.files = append(p.files, aptFile{name: aptSourcesList, data: []byte(disableSuites(ds, text, release))})
 		}
 	}
 	if err := p.proxyAndConf(e, cfg); err != nil {
@@ -219,7 +220,7 @@ func (p *aptPlan) proxyAndConf(e *core.Env, cfg *ccfg.Apt) error {
 	var proxies []string
 	for _, x := range []struct {
 		key    string
-		v      ccfg.Text
+		v      ccfg.PyString
 		format string
 	}{
 		{"proxy", cfg.Proxy, "Acquire::http::Proxy %q;"},
@@ -227,7 +228,7 @@ func (p *aptPlan) proxyAndConf(e *core.Env, cfg *ccfg.Apt) error {
 		{"ftp_proxy", cfg.FTPProxy, "Acquire::ftp::Proxy %q;"},
 		{"https_proxy", cfg.HTTPSProxy, "Acquire::https::Proxy %q;"},
 	} {
-		v := x.v.S
+		v := x.v.Str()
 		if v == "" {
 			continue
 		}
@@ -241,7 +242,7 @@ func (p *aptPlan) proxyAndConf(e *core.Env, cfg *ccfg.Apt) error {
 	} else if e.Root.Exists(aptProxyFile) {
 		p.remove = append(p.remove, aptProxyFile)
 	}
-	if c := cfg.Conf.S; c != "" {
+	if c := cfg.Conf.Str(); c != "" {
 		p.files = append(p.files, aptFile{name: aptConfigFile, data: []byte(c)})
 	} else if e.Root.Exists(aptConfigFile) {
 		p.remove = append(p.remove, aptConfigFile)
@@ -275,16 +276,16 @@ func (p *aptPlan) sources(cfg *ccfg.Apt, params map[string]string) error {
 			return ent.Err
 		}
 		filename := name
-		if ent.Filename.Set {
-			filename = ent.Filename.S
+		if ent.Filename.Set() {
+			filename = ent.Filename.Str()
 		}
 		if err := checkSourceFile(key+".filename", filename); err != nil {
 			return err
 		}
-		if ent.Source.Err != nil {
-			return ent.Source.Err
+		if ent.Source.Set() && !ent.Source.IsString() {
+			return fmt.Errorf("%s.source: want a string, got %s", key, ent.Source)
 		}
-		source, hasSource := ent.Source.S, ent.Source.Set
+		source, hasSource := ent.Source.Text(), ent.Source.IsString()
 		hardened := hasSource && strings.Contains(source, "$KEY_FILE")
 		stem := path.Base(filename)
 		if i := strings.LastIndex(stem, "."); i > 0 {
@@ -298,7 +299,7 @@ func (p *aptPlan) sources(cfg *ccfg.Apt, params map[string]string) error {
 		}
 		ps := params
 		if hardened {
-			if !ent.Key.Set && !ent.KeyID.Set {
+			if !ent.Key.Set() && !ent.KeyID.Set() {
 				return fmt.Errorf("%s.source: uses $KEY_FILE but the entry has no key or keyid", key)
 			}
 			ps = map[string]string{"KEY_FILE": aptSignedByDir + stem + ".gpg"}
@@ -335,14 +336,14 @@ func (p *aptPlan) sources(cfg *ccfg.Apt, params map[string]string) error {
 // addAptRepoMatch is the pattern of the sources that go to
 // add-apt-repository: apt.add_apt_repo_match, cloud-init's when not
 // given, none when given null or "".
-func addAptRepoMatch(given ccfg.Text) (*regexp.Regexp, error) {
-	if !given.Set {
+func addAptRepoMatch(given ccfg.PyString) (*regexp.Regexp, error) {
+	if !given.Given() {
 		return aptRepoMatch.Get(), nil
 	}
-	if given.S == "" {
+	if given.Str() == "" {
 		return nil, nil
 	}
-	re, err := regexp.Compile(given.S)
+	re, err := regexp.Compile(given.Str())
 	if err != nil {
 		return nil, fmt.Errorf("apt.add_apt_repo_match: %w", err)
 	}
@@ -370,8 +371,7 @@ var keyserverRE = core.LazyRE{Expr: `^([a-z0-9+]+://)?[A-Za-z0-9.-]+(:[0-9]+)?/?
 // aptKey is an apt.sources, apt.primary or apt.security entry's key:
 // the key itself, or a keyid to fetch from a keyserver.
 type aptKey struct {
-	key              ccfg.StrictText
-	keyid, keyserver ccfg.Text
+	key, keyid, keyserver ccfg.PyString
 }
 
 // addKey is add_apt_key: an entry's key (or keyid, fetched from its
@@ -383,27 +383,27 @@ func (p *aptPlan) addKey(key string, k aptKey, stem string, hardened bool) error
 		dir = aptSignedByDir
 	}
 	file := dir + stem + ".gpg"
-	if k.key.Set {
-		if k.key.Err != nil {
-			return k.key.Err
+	if k.key.Set() {
+		if !k.key.IsString() {
+			return fmt.Errorf("%s.key: want a string, got %s", key, k.key)
 		}
-		b, err := pgparmor.Dearmor(k.key.S)
+		b, err := pgparmor.Dearmor(k.key.Text())
 		if err != nil {
 			return fmt.Errorf("%s.key: %w", key, err)
 		}
 		p.files = append(p.files, aptFile{name: file, data: b})
 		return nil
 	}
-	if !k.keyid.Set {
+	if !k.keyid.Set() {
 		return nil
 	}
-	keyid := k.keyid.S
+	keyid := k.keyid.Str()
 	if !keyidRE.Get().MatchString(keyid) {
 		return fmt.Errorf("%s.keyid: %q is not a key id or fingerprint (hexadecimal digits and spaces)", key, keyid)
 	}
 	ks := defaultKeyserver
-	if k.keyserver.Set {
-		ks = k.keyserver.S
+	if k.keyserver.Set() {
+		ks = k.keyserver.Str()
 	}
 	if !keyserverRE.Get().MatchString(ks) {
 		return fmt.Errorf("%s.keyserver: %q is not a key server (host, or scheme://host:port)", key, ks)

@@ -76,23 +76,22 @@ func aptMirrors(ctx context.Context, e *core.Env, cfg *ccfg.Apt, arch, distro st
 	return out, nil
 }
 
-// archEntry is the entry of list whose arches has arch, else the one
-// with default; arches of each is what it says (a value that is not a
-// list of strings is none, as cloud-init reads the image's settings).
-func archEntry[T any](list []T, arches func(T) []string, arch string) (T, bool) {
-	var def T
-	found := false
-	for _, m := range list {
+// archEntry is the index of the entry of list whose arches has arch,
+// else of the (last) one with default, else -1; arches of each is what
+// it says (a value that is not a list of strings is none).
+func archEntry[T any](list []T, arches func(T) []string, arch string) int {
+	def := -1
+	for i, m := range list {
 		for _, a := range arches(m) {
 			if a == arch {
-				return m, true
+				return i
 			}
 			if a == "default" {
-				def, found = m, true
+				def = i
 			}
 		}
 	}
-	return def, found
+	return def
 }
 
 func aptMirror(ctx context.Context, e *core.Env, cfg *ccfg.Apt, kind, arch, distro string) (string, error) {
@@ -103,22 +102,25 @@ func aptMirror(ctx context.Context, e *core.Env, cfg *ccfg.Apt, kind, arch, dist
 	if kind == "security" {
 		l = cfg.Security
 	}
-	m, ok := archEntry(l, func(m *ccfg.AptMirror) []string {
+	i := archEntry(l, func(m *ccfg.AptMirror) []string {
 		if m == nil { // not a map: skipped
 			return nil
 		}
-		return m.Arches.List
+		arches, _ := m.Arches.Strings("", false) // not a list: none
+		return arches
 	}, arch)
-	if !ok {
+	if i < 0 {
 		return "", nil
 	}
-	if u := m.URI.S; u != "" {
+	m := l[i]
+	if u := m.URI.Str(); u != "" {
 		return u, nil
 	}
-	if err := m.Search.Err; err != nil {
+	search, err := m.Search.Strings(fmt.Sprintf("apt.%s.%d.search", kind, i), false)
+	if err != nil {
 		return "", err
 	}
-	if u := searchMirror(ctx, e, m.Search.List); u != "" {
+	if u := searchMirror(ctx, e, search); u != "" {
 		return u, nil
 	}
 	if !m.SearchDNS {
@@ -167,23 +169,20 @@ func searchMirror(ctx context.Context, e *core.Env, cands []string) string {
 // template Python's % cannot fill otherwise (ValueError, TypeError) is an
 // error, as cloud-init's exception fails apt_configure.
 func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) (map[string]string, error) {
-	// system_info is the image's settings, read without a check (as
-	// cloud-init's distro does): its package_mirrors never fail Decode
-	// (ccfg.PackageMirrors). A system_info Decode cannot read (not a
-	// map, or another key of it wrong, e.g. default_user's) has no
-	// mirrors here, with a warning.
-	si, _, err := ccfg.Decode[*ccfg.SystemInfo](e.Cfg, "system_info")
-	if err != nil {
-		e.Logf("apt_configure: %v: system_info.package_mirrors not read", err)
-		return nil, nil
-	}
+	// system_info is the image's settings: its package_mirrors never
+	// fail Decode (ccfg.PackageMirrors, read without a check as
+	// cloud-init's distro does). One Decode cannot read (not a map, or
+	// another key of it wrong, e.g. default_user's) has no mirrors here,
+	// with core.SystemInfo's warning.
+	si := core.SystemInfo(e, "apt_configure")
 	if si == nil {
 		return nil, nil
 	}
-	m, ok := archEntry(si.PackageMirrors, func(m ccfg.PackageMirror) []string { return m.Arches }, arch)
-	if !ok {
+	i := archEntry(si.PackageMirrors, func(m ccfg.PackageMirror) []string { return m.Arches }, arch)
+	if i < 0 {
 		return nil, nil
 	}
+	m := si.PackageMirrors[i]
 	subst := map[string]string{}
 	if e.Data != nil {
 		if az := e.Data.AvailabilityZone; az != "" {

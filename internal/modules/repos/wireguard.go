@@ -38,10 +38,10 @@ func Wireguard(ctx context.Context, e *core.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := wg.ReadinessProbe.Err; err != nil {
+	probes, err := wg.ReadinessProbe.Strings("wireguard.readinessprobe", false)
+	if err != nil {
 		return err
 	}
-	probes := wg.ReadinessProbe.List
 	if _, ok := e.Tool("wg"); !ok {
 		if err := installWireguard(ctx, e); err != nil {
 			return fmt.Errorf("wireguard: no wg in the root, and installing it failed: %w", err)
