@@ -169,11 +169,12 @@ func searchMirror(ctx context.Context, e *core.Env, cands []string) string {
 // template Python's % cannot fill otherwise (ValueError, TypeError) is an
 // error, as cloud-init's exception fails apt_configure.
 func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) (map[string]string, error) {
-	// system_info is the image's settings: its package_mirrors never
-	// fail Decode (ccfg.PackageMirrors, read without a check as
-	// cloud-init's distro does). One Decode cannot read (not a map, or
-	// another key of it wrong, e.g. default_user's) has no mirrors here,
-	// with core.SystemInfo's warning.
+	// system_info is the image's settings: package_mirrors' entries are
+	// read without a check, as cloud-init's distro reads them
+	// (ccfg.PackageMirrors). A system_info Decode cannot read (not a
+	// map, package_mirrors not a list, or another key of it wrong, e.g.
+	// apt_get_wrapper not a map) has no mirrors here, with
+	// core.SystemInfo's warning.
 	si := core.SystemInfo(e, "apt_configure")
 	if si == nil {
 		return nil, nil
