@@ -99,7 +99,7 @@ type PackageKeys struct {
 	YumRepoDir              string    `yaml:"yum_repo_dir"`
 	Zypper                  *Zypper   `yaml:"zypper"`
 	APKRepos                *APKRepos `yaml:"apk_repos"`
-	Packages                []any     `yaml:"packages" cc:"min=1"`
+	Packages                *Packages `yaml:"packages" cc:"min=1"`
 	PackageUpdate           bool      `yaml:"package_update"`
 	PackageUpgrade          bool      `yaml:"package_upgrade"`
 	PackageRebootIfRequired bool      `yaml:"package_reboot_if_required"`
@@ -303,35 +303,41 @@ type RandomSeed struct {
 	Command         []string `yaml:"command" cc:"strict"`
 }
 
-// APKRepos is cc_apk_configure's apk_repos.
+// APKRepos is cc_apk_configure's apk_repos, read as the module reads it
+// (read_repos.go).
 type APKRepos struct {
 	PreserveRepositories bool        `yaml:"preserve_repositories"`
 	AlpineRepo           *AlpineRepo `yaml:"alpine_repo" cc:"null"`
-	LocalRepoBaseURL     *string     `yaml:"local_repo_base_url"`
+	LocalRepoBaseURL     APKText     `yaml:"local_repo_base_url"`
+	given                bool
 }
 
 // Shape: at least one key.
 func (APKRepos) Shape(s *Schema) { s.MinProps = 1 }
 
-// AlpineRepo is apk_repos.alpine_repo.
+// AlpineRepo is apk_repos.alpine_repo. Err: it is not a map.
 type AlpineRepo struct {
-	BaseURL          *string `yaml:"base_url"`
+	BaseURL          APKText `yaml:"base_url"`
 	CommunityEnabled bool    `yaml:"community_enabled" cc:"truthy"`
 	TestingEnabled   bool    `yaml:"testing_enabled" cc:"truthy"`
-	Version          string  `yaml:"version" cc:"required"`
+	Version          APKText `yaml:"version" cc:"required"`
+	Err              error
+	given            bool
 }
 
 // Wireguard is cc_wireguard's wireguard.
 type Wireguard struct {
 	Interfaces     []WireguardInterface `yaml:"interfaces" cc:"required,min=1"`
-	ReadinessProbe []string             `yaml:"readinessprobe" cc:"unique"`
+	ReadinessProbe PyList               `yaml:"readinessprobe" cc:"unique"`
 }
 
 // WireguardInterface is one of wireguard.interfaces. 22.4's schema leaves
 // its keys optional, but its module refuses an interface without all
 // three (supplemental_schema_validation): so does earlyinit's schema.
+// Err: what is wrong with the entry (read_repos.go).
 type WireguardInterface struct {
 	Name       string `yaml:"name" cc:"required"`
 	ConfigPath string `yaml:"config_path" cc:"required"`
 	Content    string `yaml:"content" cc:"required"`
+	Err        error
 }

@@ -1,21 +1,26 @@
 package ccfg
 
-// Apt is cc_apt_configure's apt.
+// Apt is cc_apt_configure's apt. Its keys are read as the module reads
+// them (read_repos.go), each on its own: what is wrong with one is
+// Err's, for the module to report when it comes to the key.
 type Apt struct {
-	PreserveSourcesList bool                 `yaml:"preserve_sources_list"`
-	GenerateMirrorlists bool                 `yaml:"generate_mirrorlists"`
-	DisableSuites       []string             `yaml:"disable_suites" cc:"min=1,unique"`
-	Primary             []AptMirror          `yaml:"primary" cc:"min=1"`
-	Security            []AptMirror          `yaml:"security" cc:"min=1"`
-	AddAptRepoMatch     string               `yaml:"add_apt_repo_match"`
-	DebconfSelections   AptDebconf           `yaml:"debconf_selections"`
-	SourcesList         string               `yaml:"sources_list"`
-	Conf                string               `yaml:"conf"`
-	HTTPSProxy          string               `yaml:"https_proxy"`
-	HTTPProxy           string               `yaml:"http_proxy"`
-	Proxy               string               `yaml:"proxy"`
-	FTPProxy            string               `yaml:"ftp_proxy"`
-	Sources             map[string]AptSource `yaml:"sources"`
+	// PreserveSourcesList is nil when not given: sources.list is kept
+	// unless it is false (util.is_false).
+	PreserveSourcesList *bool      `yaml:"preserve_sources_list" cc:"notfalse"`
+	GenerateMirrorlists bool       `yaml:"generate_mirrorlists"`
+	DisableSuites       PyList     `yaml:"disable_suites" cc:"min=1,unique"`
+	Primary             AptMirrors `yaml:"primary" cc:"min=1"`
+	Security            AptMirrors `yaml:"security" cc:"min=1"`
+	AddAptRepoMatch     PyString   `yaml:"add_apt_repo_match"`
+	DebconfSelections   AptDebconf `yaml:"debconf_selections"`
+	SourcesList         PyString   `yaml:"sources_list"`
+	Conf                PyString   `yaml:"conf"`
+	HTTPSProxy          PyString   `yaml:"https_proxy"`
+	HTTPProxy           PyString   `yaml:"http_proxy"`
+	Proxy               PyString   `yaml:"proxy"`
+	FTPProxy            PyString   `yaml:"ftp_proxy"`
+	Sources             AptSources `yaml:"sources"`
+	errs                map[string]error
 }
 
 // Shape: at least one key.
@@ -23,13 +28,13 @@ func (Apt) Shape(s *Schema) { s.MinProps = 1 }
 
 // AptMirror is one of apt.primary or apt.security.
 type AptMirror struct {
-	Arches    []string `yaml:"arches" cc:"required,min=1"`
-	URI       string   `yaml:"uri"`
-	Search    []string `yaml:"search" cc:"min=1"`
+	Arches    PyList   `yaml:"arches" cc:"required,min=1"`
+	URI       PyString `yaml:"uri"`
+	Search    PyList   `yaml:"search" cc:"min=1"`
 	SearchDNS bool     `yaml:"search_dns"`
-	KeyID     string   `yaml:"keyid"`
-	Key       string   `yaml:"key"`
-	Keyserver string   `yaml:"keyserver"`
+	KeyID     PyString `yaml:"keyid"`
+	Key       PyString `yaml:"key"`
+	Keyserver PyString `yaml:"keyserver"`
 }
 
 // AptDebconf is apt.debconf_selections: debconf-set-selections lines by
@@ -39,21 +44,23 @@ type AptDebconf map[string]string
 // Shape: at least one key.
 func (AptDebconf) Shape(s *Schema) { s.MinProps = 1 }
 
-// AptSource is one of apt.sources.
+// AptSource is one of apt.sources. Err: the entry is not a map.
 type AptSource struct {
-	Source    string `yaml:"source"`
-	KeyID     string `yaml:"keyid"`
-	Key       string `yaml:"key"`
-	Keyserver string `yaml:"keyserver"`
-	Filename  string `yaml:"filename"`
-	Append    bool   `yaml:"append" cc:"default=true"`
+	Source    PyString `yaml:"source"`
+	KeyID     PyString `yaml:"keyid"`
+	Key       PyString `yaml:"key"`
+	Keyserver PyString `yaml:"keyserver"`
+	Filename  PyString `yaml:"filename"`
+	Append    bool     `yaml:"append" cc:"default=true,notfalse"`
+	Err       error
 }
 
 // Shape: at least one key.
 func (AptSource) Shape(s *Schema) { s.MinProps = 1 }
 
-// YumRepos is cc_yum_add_repo's yum_repos: repositories by id.
-type YumRepos map[string]YumRepo
+// YumRepos is cc_yum_add_repo's yum_repos: repositories by id, each its
+// options as given (YumRepo is their schema).
+type YumRepos map[string]FreeForm[YumRepo]
 
 // Shape: at least one repository, ids of letters, digits, blanks and
 // the characters between " " and "_" (22.4's pattern, its range
@@ -63,8 +70,9 @@ func (YumRepos) Shape(s *Schema) {
 	s.KeyPattern = `^[0-9a-zA-Z -_]+$`
 }
 
-// YumRepo is one of yum_repos: its other options are written to the
-// repository file as they are (integers, booleans or strings).
+// YumRepo is the schema of one of yum_repos: its other options are
+// written to the repository file as they are (integers, booleans or
+// strings).
 type YumRepo struct {
 	BaseURL string `yaml:"baseurl" cc:"required"`
 	Name    string `yaml:"name"`
@@ -80,8 +88,8 @@ func (YumRepo) Shape(s *Schema) {
 // Zypper is cc_zypper_add_repo's zypper. Other keys are zypp.conf's
 // (zypper.config) in 22.4's schema too: it allows them.
 type Zypper struct {
-	Repos  []ZypperRepo   `yaml:"repos" cc:"min=1"`
-	Config map[string]any `yaml:"config"`
+	Repos  []FreeForm[ZypperRepo]   `yaml:"repos" cc:"min=1"`
+	Config FreeForm[map[string]any] `yaml:"config"`
 }
 
 // Shape: at least one key; any other key.
@@ -90,8 +98,8 @@ func (Zypper) Shape(s *Schema) {
 	s.KeyPattern = AnyKey
 }
 
-// ZypperRepo is one of zypper.repos: its other keys are the .repo
-// file's.
+// ZypperRepo is the schema of one of zypper.repos: its other keys are
+// the .repo file's.
 type ZypperRepo struct {
 	ID      string `yaml:"id" cc:"required"`
 	BaseURL string `yaml:"baseurl" cc:"required"`

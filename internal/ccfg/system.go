@@ -137,15 +137,15 @@ func (Growpart) Shape(s *Schema) {
 // leaves unchecked: so does earlyinit's, past their names); its other
 // keys are distribution internals earlyinit does not act on.
 type SystemInfo struct {
-	DefaultUser             *User           `yaml:"default_user"`
-	Distro                  any             `yaml:"distro"`
-	NTPClient               any             `yaml:"ntp_client"`
-	SSHSvcname              any             `yaml:"ssh_svcname"`
-	RsyslogSvcname          any             `yaml:"rsyslog_svcname"`
-	AptGetCommand           any             `yaml:"apt_get_command"`
-	AptGetUpgradeSubcommand any             `yaml:"apt_get_upgrade_subcommand"`
-	AptGetWrapper           AptGetWrapper   `yaml:"apt_get_wrapper"`
-	PackageMirrors          []PackageMirror `yaml:"package_mirrors"`
+	DefaultUser             *User          `yaml:"default_user"`
+	Distro                  any            `yaml:"distro"`
+	NTPClient               any            `yaml:"ntp_client"`
+	SSHSvcname              any            `yaml:"ssh_svcname"`
+	RsyslogSvcname          any            `yaml:"rsyslog_svcname"`
+	AptGetCommand           any            `yaml:"apt_get_command"`
+	AptGetUpgradeSubcommand any            `yaml:"apt_get_upgrade_subcommand"`
+	AptGetWrapper           AptGetWrapper  `yaml:"apt_get_wrapper"`
+	PackageMirrors          PackageMirrors `yaml:"package_mirrors"`
 }
 
 // Shape: other keys, ignored with a warning.
@@ -165,15 +165,16 @@ func (AptGetWrapper) Shape(s *Schema) { s.KeyPattern = AnyKey }
 
 // PackageMirror is one of system_info.package_mirrors.
 type PackageMirror struct {
-	Arches   any           `yaml:"arches"`
-	Failsafe MirrorsByKind `yaml:"failsafe"`
-	Search   MirrorsByKind `yaml:"search"`
+	Arches   LooseStrings `yaml:"arches"`
+	Failsafe MirrorURLs   `yaml:"failsafe"`
+	Search   MirrorSearch `yaml:"search"`
 }
 
 // Shape: other keys.
 func (PackageMirror) Shape(s *Schema) { s.KeyPattern = AnyKey }
 
-// MirrorsByKind is a package mirror's primary and security mirrors.
+// MirrorsByKind is the schema of a package mirror's failsafe and search:
+// its primary and security mirrors (MirrorURLs, MirrorSearch).
 type MirrorsByKind struct {
 	Primary  any `yaml:"primary"`
 	Security any `yaml:"security"`

@@ -3,13 +3,11 @@ package repos
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
-	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
 // apkDefaultMirror is cloud-init's DEFAULT_MIRROR for apk_repos.
@@ -28,32 +26,32 @@ const apkReposFile = "/etc/apk/repositories"
 // no blank nor control character; a version without them either):
 // nothing is written when one is wrong.
 func ApkConfigure(_ context.Context, e *core.Env) error {
-	raw := e.Cfg["apk_repos"]
-	if !scalar.Truthy(raw) {
+	// Decode fails only on a value that is not a map and is true as
+	// Python takes it: an error past the distribution's check.
+	sec, _, err := ccfg.Decode[*ccfg.APKRepos](e.Cfg, "apk_repos")
+	if err == nil && !sec.Given() {
 		return nil
 	}
 	if fam := e.DistroInfo().Family; fam != core.FamilyAlpine {
 		e.Logf("apk_configure: the root is not Alpine (%s family): apk_repos ignored", fam)
 		return nil
 	}
-	sec, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("apk_repos: want a map, got %s", core.Kind(raw))
+	if err != nil {
+		return err
 	}
-	if core.CfgBool(sec, "preserve_repositories", false) {
+	if sec.PreserveRepositories {
 		e.Logf("apk_configure: apk_repos.preserve_repositories is set: %s kept", apkReposFile)
 		return nil
 	}
-	ar := sec["alpine_repo"]
-	if !scalar.Truthy(ar) {
+	repo := sec.AlpineRepo
+	if !repo.Given() {
 		e.Logf("apk_configure: no apk_repos.alpine_repo: %s kept", apkReposFile)
 		return nil
 	}
-	repo, ok := ar.(map[string]any)
-	if !ok {
-		return fmt.Errorf("apk_repos.alpine_repo: want a map, got %s", core.Kind(ar))
+	if repo.Err != nil {
+		return repo.Err
 	}
-	if !scalar.Truthy(repo["version"]) {
+	if !repo.Version.Truthy() {
 		e.Logf("apk_configure: no apk_repos.alpine_repo.version: %s kept", apkReposFile)
 		return nil
 	}
@@ -70,22 +68,22 @@ func ApkConfigure(_ context.Context, e *core.Env) error {
 
 // renderAPKRepos is cloud-init's REPOSITORIES_TEMPLATE rendered by jinja
 // (trim_blocks) for apk_repos sec and its alpine_repo repo.
-func renderAPKRepos(sec, repo map[string]any) (string, error) {
-	version, err := apkValue(repo, "version", "apk_repos.alpine_repo.version", "")
+func renderAPKRepos(sec *ccfg.APKRepos, repo *ccfg.AlpineRepo) (string, error) {
+	version, err := repo.Version.Text("")
 	if err != nil {
 		return "", err
 	}
 	if err := checkAPKWord("apk_repos.alpine_repo.version", version); err != nil {
 		return "", err
 	}
-	base, err := apkValue(repo, "base_url", "apk_repos.alpine_repo.base_url", apkDefaultMirror)
+	base, err := repo.BaseURL.Text(apkDefaultMirror)
 	if err != nil {
 		return "", err
 	}
 	if err := checkAPKURL("apk_repos.alpine_repo.base_url", base); err != nil {
 		return "", err
 	}
-	local, err := apkValue(sec, "local_repo_base_url", "apk_repos.local_repo_base_url", "")
+	local, err := sec.LocalRepoBaseURL.Text("")
 	if err != nil {
 		return "", err
 	}
@@ -97,10 +95,10 @@ func renderAPKRepos(sec, repo map[string]any) (string, error) {
 	var b strings.Builder
 	b.WriteString("#\n# Created by cloud-init\n#\n# This file is written on first boot of an instance\n#\n\n")
 	b.WriteString(base + "/" + version + "/main\n")
-	if scalar.Truthy(repo["community_enabled"]) {
+	if repo.CommunityEnabled {
 		b.WriteString(base + "/" + version + "/community\n")
 	}
-	if scalar.Truthy(repo["testing_enabled"]) {
+	if repo.TestingEnabled {
 		if version != "edge" {
 			b.WriteString("#\n# Testing - using with non-Edge installation may cause problems!\n#\n")
 		}
@@ -111,25 +109,6 @@ func renderAPKRepos(sec, repo map[string]any) (string, error) {
 	}
 	b.WriteString("\n")
 	return b.String(), nil
-}
-
-// apkValue is m[key] as jinja prints it: a string, or a number's decimal
-// text (version: 3.12 unquoted); def when missing.
-func apkValue(m map[string]any, key, name, def string) (string, error) {
-	v, ok := m[key]
-	if !ok {
-		return def, nil
-	}
-	switch t := v.(type) {
-	case string, int:
-		return core.ScalarString(v), nil
-	case float64:
-		if t == math.Trunc(t) && math.Abs(t) < 1e16 {
-			return strconv.FormatFloat(t, 'f', 1, 64), nil // Python's str(3.0)
-		}
-		return strconv.FormatFloat(t, 'g', -1, 64), nil
-	}
-	return "", fmt.Errorf("%s: want a string, got %s", name, core.Kind(v))
 }
 
 // checkAPKWord refuses what would break the repositories file's lines:

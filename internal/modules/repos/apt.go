@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pgparmor"
 )
@@ -69,13 +72,11 @@ func AptConfigure(ctx context.Context, e *core.Env) error {
 			return fmt.Errorf("%s: the deprecated v1/v2 apt configuration is not supported: use the apt key (apt: sources, primary, proxy, preserve_sources_list, sources_list)", k)
 		}
 	}
-	v := e.Cfg["apt"]
-	if v == nil {
-		return nil
-	}
-	cfg, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("apt: want a map, got %s", core.Kind(v))
+	// Decode fails only on apt not a map: its keys' errors are theirs
+	// (ccfg's read_repos.go), reported where planApt reads them.
+	cfg, ok, err := ccfg.Decode[*ccfg.Apt](e.Cfg, "apt")
+	if err != nil || !ok {
+		return err
 	}
 	if _, ok := e.Tool("apt-get"); !ok {
 		e.Logf("apt_configure: the root has no apt-get: nothing done")
@@ -111,7 +112,7 @@ type aptKeyID struct {
 	key, keyid, keyserver, file string
 }
 
-func planApt(ctx context.Context, e *core.Env, cfg map[string]any) (*aptPlan, error) {
+func planApt(ctx context.Context, e *core.Env, cfg *ccfg.Apt) (*aptPlan, error) {
 	p := &aptPlan{}
 	if err := p.debconfSelections(cfg); err != nil {
 		return nil, err
@@ -127,7 +128,7 @@ func planApt(ctx context.Context, e *core.Env, cfg map[string]any) (*aptPlan, er
 		return nil, err
 	}
 	switch {
-	case core.IsTrue(cfg["generate_mirrorlists"]):
+	case cfg.GenerateMirrorlists:
 		distro := osr["ID"]
 		if !repoIDRE.Get().MatchString(distro) {
 			return nil, fmt.Errorf("apt.generate_mirrorlists: the root's os-release ID %q is no file name", distro)
@@ -138,12 +139,15 @@ func planApt(ctx context.Context, e *core.Env, cfg map[string]any) (*aptPlan, er
 			}
 			p.files = append(p.files, aptFile{name: "/etc/apt/mirrors/" + f.n, data: []byte(mirrors[f.k] + "\n")})
 		}
-	case cfg["preserve_sources_list"] != nil && core.IsFalse(cfg["preserve_sources_list"]):
-		for _, k := range []string{"primary", "security"} {
-			l, _ := cfg[k].([]any)
-			for i, m := range l {
-				if ent, ok := m.(map[string]any); ok {
-					if err := p.addKey(fmt.Sprintf("apt.%s.%d", k, i), ent, k, false); err != nil {
+	case cfg.PreserveSourcesList != nil && !*cfg.PreserveSourcesList:
+		for _, l := range []struct {
+			kind    string
+			mirrors ccfg.AptMirrors
+		}{{"primary", cfg.Primary}, {"security", cfg.Security}} {
+			// Not a list: no keys (aptMirrors reports it).
+			for i, m := range l.mirrors {
+				if m != nil {
+					if err := p.addKey(fmt.Sprintf("apt.%s.%d", l.kind, i), aptKey{m.Key, m.KeyID, m.Keyserver}, l.kind, false); err != nil {
 						return nil, err
 					}
 				}
@@ -152,12 +156,12 @@ func planApt(ctx context.Context, e *core.Env, cfg map[string]any) (*aptPlan, er
 		if release == "" {
 			return nil, errors.New("apt.preserve_sources_list: false: the root's /etc/os-release has no VERSION_CODENAME for the sources.list template")
 		}
-		text, err := sourcesList(e, cfg, release, mirrors, osr["ID"])
+		text, err := sourcesList(e, cfg.SourcesList, release, mirrors, osr["ID"])
 		if err != nil {
 			return nil, err
 		}
 		if text != "" {
-			ds, err := core.CfgStrings(cfg, "disable_suites", false)
+			ds, err := cfg.DisableSuites.Strings("apt.disable_suites", false)
 			if err != nil {
 				return nil, err
 			}
@@ -167,13 +171,13 @@ func planApt(ctx context.Context, e *core.Env, cfg map[string]any) (*aptPlan, er
 	if err := p.proxyAndConf(e, cfg); err != nil {
 		return nil, err
 	}
-	if src, ok := cfg["sources"]; ok && src != nil {
+	if cfg.Sources != nil || cfg.Err("sources") != nil {
 		params := map[string]string{}
 		for k, v := range mirrors {
 			params[k] = v
 		}
 		params["RELEASE"] = release
-		if err := p.sources(e, src, params, cfg); err != nil {
+		if err := p.sources(cfg, params); err != nil {
 			return nil, err
 		}
 	}
@@ -190,25 +194,17 @@ func checkLine(key, v string) error {
 
 // debconfSelections is apt.debconf_selections: the sets' texts in sorted
 // order of their names, joined by newlines, for debconf-set-selections.
-func (p *aptPlan) debconfSelections(cfg map[string]any) error {
-	v := cfg["debconf_selections"]
-	if v == nil {
-		return nil
+func (p *aptPlan) debconfSelections(cfg *ccfg.Apt) error {
+	if err := cfg.Err("debconf_selections"); err != nil {
+		return err
 	}
-	sets, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("apt.debconf_selections: want a map, got %s", core.Kind(v))
-	}
+	sets := cfg.DebconfSelections
 	if len(sets) == 0 {
 		return nil
 	}
 	var parts []string
-	for _, k := range core.SortedKeys(sets) {
-		s, ok := sets[k].(string)
-		if !ok {
-			return fmt.Errorf("apt.debconf_selections.%s: want a string, got %s", k, core.Kind(sets[k]))
-		}
-		parts = append(parts, s)
+	for _, k := range sortedStringKeys(sets) {
+		parts = append(parts, sets[k])
 	}
 	sel := strings.Join(parts, "\n")
 	if !strings.HasSuffix(sel, "\n") {
@@ -220,15 +216,19 @@ func (p *aptPlan) debconfSelections(cfg map[string]any) error {
 
 // proxyAndConf is apply_apt_config: the proxy file and apt.conf snippet,
 // or their removal when not configured.
-func (p *aptPlan) proxyAndConf(e *core.Env, cfg map[string]any) error {
+func (p *aptPlan) proxyAndConf(e *core.Env, cfg *ccfg.Apt) error {
 	var proxies []string
-	for _, x := range []struct{ key, format string }{
-		{"proxy", "Acquire::http::Proxy %q;"},
-		{"http_proxy", "Acquire::http::Proxy %q;"},
-		{"ftp_proxy", "Acquire::ftp::Proxy %q;"},
-		{"https_proxy", "Acquire::https::Proxy %q;"},
+	for _, x := range []struct {
+		key    string
+		v      ccfg.PyString
+		format string
+	}{
+		{"proxy", cfg.Proxy, "Acquire::http::Proxy %q;"},
+		{"http_proxy", cfg.HTTPProxy, "Acquire::http::Proxy %q;"},
+		{"ftp_proxy", cfg.FTPProxy, "Acquire::ftp::Proxy %q;"},
+		{"https_proxy", cfg.HTTPSProxy, "Acquire::https::Proxy %q;"},
 	} {
-		v := core.CfgString(cfg, x.key, "")
+		v := x.v.Str()
 		if v == "" {
 			continue
 		}
@@ -242,7 +242,7 @@ func (p *aptPlan) proxyAndConf(e *core.Env, cfg map[string]any) error {
 	} else if e.Root.Exists(aptProxyFile) {
 		p.remove = append(p.remove, aptProxyFile)
 	}
-	if c := core.CfgString(cfg, "conf", ""); c != "" {
+	if c := cfg.Conf.Str(); c != "" {
 		p.files = append(p.files, aptFile{name: aptConfigFile, data: []byte(c)})
 	} else if e.Root.Exists(aptConfigFile) {
 		p.remove = append(p.remove, aptConfigFile)
@@ -261,44 +261,37 @@ var sourceNameRE = core.LazyRE{Expr: `^[A-Za-z0-9_][A-Za-z0-9_.:+-]*$`}
 // rendered with the mirrors, RELEASE and KEY_FILE, appended (or with
 // append: false written) to sources.list.d/<name>.list; apt-get update
 // after them all.
-func (p *aptPlan) sources(e *core.Env, v any, params map[string]string, cfg map[string]any) error {
-	src, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("apt.sources: want a map of entries, got %s", core.Kind(v))
+func (p *aptPlan) sources(cfg *ccfg.Apt, params map[string]string) error {
+	if err := cfg.Err("sources"); err != nil {
+		return err
 	}
-	match := aptRepoMatch.Get()
-	if m, ok := cfg["add_apt_repo_match"]; ok {
-		s := core.ScalarString(m)
-		if m == nil || s == "" {
-			match = nil
-		} else {
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return fmt.Errorf("apt.add_apt_repo_match: %w", err)
-			}
-			match = re
-		}
+	match, err := addAptRepoMatch(cfg.AddAptRepoMatch)
+	if err != nil {
+		return err
 	}
-	for _, name := range core.SortedKeys(src) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Sources)) {
 		key := "apt.sources." + name
-		ent, ok := src[name].(map[string]any)
-		if !ok {
-			return fmt.Errorf("%s: want a map, got %s", key, core.Kind(src[name]))
+		ent := cfg.Sources[name]
+		if ent.Err != nil {
+			return ent.Err
 		}
-		filename := core.CfgString(ent, "filename", name)
+		filename := name
+		if ent.Filename.Set() {
+			filename = ent.Filename.Str()
+		}
 		if err := checkSourceFile(key+".filename", filename); err != nil {
 			return err
 		}
-		source, hasSource := ent["source"].(string)
-		if ent["source"] != nil && !hasSource {
-			return fmt.Errorf("%s.source: want a string, got %s", key, core.Kind(ent["source"]))
+		if ent.Source.Set() && !ent.Source.IsString() {
+			return fmt.Errorf("%s.source: want a string, got %s", key, ent.Source)
 		}
+		source, hasSource := ent.Source.Text(), ent.Source.IsString()
 		hardened := hasSource && strings.Contains(source, "$KEY_FILE")
 		stem := path.Base(filename)
 		if i := strings.LastIndex(stem, "."); i > 0 {
 			stem = stem[:i]
 		}
-		if err := p.addKey(key, ent, stem, hardened); err != nil {
+		if err := p.addKey(key, aptKey{ent.Key, ent.KeyID, ent.Keyserver}, stem, hardened); err != nil {
 			return err
 		}
 		if !hasSource {
@@ -306,7 +299,7 @@ func (p *aptPlan) sources(e *core.Env, v any, params map[string]string, cfg map[
 		}
 		ps := params
 		if hardened {
-			if ent["key"] == nil && ent["keyid"] == nil {
+			if !ent.Key.Set() && !ent.KeyID.Set() {
 				return fmt.Errorf("%s.source: uses $KEY_FILE but the entry has no key or keyid", key)
 			}
 			ps = map[string]string{"KEY_FILE": aptSignedByDir + stem + ".gpg"}
@@ -334,10 +327,27 @@ func (p *aptPlan) sources(e *core.Env, v any, params map[string]string, cfg map[
 			p.addRepos = append(p.addRepos, line)
 			continue
 		}
-		p.files = append(p.files, aptFile{name: filename, data: []byte(line + "\n"), append: !(ent["append"] != nil && core.IsFalse(ent["append"]))})
+		p.files = append(p.files, aptFile{name: filename, data: []byte(line + "\n"), append: ent.Append})
 	}
 	p.update = true
 	return nil
+}
+
+// addAptRepoMatch is the pattern of the sources that go to
+// add-apt-repository: apt.add_apt_repo_match, cloud-init's when not
+// given, none when given null or "".
+func addAptRepoMatch(given ccfg.PyString) (*regexp.Regexp, error) {
+	if !given.Given() {
+		return aptRepoMatch.Get(), nil
+	}
+	if given.Str() == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(given.Str())
+	if err != nil {
+		return nil, fmt.Errorf("apt.add_apt_repo_match: %w", err)
+	}
+	return re, nil
 }
 
 // checkSourceFile checks a sources entry's filename: a plain name, or an
@@ -358,36 +368,43 @@ func checkSourceFile(key, f string) error {
 var keyidRE = core.LazyRE{Expr: `^(0x)?[0-9A-Fa-f][0-9A-Fa-f ]*$`}
 var keyserverRE = core.LazyRE{Expr: `^([a-z0-9+]+://)?[A-Za-z0-9.-]+(:[0-9]+)?/?$`}
 
+// aptKey is an apt.sources, apt.primary or apt.security entry's key:
+// the key itself, or a keyid to fetch from a keyserver.
+type aptKey struct {
+	key, keyid, keyserver ccfg.PyString
+}
+
 // addKey is add_apt_key: an entry's key (or keyid, fetched from its
 // keyserver) to /etc/apt/trusted.gpg.d/<stem>.gpg, or with hardened (the
 // source says $KEY_FILE) to /etc/apt/cloud-init.gpg.d/<stem>.gpg.
-func (p *aptPlan) addKey(key string, ent map[string]any, stem string, hardened bool) error {
+func (p *aptPlan) addKey(key string, k aptKey, stem string, hardened bool) error {
 	dir := aptTrustedGPGDir
 	if hardened {
 		dir = aptSignedByDir
 	}
 	file := dir + stem + ".gpg"
-	if k, ok := ent["key"]; ok && k != nil {
-		s, ok := k.(string)
-		if !ok {
-			return fmt.Errorf("%s.key: want a string, got %s", key, core.Kind(k))
+	if k.key.Set() {
+		if !k.key.IsString() {
+			return fmt.Errorf("%s.key: want a string, got %s", key, k.key)
 		}
-		b, err := pgparmor.Dearmor(s)
+		b, err := pgparmor.Dearmor(k.key.Text())
 		if err != nil {
 			return fmt.Errorf("%s.key: %w", key, err)
 		}
 		p.files = append(p.files, aptFile{name: file, data: b})
 		return nil
 	}
-	id, ok := ent["keyid"]
-	if !ok || id == nil {
+	if !k.keyid.Set() {
 		return nil
 	}
-	keyid := core.ScalarString(id)
+	keyid := k.keyid.Str()
 	if !keyidRE.Get().MatchString(keyid) {
 		return fmt.Errorf("%s.keyid: %q is not a key id or fingerprint (hexadecimal digits and spaces)", key, keyid)
 	}
-	ks := core.CfgString(ent, "keyserver", defaultKeyserver)
+	ks := defaultKeyserver
+	if k.keyserver.Set() {
+		ks = k.keyserver.Str()
+	}
 	if !keyserverRE.Get().MatchString(ks) {
 		return fmt.Errorf("%s.keyserver: %q is not a key server (host, or scheme://host:port)", key, ks)
 	}

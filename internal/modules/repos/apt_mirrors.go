@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pyfmt"
 )
@@ -38,7 +41,7 @@ func defaultMirrors(arch string) map[string]string {
 // system_info.package_mirrors (failsafe, overridden by resolvable search
 // entries), else cloud-init's defaults (Ubuntu's archive). MIRROR is
 // PRIMARY.
-func aptMirrors(ctx context.Context, e *core.Env, cfg map[string]any, arch, distro string) (map[string]string, error) {
+func aptMirrors(ctx context.Context, e *core.Env, cfg *ccfg.Apt, arch, distro string) (map[string]string, error) {
 	pm, err := aptMirror(ctx, e, cfg, "primary", arch, distro)
 	if err != nil {
 		return nil, err
@@ -73,52 +76,54 @@ func aptMirrors(ctx context.Context, e *core.Env, cfg map[string]any, arch, dist
 	return out, nil
 }
 
-// archEntry is the list's entry whose arches has arch, else the one with
-// default.
-func archEntry(list []any, arch string) map[string]any {
-	var def map[string]any
-	for _, it := range list {
-		m, ok := it.(map[string]any)
-		if !ok {
-			continue
-		}
-		arches, _ := core.CfgStrings(m, "arches", false)
-		for _, a := range arches {
+// archEntry is the index of the entry of list whose arches has arch,
+// else of the (last) one with default, else -1; arches of each is what
+// it says (a value that is not a list of strings is none).
+func archEntry[T any](list []T, arches func(T) []string, arch string) int {
+	def := -1
+	for i, m := range list {
+		for _, a := range arches(m) {
 			if a == arch {
-				return m
+				return i
 			}
 			if a == "default" {
-				def = m
+				def = i
 			}
 		}
 	}
 	return def
 }
 
-func aptMirror(ctx context.Context, e *core.Env, cfg map[string]any, kind, arch, distro string) (string, error) {
-	v := cfg[kind]
-	if v == nil {
+func aptMirror(ctx context.Context, e *core.Env, cfg *ccfg.Apt, kind, arch, distro string) (string, error) {
+	if err := cfg.Err(kind); err != nil {
+		return "", err
+	}
+	l := cfg.Primary
+	if kind == "security" {
+		l = cfg.Security
+	}
+	i := archEntry(l, func(m *ccfg.AptMirror) []string {
+		if m == nil { // not a map: skipped
+			return nil
+		}
+		arches, _ := m.Arches.Strings("", false) // not a list: none
+		return arches
+	}, arch)
+	if i < 0 {
 		return "", nil
 	}
-	list, ok := v.([]any)
-	if !ok {
-		return "", fmt.Errorf("apt.%s: want a list of mirror entries", kind)
-	}
-	m := archEntry(list, arch)
-	if m == nil {
-		return "", nil
-	}
-	if u := core.CfgString(m, "uri", ""); u != "" {
+	m := l[i]
+	if u := m.URI.Str(); u != "" {
 		return u, nil
 	}
-	search, err := core.CfgStrings(m, "search", false)
+	search, err := m.Search.Strings(fmt.Sprintf("apt.%s.%d.search", kind, i), false)
 	if err != nil {
 		return "", err
 	}
 	if u := searchMirror(ctx, e, search); u != "" {
 		return u, nil
 	}
-	if !core.IsTrue(m["search_dns"]) {
+	if !m.SearchDNS {
 		return "", nil
 	}
 	dns := "mirror"
@@ -164,12 +169,21 @@ func searchMirror(ctx context.Context, e *core.Env, cands []string) string {
 // template Python's % cannot fill otherwise (ValueError, TypeError) is an
 // error, as cloud-init's exception fails apt_configure.
 func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) (map[string]string, error) {
-	si, _ := e.Cfg["system_info"].(map[string]any)
-	list, _ := si["package_mirrors"].([]any)
-	m := archEntry(list, arch)
-	if m == nil {
+	// system_info is the image's settings: package_mirrors' entries are
+	// read without a check, as cloud-init's distro reads them
+	// (ccfg.PackageMirrors). A system_info Decode cannot read (not a
+	// map, package_mirrors not a list, or another key of it wrong, e.g.
+	// apt_get_wrapper not a map) has no mirrors here, with
+	// core.SystemInfo's warning.
+	si := core.SystemInfo(e, "apt_configure")
+	if si == nil {
 		return nil, nil
 	}
+	i := archEntry(si.PackageMirrors, func(m ccfg.PackageMirror) []string { return m.Arches }, arch)
+	if i < 0 {
+		return nil, nil
+	}
+	m := si.PackageMirrors[i]
 	subst := map[string]string{}
 	if e.Data != nil {
 		if az := e.Data.AvailabilityZone; az != "" {
@@ -183,21 +197,16 @@ func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) (map[strin
 		}
 	}
 	out := map[string]string{}
-	if fs, ok := m["failsafe"].(map[string]any); ok {
-		for k, v := range fs {
-			out[k] = core.ScalarString(v)
-		}
+	for k, v := range m.Failsafe {
+		out[k] = v
 	}
-	if s, ok := m["search"].(map[string]any); ok {
-		for _, k := range core.SortedKeys(s) {
-			tmpls, _ := core.CfgStrings(s, k, false)
-			cands, err := mirrorCandidates(e, k, tmpls, subst)
-			if err != nil {
-				return nil, err
-			}
-			if c := searchMirror(ctx, e, cands); c != "" {
-				out[k] = c
-			}
+	for _, k := range slices.Sorted(maps.Keys(m.Search)) {
+		cands, err := mirrorCandidates(e, k, m.Search[k], subst)
+		if err != nil {
+			return nil, err
+		}
+		if c := searchMirror(ctx, e, cands); c != "" {
+			out[k] = c
 		}
 	}
 	if out["primary"] == "" || out["security"] == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -48,18 +49,18 @@ func sortedStringKeys(m map[string]string) []string {
 // else cloud-init's own template for Debian or Ubuntu, with the mirrors
 // (each as given and lower-cased), RELEASE and codename. "" when there is
 // no template.
-func sourcesList(e *core.Env, cfg map[string]any, release string, mirrors map[string]string, distro string) (string, error) {
+func sourcesList(e *core.Env, given ccfg.PyString, release string, mirrors map[string]string, distro string) (string, error) {
 	params := map[string]string{"RELEASE": release, "codename": release}
 	for k, v := range mirrors {
 		params[k] = v
 		params[strings.ToLower(k)] = v
 	}
 	key := "apt.sources_list"
-	tmpl, ok := cfg["sources_list"].(string)
+	if given.Set() && !given.IsString() {
+		return "", fmt.Errorf("apt.sources_list: want a string, got %s", given)
+	}
+	tmpl, ok := given.Text(), given.Set()
 	if !ok {
-		if v := cfg["sources_list"]; v != nil {
-			return "", fmt.Errorf("apt.sources_list: want a string, got %s", core.Kind(v))
-		}
 		for _, f := range []string{"/etc/cloud/templates/sources.list." + distro + ".tmpl", "/etc/cloud/templates/sources.list.tmpl"} {
 			if b, err := e.Root.ReadFile(f); err == nil {
 				tmpl, key, ok = string(b), f, true

@@ -36,13 +36,21 @@ func PackageUpdateUpgradeInstall(ctx context.Context, e *core.Env) error {
 	if err := errors.Join(readErrs...); err != nil {
 		return err
 	}
-	raw := e.Cfg["packages"]
-	if !update && !upgrade && isEmptyList(raw) {
+	// Packages keeps the value as given: the package manager reads it.
+	list, _, err := ccfg.Decode[*ccfg.Packages](e.Cfg, "packages")
+	if err != nil {
+		return err
+	}
+	if !update && !upgrade && list.Empty() {
 		return nil
 	}
 	m, err := e.PackageManager()
 	if err != nil {
 		return err
+	}
+	var raw any
+	if list != nil {
+		raw = list.Value
 	}
 	pkgs, err := m.PackageSpecs("packages", raw)
 	if err != nil {
@@ -70,17 +78,4 @@ func PackageUpdateUpgradeInstall(ctx context.Context, e *core.Env) error {
 		}
 	}
 	return err
-}
-
-// isEmptyList tells whether a packages value asks for nothing.
-func isEmptyList(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case []any:
-		return len(t) == 0
-	case string:
-		return t == ""
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -29,23 +30,17 @@ import (
 // Unlike cloud-init, the interfaces are enabled through systemd only: on
 // another init the error says so after the files are written.
 func Wireguard(ctx context.Context, e *core.Env) error {
-	raw, ok := e.Cfg["wireguard"]
-	if !ok || raw == nil {
-		return nil
+	wg, ok, err := ccfg.Decode[*ccfg.Wireguard](e.Cfg, "wireguard")
+	if err != nil || !ok {
+		return err
 	}
-	wg, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("wireguard: want a map, got %s", core.Kind(raw))
-	}
-	ifaces, err := wgInterfaces(wg["interfaces"])
+	ifaces, err := wgInterfaces(wg.Interfaces)
 	if err != nil {
 		return err
 	}
-	var probes []string
-	if v := wg["readinessprobe"]; v != nil {
-		if probes, err = core.ToStrings("wireguard.readinessprobe", v, false); err != nil {
-			return err
-		}
+	probes, err := wg.ReadinessProbe.Strings("wireguard.readinessprobe", false)
+	if err != nil {
+		return err
 	}
 	if _, ok := e.Tool("wg"); !ok {
 		if err := installWireguard(ctx, e); err != nil {
@@ -91,42 +86,21 @@ func Wireguard(ctx context.Context, e *core.Env) error {
 type wgInterface struct{ name, path, content string }
 
 // wgInterfaces checks wireguard.interfaces as cloud-init's
-// supplemental_schema_validation does, and the name and path further.
-// Messages name keys, never content's value.
-func wgInterfaces(v any) ([]wgInterface, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("wireguard.interfaces: want a list, got %s", core.Kind(v))
+// supplemental_schema_validation does (each entry's Err), and the name
+// and path further, every entry's errors together. Messages name keys,
+// never content's value.
+func wgInterfaces(list []ccfg.WireguardInterface) ([]wgInterface, error) {
+	if list == nil {
+		return nil, errors.New("wireguard.interfaces: want a list, got null")
 	}
 	var out []wgInterface
 	var errs []error
 	for i, it := range list {
-		m, ok := it.(map[string]any)
-		if !ok {
-			errs = append(errs, fmt.Errorf("wireguard.interfaces.%d: want a map, got %s", i, core.Kind(it)))
+		if it.Err != nil {
+			errs = append(errs, it.Err)
 			continue
 		}
-		var w wgInterface
-		bad := false
-		for _, k := range []struct {
-			key string
-			dst *string
-		}{{"name", &w.name}, {"config_path", &w.path}, {"content", &w.content}} {
-			s, ok := m[k.key].(string)
-			if !ok {
-				what := "missing"
-				if m[k.key] != nil {
-					what = "want a string, got " + core.Kind(m[k.key])
-				}
-				errs = append(errs, fmt.Errorf("wireguard.interfaces.%d.%s: %s", i, k.key, what))
-				bad = true
-				continue
-			}
-			*k.dst = s
-		}
-		if bad {
-			continue
-		}
+		w := wgInterface{it.Name, it.ConfigPath, it.Content}
 		if !wgName(w.name) {
 			errs = append(errs, fmt.Errorf("wireguard.interfaces.%d.name %q: want an interface name, 1 to 15 of A-Z a-z 0-9 _ = + . -", i, w.name))
 			continue

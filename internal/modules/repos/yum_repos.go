@@ -3,10 +3,13 @@ package repos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -30,21 +33,25 @@ var repoKeyRE = core.LazyRE{Expr: `^[a-z0-9_.]+$`}
 // and options are written in sorted order (the YAML order is not kept),
 // and the header says earlyinit.
 func YumAddRepo(_ context.Context, e *core.Env) error {
-	repos, ok := e.Cfg["yum_repos"].(map[string]any)
-	if !ok || len(repos) == 0 {
-		if v := e.Cfg["yum_repos"]; v != nil && !ok {
-			return fmt.Errorf("yum_repos: want a map of repository ids, got %s", core.Kind(v))
-		}
-		return nil
+	repos, _, err := ccfg.Decode[ccfg.YumRepos](e.Cfg, "yum_repos")
+	if err != nil || len(repos) == 0 {
+		return err
 	}
-	dir, err := cfgDir(e.Cfg, "yum_repo_dir", "/etc/yum.repos.d/")
+	d, ok, err := ccfg.Decode[string](e.Cfg, "yum_repo_dir")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		d = "/etc/yum.repos.d/"
+	}
+	dir, err := checkDir("yum_repo_dir", d)
 	if err != nil {
 		return err
 	}
 	type repo struct{ id, file, text string }
 	var todo []repo
 	pending := map[string]bool{}
-	for _, id := range core.SortedKeys(repos) {
+	for _, id := range slices.Sorted(maps.Keys(repos)) {
 		canon := strings.ReplaceAll(id, " ", "-")
 		key := "yum_repos." + id
 		if !repoIDRE.Get().MatchString(canon) {
@@ -59,7 +66,10 @@ func YumAddRepo(_ context.Context, e *core.Env) error {
 			e.Logf("yum_add_repo: skipping repo %s, file %s already pending", id, file)
 			continue
 		}
-		opts, err := repoOptions(key, repos[id], nil)
+		if err := repos[id].Err; err != nil {
+			return err
+		}
+		opts, err := repoOptions(key, repos[id].Map, nil)
 		if err != nil {
 			return err
 		}
@@ -97,26 +107,18 @@ func now(e *core.Env) time.Time {
 	return time.Now()
 }
 
-// cfgDir is a directory a key names: absolute, no "..", def when unset.
-func cfgDir(m map[string]any, key, def string) (string, error) {
-	d := core.CfgString(m, key, def)
+// checkDir checks the directory d a key names: absolute, no "..".
+func checkDir(key, d string) (string, error) {
 	if !path.IsAbs(d) || strings.Contains(d, "..") || strings.ContainsAny(d, "\x00\n\r") {
 		return "", fmt.Errorf("%s: %q: want an absolute directory without ..", key, d)
 	}
 	return path.Clean(d), nil
 }
 
-// repoOptions is a repository entry's options, names as cloud-init
-// normalises them (lower case, stripped, - as _; empty names dropped, and
-// the names in drop), each name checked.
-func repoOptions(key string, v any, drop map[string]bool) (map[string]any, error) {
-	if v == nil {
-		return map[string]any{}, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a map of options, got %s", key, core.Kind(v))
-	}
+// repoOptions is a repository entry's options (ccfg.FreeForm: as given),
+// names as cloud-init normalises them (lower case, stripped, - as _;
+// empty names dropped, and the names in drop), each name checked.
+func repoOptions(key string, m map[string]any, drop map[string]bool) (map[string]any, error) {
 	out := map[string]any{}
 	for k, x := range m {
 		if drop[k] {
@@ -161,7 +163,7 @@ func repoValue(key string, v any, sep string) (string, error) {
 	case nil:
 		return "None", nil
 	}
-	s := core.ScalarString(v)
+	s := ccfg.String(v)
 	if strings.ContainsAny(s, "\n\r\x00") {
 		return "", fmt.Errorf("%s: the value has a newline: a list gives several lines", key)
 	}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
@@ -27,28 +28,21 @@ var zyppKeyRE = core.LazyRE{Expr: `^[A-Za-z0-9_.]+$`}
 // checked (no newline) before anything is written. Repositories and
 // options are in sorted order, not the YAML order.
 func ZypperAddRepo(_ context.Context, e *core.Env) error {
-	v := e.Cfg["zypper"]
-	if v == nil {
-		return nil
+	z, ok, err := ccfg.Decode[*ccfg.Zypper](e.Cfg, "zypper")
+	if err != nil || !ok || len(z.Repos) == 0 {
+		return err
 	}
-	z, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("zypper: want a map, got %s", core.Kind(v))
+	// zypp.conf's settings, as given: cloud-init writes them as they
+	// come, reposdir among them.
+	if err := z.Config.Err; err != nil {
+		return err
 	}
-	repos, ok := z["repos"].([]any)
-	if !ok || len(repos) == 0 {
-		if r := z["repos"]; r != nil && !ok {
-			return fmt.Errorf("zypper.repos: want a list, got %s", core.Kind(r))
-		}
-		return nil
+	conf := z.Config.Map
+	d := "/etc/zypp/repos.d/"
+	if v := conf["reposdir"]; v != nil {
+		d = ccfg.String(v)
 	}
-	conf := map[string]any{}
-	if c := z["config"]; c != nil {
-		if conf, ok = c.(map[string]any); !ok {
-			return fmt.Errorf("zypper.config: want a map, got %s", core.Kind(c))
-		}
-	}
-	dir, err := cfgDir(conf, "reposdir", "/etc/zypp/repos.d/")
+	dir, err := checkDir("reposdir", d)
 	if err != nil {
 		return fmt.Errorf("zypper.config.%w", err)
 	}
@@ -56,7 +50,7 @@ func ZypperAddRepo(_ context.Context, e *core.Env) error {
 	if err != nil {
 		return err
 	}
-	todo, err := zyppRepos(e, repos, dir)
+	todo, err := zyppRepos(e, z.Repos, dir)
 	if err != nil {
 		return err
 	}
@@ -85,20 +79,22 @@ type zyppRepo struct{ id, file, text string }
 
 // zyppRepos are the .repo files in dir for zypper.repos' entries, but
 // those without id or baseurl and those whose file exists or is pending.
-func zyppRepos(e *core.Env, repos []any, dir string) ([]zyppRepo, error) {
+func zyppRepos(e *core.Env, repos []ccfg.FreeForm[ccfg.ZypperRepo], dir string) ([]zyppRepo, error) {
 	var todo []zyppRepo
 	seen := map[string]bool{}
 	for i, it := range repos {
 		key := fmt.Sprintf("zypper.repos.%d", i)
-		r, ok := it.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
+		if it.Err != nil {
+			return nil, it.Err
 		}
+		// An entry is the .repo file's options as given (id, the
+		// section's name, among them).
+		r := it.Map
 		if r["id"] == nil || r["baseurl"] == nil {
 			e.Logf("zypper_add_repo: %s is missing id or baseurl: skipped", key)
 			continue
 		}
-		id := core.ScalarString(r["id"])
+		id := ccfg.String(r["id"])
 		canon := strings.ReplaceAll(id, " ", "_")
 		if !repoIDRE.Get().MatchString(canon) {
 			return nil, fmt.Errorf("%s.id: %q is not a repository id (letters, digits and ._:-)", key, id)
@@ -165,7 +161,7 @@ func zyppSettings(e *core.Env, conf map[string]any) (string, error) {
 		case map[string]any, []any:
 			return "", fmt.Errorf("zypper.config.%s: want a string, number or boolean, got %s", k, core.Kind(v))
 		}
-		s := core.ScalarString(v)
+		s := ccfg.String(v)
 		if strings.ContainsAny(s, "\n\r\x00") {
 			return "", fmt.Errorf("zypper.config.%s: the value has a newline", k)
 		}
