@@ -250,3 +250,24 @@ func TestGivenNull(t *testing.T) {
 	}()
 	GivenNull(cfg, "ssh_genkeytype")
 }
+
+// TestAptGetWrapperEnabled: enabled not given is "auto", given as null is
+// None (no wrapper), as cloud-init's wcfg.get("enabled", "auto").
+func TestAptGetWrapperEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		wrapper map[string]any
+		want    any
+	}{
+		{map[string]any{}, "auto"},
+		{map[string]any{"enabled": nil}, nil},
+		{map[string]any{"enabled": true, "command": []any{"x"}}, true},
+	} {
+		si, _, err := Decode[*SystemInfo](map[string]any{"system_info": map[string]any{"apt_get_wrapper": tc.wrapper}}, "system_info")
+		if err != nil || si.AptGetWrapper == nil || si.AptGetWrapper.Enabled != tc.want {
+			t.Errorf("%v: %+v, %v; want enabled %v", tc.wrapper, si, err, tc.want)
+		}
+	}
+	if _, _, err := Decode[*SystemInfo](map[string]any{"system_info": map[string]any{"apt_get_wrapper": "x"}}, "system_info"); err == nil {
+		t.Error("apt_get_wrapper as a string: no error")
+	}
+}

@@ -144,7 +144,7 @@ type SystemInfo struct {
 	RsyslogSvcname          any            `yaml:"rsyslog_svcname"`
 	AptGetCommand           any            `yaml:"apt_get_command"`
 	AptGetUpgradeSubcommand any            `yaml:"apt_get_upgrade_subcommand"`
-	AptGetWrapper           AptGetWrapper  `yaml:"apt_get_wrapper"`
+	AptGetWrapper           *AptGetWrapper `yaml:"apt_get_wrapper"`
 	PackageMirrors          PackageMirrors `yaml:"package_mirrors"`
 }
 
@@ -162,6 +162,22 @@ type AptGetWrapper struct {
 
 // Shape: other keys.
 func (AptGetWrapper) Shape(s *Schema) { s.KeyPattern = AnyKey }
+
+// DecodeCC reads the wrapper as cloud-init's Debian distro does
+// (wcfg.get("enabled", "auto")): enabled not given is "auto", given as
+// null is None, which turns the wrapper off.
+func (w *AptGetWrapper) DecodeCC(v any, path string) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(path, "a map", v)
+	}
+	enabled, given := m["enabled"]
+	if !given {
+		enabled = "auto"
+	}
+	*w = AptGetWrapper{Command: m["command"], Enabled: enabled}
+	return nil
+}
 
 // PackageMirror is one of system_info.package_mirrors.
 type PackageMirror struct {

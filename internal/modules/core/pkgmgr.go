@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 )
 
 // pkgManager is the root's package manager, as cloud-init's distro classes
@@ -55,10 +57,19 @@ func (e *Env) PackageManager() (*pkgManager, error) {
 	if kind != "apt" {
 		return m, nil
 	}
-	si, _ := e.Cfg["system_info"].(map[string]any)
+	// system_info's apt settings, each its default when not given or
+	// null, or when system_info cannot be read (SystemInfo's warning).
+	var command, upgrade any
+	wrapper := &ccfg.AptGetWrapper{Enabled: "auto"}
+	if si := SystemInfo(e, "package_update_upgrade_install"); si != nil {
+		command, upgrade = si.AptGetCommand, si.AptGetUpgradeSubcommand
+		if si.AptGetWrapper != nil {
+			wrapper = si.AptGetWrapper
+		}
+	}
 	m.aptCommand = aptGetCommand
-	if v, ok := si["apt_get_command"]; ok && v != nil {
-		l, err := ToStrings("system_info.apt_get_command", v, false)
+	if command != nil {
+		l, err := ToStrings("system_info.apt_get_command", command, false)
 		if err != nil {
 			return nil, err
 		}
@@ -67,22 +78,20 @@ func (e *Env) PackageManager() (*pkgManager, error) {
 		}
 		m.aptCommand = l
 	}
-	m.aptUpgrade = CfgString(si, "apt_get_upgrade_subcommand", "dist-upgrade")
+	m.aptUpgrade = "dist-upgrade"
+	if upgrade != nil {
+		m.aptUpgrade = ScalarString(upgrade)
+	}
 	if err := CheckArgs("system_info.apt_get_upgrade_subcommand", []string{m.aptUpgrade}); err != nil {
 		return nil, err
 	}
-	wcmd, enabled := []string{"eatmydata"}, any("auto")
-	if w, ok := si["apt_get_wrapper"].(map[string]any); ok {
-		if c, ok := w["command"]; ok && c != nil {
-			l, err := ToStrings("system_info.apt_get_wrapper.command", c, false)
-			if err != nil {
-				return nil, err
-			}
-			wcmd = l
+	wcmd, enabled := []string{"eatmydata"}, wrapper.Enabled
+	if wrapper.Command != nil {
+		l, err := ToStrings("system_info.apt_get_wrapper.command", wrapper.Command, false)
+		if err != nil {
+			return nil, err
 		}
-		if v, ok := w["enabled"]; ok {
-			enabled = v
-		}
+		wcmd = l
 	}
 	if err := CheckArgs("system_info.apt_get_wrapper.command", wcmd); err != nil {
 		return nil, err
