@@ -330,9 +330,9 @@ func (d *AptDebconf) DecodeCC(v any, path string) error {
 // leniently (LooseStrings, MirrorURLs, MirrorSearch).
 type PackageMirrors []PackageMirror
 
-// DecodeCC reads the list; a value that is not a list is an error (the
-// whole system_info is then ignored, with core.SystemInfo's warning:
-// apt_configure has no mirrors from it, as before).
+// DecodeCC reads the list; a value that is not a list is an error
+// (SystemInfo.Err: apt_configure has no mirrors from it, with
+// core.SystemInfo's warning).
 func (l *PackageMirrors) DecodeCC(v any, path string) error {
 	*l = nil
 	list, ok := v.([]any)

@@ -1,5 +1,7 @@
 package ccfg
 
+import "reflect"
+
 // The keys of write_files, the scripts, mounts and swap, resolv_conf,
 // phone_home, power_state, growpart, the late stages and the distribution
 // settings (system_info).
@@ -146,7 +148,40 @@ type SystemInfo struct {
 	AptGetUpgradeSubcommand any            `yaml:"apt_get_upgrade_subcommand"`
 	AptGetWrapper           *AptGetWrapper `yaml:"apt_get_wrapper"`
 	PackageMirrors          PackageMirrors `yaml:"package_mirrors"`
+
+	errs map[string]error // by key: what Decode could not read
 }
+
+// DecodeCC reads each key on its own, as cloud-init's distro reads each
+// setting when it wants it (get_option): a key of the wrong kind is its
+// Err, and leaves the others. Only a system_info that is not a map is an
+// error.
+func (si *SystemInfo) DecodeCC(v any, path string) error {
+	*si = SystemInfo{}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(path, "a map", v)
+	}
+	type plain SystemInfo
+	out := reflect.ValueOf((*plain)(si)).Elem()
+	for _, f := range fields(out.Type()) {
+		x, ok := m[f.key]
+		if !ok || x == nil {
+			continue // none of system_info's keys has a default
+		}
+		if err := decode(out.FieldByIndex(f.index), x, path+"."+f.key, f.opts); err != nil {
+			if si.errs == nil {
+				si.errs = map[string]error{}
+			}
+			si.errs[f.key] = err
+		}
+	}
+	return nil
+}
+
+// Err is what is wrong with system_info's key (its name in the YAML), nil
+// when Decode could read it.
+func (si *SystemInfo) Err(key string) error { return si.errs[key] }
 
 // Shape: other keys, ignored with a warning.
 func (SystemInfo) Shape(s *Schema) {

@@ -61,7 +61,7 @@ func (e *Env) PackageManager() (*pkgManager, error) {
 	// null, or when system_info cannot be read (SystemInfo's warning).
 	var command, upgrade any
 	wrapper := &ccfg.AptGetWrapper{Enabled: "auto"}
-	if si := SystemInfo(e, "package_update_upgrade_install"); si != nil {
+	if si := SystemInfo(e, "package_update_upgrade_install", "apt_get_command", "apt_get_upgrade_subcommand", "apt_get_wrapper"); si != nil {
 		command, upgrade = si.AptGetCommand, si.AptGetUpgradeSubcommand
 		if si.AptGetWrapper != nil {
 			wrapper = si.AptGetWrapper

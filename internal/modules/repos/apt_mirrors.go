@@ -171,11 +171,11 @@ func searchMirror(ctx context.Context, e *core.Env, cands []string) string {
 func systemInfoMirrors(ctx context.Context, e *core.Env, arch string) (map[string]string, error) {
 	// system_info is the image's settings: package_mirrors' entries are
 	// read without a check, as cloud-init's distro reads them
-	// (ccfg.PackageMirrors). A system_info Decode cannot read (not a
-	// map, package_mirrors not a list, or another key of it wrong, e.g.
-	// apt_get_wrapper not a map) has no mirrors here, with
-	// core.SystemInfo's warning.
-	si := core.SystemInfo(e, "apt_configure")
+	// (ccfg.PackageMirrors). A system_info that is not a map, or a
+	// package_mirrors that is not a list, gives no mirrors here, with
+	// core.SystemInfo's warning; another key of it wrong does not matter
+	// here.
+	si := core.SystemInfo(e, "apt_configure", "package_mirrors")
 	if si == nil {
 		return nil, nil
 	}

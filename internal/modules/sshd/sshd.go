@@ -525,7 +525,7 @@ func Update(ctx context.Context, e *core.Env, what string, opts []Option) error 
 // else "ssh" on Debian's family and "sshd" on the others (cloud-init's
 // distros).
 func sshService(e *core.Env) string {
-	if s, ok := core.DistroSetting(e, "ssh", func(si *ccfg.SystemInfo) any { return si.SSHSvcname }); ok && core.ValidServiceName(s) {
+	if s, ok := core.DistroSetting(e, "ssh", "ssh_svcname", func(si *ccfg.SystemInfo) any { return si.SSHSvcname }); ok && core.ValidServiceName(s) {
 		return s
 	}
 	if e.DistroInfo().Family == core.FamilyDebian {

@@ -173,7 +173,7 @@ func selectNTPClient(e *core.Env, nc ccfg.NTP, d core.DistroInfo) (ntpClient, er
 	key := "ntp.ntp_client"
 	if name == "" || name == "auto" {
 		name, key = "auto", "system_info.ntp_client"
-		s, _ := core.DistroSetting(e, "ntp", func(si *ccfg.SystemInfo) any { return si.NTPClient })
+		s, _ := core.DistroSetting(e, "ntp", "ntp_client", func(si *ccfg.SystemInfo) any { return si.NTPClient })
 		if s = strings.TrimSpace(s); s != "" {
 			name = s
 		}

@@ -70,7 +70,7 @@ func Rsyslog(ctx context.Context, e *core.Env) error {
 	}
 	e.Logf("rsyslog: configured %v", order)
 	if reload := rc.ServiceReloadCommand; reload == nil {
-		svc, ok := core.DistroSetting(e, "rsyslog", func(si *ccfg.SystemInfo) any { return si.RsyslogSvcname })
+		svc, ok := core.DistroSetting(e, "rsyslog", "rsyslog_svcname", func(si *ccfg.SystemInfo) any { return si.RsyslogSvcname })
 		if !ok {
 			svc = "rsyslog"
 		}
