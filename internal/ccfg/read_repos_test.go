@@ -291,7 +291,8 @@ func TestReposKeyReadings(t *testing.T) {
 		if got != want {
 			t.Errorf("got %s\nwant %s", got, want)
 		}
-		if _, _, err := ccfg.Decode[*ccfg.SystemInfo](decodeYAML(t, "system_info: {package_mirrors: 1}"), "system_info"); errText(err) != "system_info.package_mirrors: want a list, got a number" {
+		// The key's error is its own (SystemInfo.Err), not system_info's.
+		if si, _, err := ccfg.Decode[*ccfg.SystemInfo](decodeYAML(t, "system_info: {package_mirrors: 1}"), "system_info"); err != nil || errText(si.Err("package_mirrors")) != "system_info.package_mirrors: want a list, got a number" {
 			t.Errorf("package_mirrors: 1: %v", err)
 		}
 	})
