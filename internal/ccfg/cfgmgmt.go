@@ -100,40 +100,51 @@ type AnsiblePull struct {
 	PlaybookName  string `yaml:"playbook_name" cc:"required"`
 }
 
-// Puppet is cc_puppet's puppet.
+// Puppet is cc_puppet's puppet. It decodes itself (read_cfgmgmt.go):
+// Install, Cleanup and StartService are true when missing and false when
+// null (util.get_cfg_option_bool with True); a null exec_args is Args'
+// Other; a null conf or csr_attributes is an error. A string pointer is
+// nil when missing or null.
 type Puppet struct {
 	Install           bool            `yaml:"install"`
 	Version           string          `yaml:"version"`
-	InstallType       string          `yaml:"install_type" cc:"enum=packages|aio"`
+	InstallType       *string         `yaml:"install_type" cc:"enum=packages|aio"`
 	Collection        string          `yaml:"collection"`
-	AIOInstallURL     string          `yaml:"aio_install_url"`
+	AIOInstallURL     *string         `yaml:"aio_install_url"`
 	Cleanup           bool            `yaml:"cleanup"`
-	ConfFile          string          `yaml:"conf_file"`
-	SSLDir            string          `yaml:"ssl_dir"`
-	CSRAttributesPath string          `yaml:"csr_attributes_path"`
-	PackageName       string          `yaml:"package_name"`
+	ConfFile          *string         `yaml:"conf_file"`
+	SSLDir            *string         `yaml:"ssl_dir"`
+	CSRAttributesPath *string         `yaml:"csr_attributes_path"`
+	PackageName       *string         `yaml:"package_name"`
 	Exec              bool            `yaml:"exec"`
-	ExecArgs          []string        `yaml:"exec_args"`
+	ExecArgs          Args            `yaml:"exec_args"`
 	StartService      bool            `yaml:"start_service"`
 	Conf              *PuppetConf     `yaml:"conf"`
 	CSRAttributes     *PuppetCSRAttrs `yaml:"csr_attributes"`
 }
 
 // PuppetConf is puppet.conf: puppet.conf's sections, written as given,
-// and the CA's certificate.
+// and the CA's certificate. It decodes itself (read_cfgmgmt.go): each
+// key but ca_cert is a section, maps all (null refused, as cloud-init's
+// .items() fails on None), and ca_cert must be a string.
 type PuppetConf struct {
 	Main   map[string]any `yaml:"main"`
 	Server map[string]any `yaml:"server"`
 	Agent  map[string]any `yaml:"agent"`
 	User   map[string]any `yaml:"user"`
-	CACert string         `yaml:"ca_cert"`
+	CACert *string        `yaml:"ca_cert"`
+	// Sections are all the sections by name, main, server, agent, user
+	// and any other (cc_puppet writes each), as given.
+	Sections map[string]map[string]any `yaml:"-"`
 }
 
 // PuppetCSRAttrs is puppet.csr_attributes, written to csr_attributes.yaml
-// as given.
+// as given. It decodes itself (read_cfgmgmt.go): All is the map as given;
+// the two keys are set when they are maps.
 type PuppetCSRAttrs struct {
 	CustomAttributes  map[string]any `yaml:"custom_attributes"`
 	ExtensionRequests map[string]any `yaml:"extension_requests"`
+	All               map[string]any `yaml:"-"`
 }
 
 // Chef is cc_chef's chef.

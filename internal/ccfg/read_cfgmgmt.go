@@ -6,7 +6,9 @@ package ccfg
 // truth of a section, values checked only at the step that uses them).
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
@@ -154,5 +156,69 @@ func (BoolWord) Schema() *Schema { return Of(reflect.TypeFor[bool]()) }
 // DecodeCC reads any value.
 func (b *BoolWord) DecodeCC(v any, path string) error {
 	*b = BoolWord{Set: v != nil, True: IsTrue(v), False: IsFalse(v), Kind: scalar.YAMLNoun(v)}
+	return nil
+}
+
+// DecodeCC reads puppet: util.get_cfg_option_bool's True default for
+// install, cleanup and start_service (null is false); a null exec_args is
+// Other; a null conf or csr_attributes fails, as cc_puppet does on None.
+func (p *Puppet) DecodeCC(v any, path string) error {
+	*p = Puppet{Install: true, Cleanup: true, StartService: true}
+	m, err := decodeKeys(v, path, p)
+	if err != nil {
+		return err
+	}
+	for k, b := range map[string]*bool{"install": &p.Install, "cleanup": &p.Cleanup, "start_service": &p.StartService} {
+		if isNull(m, k) {
+			*b = false
+		}
+	}
+	if isNull(m, "exec_args") {
+		p.ExecArgs = Args{Set: true, Other: "null"}
+	}
+	for _, k := range []string{"conf", "csr_attributes"} {
+		if isNull(m, k) {
+			return wrongType(path+"."+k, "a map", nil)
+		}
+	}
+	return nil
+}
+
+// DecodeCC reads puppet.conf: each key, in sorted order, a section (a
+// map) or ca_cert (a string).
+func (c *PuppetConf) DecodeCC(v any, path string) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(path, "a map", v)
+	}
+	*c = PuppetConf{Sections: map[string]map[string]any{}}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if k == "ca_cert" {
+			s, ok := m[k].(string)
+			if !ok {
+				return wrongType(path+"."+k, "a string", m[k])
+			}
+			c.CACert = &s
+			continue
+		}
+		sec, ok := m[k].(map[string]any)
+		if !ok {
+			return wrongType(path+"."+k, "a map", m[k])
+		}
+		c.Sections[k] = sec
+	}
+	c.Main, c.Server, c.Agent, c.User = c.Sections["main"], c.Sections["server"], c.Sections["agent"], c.Sections["user"]
+	return nil
+}
+
+// DecodeCC reads puppet.csr_attributes: a map, its values as given.
+func (c *PuppetCSRAttrs) DecodeCC(v any, path string) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(path, "a map", v)
+	}
+	*c = PuppetCSRAttrs{All: m}
+	c.CustomAttributes, _ = m["custom_attributes"].(map[string]any)
+	c.ExtensionRequests, _ = m["extension_requests"].(map[string]any)
 	return nil
 }

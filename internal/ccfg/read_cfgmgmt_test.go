@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
+	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
 // TestCfgmgmtSchemasAsTheirKinds: the types that decode themselves have
@@ -21,6 +22,63 @@ func TestCfgmgmtSchemasAsTheirKinds(t *testing.T) {
 	} {
 		if g, w := ccfg.Of(c.got), ccfg.Of(c.want); !reflect.DeepEqual(g, w) {
 			t.Errorf("%s: schema %+v, want %s's %+v", c.got, g, c.want, w)
+		}
+	}
+}
+
+func decodeYAML(t *testing.T, doc, key string, out any) error {
+	t.Helper()
+	raw, err := userdata.LoadYAML([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ccfg.DecodeValue(raw, key, out)
+}
+
+// TestPuppetDecode: puppet's readings: booleans true when missing and
+// false when null; exec_args as a list, a string kept whole, or another
+// kind (null included); conf's sections, any name, kept as given, and
+// ca_cert a string; csr_attributes as given; a null conf or
+// csr_attributes refused.
+func TestPuppetDecode(t *testing.T) {
+	var p ccfg.Puppet
+	if err := decodeYAML(t, "{cleanup: ~, exec_args: ~, conf: {agent: {a: 1}, foo: {}, ca_cert: pem}, csr_attributes: {other: [1]}}", "puppet", &p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Install || p.Cleanup || !p.StartService || p.Exec {
+		t.Errorf("booleans: %+v", p)
+	}
+	if !reflect.DeepEqual(p.ExecArgs, ccfg.Args{Set: true, Other: "null"}) {
+		t.Errorf("exec_args: %+v", p.ExecArgs)
+	}
+	if c := p.Conf; c == nil || len(c.Sections) != 2 || c.Sections["foo"] == nil || c.Agent["a"] != 1 || c.CACert == nil || *c.CACert != "pem" {
+		t.Errorf("conf: %+v", c)
+	}
+	if c := p.CSRAttributes; c == nil || !reflect.DeepEqual(c.All, map[string]any{"other": []any{1}}) || c.CustomAttributes != nil {
+		t.Errorf("csr_attributes: %+v", c)
+	}
+	for doc, want := range map[string]ccfg.Args{
+		"{exec_args: [' --test ', 1]}": {Set: true, List: []string{"--test", "1"}},
+		"{exec_args: ' --test  -v'}":   {Set: true, List: []string{" --test  -v"}, String: true},
+		"{exec_args: 5}":               {Set: true, Other: "a number"},
+		"{}":                           {},
+	} {
+		var p ccfg.Puppet
+		if err := decodeYAML(t, doc, "puppet", &p); err != nil || !reflect.DeepEqual(p.ExecArgs, want) {
+			t.Errorf("%s: %+v %v, want %+v", doc, p.ExecArgs, err, want)
+		}
+	}
+	for doc, want := range map[string]string{
+		"{conf: ~}":                  "puppet.conf: want a map, got null",
+		"{csr_attributes: ~}":        "puppet.csr_attributes: want a map, got null",
+		"{conf: {main: ~}}":          "puppet.conf.main: want a map, got null",
+		"{conf: {x: 1, ca_cert: 1}}": "puppet.conf.ca_cert: want a string, got a number",
+		"{exec_args: [~]}":           "puppet.exec_args.0: want a string, got null",
+		"{csr_attributes: 1}":        "puppet.csr_attributes: want a map, got a number",
+	} {
+		var p ccfg.Puppet
+		if err := decodeYAML(t, doc, "puppet", &p); err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %s", doc, err, want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/httpget"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pyyaml"
@@ -52,28 +53,19 @@ const (
 // puppet.conf.old is the file as it was (cloud-init renames once per
 // section); an existing ssl_dir keeps its mode and owner.
 func Puppet(ctx context.Context, e *core.Env) error {
-	raw, ok := e.Cfg["puppet"]
-	if !ok {
-		return nil
+	pc, ok, err := ccfg.Decode[ccfg.Puppet](e.Cfg, "puppet")
+	if !ok || err != nil {
+		return err
 	}
-	pc, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("puppet: want a map, got %s", core.Kind(raw))
-	}
-	install := pyBool(pc, "install", true)
-	version := core.CfgString(pc, "version", "")
-	collection := core.CfgString(pc, "collection", "")
-	installType := core.CfgString(pc, "install_type", "packages")
-	cleanup := pyBool(pc, "cleanup", true)
-	run := pyBool(pc, "exec", false)
-	start := pyBool(pc, "start_service", true)
-	aioURL := core.CfgString(pc, "aio_install_url", puppetAIOURL)
+	install, version, collection := pc.Install, pc.Version, pc.Collection
+	installType := orString(pc.InstallType, "packages")
+	run, start := pc.Exec, pc.StartService
 
 	puppetUser, puppetBin, pkg := "puppet", "puppet", "puppet"
 	if installType == "aio" {
 		puppetUser, puppetBin, pkg = "root", e.Root.Path(puppetAIOBin), "puppet-agent"
 	}
-	pkg = core.CfgString(pc, "package_name", pkg)
+	pkg = orString(pc.PackageName, pkg)
 
 	switch {
 	case !install && version != "":
@@ -86,7 +78,7 @@ func Puppet(ctx context.Context, e *core.Env) error {
 				return fmt.Errorf("puppet: install: %w", err)
 			}
 		case "aio":
-			if err := puppetAIO(ctx, e, aioURL, version, collection, cleanup); err != nil {
+			if err := puppetAIO(ctx, e, orString(pc.AIOInstallURL, puppetAIOURL), version, collection, pc.Cleanup); err != nil {
 				return err
 			}
 		default:
@@ -95,19 +87,19 @@ func Puppet(ctx context.Context, e *core.Env) error {
 		}
 	}
 
-	paths, err := puppetPaths(ctx, e, pc, puppetBin)
+	paths, err := puppetPaths(ctx, e, &pc, puppetBin)
 	if err != nil {
 		return err
 	}
 
-	if c, ok := pc["conf"]; ok {
-		if err := puppetConf(e, c, paths["conf_file"], paths["ssl_dir"], puppetUser); err != nil {
+	if pc.Conf != nil {
+		if err := puppetConf(e, pc.Conf, paths["conf_file"], paths["ssl_dir"], puppetUser); err != nil {
 			return err
 		}
 	}
 
-	if c, ok := pc["csr_attributes"]; ok {
-		if err := puppetCSRAttributes(e, c, paths["csr_attributes_path"]); err != nil {
+	if pc.CSRAttributes != nil {
+		if err := puppetCSRAttributes(e, pc.CSRAttributes.All, paths["csr_attributes_path"]); err != nil {
 			return err
 		}
 	}
@@ -119,7 +111,7 @@ func Puppet(ctx context.Context, e *core.Env) error {
 	}
 
 	if run {
-		if err := puppetAgent(ctx, e, pc, puppetBin); err != nil {
+		if err := puppetAgent(ctx, e, pc.ExecArgs, puppetBin); err != nil {
 			return err
 		}
 	}
@@ -156,20 +148,22 @@ func puppetAIO(ctx context.Context, e *core.Env, aioURL, version, collection str
 
 // puppetPaths are conf_file, ssl_dir and csr_attributes_path, by their
 // keys: as given, else `puppet config print`'s.
-func puppetPaths(ctx context.Context, e *core.Env, pc map[string]any, puppetBin string) (map[string]string, error) {
+func puppetPaths(ctx context.Context, e *core.Env, pc *ccfg.Puppet, puppetBin string) (map[string]string, error) {
 	// cloud-init asks puppet for all three defaults, given or not.
 	paths := map[string]string{}
-	for _, p := range []struct{ key, setting string }{
-		{"conf_file", "config"}, {"ssl_dir", "ssldir"}, {"csr_attributes_path", "csr_attributes"},
+	for _, p := range []struct {
+		key, setting string
+		v            *string
+	}{
+		{"conf_file", "config", pc.ConfFile}, {"ssl_dir", "ssldir", pc.SSLDir}, {"csr_attributes_path", "csr_attributes", pc.CSRAttributesPath},
 	} {
 		def, err := puppetSetting(ctx, e, puppetBin, p.setting)
 		if err != nil {
 			return nil, err
 		}
-		v := core.CfgString(pc, p.key, def)
-		key := "puppet." + p.key
-		if _, given := pc[p.key]; !given {
-			key = "`puppet config print " + p.setting + "`"
+		v, key := def, "`puppet config print "+p.setting+"`"
+		if p.v != nil {
+			v, key = *p.v, "puppet."+p.key
 		}
 		if paths[p.key], err = core.ConfPath(key, v); err != nil {
 			return nil, fmt.Errorf("puppet: %w", err)
@@ -179,10 +173,7 @@ func puppetPaths(ctx context.Context, e *core.Env, pc map[string]any, puppetBin 
 }
 
 // puppetCSRAttributes writes csr_attributes c to path as YAML.
-func puppetCSRAttributes(e *core.Env, c any, path string) error {
-	if _, ok := c.(map[string]any); !ok {
-		return fmt.Errorf("puppet.csr_attributes: want a map, got %s", core.Kind(c))
-	}
+func puppetCSRAttributes(e *core.Env, c map[string]any, path string) error {
 	// Secrets (challengePassword, pre-shared keys): root only.
 	if err := e.Root.WriteFile(path, []byte(pyyaml.Dump(c, 2, false)), 0o600, 0, 0); err != nil {
 		return fmt.Errorf("puppet.csr_attributes: %w", err)
@@ -191,26 +182,20 @@ func puppetCSRAttributes(e *core.Env, c any, path string) error {
 	return nil
 }
 
-// puppetAgent runs `puppet agent` with exec_args (default --test).
-func puppetAgent(ctx context.Context, e *core.Env, pc map[string]any, puppetBin string) error {
+// puppetAgent runs `puppet agent` with exec_args (default --test; a
+// string split at blanks).
+func puppetAgent(ctx context.Context, e *core.Env, execArgs ccfg.Args, puppetBin string) error {
 	args := []string{"agent"}
-	switch v := pc["exec_args"].(type) {
-	case nil:
-		if _, given := pc["exec_args"]; given {
-			e.Logf("puppet.exec_args: want a list or a string, got null: using --test")
-		}
+	switch {
+	case !execArgs.Set:
 		args = append(args, "--test")
-	case []any:
-		l, err := core.ToStrings("puppet.exec_args", v, false)
-		if err != nil {
-			return err
-		}
-		args = append(args, l...)
-	case string:
-		args = append(args, strings.Fields(v)...)
+	case execArgs.Other != "":
+		e.Logf("puppet.exec_args: want a list or a string, got %s: using --test", execArgs.Other)
+		args = append(args, "--test")
+	case execArgs.String:
+		args = append(args, strings.Fields(execArgs.List[0])...)
 	default:
-		e.Logf("puppet.exec_args: want a list or a string, got %s: using --test", core.Kind(v))
-		args = append(args, "--test")
+		args = append(args, execArgs.List...)
 	}
 	if err := core.CheckArgs("puppet.exec_args", append([]string{puppetBin}, args...)); err != nil {
 		return err
@@ -306,14 +291,13 @@ func statIDs(fi fs.FileInfo) (uid, gid int) {
 	return 0, 0
 }
 
-// pyBool is util.get_cfg_option_bool: def when key is missing, else the
-// value read as cloud-init's translate_bool (null is false).
-func pyBool(m map[string]any, key string, def bool) bool {
-	v, ok := m[key]
-	if !ok {
+// orString is *p, or def when p is nil: the key missing, or null (which
+// cloud-init's util.get_cfg_option_str reads as the text "None").
+func orString(p *string, def string) string {
+	if p == nil {
 		return def
 	}
-	return core.IsTrue(v)
+	return *p
 }
 
 // checkWord refuses an argument value that a tool could take for an
@@ -409,4 +393,14 @@ func readSmall(e *core.Env, name string, max int64) ([]byte, fs.FileInfo, error)
 	}
 	b, err := e.Root.ReadFile(name)
 	return b, fi, err
+}
+
+// pyBool is util.get_cfg_option_bool: def when key is missing, else the
+// value read as cloud-init's translate_bool (null is false).
+func pyBool(m map[string]any, key string, def bool) bool {
+	v, ok := m[key]
+	if !ok {
+		return def
+	}
+	return core.IsTrue(v)
 }

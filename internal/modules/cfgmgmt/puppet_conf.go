@@ -3,22 +3,28 @@ package cfgmgmt
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pyyaml"
 )
 
 // puppetConf is cc_puppet's conf: each section of c set in puppet.conf
 // (which must exist), ca_cert written to <ssl_dir>/certs/ca.pem.
-func puppetConf(e *core.Env, c any, confFile, sslDir, puppetUser string) error {
-	cm, ok := c.(map[string]any)
-	if !ok {
-		return fmt.Errorf("puppet.conf: want a map, got %s", core.Kind(c))
+func puppetConf(e *core.Env, c *ccfg.PuppetConf, confFile, sslDir, puppetUser string) error {
+	names := slices.Collect(maps.Keys(c.Sections))
+	if c.CACert != nil {
+		names = append(names, "ca_cert")
 	}
-	if len(cm) == 0 {
+	if len(names) == 0 {
 		return nil
 	}
+	// In sorted order: a Go map keeps no order (cloud-init goes in
+	// YAML's).
+	slices.Sort(names)
 	old, fi, err := readSmall(e, confFile, 1<<20)
 	if err != nil {
 		return fmt.Errorf("puppet.conf: %w", err)
@@ -28,13 +34,10 @@ func puppetConf(e *core.Env, c any, confFile, sslDir, puppetUser string) error {
 		return fmt.Errorf("puppet.conf: %s: %w", confFile, err)
 	}
 	fqdn := ""
-	for _, name := range core.SortedKeys(cm) {
+	for _, name := range names {
 		key := "puppet.conf." + name
 		if name == "ca_cert" {
-			pem, ok := cm[name].(string)
-			if !ok {
-				return fmt.Errorf("%s: want a string, got %s", key, core.Kind(cm[name]))
-			}
+			pem := *c.CACert
 			uid, gid, err := core.ResolveOwner(e.Root, puppetUser+":root")
 			if err != nil {
 				return fmt.Errorf("%s: %w", key, err)
@@ -53,10 +56,7 @@ func puppetConf(e *core.Env, c any, confFile, sslDir, puppetUser string) error {
 			}
 			continue
 		}
-		sec, ok := cm[name].(map[string]any)
-		if !ok {
-			return fmt.Errorf("%s: want a map, got %s", key, core.Kind(cm[name]))
-		}
+		sec := c.Sections[name]
 		if !iniSectionName(name) {
 			return fmt.Errorf("%s: not a section name for puppet.conf", key)
 		}

@@ -148,6 +148,10 @@ puppet:
 		{name: "no puppet.conf", setup: puppetSetup(map[string]string{"/etc/puppet/puppet.conf": ""}), err: true,
 			cfg: "puppet:\n  install: false\n  conf_file: /etc/puppet/none.conf\n  conf: {main: {a: b}}\n"},
 		{name: "no systemctl", setup: ocSetup{files: s.files, rules: s.rules}, cfg: "puppet:\n  install: false\n"},
+		// util.get_cfg_option_bool: a null install or start_service is
+		// false (missing, true); a null exec_args warns and runs --test.
+		{name: "null booleans and exec_args", setup: s, cfg: "puppet:\n  install: null\n  start_service: null\n  exec: true\n  exec_args: null\n"},
+		{name: "exec_args a number", setup: s, cfg: "puppet:\n  install: false\n  start_service: false\n  exec: true\n  exec_args: 5\n"},
 	})
 }
 
