@@ -1,5 +1,7 @@
 package ccfg
 
+import "reflect"
+
 // The configuration management modules' keys: ansible, puppet, chef,
 // salt_minion, rh_subscription.
 
@@ -147,24 +149,28 @@ type PuppetCSRAttrs struct {
 	All               map[string]any `yaml:"-"`
 }
 
-// Chef is cc_chef's chef.
+// Chef is cc_chef's chef. It decodes itself (read_cfgmgmt.go): Given
+// holds the keys given, null included (client.rb's template writes a
+// null key's line not at all, a missing key's with its default); a
+// string pointer is nil when missing or null; a null exec_arguments is
+// Args' Other; a null initial_attributes is an error.
 type Chef struct {
 	Directories            []string       `yaml:"directories" cc:"min=1"`
-	ValidationCert         string         `yaml:"validation_cert"`
-	ValidationKey          string         `yaml:"validation_key"`
-	FirstbootPath          string         `yaml:"firstboot_path"`
+	ValidationCert         TruthyString   `yaml:"validation_cert"`
+	ValidationKey          *string        `yaml:"validation_key"`
+	FirstbootPath          *string        `yaml:"firstboot_path"`
 	Exec                   bool           `yaml:"exec"`
 	ClientKey              string         `yaml:"client_key"`
 	EncryptedDataBagSecret string         `yaml:"encrypted_data_bag_secret"`
-	Environment            string         `yaml:"environment"`
+	Environment            *string        `yaml:"environment"`
 	FileBackupPath         string         `yaml:"file_backup_path"`
 	FileCachePath          string         `yaml:"file_cache_path"`
 	JSONAttribs            string         `yaml:"json_attribs"`
 	LogLevel               string         `yaml:"log_level"`
 	LogLocation            string         `yaml:"log_location"`
-	NodeName               string         `yaml:"node_name"`
-	OmnibusURL             string         `yaml:"omnibus_url"`
-	OmnibusURLRetries      int            `yaml:"omnibus_url_retries"`
+	NodeName               *string        `yaml:"node_name"`
+	OmnibusURL             *string        `yaml:"omnibus_url"`
+	OmnibusURLRetries      *int           `yaml:"omnibus_url_retries"`
 	OmnibusVersion         string         `yaml:"omnibus_version"`
 	PIDFile                string         `yaml:"pid_file"`
 	ServerURL              string         `yaml:"server_url"`
@@ -173,20 +179,24 @@ type Chef struct {
 	ValidationName         string         `yaml:"validation_name"`
 	ForceInstall           bool           `yaml:"force_install"`
 	InitialAttributes      map[string]any `yaml:"initial_attributes"`
-	InstallType            string         `yaml:"install_type" cc:"enum=packages|gems|omnibus"`
-	RunList                []string       `yaml:"run_list"`
-	ChefLicense            string         `yaml:"chef_license"`
+	InstallType            *string        `yaml:"install_type" cc:"enum=packages|gems|omnibus"`
+	// RunList goes to firstboot.json as given, of any kind (cc_chef's
+	// json.dumps).
+	RunList     any    `yaml:"run_list"`
+	ChefLicense string `yaml:"chef_license"`
 	// Keys the module's code reads that 22.4's schema lacks: refused.
-	ExecArguments            any `yaml:"exec_arguments"`
-	RubyVersion              any `yaml:"ruby_version"`
-	Version                  any `yaml:"version"`
-	DeleteValidationPostExec any `yaml:"delete_validation_post_exec"`
+	ExecArguments            Args    `yaml:"exec_arguments"`
+	RubyVersion              *string `yaml:"ruby_version"`
+	Version                  string  `yaml:"version"`
+	DeleteValidationPostExec bool    `yaml:"delete_validation_post_exec"`
+	Given                    Given   `yaml:"-"`
 }
 
-// Shape: directories unique by their text; the keys 22.4's schema lacks
-// refused; at least one key.
+// Shape: directories unique by their text; run_list a list of strings;
+// the keys 22.4's schema lacks refused; at least one key.
 func (Chef) Shape(s *Schema) {
 	s.Props["directories"].Check = "unique_scalars"
+	s.Props["run_list"] = Of(reflect.TypeFor[[]string]())
 	for _, k := range []string{"exec_arguments", "ruby_version", "version", "delete_validation_post_exec"} {
 		s.Props[k] = &Schema{Check: "code_only"}
 	}

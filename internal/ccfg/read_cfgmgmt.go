@@ -222,3 +222,21 @@ func (c *PuppetCSRAttrs) DecodeCC(v any, path string) error {
 	c.ExtensionRequests, _ = m["extension_requests"].(map[string]any)
 	return nil
 }
+
+// DecodeCC reads chef, recording the keys given; a null exec_arguments is
+// Other; a null initial_attributes fails, as cc_chef does on None.
+func (c *Chef) DecodeCC(v any, path string) error {
+	*c = Chef{}
+	m, err := decodeKeys(v, path, c)
+	if err != nil {
+		return err
+	}
+	c.Given = givenOf(m)
+	if isNull(m, "exec_arguments") {
+		c.ExecArguments = Args{Set: true, Other: "null"}
+	}
+	if isNull(m, "initial_attributes") {
+		return wrongType(path+".initial_attributes", "a map", nil)
+	}
+	return nil
+}

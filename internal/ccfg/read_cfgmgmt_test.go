@@ -82,3 +82,27 @@ func TestPuppetDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestChefDecode: the keys given, null included; a false validation_cert
+// is ""; run_list as given; a null exec_arguments is Other; a null
+// initial_attributes refused.
+func TestChefDecode(t *testing.T) {
+	var c ccfg.Chef
+	if err := decodeYAML(t, "{log_level: ~, validation_cert: 0, run_list: recipe, exec_arguments: ~, omnibus_url_retries: '3'}", "chef", &c); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Given.Has("log_level") || c.Given.Has("server_url") || c.ValidationCert != "" || c.RunList != "recipe" {
+		t.Errorf("chef: %+v", c)
+	}
+	if !reflect.DeepEqual(c.ExecArguments, ccfg.Args{Set: true, Other: "null"}) || c.OmnibusURLRetries == nil || *c.OmnibusURLRetries != 3 {
+		t.Errorf("chef: %+v", c)
+	}
+	for doc, want := range map[string]string{
+		"{initial_attributes: ~}": "chef.initial_attributes: want a map, got null",
+		"{validation_cert: [a]}":  "chef.validation_cert: want a string, got a list",
+	} {
+		if err := decodeYAML(t, doc, "chef", &c); err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %s", doc, err, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pyjson"
 )
@@ -114,14 +115,11 @@ var chefRBPathKeys = []string{"log_location", "validation_key", "client_key", "f
 // validation_key's file (cloud-init always removes
 // /etc/chef/validation.pem).
 func Chef(ctx context.Context, e *core.Env) error {
-	raw, ok := e.Cfg["chef"]
-	if !ok {
-		return nil
+	c, ok, err := ccfg.Decode[ccfg.Chef](e.Cfg, "chef")
+	if !ok || err != nil {
+		return err
 	}
-	cc, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("chef: want a map, got %s", core.Kind(raw))
-	}
+	cc := &c
 	rb, err := newChefRB(e, cc)
 	if err != nil {
 		return err
@@ -153,12 +151,12 @@ func Chef(ctx context.Context, e *core.Env) error {
 		installed = true
 	}
 	run := false
-	if !installed || pyBool(cc, "force_install", false) {
+	if !installed || cc.ForceInstall {
 		if run, err = installChef(ctx, e, cc); err != nil {
 			return fmt.Errorf("chef: install: %w", err)
 		}
 	} else {
-		run = pyBool(cc, "exec", false)
+		run = cc.Exec
 	}
 	if !run {
 		return nil
@@ -167,16 +165,10 @@ func Chef(ctx context.Context, e *core.Env) error {
 }
 
 // chefDirectories makes directories (default chefDirs) and /etc/chef.
-func chefDirectories(e *core.Env, cc map[string]any) error {
-	dirs := chefDirs
-	if v, ok := cc["directories"]; ok {
-		var err error
-		if dirs, err = pyList("chef.directories", v); err != nil {
-			return err
-		}
-		if len(dirs) == 0 {
-			dirs = chefDirs
-		}
+func chefDirectories(e *core.Env, cc *ccfg.Chef) error {
+	dirs := cc.Directories
+	if len(dirs) == 0 {
+		dirs = chefDirs
 	}
 	for i, d := range append(append([]string{}, dirs...), "/etc/chef") {
 		p, err := core.ConfPath(fmt.Sprintf("chef.directories.%d", i), strings.TrimSuffix(d, "/"))
@@ -192,16 +184,14 @@ func chefDirectories(e *core.Env, cc map[string]any) error {
 
 // chefValidation writes validation_cert to validation_key's path, which
 // it returns; "system" means the key is already there.
-func chefValidation(e *core.Env, cc map[string]any) (string, error) {
-	vkey, err := core.ConfPath("chef.validation_key", core.CfgString(cc, "validation_key", chefValidationPEM))
+func chefValidation(e *core.Env, cc *ccfg.Chef) (string, error) {
+	vkey, err := core.ConfPath("chef.validation_key", orString(cc.ValidationKey, chefValidationPEM))
 	if err != nil {
 		return "", err
 	}
-	if vc, ok := cc["validation_cert"]; ok && core.PyTruthy(vc) {
-		pem, ok := vc.(string)
+	// A false validation_cert (cc_chef's `if vcert:`) is "".
+	if pem := string(cc.ValidationCert); pem != "" {
 		switch {
-		case !ok:
-			return "", fmt.Errorf("chef.validation_cert: want a string, got %s", core.Kind(vc))
 		case pem != "system":
 			// The validator's private key: root only, never shown.
 			if err := e.Root.WriteFile(vkey, []byte(pem), 0o600, 0, 0); err != nil {
@@ -217,8 +207,8 @@ func chefValidation(e *core.Env, cc map[string]any) (string, error) {
 
 // chefFirstbootJSON writes run_list and initial_attributes to
 // firstboot_path as JSON; an empty firstboot_path writes nothing.
-func chefFirstbootJSON(e *core.Env, cc map[string]any) error {
-	fb := core.CfgString(cc, "firstboot_path", chefFirstboot)
+func chefFirstbootJSON(e *core.Env, cc *ccfg.Chef) error {
+	fb := orString(cc.FirstbootPath, chefFirstboot)
 	if fb == "" {
 		e.Logf("chef: firstboot_path is empty: no first boot JSON")
 		return nil
@@ -228,17 +218,11 @@ func chefFirstbootJSON(e *core.Env, cc map[string]any) error {
 		return err
 	}
 	js := map[string]any{}
-	if v, ok := cc["run_list"]; ok {
-		js["run_list"] = v
+	if cc.Given.Has("run_list") {
+		js["run_list"] = cc.RunList // as given, null included
 	}
-	if v, ok := cc["initial_attributes"]; ok {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("chef.initial_attributes: want a map, got %s", core.Kind(v))
-		}
-		for k, x := range m {
-			js[k] = x
-		}
+	for k, x := range cc.InitialAttributes {
+		js[k] = x
 	}
 	// json.dumps as cloud-init writes it (keys sorted here: a Go map
 	// keeps no order). Attributes may hold secrets: root only.
@@ -254,22 +238,13 @@ func chefFirstbootJSON(e *core.Env, cc map[string]any) error {
 
 // chefClient runs chef-client with exec_arguments, then, with
 // delete_validation_post_exec, removes the validation key vkey.
-func chefClient(ctx context.Context, e *core.Env, cc map[string]any, vkey string) error {
+func chefClient(ctx context.Context, e *core.Env, cc *ccfg.Chef, vkey string) error {
 	args := chefExecDefArgs
-	switch v := cc["exec_arguments"].(type) {
-	case nil:
-		if _, given := cc["exec_arguments"]; given {
-			e.Logf("chef.exec_arguments: want a list or a string, got null: using the defaults")
-		}
-	case []any:
-		var err error
-		if args, err = core.ToStrings("chef.exec_arguments", v, false); err != nil {
-			return err
-		}
-	case string:
-		args = []string{v}
-	default:
-		e.Logf("chef.exec_arguments: want a list or a string, got %s: using the defaults", core.Kind(v))
+	switch a := cc.ExecArguments; {
+	case a.Other != "":
+		e.Logf("chef.exec_arguments: want a list or a string, got %s: using the defaults", a.Other)
+	case a.Set:
+		args = a.List // a string is one argument
 	}
 	if err := core.CheckArgs("chef.exec_arguments", append([]string{chefExec}, args...)); err != nil {
 		return err
@@ -279,7 +254,7 @@ func chefClient(ctx context.Context, e *core.Env, cc map[string]any, vkey string
 	if _, err := e.Run(ctx, c); err != nil {
 		return fmt.Errorf("chef: %w", err)
 	}
-	if pyBool(cc, "delete_validation_post_exec", false) {
+	if cc.DeleteValidationPostExec {
 		if fi, err := e.Root.Stat(vkey); err == nil && fi.Mode().IsRegular() {
 			if err := e.Root.Remove(vkey); err != nil {
 				return fmt.Errorf("chef: delete_validation_post_exec: %w", err)
@@ -298,52 +273,48 @@ type chefRB struct {
 
 var rubySymbol = core.LazyRE{Expr: `^:[A-Za-z_][A-Za-z0-9_]*[?!]?$`}
 
+// chefRBGiven are the values of the chef keys the template knows, for
+// the keys given ("" for null, which cloud-init's None leaves out).
+func chefRBGiven(cc *ccfg.Chef) map[string]string {
+	showTime := ""
+	if cc.ShowTime {
+		showTime = "true"
+	}
+	all := map[string]string{
+		"chef_license": cc.ChefLicense, "log_level": cc.LogLevel, "ssl_verify_mode": cc.SSLVerifyMode,
+		"log_location": cc.LogLocation, "validation_name": cc.ValidationName,
+		"validation_key": orString(cc.ValidationKey, ""), "client_key": cc.ClientKey, "server_url": cc.ServerURL,
+		"json_attribs": cc.JSONAttribs, "file_cache_path": cc.FileCachePath, "file_backup_path": cc.FileBackupPath,
+		"pid_file": cc.PIDFile, "show_time": showTime, "encrypted_data_bag_secret": cc.EncryptedDataBagSecret,
+	}
+	out := map[string]string{}
+	for k, v := range all {
+		if cc.Given.Has(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // newChefRB is get_template_params: the defaults, the chef keys the
 // template knows (null clears one), node_name, environment, server_url and
 // validation_name; every value checked for where it goes.
-func newChefRB(e *core.Env, cc map[string]any) (*chefRB, error) {
+func newChefRB(e *core.Env, cc *ccfg.Chef) (*chefRB, error) {
 	p := map[string]string{}
 	for k, v := range chefRBDefaults {
 		p[k] = v
 	}
-	known := map[string]bool{"server_url": true, "node_name": true, "environment": true, "validation_name": true, "chef_license": true}
-	for k := range chefRBDefaults {
-		known[k] = true
+	for k, v := range chefRBGiven(cc) {
+		p[k] = v
 	}
-	for k, v := range cc {
-		if !known[k] {
-			continue
-		}
-		switch {
-		case v == nil:
-			p[k] = ""
-		case k == "show_time":
-			p[k] = ""
-			if core.IsTrue(v) {
-				p[k] = "true"
-			}
-		case k == "validation_cert":
-			if core.PyTruthy(v) {
-				p[k] = "set" // only tested for truth: never written here
-			}
-		default:
-			switch v.(type) {
-			case map[string]any, []any:
-				return nil, fmt.Errorf("chef.%s: want a string, got %s", k, core.Kind(v))
-			}
-			p[k] = core.ScalarString(v)
-		}
+	if cc.ValidationCert != "" {
+		p["validation_cert"] = "set" // only tested for truth: never written here
 	}
-	p["node_name"] = core.CfgString(cc, "node_name", e.InstanceID)
-	p["environment"] = core.CfgString(cc, "environment", "_default")
+	p["node_name"] = orString(cc.NodeName, e.InstanceID)
+	p["environment"] = orString(cc.Environment, "_default")
 	for _, k := range []string{"server_url", "validation_name"} {
-		v, ok := cc[k]
-		if !ok {
+		if !cc.Given.Has(k) {
 			return nil, fmt.Errorf("chef.%s: missing (cloud-init requires it)", k)
-		}
-		p[k] = ""
-		if v != nil {
-			p[k] = core.ScalarString(v)
 		}
 	}
 	rb := &chefRB{params: p}
@@ -427,11 +398,11 @@ func rubyQuote(s string) string {
 }
 
 // installChef is install_chef: it returns whether chef-client is to run.
-func installChef(ctx context.Context, e *core.Env, cc map[string]any) (bool, error) {
-	run := pyBool(cc, "exec", false)
-	switch t := core.CfgString(cc, "install_type", "packages"); t {
+func installChef(ctx context.Context, e *core.Env, cc *ccfg.Chef) (bool, error) {
+	run := cc.Exec
+	switch t := orString(cc.InstallType, "packages"); t {
 	case "gems":
-		ruby := core.CfgString(cc, "ruby_version", chefRubyDefault)
+		ruby := orString(cc.RubyVersion, chefRubyDefault)
 		if err := checkWord("chef.ruby_version", ruby); err != nil {
 			return false, err
 		}
@@ -450,7 +421,7 @@ func installChef(ctx context.Context, e *core.Env, cc map[string]any) (bool, err
 			}
 		}
 		args := []string{"install", "chef"}
-		if v := core.CfgString(cc, "version", ""); v != "" {
+		if v := cc.Version; v != "" {
 			if err := checkWord("chef.version", v); err != nil {
 				return false, err
 			}
@@ -462,40 +433,27 @@ func installChef(ctx context.Context, e *core.Env, cc map[string]any) (bool, err
 		if _, err := e.Run(ctx, c); err != nil {
 			return false, err
 		}
-		return pyBool(cc, "exec", true), nil
+		// exec defaults to true here (null is false).
+		return cc.Exec || !cc.Given.Has("exec"), nil
 	case "packages":
 		e.Logf("chef: installing chef from packages")
 		return run, installPackages(ctx, e, "chef", []any{"chef"})
 	case "omnibus":
 		var args []string
-		if v := core.CfgString(cc, "omnibus_version", ""); v != "" {
+		if v := cc.OmnibusVersion; v != "" {
 			if err := checkWord("chef.omnibus_version", v); err != nil {
 				return false, err
 			}
 			args = []string{"-v", v}
 		}
-		retries, err := core.CfgInt(cc, "omnibus_url_retries", 5)
-		if err != nil {
-			return false, fmt.Errorf("chef.%w", err)
+		retries := 5
+		if cc.OmnibusURLRetries != nil {
+			retries = *cc.OmnibusURLRetries
 		}
-		u := core.CfgString(cc, "omnibus_url", chefOmnibusURL)
+		u := orString(cc.OmnibusURL, chefOmnibusURL)
 		return run, runInstaller(ctx, e, "chef.omnibus_url", u, retries, "chef-omnibus-install", args)
 	default:
 		e.Logf("chef: unknown install_type %q: nothing installed, and chef-client is not run", t)
 		return false, nil
 	}
-}
-
-// pyList is util.get_cfg_option_list: a list's items (strings), null none,
-// any other value one item.
-func pyList(key string, v any) ([]string, error) {
-	switch t := v.(type) {
-	case nil:
-		return nil, nil
-	case []any:
-		return core.ToStrings(key, t, false)
-	case map[string]any:
-		return nil, fmt.Errorf("%s: want a list, got a map", key)
-	}
-	return []string{core.ScalarString(v)}, nil
 }

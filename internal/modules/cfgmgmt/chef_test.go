@@ -107,6 +107,24 @@ func TestChefOracle(t *testing.T) {
 		{name: "unknown install_type", norm: chefNorm, modes: secrets,
 			cfg: "chef:\n  server_url: https://c\n  validation_name: v\n  install_type: nope\n  exec: true\n"},
 		{name: "no server_url", err: true, cfg: "chef:\n  validation_name: v\n"},
+		// A null key's line is left out of client.rb (a missing key's
+		// has its default); a null run_list is null in firstboot.json.
+		{name: "null keys", setup: installed, norm: chefNorm, modes: secrets, cfg: `chef:
+  server_url: https://c
+  validation_name: v
+  log_level: null
+  ssl_verify_mode: null
+  show_time: null
+  file_cache_path: null
+  json_attribs: null
+  pid_file: null
+  run_list: null
+  exec: null
+  validation_cert: ""
+`},
+		// gems: exec defaults to true, and null is false.
+		{name: "gems, exec null", setup: installed, norm: chefNorm, modes: secrets,
+			cfg: "chef:\n  server_url: https://c\n  validation_name: v\n  force_install: true\n  install_type: gems\n  exec: null\n"},
 		{name: "validation_cert system without a key", setup: installed, norm: chefNorm, modes: secrets,
 			cfg: "chef:\n  server_url: https://c\n  validation_name: v\n  validation_cert: system\n  validation_key: /etc/chef/other.pem\n"},
 	})

@@ -394,13 +394,3 @@ func readSmall(e *core.Env, name string, max int64) ([]byte, fs.FileInfo, error)
 	b, err := e.Root.ReadFile(name)
 	return b, fi, err
 }
-
-// pyBool is util.get_cfg_option_bool: def when key is missing, else the
-// value read as cloud-init's translate_bool (null is false).
-func pyBool(m map[string]any, key string, def bool) bool {
-	v, ok := m[key]
-	if !ok {
-		return def
-	}
-	return core.IsTrue(v)
-}
