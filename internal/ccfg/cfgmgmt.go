@@ -5,15 +5,22 @@ import "reflect"
 // The configuration management modules' keys: ansible, puppet, chef,
 // salt_minion, rh_subscription.
 
-// Ansible is cc_ansible's ansible.
+// Ansible is cc_ansible's ansible. It decodes itself (read_cfgmgmt.go):
+// cc_ansible tests it, and install_method, package_name, ansible_config,
+// galaxy, pull and setup_controller, for Python truth first; a false one
+// of these keys reads as missing.
 type Ansible struct {
 	InstallMethod   string                  `yaml:"install_method" cc:"enum=distro|pip"`
-	RunUser         string                  `yaml:"run_user"`
+	RunUser         *string                 `yaml:"run_user"`
 	AnsibleConfig   string                  `yaml:"ansible_config"`
 	SetupController *AnsibleSetupController `yaml:"setup_controller"`
 	Galaxy          *AnsibleGalaxy          `yaml:"galaxy"`
 	PackageName     string                  `yaml:"package_name"`
 	Pull            *AnsiblePull            `yaml:"pull"`
+	// Empty: ansible is false in Python: an empty map, which cc_ansible
+	// skips (`if ansible_cfg:`), or "", 0, false or an empty list, which
+	// earlyinit skips too (cc_ansible fails calling .get on them).
+	Empty bool `yaml:"-"`
 }
 
 // AnsibleSetupController is ansible.setup_controller.
@@ -24,15 +31,16 @@ type AnsibleSetupController struct {
 
 // AnsibleRepository is one of ansible.setup_controller.repositories.
 type AnsibleRepository struct {
-	Path   string `yaml:"path" cc:"required"`
-	Source string `yaml:"source" cc:"required"`
+	Path   string `yaml:"path" cc:"required,strict"`
+	Source string `yaml:"source" cc:"required,strict"`
 }
 
 // AnsibleRun is one of ansible.setup_controller.run_ansible: its other
-// keys are ansible-playbook's options.
+// keys are ansible-playbook's options. It decodes itself
+// (read_cfgmgmt.go), keeping them all in Options.
 type AnsibleRun struct {
-	PlaybookName           string `yaml:"playbook_name"`
-	PlaybookDir            string `yaml:"playbook_dir"`
+	PlaybookName           string `yaml:"playbook_name" cc:"strict"`
+	PlaybookDir            string `yaml:"playbook_dir" cc:"strict"`
 	BecomePasswordFile     string `yaml:"become_password_file"`
 	ConnectionPasswordFile string `yaml:"connection_password_file"`
 	ListHosts              bool   `yaml:"list_hosts"`
@@ -57,6 +65,9 @@ type AnsibleRun struct {
 	Sleep                  string `yaml:"sleep"`
 	Tags                   string `yaml:"tags"`
 	SkipTags               string `yaml:"skip_tags"`
+	// Options are the entry's keys as given, playbook_name and
+	// playbook_dir included: ansible-playbook's options.
+	Options map[string]any `yaml:"-"`
 }
 
 // Shape: other keys; the counts are numbers, at least 0.
@@ -67,9 +78,9 @@ func (AnsibleRun) Shape(s *Schema) {
 	}
 }
 
-// AnsibleGalaxy is ansible.galaxy.
+// AnsibleGalaxy is ansible.galaxy. It decodes itself (read_cfgmgmt.go).
 type AnsibleGalaxy struct {
-	Actions [][]string `yaml:"actions" cc:"required"`
+	Actions []Argv `yaml:"actions" cc:"required"`
 }
 
 // Shape: each argument a single line.
@@ -78,7 +89,8 @@ func (AnsibleGalaxy) Shape(s *Schema) {
 	s.Props["actions"].Items.Items.PatternWhat = "a single line"
 }
 
-// AnsiblePull is ansible.pull: its keys are ansible-pull's options.
+// AnsiblePull is ansible.pull: its keys are ansible-pull's options. It
+// decodes itself (read_cfgmgmt.go), keeping them all in Options.
 type AnsiblePull struct {
 	AcceptHostKey bool   `yaml:"accept_host_key"`
 	Clean         bool   `yaml:"clean"`
@@ -99,7 +111,10 @@ type AnsiblePull struct {
 	Sleep         string `yaml:"sleep"`
 	Tags          string `yaml:"tags"`
 	SkipTags      string `yaml:"skip_tags"`
-	PlaybookName  string `yaml:"playbook_name" cc:"required"`
+	PlaybookName  string `yaml:"playbook_name" cc:"required,strict"`
+	// Options are pull's keys as given, playbook_name included:
+	// ansible-pull's options.
+	Options map[string]any `yaml:"-"`
 }
 
 // Puppet is cc_puppet's puppet. It decodes itself (read_cfgmgmt.go):

@@ -240,3 +240,72 @@ func (c *Chef) DecodeCC(v any, path string) error {
 	}
 	return nil
 }
+
+// ansibleTested are the keys of ansible that cc_ansible tests for Python
+// truth (`if cfg.get(key):`, validate_config's get_cfg_by_path): a false
+// value is as missing.
+var ansibleTested = []string{"install_method", "package_name", "ansible_config", "galaxy", "pull", "setup_controller"}
+
+// withoutFalse is m without the keys of keys whose values are false in
+// Python.
+func withoutFalse(m map[string]any, keys ...string) map[string]any {
+	out := maps.Clone(m)
+	for _, k := range keys {
+		if !scalar.Truthy(out[k]) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// DecodeCC reads ansible: a false value is Empty; a false value of the
+// keys ansibleTested is as missing.
+func (a *Ansible) DecodeCC(v any, path string) error {
+	*a = Ansible{}
+	if !scalar.Truthy(v) {
+		a.Empty = true
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(path, "a map", v)
+	}
+	return decodeStruct(reflect.ValueOf(a).Elem(), withoutFalse(m, ansibleTested...), path)
+}
+
+// DecodeCC reads ansible.galaxy: a false actions is as missing (cc_ansible
+// loops over no action).
+func (g *AnsibleGalaxy) DecodeCC(v any, path string) error {
+	*g = AnsibleGalaxy{}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(path, "a map", v)
+	}
+	return decodeStruct(reflect.ValueOf(g).Elem(), withoutFalse(m, "actions"), path)
+}
+
+// DecodeCC reads ansible.pull, keeping its keys in Options; a false url
+// or playbook_name (validate_config's test) is as missing.
+func (p *AnsiblePull) DecodeCC(v any, path string) error {
+	*p = AnsiblePull{}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(path, "a map", v)
+	}
+	if err := decodeStruct(reflect.ValueOf(p).Elem(), withoutFalse(m, "url", "playbook_name"), path); err != nil {
+		return err
+	}
+	p.Options = m
+	return nil
+}
+
+// DecodeCC reads a run_ansible entry, keeping its keys in Options.
+func (r *AnsibleRun) DecodeCC(v any, path string) error {
+	*r = AnsibleRun{}
+	m, err := decodeKeys(v, path, r)
+	if err != nil {
+		return err
+	}
+	r.Options = m
+	return nil
+}

@@ -106,3 +106,38 @@ func TestChefDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestAnsibleDecode: a false section is as missing; pull and run_ansible
+// keep their keys as options; an action must be a list.
+func TestAnsibleDecode(t *testing.T) {
+	var a ccfg.Ansible
+	doc := "{install_method: 0, package_name: p, galaxy: {actions: ''}, pull: {url: u, playbook_name: '', clean: true}, setup_controller: {run_ansible: [{playbook_dir: /d, forks: 2}]}}"
+	if err := decodeYAML(t, doc, "ansible", &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Empty || a.InstallMethod != "" || a.PackageName != "p" || a.Galaxy == nil || a.Galaxy.Actions != nil {
+		t.Errorf("ansible: %+v", a)
+	}
+	if p := a.Pull; p == nil || p.URL != "u" || p.PlaybookName != "" || !p.Clean || len(p.Options) != 3 {
+		t.Errorf("pull: %+v", p)
+	}
+	if r := a.SetupController.RunAnsible; len(r) != 1 || r[0].PlaybookDir != "/d" || r[0].Options["forks"] != 2 {
+		t.Errorf("run_ansible: %+v", r)
+	}
+	if err := decodeYAML(t, "{pull: '', galaxy: {}, setup_controller: 0}", "ansible", &a); err != nil || a.Pull != nil || a.Galaxy != nil || a.SetupController != nil {
+		t.Errorf("false sections: %+v %v", a, err)
+	}
+	if err := decodeYAML(t, "[]", "ansible", &a); err != nil || !a.Empty {
+		t.Errorf("[]: %+v %v", a, err)
+	}
+	for doc, want := range map[string]string{
+		"x":                                  "ansible: want a map, got a string",
+		"{galaxy: {actions: [x]}}":           "ansible.galaxy.actions.0: want a list, got a string",
+		"{galaxy: {actions: [[a, ~]]}}":      "ansible.galaxy.actions.0.1: want a string, got null",
+		"{pull: {url: u, playbook_name: 1}}": "ansible.pull.playbook_name: want a string, got a number",
+	} {
+		if err := decodeYAML(t, doc, "ansible", &a); err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %s", doc, err, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 	"github.com/earlyinit/earlyinit/internal/pyyaml"
@@ -52,34 +53,30 @@ import (
 // writes --check=True, which ansible-playbook refuses); pip's absence is
 // an install, not a failure of `pip list`.
 func Ansible(ctx context.Context, e *core.Env) error {
-	raw, ok := e.Cfg["ansible"]
-	if !ok || !core.PyTruthy(raw) {
-		return nil
-	}
-	ac, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("ansible: want a map, got %s", core.Kind(raw))
-	}
-	for _, k := range []string{"install_method", "package_name"} {
-		if !core.PyTruthy(ac[k]) {
-			return fmt.Errorf("ansible.%s: missing (cloud-init 22.4's ansible module requires it)", k)
-		}
-	}
-	pull, ctl, err := ansiblePullController(ac)
-	if err != nil {
+	ac, ok, err := ccfg.Decode[*ccfg.Ansible](e.Cfg, "ansible")
+	if !ok || err != nil || ac.Empty {
 		return err
 	}
-	method := core.CfgString(ac, "install_method", "")
+	// A value false in Python (validate_config's test) reads as "".
+	for _, k := range []struct{ key, v string }{{"install_method", ac.InstallMethod}, {"package_name", ac.PackageName}} {
+		if k.v == "" {
+			return fmt.Errorf("ansible.%s: missing (cloud-init 22.4's ansible module requires it)", k.key)
+		}
+	}
+	if err := ansibleCheckPullController(ac); err != nil {
+		return err
+	}
+	method := ac.InstallMethod
 	if method != "pip" && method != "distro" {
 		return fmt.Errorf("ansible.install_method %q: want distro or pip", method)
 	}
-	pkg := core.CfgString(ac, "package_name", "")
+	pkg := ac.PackageName
 	if err := checkWord("ansible.package_name", pkg); err != nil {
 		return err
 	}
 	r := &ansibleRunner{e: e}
-	if v, ok := ac["run_user"]; ok && v != nil {
-		r.user = core.ScalarString(v)
+	if ac.RunUser != nil {
+		r.user = *ac.RunUser
 		if err := core.CheckNamed("ansible.run_user", r.user); err != nil {
 			return err
 		}
@@ -91,56 +88,47 @@ func Ansible(ctx context.Context, e *core.Env) error {
 		return err
 	}
 
-	if v, ok := ac["ansible_config"]; ok && core.PyTruthy(v) {
-		s := core.ScalarString(v)
+	if s := ac.AnsibleConfig; s != "" {
 		if !core.IniSafe(s) {
 			return fmt.Errorf("ansible.ansible_config: has a control character")
 		}
 		r.env = append(r.env, "ANSIBLE_CONFIG="+s)
 	}
 
-	if v := ac["galaxy"]; core.PyTruthy(v) {
-		if err := r.galaxy(ctx, v); err != nil {
+	if ac.Galaxy != nil {
+		if err := r.galaxy(ctx, ac.Galaxy); err != nil {
 			return err
 		}
 	}
 
-	if pull != nil {
-		if err := r.pull(ctx, pull); err != nil {
+	if ac.Pull != nil {
+		if err := r.pull(ctx, ac.Pull); err != nil {
 			return err
 		}
 	}
-	if ctl != nil {
-		if err := r.controller(ctx, ctl); err != nil {
+	if ac.SetupController != nil {
+		if err := r.controller(ctx, ac.SetupController); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ansiblePullController are ansible's pull and setup_controller maps,
-// checked (nil for one not set).
-func ansiblePullController(ac map[string]any) (pull, ctl map[string]any, err error) {
-	var ok bool
-	if v := ac["pull"]; core.PyTruthy(v) {
-		if pull, ok = v.(map[string]any); !ok {
-			return nil, nil, fmt.Errorf("ansible.pull: want a map, got %s", core.Kind(v))
-		}
-		for _, k := range []string{"url", "playbook_name"} {
-			if !core.PyTruthy(pull[k]) {
-				return nil, nil, fmt.Errorf("ansible.pull.%s: missing", k)
+// ansibleCheckPullController checks ansible's pull and setup_controller
+// as validate_config does (a false one is nil; a false url or
+// playbook_name "").
+func ansibleCheckPullController(ac *ccfg.Ansible) error {
+	if p := ac.Pull; p != nil {
+		for _, k := range []struct{ key, v string }{{"url", p.URL}, {"playbook_name", p.PlaybookName}} {
+			if k.v == "" {
+				return fmt.Errorf("ansible.pull.%s: missing", k.key)
 			}
 		}
 	}
-	if v := ac["setup_controller"]; core.PyTruthy(v) {
-		if ctl, ok = v.(map[string]any); !ok {
-			return nil, nil, fmt.Errorf("ansible.setup_controller: want a map, got %s", core.Kind(v))
-		}
-		if !core.PyTruthy(ctl["repositories"]) && !core.PyTruthy(ctl["run_ansible"]) {
-			return nil, nil, fmt.Errorf("ansible.setup_controller: want repositories or run_ansible")
-		}
+	if c := ac.SetupController; c != nil && len(c.Repositories) == 0 && len(c.RunAnsible) == 0 {
+		return fmt.Errorf("ansible.setup_controller: want repositories or run_ansible")
 	}
-	return pull, ctl, nil
+	return nil
 }
 
 // install installs ansible: package pkg with pip, or, by install_method
@@ -163,25 +151,13 @@ func (r *ansibleRunner) install(ctx context.Context, method, pkg string) error {
 }
 
 // galaxy runs each of galaxy's actions, an argv each.
-func (r *ansibleRunner) galaxy(ctx context.Context, v any) error {
-	g, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("ansible.galaxy: want a map, got %s", core.Kind(v))
-	}
-	actions, _ := g["actions"].([]any)
-	if len(actions) == 0 {
+func (r *ansibleRunner) galaxy(ctx context.Context, g *ccfg.AnsibleGalaxy) error {
+	if len(g.Actions) == 0 {
 		r.e.Logf("ansible.galaxy: no actions")
 	}
-	for i, a := range actions {
+	for i, a := range g.Actions {
 		key := fmt.Sprintf("ansible.galaxy.actions.%d", i)
-		l, ok := a.([]any)
-		if !ok {
-			return fmt.Errorf("%s: want a list (an argv), got %s", key, core.Kind(a))
-		}
-		argv, err := core.ToStrings(key, l, false)
-		if err != nil {
-			return err
-		}
+		argv := []string(a)
 		if err := core.CheckArgs(key, argv); err != nil {
 			return fmt.Errorf("%s: empty, or an argument has a control character", key)
 		}
@@ -398,21 +374,20 @@ func ansibleOpts(key string, m map[string]any, skip []string, flags bool) ([]str
 
 // playbookName checks a playbook argument: not an option, no control
 // characters.
-func playbookName(key string, v any) (string, error) {
-	s, ok := v.(string)
-	if !ok || s == "" || s[0] == '-' || !core.IniSafe(s) {
+func playbookName(key string, s string) (string, error) {
+	if s == "" || s[0] == '-' || !core.IniSafe(s) {
 		return "", fmt.Errorf("%s: want a playbook file name, not starting with '-'", key)
 	}
 	return s, nil
 }
 
 // pull is run_ansible_pull.
-func (r *ansibleRunner) pull(ctx context.Context, pull map[string]any) error {
-	book, err := playbookName("ansible.pull.playbook_name", pull["playbook_name"])
+func (r *ansibleRunner) pull(ctx context.Context, pull *ccfg.AnsiblePull) error {
+	book, err := playbookName("ansible.pull.playbook_name", pull.PlaybookName)
 	if err != nil {
 		return err
 	}
-	opts, err := ansibleOpts("ansible.pull", pull, []string{"playbook_name"}, true)
+	opts, err := ansibleOpts("ansible.pull", pull.Options, []string{"playbook_name"}, true)
 	if err != nil {
 		return err
 	}
@@ -422,7 +397,7 @@ func (r *ansibleRunner) pull(ctx context.Context, pull map[string]any) error {
 	}
 	if v, ok := ansibleVersion(out); !ok {
 		r.e.Logf("ansible: cannot parse ansible-pull's version")
-	} else if (v[0] < 2 || v[0] == 2 && v[1] < 7) && core.IsTrue(pull["diff"]) {
+	} else if (v[0] < 2 || v[0] == 2 && v[1] < 7) && pull.Diff {
 		return fmt.Errorf("ansible.pull.diff: ansible %d.%d.%d has no --diff (2.7 and later)", v[0], v[1], v[2])
 	}
 	if _, err := r.run(ctx, "", append(append([]string{"ansible-pull"}, opts...), book), true); err != nil {
@@ -456,54 +431,33 @@ func ansibleVersion(out []byte) ([3]int, bool) {
 
 // controller is ansible_controller: the repositories cloned, then each
 // run_ansible playbook run in its directory.
-func (r *ansibleRunner) controller(ctx context.Context, ctl map[string]any) error {
-	if v, ok := ctl["repositories"]; ok && v != nil {
-		l, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("ansible.setup_controller.repositories: want a list, got %s", core.Kind(v))
+func (r *ansibleRunner) controller(ctx context.Context, ctl *ccfg.AnsibleSetupController) error {
+	for i, repo := range ctl.Repositories {
+		key := fmt.Sprintf("ansible.setup_controller.repositories.%d", i)
+		src, dst := repo.Source, repo.Path
+		if src == "" || dst == "" || !core.IniSafe(src) || !core.IniSafe(dst) {
+			return fmt.Errorf("%s: want source and path strings", key)
 		}
-		for i, it := range l {
-			key := fmt.Sprintf("ansible.setup_controller.repositories.%d", i)
-			m, ok := it.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
-			}
-			src, _ := m["source"].(string)
-			dst, _ := m["path"].(string)
-			if src == "" || dst == "" || !core.IniSafe(src) || !core.IniSafe(dst) {
-				return fmt.Errorf("%s: want source and path strings", key)
-			}
-			if _, err := r.run(ctx, "", []string{"git", "clone", "--", src, dst}, true); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
+		if _, err := r.run(ctx, "", []string{"git", "clone", "--", src, dst}, true); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
 		}
 	}
-	if v, ok := ctl["run_ansible"]; ok && v != nil {
-		l, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("ansible.setup_controller.run_ansible: want a list, got %s", core.Kind(v))
+	for i, run := range ctl.RunAnsible {
+		key := fmt.Sprintf("ansible.setup_controller.run_ansible.%d", i)
+		dir := run.PlaybookDir
+		if dir == "" || !core.IniSafe(dir) {
+			return fmt.Errorf("%s.playbook_dir: missing", key)
 		}
-		for i, it := range l {
-			key := fmt.Sprintf("ansible.setup_controller.run_ansible.%d", i)
-			m, ok := it.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: want a map, got %s", key, core.Kind(it))
-			}
-			dir, ok := m["playbook_dir"].(string)
-			if !ok || dir == "" || !core.IniSafe(dir) {
-				return fmt.Errorf("%s.playbook_dir: missing", key)
-			}
-			book, err := playbookName(key+".playbook_name", m["playbook_name"])
-			if err != nil {
-				return err
-			}
-			opts, err := ansibleOpts(key, m, []string{"playbook_dir", "playbook_name"}, true)
-			if err != nil {
-				return err
-			}
-			if _, err := r.run(ctx, dir, append([]string{"ansible-playbook", book}, opts...), true); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
+		book, err := playbookName(key+".playbook_name", run.PlaybookName)
+		if err != nil {
+			return err
+		}
+		opts, err := ansibleOpts(key, run.Options, []string{"playbook_dir", "playbook_name"}, true)
+		if err != nil {
+			return err
+		}
+		if _, err := r.run(ctx, dir, append([]string{"ansible-playbook", book}, opts...), true); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
 		}
 	}
 	return nil

@@ -143,6 +143,11 @@ func TestAnsibleOracle(t *testing.T) {
 		{name: "bad install_method", err: true, cfg: "ansible:\n  package_name: ansible\n  install_method: snap\n"},
 		{name: "controller without work", err: true, cfg: "ansible:\n  package_name: a\n  install_method: distro\n  setup_controller: {repositories: []}\n"},
 		{name: "empty", cfg: "ansible: {}\n"},
+		// Python truth: a false galaxy, pull or setup_controller is
+		// nothing to do.
+		{name: "false sections", setup: ocSetup{which: []string{"ansible"}},
+			cfg: "ansible:\n  package_name: ansible\n  install_method: distro\n  ansible_config: ''\n  galaxy: {}\n  pull: ''\n  setup_controller: 0\n"},
+		{name: "false package_name", err: true, cfg: "ansible:\n  package_name: 0\n  install_method: distro\n"},
 	})
 }
 
