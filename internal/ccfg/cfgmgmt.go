@@ -230,19 +230,24 @@ type SaltMinion struct {
 	PKIDir      *string        `yaml:"pki_dir"`
 }
 
-// RHSubscription is cc_rh_subscription's rh_subscription.
+// RHSubscription is cc_rh_subscription's rh_subscription. Its values are
+// Later: cc_rh_subscription checks them (and refuses a key it does not
+// know, Unknown) only once subscription-manager says the system is not
+// registered, and each where it uses it.
 type RHSubscription struct {
-	Username       string   `yaml:"username"`
-	Password       string   `yaml:"password"`
-	ActivationKey  string   `yaml:"activation-key"`
-	Org            any      `yaml:"org"`
-	AutoAttach     bool     `yaml:"auto-attach"`
-	ServiceLevel   string   `yaml:"service-level"`
-	AddPool        []string `yaml:"add-pool"`
-	EnableRepo     []string `yaml:"enable-repo"`
-	DisableRepo    []string `yaml:"disable-repo"`
-	RHSMBaseURL    string   `yaml:"rhsm-baseurl"`
-	ServerHostname string   `yaml:"server-hostname"`
+	Username       Later[string] `yaml:"username"`
+	Password       Later[string] `yaml:"password"`
+	ActivationKey  Later[string] `yaml:"activation-key"`
+	Org            Later[string] `yaml:"org"`
+	AutoAttach     BoolWord      `yaml:"auto-attach"`
+	ServiceLevel   Later[string] `yaml:"service-level"`
+	AddPool        Later[Argv]   `yaml:"add-pool"`
+	EnableRepo     Later[Argv]   `yaml:"enable-repo"`
+	DisableRepo    Later[Argv]   `yaml:"disable-repo"`
+	RHSMBaseURL    Later[string] `yaml:"rhsm-baseurl"`
+	ServerHostname Later[string] `yaml:"server-hostname"`
+	// Unknown are the keys given that the type does not declare, sorted.
+	Unknown []string `yaml:"-"`
 }
 
 // Shape: org is a number, or (22.4's schema wants an integer; its module,

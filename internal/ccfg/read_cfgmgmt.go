@@ -309,3 +309,22 @@ func (r *AnsibleRun) DecodeCC(v any, path string) error {
 	r.Options = m
 	return nil
 }
+
+// DecodeCC reads rh_subscription, listing the keys it does not declare.
+func (r *RHSubscription) DecodeCC(v any, path string) error {
+	*r = RHSubscription{}
+	m, err := decodeKeys(v, path, r)
+	if err != nil {
+		return err
+	}
+	declared := map[string]bool{}
+	for _, f := range fields(reflect.TypeFor[RHSubscription]()) {
+		declared[f.key] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !declared[k] {
+			r.Unknown = append(r.Unknown, k)
+		}
+	}
+	return nil
+}

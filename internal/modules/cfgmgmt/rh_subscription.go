@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/earlyinit/earlyinit/internal/ccfg"
 	"github.com/earlyinit/earlyinit/internal/modules/core"
 )
 
@@ -51,16 +52,11 @@ var rhSubscriptionKeys = []string{
 // failure; `repos` is not run with nothing to change; a registration's
 // output without "ID: " is logged, not a crash.
 func RHSubscription(ctx context.Context, e *core.Env) error {
-	raw, ok := e.Cfg["rh_subscription"]
-	if !ok {
-		return nil
+	rc, ok, err := ccfg.Decode[ccfg.RHSubscription](e.Cfg, "rh_subscription")
+	if !ok || err != nil {
+		return err
 	}
-	rc, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("rh_subscription: want a map, got %s", core.Kind(raw))
-	}
-	get := func(k string) any { return rc[k] }
-	if !(core.PyTruthy(get("username")) && core.PyTruthy(get("password")) || core.PyTruthy(get("activation-key"))) {
+	if !(rc.Username.Truthy && rc.Password.Truthy || rc.ActivationKey.Truthy) {
 		e.Logf("rh_subscription: neither username and password nor activation-key: nothing to do")
 		return nil
 	}
@@ -70,28 +66,25 @@ func RHSubscription(ctx context.Context, e *core.Env) error {
 	}
 
 	// _verify_keys
-	for _, k := range core.SortedKeys(rc) {
-		if !slices.Contains(rhSubscriptionKeys, k) {
-			return fmt.Errorf("rh_subscription.%s: not a valid key (valid: %s)", k, strings.Join(rhSubscriptionKeys, ", "))
-		}
+	if len(rc.Unknown) > 0 {
+		return fmt.Errorf("rh_subscription.%s: not a valid key (valid: %s)", rc.Unknown[0], strings.Join(rhSubscriptionKeys, ", "))
 	}
-	auto := get("auto-attach")
-	if auto != nil && !core.IsTrue(auto) && !core.IsFalse(auto) {
-		return fmt.Errorf("rh_subscription.auto-attach: want a boolean, got %s", core.Kind(auto))
+	auto := rc.AutoAttach
+	if auto.Set && !auto.True && !auto.False {
+		return fmt.Errorf("rh_subscription.auto-attach: want a boolean, got %s", auto.Kind)
 	}
-	level := get("service-level")
-	if level != nil && !core.IsTrue(auto) {
+	if rc.ServiceLevel.Set && !auto.True {
 		return errors.New("rh_subscription.service-level: needs auto-attach: true")
 	}
 
-	if err := rhRegister(ctx, e, get); err != nil {
+	if err := rhRegister(ctx, e, &rc); err != nil {
 		return err
 	}
 
-	if core.IsTrue(auto) {
+	if auto.True {
 		a := []string{"attach", "--auto"}
-		if level != nil {
-			l, err := rhString(get, "service-level")
+		if rc.ServiceLevel.Set {
+			l, err := rhString("service-level", rc.ServiceLevel)
 			if err != nil {
 				return err
 			}
@@ -102,31 +95,29 @@ func RHSubscription(ctx context.Context, e *core.Env) error {
 		}
 	}
 
-	if v := get("add-pool"); v != nil {
-		pools, ok := v.([]any)
-		if !ok {
-			return errors.New("rh_subscription.add-pool: pools must be a list")
+	if rc.AddPool.Set {
+		pools, err := rc.AddPool.Get() // not a list: an error
+		if err != nil {
+			return err
 		}
 		if err := rhAddPools(ctx, e, pools); err != nil {
 			return err
 		}
 	}
-	if err := rhUpdateRepos(ctx, e, get("enable-repo"), get("disable-repo")); err != nil {
+	if err := rhUpdateRepos(ctx, e, rc.EnableRepo, rc.DisableRepo); err != nil {
 		return err
 	}
 	e.Logf("rh_subscription: done")
 	return nil
 }
 
-// rhString is key k of rh_subscription (read by get) as a string for
+// rhString is the value of key k of rh_subscription as a string for
 // subscription-manager's argv.
-func rhString(get func(string) any, k string) (string, error) {
-	v := get(k)
-	switch v.(type) {
-	case map[string]any, []any:
-		return "", fmt.Errorf("rh_subscription.%s: want a string, got %s", k, core.Kind(v))
+func rhString(k string, v ccfg.Later[string]) (string, error) {
+	s, err := v.Get()
+	if err != nil {
+		return "", err
 	}
-	s := core.ScalarString(v)
 	if !core.IniSafe(s) {
 		return "", fmt.Errorf("rh_subscription.%s: has a control character", k)
 	}
@@ -134,10 +125,9 @@ func rhString(get func(string) any, k string) (string, error) {
 }
 
 // rhRegister is rhn_register: `subscription-manager register` with the
-// activation key and org, else the user name and password, of
-// rh_subscription (read by get).
-func rhRegister(ctx context.Context, e *core.Env, get func(string) any) error {
-	args, shown, err := rhRegisterArgs(get)
+// activation key and org, else the user name and password.
+func rhRegister(ctx context.Context, e *core.Env, rc *ccfg.RHSubscription) error {
+	args, shown, err := rhRegisterArgs(rc)
 	if err != nil {
 		return err
 	}
@@ -156,25 +146,25 @@ func rhRegister(ctx context.Context, e *core.Env, get func(string) any) error {
 
 // rhRegisterArgs is the register command's argv, and as shown: its
 // secrets replaced, its URLs redacted.
-func rhRegisterArgs(get func(string) any) (args []string, shown string, err error) {
+func rhRegisterArgs(rc *ccfg.RHSubscription) (args []string, shown string, err error) {
 	switch {
-	case get("activation-key") != nil && get("org") != nil:
-		key, err := rhString(get, "activation-key")
+	case rc.ActivationKey.Set && rc.Org.Set:
+		key, err := rhString("activation-key", rc.ActivationKey)
 		if err != nil {
 			return nil, "", err
 		}
-		org, err := rhString(get, "org")
+		org, err := rhString("org", rc.Org)
 		if err != nil {
 			return nil, "", err
 		}
 		args = []string{"register", "--activationkey=" + key, "--org=" + org}
 		shown = "register --activationkey=(not shown) --org=" + org
-	case get("username") != nil && get("password") != nil:
-		user, err := rhString(get, "username")
+	case rc.Username.Set && rc.Password.Set:
+		user, err := rhString("username", rc.Username)
 		if err != nil {
 			return nil, "", err
 		}
-		pw, err := rhString(get, "password")
+		pw, err := rhString("password", rc.Password)
 		if err != nil {
 			return nil, "", err
 		}
@@ -183,11 +173,14 @@ func rhRegisterArgs(get func(string) any) (args []string, shown string, err erro
 	default:
 		return nil, "", errors.New("rh_subscription: cannot register: give activation-key and org, or username and password")
 	}
-	for _, o := range []struct{ key, opt string }{{"rhsm-baseurl", "--baseurl="}, {"server-hostname", "--serverurl="}} {
-		if get(o.key) == nil {
+	for _, o := range []struct {
+		key, opt string
+		v        ccfg.Later[string]
+	}{{"rhsm-baseurl", "--baseurl=", rc.RHSMBaseURL}, {"server-hostname", "--serverurl=", rc.ServerHostname}} {
+		if !o.v.Set {
 			continue
 		}
-		v, err := rhString(get, o.key)
+		v, err := rhString(o.key, o.v)
 		if err != nil {
 			return nil, "", err
 		}
@@ -210,13 +203,9 @@ func subman(ctx context.Context, e *core.Env, args []string, shown string) ([]by
 }
 
 // rhAddPools is addPool: each pool available and not consumed attached.
-func rhAddPools(ctx context.Context, e *core.Env, pools []any) error {
-	if len(pools) == 0 {
+func rhAddPools(ctx context.Context, e *core.Env, ids []string) error {
+	if len(ids) == 0 {
 		return nil
-	}
-	ids, err := core.ToStrings("rh_subscription.add-pool", pools, false)
-	if err != nil {
-		return err
 	}
 	list := func(which string) ([]string, error) {
 		out, err := subman(ctx, e, []string{"list", which, "--pool-only"}, "")
@@ -259,18 +248,14 @@ func rhAddPools(ctx context.Context, e *core.Env, pools []any) error {
 	return nil
 }
 
-// rhUpdateRepos is update_repos.
-func rhUpdateRepos(ctx context.Context, e *core.Env, en, dis any) error {
+// rhUpdateRepos is update_repos: enable-repo en, disable-repo dis.
+func rhUpdateRepos(ctx context.Context, e *core.Env, en, dis ccfg.Later[ccfg.Argv]) error {
 	var lists [2][]string
-	for i, v := range []any{en, dis} {
-		if v == nil {
+	for i, v := range []ccfg.Later[ccfg.Argv]{en, dis} {
+		if !v.Set {
 			continue
 		}
-		l, ok := v.([]any)
-		if !ok {
-			return errors.New("rh_subscription: repo IDs must be a list")
-		}
-		s, err := core.ToStrings("rh_subscription.repo", l, false)
+		s, err := v.Get() // not a list: an error
 		if err != nil {
 			return err
 		}

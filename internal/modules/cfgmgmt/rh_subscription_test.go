@@ -94,6 +94,11 @@ func TestRhSubscriptionOracle(t *testing.T) {
 		{name: "pools consumed or missing", cfg: "rh_subscription:\n  activation-key: k\n  org: 1\n  add-pool: [3c3c, 1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a, nosuch]\n", setup: rhSetup(), ourErr: true},
 		{name: "repos unchanged", cfg: "rh_subscription:\n  activation-key: k\n  org: Default_Org\n  enable-repo: [other-repo-id-to-enable]\n  disable-repo: [repo-id-to-enable]\n", setup: rhSetup(),
 			known: dropCmd("subscription-manager", "repos")},
+		// Its keys are checked only once the system is known not to be
+		// registered: a registered one ignores bad keys.
+		{name: "registered, bad keys", cfg: "rh_subscription:\n  activation-key: k\n  org: 1\n  pools: [x]\n  auto-attach: maybe\n  add-pool: abc\n",
+			setup: rhSetup(submanRule("system identity: x", 0, "identity"))},
+		{name: "password false", cfg: "rh_subscription:\n  username: joe\n  password: 0\n", setup: rhSetup()},
 		{name: "add-pool not a list", cfg: "rh_subscription:\n  activation-key: k\n  org: 1\n  add-pool: abc\n", setup: rhSetup(), ourErr: true},
 	})
 }
