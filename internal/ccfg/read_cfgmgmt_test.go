@@ -202,7 +202,8 @@ func TestCfgmgmtSchemasAsTheirKinds(t *testing.T) {
 	}
 }
 
-func decodeYAML(t *testing.T, doc, key string, out any) error {
+// decodeDoc decodes the YAML doc into out as ccfg.DecodeValue, naming key.
+func decodeDoc(t *testing.T, doc, key string, out any) error {
 	t.Helper()
 	raw, err := userdata.LoadYAML([]byte(doc))
 	if err != nil {
@@ -218,7 +219,7 @@ func decodeYAML(t *testing.T, doc, key string, out any) error {
 // csr_attributes refused.
 func TestPuppetDecode(t *testing.T) {
 	var p ccfg.Puppet
-	if err := decodeYAML(t, "{cleanup: ~, exec_args: ~, conf: {agent: {a: 1}, foo: {}, ca_cert: pem}, csr_attributes: {other: [1]}}", "puppet", &p); err != nil {
+	if err := decodeDoc(t, "{cleanup: ~, exec_args: ~, conf: {agent: {a: 1}, foo: {}, ca_cert: pem}, csr_attributes: {other: [1]}}", "puppet", &p); err != nil {
 		t.Fatal(err)
 	}
 	if !p.Install || p.Cleanup || !p.StartService || p.Exec {
@@ -240,7 +241,7 @@ func TestPuppetDecode(t *testing.T) {
 		"{}":                           {},
 	} {
 		var p ccfg.Puppet
-		if err := decodeYAML(t, doc, "puppet", &p); err != nil || !reflect.DeepEqual(p.ExecArgs, want) {
+		if err := decodeDoc(t, doc, "puppet", &p); err != nil || !reflect.DeepEqual(p.ExecArgs, want) {
 			t.Errorf("%s: %+v %v, want %+v", doc, p.ExecArgs, err, want)
 		}
 	}
@@ -253,7 +254,7 @@ func TestPuppetDecode(t *testing.T) {
 		"{csr_attributes: 1}":        "puppet.csr_attributes: want a map, got a number",
 	} {
 		var p ccfg.Puppet
-		if err := decodeYAML(t, doc, "puppet", &p); err == nil || err.Error() != want {
+		if err := decodeDoc(t, doc, "puppet", &p); err == nil || err.Error() != want {
 			t.Errorf("%s: error %v, want %s", doc, err, want)
 		}
 	}
@@ -264,7 +265,7 @@ func TestPuppetDecode(t *testing.T) {
 // initial_attributes refused.
 func TestChefDecode(t *testing.T) {
 	var c ccfg.Chef
-	if err := decodeYAML(t, "{log_level: ~, validation_cert: 0, run_list: recipe, exec_arguments: ~, omnibus_url_retries: '3'}", "chef", &c); err != nil {
+	if err := decodeDoc(t, "{log_level: ~, validation_cert: 0, run_list: recipe, exec_arguments: ~, omnibus_url_retries: '3'}", "chef", &c); err != nil {
 		t.Fatal(err)
 	}
 	if !c.Given.Has("log_level") || c.Given.Has("server_url") || c.ValidationCert != "" || c.RunList != "recipe" {
@@ -277,7 +278,7 @@ func TestChefDecode(t *testing.T) {
 		"{initial_attributes: ~}": "chef.initial_attributes: want a map, got null",
 		"{validation_cert: [a]}":  "chef.validation_cert: want a string, got a list",
 	} {
-		if err := decodeYAML(t, doc, "chef", &c); err == nil || err.Error() != want {
+		if err := decodeDoc(t, doc, "chef", &c); err == nil || err.Error() != want {
 			t.Errorf("%s: error %v, want %s", doc, err, want)
 		}
 	}
@@ -288,7 +289,7 @@ func TestChefDecode(t *testing.T) {
 func TestAnsibleDecode(t *testing.T) {
 	var a ccfg.Ansible
 	doc := "{install_method: 0, package_name: p, galaxy: {actions: ''}, pull: {url: u, playbook_name: '', clean: true}, setup_controller: {run_ansible: [{playbook_dir: /d, forks: 2}]}}"
-	if err := decodeYAML(t, doc, "ansible", &a); err != nil {
+	if err := decodeDoc(t, doc, "ansible", &a); err != nil {
 		t.Fatal(err)
 	}
 	if a.Empty || a.InstallMethod != "" || a.PackageName != "p" || a.Galaxy == nil || a.Galaxy.Actions != nil {
@@ -300,10 +301,10 @@ func TestAnsibleDecode(t *testing.T) {
 	if r := a.SetupController.RunAnsible; len(r) != 1 || r[0].PlaybookDir != "/d" || r[0].Options["forks"] != 2 {
 		t.Errorf("run_ansible: %+v", r)
 	}
-	if err := decodeYAML(t, "{pull: '', galaxy: {}, setup_controller: 0}", "ansible", &a); err != nil || a.Pull != nil || a.Galaxy != nil || a.SetupController != nil {
+	if err := decodeDoc(t, "{pull: '', galaxy: {}, setup_controller: 0}", "ansible", &a); err != nil || a.Pull != nil || a.Galaxy != nil || a.SetupController != nil {
 		t.Errorf("false sections: %+v %v", a, err)
 	}
-	if err := decodeYAML(t, "[]", "ansible", &a); err != nil || !a.Empty {
+	if err := decodeDoc(t, "[]", "ansible", &a); err != nil || !a.Empty {
 		t.Errorf("[]: %+v %v", a, err)
 	}
 	for doc, want := range map[string]string{
@@ -312,7 +313,7 @@ func TestAnsibleDecode(t *testing.T) {
 		"{galaxy: {actions: [[a, ~]]}}":      "ansible.galaxy.actions.0.1: want a string, got null",
 		"{pull: {url: u, playbook_name: 1}}": "ansible.pull.playbook_name: want a string, got a number",
 	} {
-		if err := decodeYAML(t, doc, "ansible", &a); err == nil || err.Error() != want {
+		if err := decodeDoc(t, doc, "ansible", &a); err == nil || err.Error() != want {
 			t.Errorf("%s: error %v, want %s", doc, err, want)
 		}
 	}
@@ -324,7 +325,7 @@ func TestAnsibleDecode(t *testing.T) {
 func TestRHSubscriptionDecode(t *testing.T) {
 	var r ccfg.RHSubscription
 	doc := "{pools: [x], password: [S3cret], add-pool: abc, enable-repo: [' a ', 1], auto-attach: maybe, org: 7, bad: 1}"
-	if err := decodeYAML(t, doc, "rh_subscription", &r); err != nil {
+	if err := decodeDoc(t, doc, "rh_subscription", &r); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(r.Unknown, []string{"bad", "pools"}) {
