@@ -86,9 +86,8 @@ const (
 	otherTests   = "callable escaped filter sameas test"
 )
 
-// FilterNames and TestNames list the filters and tests supported.
+// FilterNames lists the filters supported.
 func FilterNames() []string { return strings.Fields(filterNames) }
-func TestNames() []string   { return strings.Fields(testNames) }
 
 func inList(list, name string) bool { return slices.Contains(strings.Fields(list), name) }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -14,20 +13,10 @@ import (
 	"github.com/earlyinit/earlyinit/internal/scalar"
 )
 
-// Helpers reading the generic YAML values userdata.Merge produces
-// (map[string]any, []any, string, bool, int, float64, nil), with
-// cloud-init's leniency: util.get_cfg_option_bool's true strings, numbers
-// as strings where a string is wanted.
-
-// CfgString returns m[key] as a string: a string as is, a number or a
-// boolean formatted, def when missing or null.
-func CfgString(m map[string]any, key, def string) string {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return def
-	}
-	return ScalarString(v)
-}
+// Helpers for the generic YAML values (map[string]any, []any, string,
+// bool, int, float64, nil) that a module's ccfg type keeps as they come
+// (fields of type any), with cloud-init's leniency: util.get_cfg_option_bool's
+// true strings, numbers as strings where a string is wanted.
 
 // ScalarString is Python's str() of a YAML scalar, as cloud-init formats
 // one where it wants text (ccfg.String: TestShellifyAsCloudInit).
@@ -37,28 +26,9 @@ func ScalarString(v any) string { return ccfg.String(v) }
 // takes "y" (cloud-init does not).
 func IsTrue(v any) bool { return ccfg.IsTrue(v) }
 
-// IsFalse is cloud-init's util.is_false, which also takes "n" (cloud-init
-// does not).
-func IsFalse(v any) bool { return ccfg.IsFalse(v) }
-
-func CfgBool(m map[string]any, key string, def bool) bool {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return def
-	}
-	return IsTrue(v)
-}
-
-// CfgStrings returns m[key] as a list of strings: a list's scalar items, a
-// lone string as a one-item list (or split at commas with commaSplit).
-func CfgStrings(m map[string]any, key string, commaSplit bool) ([]string, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	return ToStrings(key, v, commaSplit)
-}
-
+// ToStrings reads v, a value of key, as a list of strings: a list's scalar
+// items, a lone string as a one-item list (or split at commas with
+// commaSplit).
 func ToStrings(key string, v any, commaSplit bool) ([]string, error) {
 	switch t := v.(type) {
 	case string:
@@ -88,20 +58,6 @@ func ToStrings(key string, v any, commaSplit bool) ([]string, error) {
 
 // Kind names v's type for a message ("a map", "a list", "null").
 func Kind(v any) string { return scalar.YAMLNoun(v) }
-
-// CfgInt returns m[key] as an integer (ccfg.Int: a float truncated, a
-// string of digits accepted).
-func CfgInt(m map[string]any, key string, def int) (int, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return def, nil
-	}
-	n, err := ccfg.Int(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
-	}
-	return n, nil
-}
 
 // shellQuote quotes s for sh, as cloud-init's shellify does: in single
 // quotes, an embedded quote closing the quotes, escaped, and reopening them.
@@ -191,23 +147,6 @@ func IniSafe(s string) bool {
 	return true
 }
 
-// PyTruthy is Python's truth of a YAML value: false for null, false, 0,
-// "" and empty lists and maps.
-func PyTruthy(v any) bool {
-	if v == nil {
-		return false
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Map, reflect.String:
-		return rv.Len() > 0
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return !rv.IsZero()
-	}
-	return true
-}
-
 func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -270,29 +209,6 @@ func WriteFilesEncoding(encoding string, content []byte) ([]byte, error) {
 		}
 	}
 	return out, nil
-}
-
-// UntrimmedStrings is util.get_cfg_option_list: m[key] as a list of
-// strings, a lone string as a list of one, the items as they are (not
-// trimmed: a certificate keeps its last newline).
-func UntrimmedStrings(m map[string]any, key string) ([]string, error) {
-	switch t := m[key].(type) {
-	case nil:
-		return nil, nil
-	case string:
-		return []string{t}, nil
-	case []any:
-		out := make([]string, 0, len(t))
-		for i, x := range t {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("%s.%d: want a string, got %s", key, i, Kind(x))
-			}
-			out = append(out, s)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("%s: want a list of strings, got %s", key, Kind(m[key]))
 }
 
 // MaxFileSize bounds a write_files entry's decoded content.
