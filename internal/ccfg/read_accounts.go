@@ -103,7 +103,7 @@ func (p PyValue) Strings(path string, commaSplit bool) ([]string, error) {
 	if !p.Set() {
 		return nil, nil
 	}
-	return toStrings(path, p.v, commaSplit)
+	return Strings(path, p.v, commaSplit)
 }
 
 // Items are the items of a list of names as cloud-init's uniq_merge
@@ -174,7 +174,7 @@ func mergedMaps(dst, src map[string]any) map[string]any {
 }
 
 // toStrings is PyValue.Strings of v.
-func toStrings(path string, v any, commaSplit bool) ([]string, error) {
+func Strings(path string, v any, commaSplit bool) ([]string, error) {
 	switch t := v.(type) {
 	case string:
 		if !commaSplit {
@@ -427,7 +427,7 @@ func (g *Groups) DecodeCC(v any, path string) error {
 			var members []string
 			if m[n] != nil {
 				var err error
-				if members, err = toStrings(path+"."+n, m[n], true); err != nil {
+				if members, err = Strings(path+"."+n, m[n], true); err != nil {
 					return err
 				}
 			}

@@ -362,7 +362,7 @@ func (LooseStrings) Schema() *Schema { return nil }
 
 // DecodeCC never fails.
 func (l *LooseStrings) DecodeCC(v any, path string) error {
-	*l, _ = toStrings(path, v, false)
+	*l, _ = Strings(path, v, false)
 	return nil
 }
 
@@ -400,7 +400,7 @@ func (s *MirrorSearch) DecodeCC(v any, path string) error {
 	if m, ok := v.(map[string]any); ok {
 		*s = make(MirrorSearch, len(m))
 		for k, x := range m {
-			l, _ := toStrings(path+"."+k, x, false)
+			l, _ := Strings(path+"."+k, x, false)
 			(*s)[k] = l
 		}
 	}

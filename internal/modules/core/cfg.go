@@ -26,36 +26,6 @@ func ScalarString(v any) string { return ccfg.String(v) }
 // takes "y" (cloud-init does not).
 func IsTrue(v any) bool { return ccfg.IsTrue(v) }
 
-// ToStrings reads v, a value of key, as a list of strings: a list's scalar
-// items, a lone string as a one-item list (or split at commas with
-// commaSplit).
-func ToStrings(key string, v any, commaSplit bool) ([]string, error) {
-	switch t := v.(type) {
-	case string:
-		if !commaSplit {
-			return []string{t}, nil
-		}
-		var out []string
-		for _, s := range strings.Split(t, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out, nil
-	case []any:
-		out := make([]string, 0, len(t))
-		for i, x := range t {
-			switch x.(type) {
-			case map[string]any, []any, nil:
-				return nil, fmt.Errorf("%s.%d: want a string, got %s", key, i, Kind(x))
-			}
-			out = append(out, strings.TrimSpace(ScalarString(x)))
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("%s: want a string or a list of strings, got %s", key, Kind(v))
-}
-
 // Kind names v's type for a message ("a map", "a list", "null").
 func Kind(v any) string { return scalar.YAMLNoun(v) }
 

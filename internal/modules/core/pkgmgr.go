@@ -69,7 +69,7 @@ func (e *Env) PackageManager() (*pkgManager, error) {
 	}
 	m.aptCommand = aptGetCommand
 	if command != nil {
-		l, err := ToStrings("system_info.apt_get_command", command, false)
+		l, err := ccfg.Strings("system_info.apt_get_command", command, false)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func (e *Env) PackageManager() (*pkgManager, error) {
 	}
 	wcmd, enabled := []string{"eatmydata"}, wrapper.Enabled
 	if wrapper.Command != nil {
-		l, err := ToStrings("system_info.apt_get_wrapper.command", wrapper.Command, false)
+		l, err := ccfg.Strings("system_info.apt_get_wrapper.command", wrapper.Command, false)
 		if err != nil {
 			return nil, err
 		}
