@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
-	"github.com/earlyinit/earlyinit/internal/oracle"
-	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
 // decodeOracle reads each document ("k: VALUE", loaded by cloud-init's
@@ -89,33 +87,9 @@ func TestDecodeAsCloudInit(t *testing.T) {
 		"'1'", "' 7 '", "'yes'", "'off'", "'true '", "'0'", "''", "maybe", "hello world",
 		"' padded '", "[]", "[a, b]", "[' a ', b]", "2001-01-01", "~",
 	}
-	var docs []string
-	for _, v := range values {
-		docs = append(docs, "k: "+v)
-	}
-	var want []decoded
-	oracle.Run(t, decodeOracle, docs, &want)
-	seen := map[string]bool{}
-	for i, v := range values {
-		raw, err := userdata.LoadYAML([]byte(docs[i]))
-		if err != nil {
-			t.Fatalf("%s: %v", v, err)
-		}
-		x := raw.(map[string]any)["k"]
-		w := want[i]
-		check := func(form string, agree bool, got, cloudInit any) {
-			key := v + "/" + form
-			if why, ok := decodeDifferences[key]; ok {
-				seen[key] = true
-				if agree {
-					t.Errorf("%s: %s: Decode now agrees with cloud-init (%v): drop the difference %q", v, form, got, why)
-				}
-				return
-			}
-			if !agree {
-				t.Errorf("%s: %s: Decode gives %v, cloud-init %v", v, form, got, cloudInit)
-			}
-		}
+	d := newDifferences(t, decodeDifferences)
+	oracleValues(t, decodeOracle, values, func(v string, x any, _ bool, w decoded) {
+		check := func(form string, agree bool, got, cloudInit any) { d.check(v, form, agree, got, cloudInit) }
 		one := func(field string) (probe, error) {
 			var p probe
 			err := ccfg.DecodeValue(map[string]any{field: x}, "k", &p)
@@ -160,10 +134,6 @@ func TestDecodeAsCloudInit(t *testing.T) {
 		default:
 			check("int", err == nil && p.Int == *w.Int, fmt.Sprint(p.Int, " ", err), *w.Int)
 		}
-	}
-	for k, why := range decodeDifferences {
-		if !seen[k] {
-			t.Errorf("difference %s (%s) was not met: drop it", k, why)
-		}
-	}
+	})
+	d.done()
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
-	"github.com/earlyinit/earlyinit/internal/oracle"
 	"github.com/earlyinit/earlyinit/internal/userdata"
 )
 
@@ -339,19 +338,12 @@ func TestReposReadingsAsCloudInit(t *testing.T) {
 	// Values the template prints and earlyinit's module refuses: not a
 	// version or URL.
 	refused := map[string]bool{"true": true, "false": true, "yes": true, "~": true, "[]": true, "[a]": true, "{}": true, "{a: 1}": true}
-	var docs []string
-	for _, v := range values {
-		docs = append(docs, "k: "+v)
-	}
-	var want []struct {
+	type answer struct {
 		Truthy bool   `json:"truthy"`
 		Str    string `json:"str"`
 		Jinja  string `json:"jinja"`
 	}
-	oracle.Run(t, reposOracle, docs, &want)
-	for i, v := range values {
-		x := decodeYAML(t, docs[i])["k"]
-		w := want[i]
+	oracleValues(t, reposOracle, values, func(v string, x any, _ bool, w answer) {
 		sec, _, err := ccfg.Decode[*ccfg.APKRepos](map[string]any{"apk_repos": x}, "apk_repos")
 		if given := sec.Given() || err != nil; given != w.Truthy {
 			t.Errorf("apk_repos: %s: given %v (%v), cloud-init's truth %v", v, given, err, w.Truthy)
@@ -389,5 +381,5 @@ func TestReposReadingsAsCloudInit(t *testing.T) {
 				t.Errorf("text: %s: %q, cloud-init's str() %q", v, ar.S.Str(), w.Str)
 			}
 		}
-	}
+	})
 }

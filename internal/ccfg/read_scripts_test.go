@@ -6,19 +6,7 @@ import (
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/ccfg"
-	"github.com/earlyinit/earlyinit/internal/oracle"
-	"github.com/earlyinit/earlyinit/internal/userdata"
 )
-
-// loadValue is the value of k in doc, as userdata loads it.
-func loadValue(t *testing.T, doc string) any {
-	t.Helper()
-	raw, err := userdata.LoadYAML([]byte(doc))
-	if err != nil {
-		t.Fatalf("%s: %v", doc, err)
-	}
-	return raw.(map[string]any)["k"]
-}
 
 // TestPhoneHomePost: post is "all", a string as a list of one, or a list
 // of names; a value of another kind is the module's error, not Decode's.
@@ -71,33 +59,20 @@ func TestPhoneHomeTriesAsCloudInit(t *testing.T) {
 	values := []string{"3", "'3'", "' 3 '", "2.7", "-1", "0", "1_000", "abc", "''", "[]", "{}", "~", "true", "'1_000'"}
 	// Where the reading is ccfg.Int's, not int()'s (TestDecodeAsCloudInit).
 	differences := map[string]string{"true": "a boolean is no integer", "'1_000'": "no underscores in a string of digits"}
-	var docs []string
-	for _, v := range values {
-		docs = append(docs, "k: "+v)
-	}
-	var want []int
-	oracle.Run(t, triesOracle, docs, &want)
-	for i, v := range values {
-		x := loadValue(t, docs[i])
+	d := newDifferences(t, differences)
+	oracleValues(t, triesOracle, values, func(v string, x any, _ bool, want int) {
 		ph, _, err := ccfg.Decode[ccfg.PhoneHome](map[string]any{"phone_home": map[string]any{"tries": x}}, "phone_home")
 		if err != nil {
 			t.Errorf("%s: %v", v, err)
-			continue
+			return
 		}
 		got := 10
 		if ph.Tries.Given && ph.Tries.Err == nil {
 			got = ph.Tries.N
 		}
-		if why, ok := differences[v]; ok {
-			if got == want[i] {
-				t.Errorf("%s: tries %d, as cloud-init's: drop the difference %q", v, got, why)
-			}
-			continue
-		}
-		if got != want[i] {
-			t.Errorf("%s: tries %d, cloud-init %d (%s)", v, got, want[i], fmt.Sprint(ph.Tries.Err))
-		}
-	}
+		d.check(v, "", got == want, fmt.Sprint(got, " ", ph.Tries.Err), want)
+	})
+	d.done()
 }
 
 // TestPowerState: delay is shutdown's time argument, timeout float() of
@@ -232,25 +207,12 @@ func TestEtcHostsAsCloudInit(t *testing.T) {
 		"1":           "refused: a number",
 		"[]":          "refused: a list",
 	}
-	var docs []string
-	for _, v := range values {
-		docs = append(docs, "k: "+v)
-	}
-	var want []string
-	oracle.Run(t, etcHostsOracle, docs, &want)
-	for i, v := range values {
-		m, _, err := ccfg.Decode[ccfg.EtcHosts](map[string]any{"manage_etc_hosts": loadValue(t, docs[i])}, "manage_etc_hosts")
-		agree := err == nil && string(m) == want[i]
-		if why, ok := differences[v]; ok {
-			if agree {
-				t.Errorf("%s: %q, as cloud-init: drop the difference %q", v, m, why)
-			}
-			continue
-		}
-		if !agree {
-			t.Errorf("%s: %q %v, cloud-init %q", v, m, err, want[i])
-		}
-	}
+	d := newDifferences(t, differences)
+	oracleValues(t, etcHostsOracle, values, func(v string, x any, _ bool, want string) {
+		m, _, err := ccfg.Decode[ccfg.EtcHosts](map[string]any{"manage_etc_hosts": x}, "manage_etc_hosts")
+		d.check(v, "", err == nil && string(m) == want, fmt.Sprintf("%q %v", m, err), want)
+	})
+	d.done()
 }
 
 // localeOracle is cc_locale's reading of locale: its str()
@@ -273,29 +235,17 @@ func TestLocaleAsCloudInit(t *testing.T) {
 		"~":  "null is the key not given: nothing done",
 		"[]": "refused: a list",
 	}
-	var docs []string
-	for _, v := range values {
-		docs = append(docs, "k: "+v)
-	}
-	var want []*string
-	oracle.Run(t, localeOracle, docs, &want)
-	for i, v := range values {
-		l, ok, err := ccfg.Decode[string](map[string]any{"locale": loadValue(t, docs[i])}, "locale")
+	d := newDifferences(t, differences)
+	oracleValues(t, localeOracle, values, func(v string, x any, _ bool, want *string) {
+		l, ok, err := ccfg.Decode[string](map[string]any{"locale": x}, "locale")
 		var got *string
 		if ok && !ccfg.IsFalse(l) {
 			got = &l
 		}
-		agree := err == nil && fmt.Sprint(got != nil) == fmt.Sprint(want[i] != nil) && (got == nil || *got == *want[i])
-		if why, ok := differences[v]; ok {
-			if agree {
-				t.Errorf("%s: as cloud-init: drop the difference %q", v, why)
-			}
-			continue
-		}
-		if !agree {
-			t.Errorf("%s: %v %v, cloud-init %v", v, got, err, want[i])
-		}
-	}
+		agree := err == nil && (got != nil) == (want != nil) && (got == nil || *got == *want)
+		d.check(v, "", agree, fmt.Sprint(got, " ", err), want)
+	})
+	d.done()
 }
 
 // TestRsyslog: the legacy list of configs is read as configs, Legacy
