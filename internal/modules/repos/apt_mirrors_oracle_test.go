@@ -1,10 +1,7 @@
 package repos
 
 import (
-	"context"
-	"errors"
 	"maps"
-	"strings"
 	"testing"
 
 	"github.com/earlyinit/earlyinit/internal/instance"
@@ -40,14 +37,7 @@ json.dump(out, sys.stdout)
 // overridden by its first resolvable search template) are cloud-init's.
 // Where cloud-init's lack primary or security, earlyinit has none.
 func TestPackageMirrorsAsCloudInit(t *testing.T) {
-	old := lookupHost
-	t.Cleanup(func() { lookupHost = old })
-	lookupHost = func(_ context.Context, host string) ([]string, error) {
-		if strings.HasSuffix(host, ".resolves") {
-			return []string{"192.0.2.1"}, nil
-		}
-		return nil, errors.New("no such host")
-	}
+	fakeResolver(t)
 	fs := func(p, s string) map[string]any { return map[string]any{"primary": p, "security": s} }
 	entry := func(arches any, failsafe, search map[string]any) map[string]any {
 		e := map[string]any{"arches": arches, "failsafe": failsafe}

@@ -15,14 +15,7 @@ import (
 // the template (cloud-init's except KeyError), "%%" is "%", and another
 // format error fails apt_configure as cloud-init's exception does.
 func TestSystemInfoMirrorTemplates(t *testing.T) {
-	old := lookupHost
-	t.Cleanup(func() { lookupHost = old })
-	lookupHost = func(_ context.Context, host string) ([]string, error) {
-		if strings.HasSuffix(host, ".resolves") {
-			return []string{"192.0.2.1"}, nil
-		}
-		return nil, errors.New("no such host")
-	}
+	fakeResolver(t)
 	const cfg = `system_info:
   package_mirrors:
     - arches: [default]
@@ -56,5 +49,18 @@ func TestSystemInfoMirrorTemplates(t *testing.T) {
 				t.Errorf("got %v, want PRIMARY %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// fakeResolver makes the mirror checks resolve exactly the host names
+// that end in ".resolves", for the test.
+func fakeResolver(t *testing.T) {
+	old := lookupHost
+	t.Cleanup(func() { lookupHost = old })
+	lookupHost = func(_ context.Context, host string) ([]string, error) {
+		if strings.HasSuffix(host, ".resolves") {
+			return []string{"192.0.2.1"}, nil
+		}
+		return nil, errors.New("no such host")
 	}
 }
