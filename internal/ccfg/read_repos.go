@@ -22,7 +22,7 @@ import (
 // its path, for the module to report where it reads the value, or to
 // ignore where cloud-init does. A string or a list of strings read so
 // is a PyString or a PyList (read_accounts.go), which the module reads
-// when it comes to it (core.CfgString's str(), core.ToStrings').
+// when it comes to it (PyValue.Str, str(); PyValue.Strings, ccfg.Strings).
 
 // FreeForm is a map a module takes as given: a repository's options,
 // each written to its file as cloud-init formats it (a yum_repos or a
