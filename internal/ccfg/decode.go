@@ -69,8 +69,7 @@ func GivenNull(cfg map[string]any, key string) bool {
 	if _, declared := lookup(key); !declared {
 		panic(fmt.Sprintf("ccfg: %s is not a key of ccfg.Config", key))
 	}
-	v, ok := cfg[key]
-	return ok && v == nil
+	return isNull(cfg, key)
 }
 
 // DecodeValue reads raw into *out as Decode does, naming path in errors.
@@ -245,6 +244,33 @@ func decodeStruct(out reflect.Value, raw any, path string) error {
 		}
 	}
 	return nil
+}
+
+// decodeEachKey reads the map v into the struct out points to (a type
+// without its own DecodeCC) one key at a time, as a module that reads each
+// key only when it comes to it: a key that cannot be read is left zero and
+// its error is in errs, by key; the other keys are read all the same. A
+// null or missing key is left zero (no default). v that is not a map is
+// the error.
+func decodeEachKey(out, v any, path string) (errs map[string]error, err error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, wrongType(path, "a map", v)
+	}
+	ov := reflect.ValueOf(out).Elem()
+	for _, f := range fields(ov.Type()) {
+		x, ok := m[f.key]
+		if !ok || x == nil {
+			continue
+		}
+		if err := decode(ov.FieldByIndex(f.index), x, path+"."+f.key, f.opts); err != nil {
+			if errs == nil {
+				errs = map[string]error{}
+			}
+			errs[f.key] = err
+		}
+	}
+	return errs, nil
 }
 
 // Int reads an integer as cloud-init's modules do (int()): an integer, a

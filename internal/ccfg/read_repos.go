@@ -222,25 +222,13 @@ func (w *WireguardInterface) DecodeCC(v any, path string) error {
 // a key missing is the default pattern).
 func (a *Apt) DecodeCC(v any, path string) error {
 	*a = Apt{}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return wrongType(path, "a map", v)
-	}
 	type plain Apt
-	out := reflect.ValueOf((*plain)(a)).Elem()
-	for _, f := range fields(out.Type()) {
-		x, ok := m[f.key]
-		if !ok || x == nil {
-			continue // none of apt's keys has a default
-		}
-		if err := decode(out.FieldByIndex(f.index), x, path+"."+f.key, f.opts); err != nil {
-			if a.errs == nil {
-				a.errs = map[string]error{}
-			}
-			a.errs[f.key] = err
-		}
+	errs, err := decodeEachKey((*plain)(a), v, path) // none of apt's keys has a default
+	if err != nil {
+		return err
 	}
-	if x, ok := m["add_apt_repo_match"]; ok && x == nil {
+	a.errs = errs
+	if x, ok := v.(map[string]any)["add_apt_repo_match"]; ok && x == nil {
 		a.AddAptRepoMatch = PyString{PyValueOf(nil)}
 	}
 	return nil

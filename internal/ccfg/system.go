@@ -1,7 +1,5 @@
 package ccfg
 
-import "reflect"
-
 // The keys of write_files, the scripts, mounts and swap, resolv_conf,
 // phone_home, power_state, growpart, the late stages and the distribution
 // settings (system_info).
@@ -158,25 +156,10 @@ type SystemInfo struct {
 // error.
 func (si *SystemInfo) DecodeCC(v any, path string) error {
 	*si = SystemInfo{}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return wrongType(path, "a map", v)
-	}
 	type plain SystemInfo
-	out := reflect.ValueOf((*plain)(si)).Elem()
-	for _, f := range fields(out.Type()) {
-		x, ok := m[f.key]
-		if !ok || x == nil {
-			continue // none of system_info's keys has a default
-		}
-		if err := decode(out.FieldByIndex(f.index), x, path+"."+f.key, f.opts); err != nil {
-			if si.errs == nil {
-				si.errs = map[string]error{}
-			}
-			si.errs[f.key] = err
-		}
-	}
-	return nil
+	errs, err := decodeEachKey((*plain)(si), v, path) // none of system_info's keys has a default
+	si.errs = errs
+	return err
 }
 
 // Err is what is wrong with system_info's key (its name in the YAML), nil
