@@ -106,17 +106,37 @@ func Apply(ctx context.Context, env Env, res *Result) (deviceWait time.Duration,
 		errs = append(errs, fmt.Errorf("%w: the network files are not written", err))
 		return deviceWait, errors.Join(errs...)
 	}
+	return deviceWait, errors.Join(append(errs, writeFiles(env, files, digest))...)
+}
+
+// writeFiles writes files into env.Root in one batch (two flushes of the
+// filesystem, not two fsyncs per file), then their digest, which is put
+// in place only when every file is: a file that failed is written again
+// next boot, the digest not matching.
+func writeFiles(env Env, files []netcfg.File, digest string) error {
+	b := rootfs.NewBatch()
+	defer b.Abort()
+	var errs []error
 	for _, f := range files {
-		if err := env.Root.WriteFile(f.Path, f.Data, f.Mode, 0, 0); err != nil {
+		if err := b.Stage(env.Root, f.Path, f.Data, f.Mode, 0, 0); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		env.Log.Printf("network: wrote %s", f.Path)
 	}
-	if err := env.Root.WriteFile(DigestFile, []byte(digest+"\n"), 0o644, 0, 0); err != nil {
+	if len(errs) == 0 {
+		b.Barrier()
+		if err := b.Stage(env.Root, DigestFile, []byte(digest+"\n"), 0o644, 0, 0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := b.Commit(); err != nil {
 		errs = append(errs, err)
 	}
-	return deviceWait, errors.Join(errs...)
+	for _, f := range files {
+		if b.Committed(env.Root, f.Path) {
+			env.Log.Printf("network: wrote %s", f.Path)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func loadTime(env Env) time.Duration {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"reflect"
 	"slices"
 	"strings"
@@ -209,6 +210,61 @@ func TestApply(t *testing.T) {
 	}
 	if readRoot(t, root, DigestFile) != digestFiles(res2.Files)+"\n" || digestFiles(res2.Files) == digestFiles(res.Files) {
 		t.Error("changed config: digest not updated")
+	}
+}
+
+// TestApplyFileRefused: a file that cannot be written (a directory at its
+// name) fails Apply with its name; the others are written, and the
+// digest is not, so the next boot of the same instance writes them all
+// again rather than find the config "unchanged".
+func TestApplyFileRefused(t *testing.T) {
+	root := newRoot(t, networkdBins, udevd)
+	res, err := Build(Input{Format: "yaml", Data: []byte(v2Swap), NICs: LiveNICs(testLinks()), Root: root, Fallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const link = "/etc/systemd/network/10-earlyinit-eth0.link"
+	if err := root.MkdirAll(link+"/x", 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	apply := func() (error, []string) {
+		log := &testLog{}
+		env := Env{Netlink: &fakeNL{links: testLinks()}, Root: root, Log: log, Wait: time.Second}
+		_, err := Apply(context.Background(), env, res)
+		return err, log.without()
+	}
+	err, got := apply()
+	if err == nil || !strings.Contains(err.Error(), link) {
+		t.Fatalf("Apply: %v, want an error naming %s", err, link)
+	}
+	if slices.Contains(got, "network: wrote "+link) {
+		t.Errorf("log says %s was written:\n%s", link, strings.Join(got, "\n"))
+	}
+	for _, f := range res.Files {
+		if f.Path == link {
+			continue
+		}
+		if readRoot(t, root, f.Path) != string(f.Data) {
+			t.Errorf("%s not written", f.Path)
+		}
+		if !slices.Contains(got, "network: wrote "+f.Path) {
+			t.Errorf("no \"wrote %s\" in the log:\n%s", f.Path, strings.Join(got, "\n"))
+		}
+	}
+	if _, err := root.ReadFile(DigestFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s after a failed file: %v, want none", DigestFile, err)
+	}
+	// The directory gone, the same instance's next boot writes the files.
+	for _, p := range []string{link + "/x", link} {
+		if err := root.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err, got := apply(); err != nil || !slices.Contains(got, "network: wrote "+link) {
+		t.Errorf("next boot: %v, log:\n%s", err, strings.Join(got, "\n"))
+	}
+	if readRoot(t, root, DigestFile) != digestFiles(res.Files)+"\n" {
+		t.Errorf("%s not written on the next boot", DigestFile)
 	}
 }
 
