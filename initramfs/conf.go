@@ -26,13 +26,18 @@ type Conf struct {
 	// ModulesOmit (MODULES_OMIT) are module names or path globs taken
 	// out of the set; a module a kept one depends on stays.
 	ModulesOmit []string
+	// RootFS (ROOTFS) is "auto": a generic image keeps, of the root
+	// filesystem drivers (RootFilesystems), those the root's /etc/fstab
+	// mounts "/" with (FstabRootFS), all of them when it names none; or
+	// "all": all of them.
+	RootFS string
 }
 
 // DefaultConf is the Conf of an empty or missing file.
-func DefaultConf() Conf { return Conf{Compress: "auto"} }
+func DefaultConf() Conf { return Conf{Compress: "auto", RootFS: "auto"} }
 
 // confKeys are the keys ParseConf knows, in the order errors list them.
-var confKeys = []string{"HOSTONLY", "COMPRESS", "MODULES_ADD", "MODULES_OMIT"}
+var confKeys = []string{"HOSTONLY", "COMPRESS", "MODULES_ADD", "MODULES_OMIT", "ROOTFS"}
 
 // moduleWord is a module name or a path glob under kernel/: no spaces,
 // quotes, shell or escape characters.
@@ -110,6 +115,11 @@ func (c *Conf) set(key, val string) error {
 			}
 		}
 		c.Compress = val
+	case "ROOTFS":
+		if val != "auto" && val != "all" {
+			return fmt.Errorf("%q: want auto or all", val)
+		}
+		c.RootFS = val
 	case "MODULES_ADD", "MODULES_OMIT":
 		mods, err := moduleList(val)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -111,6 +112,8 @@ func buildInitramfs(root, kver, out, confFile, bin string, stderr io.Writer) (st
 		if o.HostOnly, err = initramfs.Host("/proc/modules", "/proc/self/mounts", root, nil); err != nil {
 			return "", fmt.Errorf("HOSTONLY=yes: %w", err)
 		}
+	} else if c.RootFS == "auto" {
+		o.ModulesOmit = append(o.ModulesOmit, rootFSOmit(root, c.ModulesAdd, o.Log)...)
 	}
 	res, err := initramfs.Build(o)
 	if err != nil {
@@ -121,6 +124,29 @@ func buildInitramfs(root, kver, out, confFile, bin string, stderr io.Writer) (st
 		name = p
 	}
 	return fmt.Sprintf("%s: kernel %s, init %s, %d modules, cpio %.2f MB, %s %.2f MB", out, kver, name, res.Modules, float64(res.CPIOSize)/1e6, res.Compression, float64(res.Size)/1e6), nil
+}
+
+// rootFSOmit is what ROOTFS=auto leaves out of a generic image built in
+// root: the root filesystem drivers its /etc/fstab does not mount "/"
+// with, none when it names none, each choice logged.
+func rootFSOmit(root string, add []string, log func(string, ...any)) []string {
+	all := strings.Join(initramfs.RootFilesystems, ", ")
+	f, err := os.Open(filepath.Join(root, "etc/fstab"))
+	if err != nil {
+		log("initramfs: root filesystem drivers: %s kept (/etc/fstab: %v)", all, err)
+		return nil
+	}
+	mods, ok := initramfs.FstabRootFS(f)
+	f.Close()
+	if !ok {
+		log("initramfs: root filesystem drivers: %s kept (/etc/fstab mounts / with none of them)", all)
+		return nil
+	}
+	omit := initramfs.OtherRootFS(mods, add)
+	if len(omit) > 0 {
+		log("initramfs: root filesystem %s (/etc/fstab): %s left out (ROOTFS=all in %s keeps them)", strings.Join(mods, ","), strings.Join(omit, ", "), initramfs.ConfFile)
+	}
+	return omit
 }
 
 // readInitramfsConf reads file, or when file is "" the root's

@@ -29,7 +29,7 @@ func staticELF() []byte {
 }
 
 // initramfsRoot makes a root with one kernel (vmlinuz, its modules: ext4,
-// jbd2, isofs) and os-release, and returns it and a static "earlyinit".
+// jbd2, isofs, xfs) and os-release, and returns it and a static "earlyinit".
 func initramfsRoot(t *testing.T, kver, osRelease string) (string, string) {
 	t.Helper()
 	root := t.TempDir()
@@ -40,7 +40,7 @@ func initramfsRoot(t *testing.T, kver, osRelease string) (string, string) {
 		"etc/os-release":          osRelease,
 		"earlyinit":               string(staticELF()),
 	}
-	for _, m := range []string{"kernel/fs/ext4/ext4.ko", "kernel/fs/jbd2/jbd2.ko", "kernel/fs/isofs/isofs.ko"} {
+	for _, m := range []string{"kernel/fs/ext4/ext4.ko", "kernel/fs/jbd2/jbd2.ko", "kernel/fs/isofs/isofs.ko", "kernel/fs/xfs/xfs.ko"} {
 		files[filepath.Join("lib/modules", kver, m)] = m
 	}
 	for name, c := range files {
@@ -50,7 +50,7 @@ func initramfsRoot(t *testing.T, kver, osRelease string) (string, string) {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(filepath.Join(mods, "modules.dep"), []byte("kernel/fs/ext4/ext4.ko: kernel/fs/jbd2/jbd2.ko\nkernel/fs/jbd2/jbd2.ko:\nkernel/fs/isofs/isofs.ko:\n"), 0o644)
+	os.WriteFile(filepath.Join(mods, "modules.dep"), []byte("kernel/fs/ext4/ext4.ko: kernel/fs/jbd2/jbd2.ko\nkernel/fs/jbd2/jbd2.ko:\nkernel/fs/isofs/isofs.ko:\nkernel/fs/xfs/xfs.ko:\n"), 0o644)
 	os.WriteFile(filepath.Join(mods, "modules.alias"), []byte("alias fs-ext4 ext4\n"), 0o644)
 	os.WriteFile(filepath.Join(mods, "modules.softdep"), nil, 0o644)
 	return root, filepath.Join(root, "earlyinit")
@@ -75,20 +75,41 @@ func archiveNames(t *testing.T, file string) map[string]cpio.Info {
 
 func TestInitramfsVerb(t *testing.T) {
 	const kver = "6.1.0-56-amd64"
+	const mods = "lib/modules/" + kver + "/kernel/fs/"
+	const rocky = "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n"
 	for _, tc := range []struct {
-		name, osRelease, conf string
-		args                  []string
-		wantOut               string   // relative to the root
-		wantIn, wantNotIn     []string // archive names
+		name, osRelease, conf, fstab string
+		args                         []string
+		wantOut                      string   // relative to the root
+		wantIn, wantNotIn            []string // archive names
+		wantLog                      string
 	}{
-		{"debian, defaults", "ID=debian\n", "COMPRESS=none\n", nil, "boot/initrd.img-" + kver,
-			[]string{"init", "bin/earlyinit", "lib/modules/" + kver + "/kernel/fs/ext4/ext4.ko", "lib/modules/" + kver + "/kernel/fs/isofs/isofs.ko", "lib/modules/" + kver + "/modules.dep"}, nil},
-		{"rocky, omit", "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n", "COMPRESS=none\nMODULES_OMIT=isofs\n", nil, "boot/initramfs-" + kver + ".img",
-			[]string{"lib/modules/" + kver + "/kernel/fs/jbd2/jbd2.ko"}, []string{"lib/modules/" + kver + "/kernel/fs/isofs/isofs.ko"}},
-		{"explicit kver and output", "ID=debian\n", "COMPRESS=none\n", []string{"--kver", kver, "-o", "OUT/my.img"}, "OUT/my.img", []string{"init"}, nil},
+		{"debian, defaults", "ID=debian\n", "COMPRESS=none\n", "", nil, "boot/initrd.img-" + kver,
+			[]string{"init", "bin/earlyinit", mods + "ext4/ext4.ko", mods + "isofs/isofs.ko", mods + "xfs/xfs.ko", "lib/modules/" + kver + "/modules.dep"}, nil,
+			"root filesystem drivers: ext4, xfs, btrfs kept (/etc/fstab: open "},
+		{"rocky, omit", "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n", "COMPRESS=none\nMODULES_OMIT=isofs\n", "", nil, "boot/initramfs-" + kver + ".img",
+			[]string{mods + "jbd2/jbd2.ko"}, []string{mods + "isofs/isofs.ko"}, ""},
+		{"explicit kver and output", "ID=debian\n", "COMPRESS=none\n", "", []string{"--kver", kver, "-o", "OUT/my.img"}, "OUT/my.img", []string{"init"}, nil, ""},
+		// ROOTFS=auto: the root's fstab says which driver it needs.
+		{"an xfs root", rocky, "COMPRESS=none\n", "UUID=7b1d / xfs defaults 0 0\n", nil, "boot/initramfs-" + kver + ".img",
+			[]string{mods + "xfs/xfs.ko", mods + "isofs/isofs.ko"}, []string{mods + "ext4/ext4.ko", mods + "jbd2/jbd2.ko"},
+			"initramfs: root filesystem xfs (/etc/fstab): ext4, btrfs left out (ROOTFS=all in /etc/earlyinit/initramfs.conf keeps them)\n"},
+		{"an ext4 root", "ID=debian\n", "COMPRESS=none\n", "LABEL=root / ext4 defaults 0 1\n", nil, "boot/initrd.img-" + kver,
+			[]string{mods + "ext4/ext4.ko", mods + "jbd2/jbd2.ko"}, []string{mods + "xfs/xfs.ko"}, "root filesystem ext4 (/etc/fstab): xfs, btrfs left out"},
+		{"ROOTFS=all", rocky, "COMPRESS=none\nROOTFS=all\n", "UUID=7b1d / xfs defaults 0 0\n", nil, "boot/initramfs-" + kver + ".img",
+			[]string{mods + "xfs/xfs.ko", mods + "ext4/ext4.ko"}, nil, ""},
+		{"MODULES_ADD keeps one", rocky, "COMPRESS=none\nMODULES_ADD=ext4\n", "UUID=7b1d / xfs defaults 0 0\n", nil, "boot/initramfs-" + kver + ".img",
+			[]string{mods + "xfs/xfs.ko", mods + "ext4/ext4.ko"}, nil, "root filesystem xfs (/etc/fstab): btrfs left out"},
+		{"fstab says auto", rocky, "COMPRESS=none\n", "UUID=7b1d / auto defaults 0 0\n", nil, "boot/initramfs-" + kver + ".img",
+			[]string{mods + "xfs/xfs.ko", mods + "ext4/ext4.ko"}, nil, "root filesystem drivers: ext4, xfs, btrfs kept (/etc/fstab mounts / with none of them)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, self := initramfsRoot(t, kver, tc.osRelease)
+			if tc.fstab != "" {
+				if err := os.WriteFile(filepath.Join(root, "etc/fstab"), []byte(tc.fstab), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			conf := filepath.Join(root, "etc/earlyinit/initramfs.conf")
 			os.MkdirAll(filepath.Dir(conf), 0o755)
 			os.WriteFile(conf, []byte(tc.conf), 0o644)
@@ -122,6 +143,9 @@ func TestInitramfsVerb(t *testing.T) {
 				if _, ok := names[n]; ok {
 					t.Errorf("%s in the archive", n)
 				}
+			}
+			if !strings.Contains(stderr.String(), tc.wantLog) {
+				t.Errorf("log:\n%s\nwant %q", stderr.String(), tc.wantLog)
 			}
 			if bin := names["bin/earlyinit"]; bin.FileSize != uint64(len(staticELF())) || bin.Mode != cpio.S_IFREG|0o755 {
 				t.Errorf("bin/earlyinit: %v, want the binary, 0755", bin)
