@@ -47,8 +47,8 @@ type Env struct {
 // Apply carries out res on the system: it waits (up to env.Wait) for the
 // NICs res renames, renames them by MAC (nic.Apply), and writes the files
 // for the names that took (Result.FilesFor) into env.Root, with their
-// digest in DigestFile, unless the instance is the same and the digest
-// unchanged. It logs each rename, each problem and each file written.
+// digest in DigestFile (which is put in place only when every file is),
+// unless the instance is the same and the digest unchanged. It logs each rename, each problem and each file written.
 // deviceWait is the time spent waiting for NICs, less module loading.
 //
 // A Disabled Result is logged and nothing done; a Result whose rendering
