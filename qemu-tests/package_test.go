@@ -430,10 +430,17 @@ func TestPackageOwnInitramfs(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := chroot(t, dir, "/etc/kernel/postinst.d/zz-earlyinit", kver, "/boot/vmlinuz-"+kver)
-	mustContain(t, "the kernel hook", out, ", init /usr/lib/earlyinit/earlyinit-initrd, ")
+	// ROOTFS=auto: the root's fstab mounts / as ext4, so xfs and btrfs
+	// stay out, and the image boots the ext4 root below.
+	mustContain(t, "the kernel hook", out, ", init /usr/lib/earlyinit/earlyinit-initrd, ",
+		"initramfs: root filesystem ext4 (/etc/fstab): xfs, btrfs left out")
 	list := initrdList(t, initrdPath(dir, kver))
 	if !hasEntry(list, "init") || hasEntry(list, "scripts/init-bottom/earlyinit") || !hasEntry(list, fmt.Sprintf("lib/modules/%s/modules.dep", kver)) {
 		t.Errorf("the kernel hook's initramfs is not earlyinit's own for %s:\n%s", kver, strings.Join(list, "\n"))
+	}
+	mods := fmt.Sprintf("lib/modules/%s/kernel/fs/", kver)
+	if !hasEntry(list, mods+"ext4/ext4.ko") || hasEntry(list, mods+"xfs/xfs.ko") || hasEntry(list, mods+"btrfs/btrfs.ko") {
+		t.Errorf("the initramfs of an ext4 root, want ext4.ko and neither xfs.ko nor btrfs.ko:\n%s", strings.Join(list, "\n"))
 	}
 
 	// An https server on the guest's static subnet (e2eNetwork), its
