@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -292,6 +293,12 @@ func TestRunRelaysSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
+			if signal.Ignored(sig) {
+				// Inherited (nohup): the helper and its command inherit
+				// it too, and catch leaves an ignored signal alone, so
+				// nothing here can end by it.
+				t.Skipf("%v is ignored by whoever started the tests (nohup?): catch keeps that, so there is no %v to relay", sig, sig)
+			}
 			dir := t.TempDir()
 			helper := exec.Command(os.Args[0], "-test.run=^TestRelayHelper$")
 			helper.Env = append(os.Environ(), "PROC_RELAY_HELPER="+dir)
@@ -326,6 +333,50 @@ func TestRunRelaysSignals(t *testing.T) {
 				t.Errorf("the command's trap recorded %q (%v), want %s", b, err, want)
 			}
 		})
+	}
+}
+
+// TestRunKeepsIgnoredHangup: a signal ignored by whoever started
+// earlyinit (nohup) is left alone, as catch says: a hangup neither ends
+// the helper nor reaches the command; a SIGTERM after it is relayed and
+// ends both, the command's trap recording TERM. Had catch caught the
+// hangup, the command (started with it at default, Go handling it) would
+// have got it first and recorded HUP: the test fails so with catch's
+// signal.Ignored check taken out.
+func TestRunKeepsIgnoredHangup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// The shell ignores SIGHUP and execs the helper, which inherits that.
+	helper := exec.Command("sh", "-c", `trap "" HUP; exec "$0" -test.run='^TestRelayHelper$'`, os.Args[0])
+	helper.Env = append(os.Environ(), "PROC_RELAY_HELPER="+dir)
+	var out bytes.Buffer
+	helper.Stdout, helper.Stderr = &out, &out
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Pid(t, filepath.Join(dir, "pid")) // the command runs
+	helper.Process.Signal(syscall.SIGHUP)
+	time.Sleep(200 * time.Millisecond) // a relayed hangup would have reached the command by now
+	helper.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- helper.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		helper.Process.Kill()
+		t.Fatalf("the helper did not end 20s after SIGTERM: %s", out.String())
+	}
+	if ws, ok := helper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("the helper ended with %v, want killed by SIGTERM (the ignored hangup left alone); output:\n%s", helper.ProcessState, out.String())
+	}
+	got := filepath.Join(dir, "got")
+	deadline := time.Now().Add(slack)
+	b, err := os.ReadFile(got)
+	for ; !strings.HasSuffix(string(b), "\n") && time.Now().Before(deadline); b, err = os.ReadFile(got) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.TrimSpace(string(b)) != "TERM" {
+		t.Errorf("the command's trap recorded %q (%v), want TERM", b, err)
 	}
 }
 
