@@ -299,39 +299,10 @@ func TestRunRelaysSignals(t *testing.T) {
 				// nothing here can end by it.
 				t.Skipf("%v is ignored by whoever started the tests (nohup?): catch keeps that, so there is no %v to relay", sig, sig)
 			}
-			dir := t.TempDir()
-			helper := exec.Command(os.Args[0], "-test.run=^TestRelayHelper$")
-			helper.Env = append(os.Environ(), "PROC_RELAY_HELPER="+dir)
-			var out bytes.Buffer
-			helper.Stdout, helper.Stderr = &out, &out
-			if err := helper.Start(); err != nil {
-				t.Fatal(err)
-			}
-			proctest.Pid(t, filepath.Join(dir, "pid")) // the command runs
-			helper.Process.Signal(sig)
-			done := make(chan error, 1)
-			go func() { done <- helper.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				helper.Process.Kill()
-				t.Fatalf("the helper did not end 20s after %v: %s", sig, out.String())
-			}
-			if ws, ok := helper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != sig {
-				t.Errorf("the helper ended with %v, want killed by %v; output:\n%s", helper.ProcessState, sig, out.String())
-			}
-			// The command's trap runs on its own time: the helper does not
-			// wait for it.
-			want := map[syscall.Signal]string{syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP"}[sig]
-			got := filepath.Join(dir, "got")
-			deadline := time.Now().Add(slack)
-			b, err := os.ReadFile(got)
-			for ; !strings.HasSuffix(string(b), "\n") && time.Now().Before(deadline); b, err = os.ReadFile(got) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if strings.TrimSpace(string(b)) != want {
-				t.Errorf("the command's trap recorded %q (%v), want %s", b, err, want)
-			}
+			h := startRelayHelper(t, os.Args[0], "-test.run=^TestRelayHelper$")
+			h.cmd.Process.Signal(sig)
+			h.wantKilledBy(t, sig)
+			h.wantTrap(t, map[syscall.Signal]string{syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP"}[sig])
 		})
 	}
 }
@@ -345,38 +316,66 @@ func TestRunRelaysSignals(t *testing.T) {
 // signal.Ignored check taken out.
 func TestRunKeepsIgnoredHangup(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
 	// The shell ignores SIGHUP and execs the helper, which inherits that.
-	helper := exec.Command("sh", "-c", `trap "" HUP; exec "$0" -test.run='^TestRelayHelper$'`, os.Args[0])
-	helper.Env = append(os.Environ(), "PROC_RELAY_HELPER="+dir)
-	var out bytes.Buffer
-	helper.Stdout, helper.Stderr = &out, &out
-	if err := helper.Start(); err != nil {
+	h := startRelayHelper(t, "sh", "-c", `trap "" HUP; exec "$0" -test.run='^TestRelayHelper$'`, os.Args[0])
+	h.cmd.Process.Signal(syscall.SIGHUP)
+	time.Sleep(200 * time.Millisecond) // a relayed hangup would have reached the command by now
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.wantKilledBy(t, syscall.SIGTERM)
+	h.wantTrap(t, "TERM")
+}
+
+// relayHelper is a running TestRelayHelper: the waiting earlyinit, its
+// output, and the directory where its command records what it got.
+type relayHelper struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+	dir string
+}
+
+// startRelayHelper runs argv (which execs this binary's TestRelayHelper)
+// and returns once the helper's command runs.
+func startRelayHelper(t *testing.T, argv ...string) *relayHelper {
+	t.Helper()
+	h := &relayHelper{cmd: exec.Command(argv[0], argv[1:]...), out: &bytes.Buffer{}, dir: t.TempDir()}
+	h.cmd.Env = append(os.Environ(), "PROC_RELAY_HELPER="+h.dir)
+	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
+	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Pid(t, filepath.Join(dir, "pid")) // the command runs
-	helper.Process.Signal(syscall.SIGHUP)
-	time.Sleep(200 * time.Millisecond) // a relayed hangup would have reached the command by now
-	helper.Process.Signal(syscall.SIGTERM)
+	proctest.Pid(t, filepath.Join(h.dir, "pid")) // the command runs
+	return h
+}
+
+// wantKilledBy waits (up to 20 s) for the helper to end, and wants it
+// killed by sig.
+func (h *relayHelper) wantKilledBy(t *testing.T, sig syscall.Signal) {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- helper.Wait() }()
+	go func() { done <- h.cmd.Wait() }()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
-		helper.Process.Kill()
-		t.Fatalf("the helper did not end 20s after SIGTERM: %s", out.String())
+		h.cmd.Process.Kill()
+		t.Fatalf("the helper did not end 20s after %v: %s", sig, h.out.String())
 	}
-	if ws, ok := helper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("the helper ended with %v, want killed by SIGTERM (the ignored hangup left alone); output:\n%s", helper.ProcessState, out.String())
+	if ws, ok := h.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != sig {
+		t.Errorf("the helper ended with %v, want killed by %v; output:\n%s", h.cmd.ProcessState, sig, h.out.String())
 	}
-	got := filepath.Join(dir, "got")
+}
+
+// wantTrap wants the command's trap to have recorded want. The trap runs
+// on its own time (the helper does not wait for it): up to slack.
+func (h *relayHelper) wantTrap(t *testing.T, want string) {
+	t.Helper()
+	got := filepath.Join(h.dir, "got")
 	deadline := time.Now().Add(slack)
 	b, err := os.ReadFile(got)
 	for ; !strings.HasSuffix(string(b), "\n") && time.Now().Before(deadline); b, err = os.ReadFile(got) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if strings.TrimSpace(string(b)) != "TERM" {
-		t.Errorf("the command's trap recorded %q (%v), want TERM", b, err)
+	if strings.TrimSpace(string(b)) != want {
+		t.Errorf("the command's trap recorded %q (%v), want %s", b, err, want)
 	}
 }
 
