@@ -31,8 +31,9 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/earlyinit/earlyinit/internal/inittrace"
 )
@@ -243,8 +244,8 @@ func printInitTrace(earlyinit, label string, n int) error {
 // the same for both tools, and most of what separates earlyinit's
 // renderers from each other; in memory, the runs time the tools.
 func outputBase() (dir, fsName string) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs("/dev/shm", &st); err == nil && st.Type == 0x01021994 { // TMPFS_MAGIC
+	var st unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &st); err == nil && st.Type == unix.TMPFS_MAGIC {
 		return "/dev/shm", "tmpfs"
 	}
 	return os.TempDir(), "the temporary directory's filesystem: a disk's flushes count"

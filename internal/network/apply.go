@@ -48,7 +48,8 @@ type Env struct {
 // NICs res renames, renames them by MAC (nic.Apply), and writes the files
 // for the names that took (Result.FilesFor) into env.Root, with their
 // digest in DigestFile (which is put in place only when every file is),
-// unless the instance is the same and the digest unchanged. It logs each rename, each problem and each file written.
+// unless the instance is the same and the digest unchanged. It logs each
+// rename, each problem and each file written.
 // deviceWait is the time spent waiting for NICs, less module loading.
 //
 // A Disabled Result is logged and nothing done; a Result whose rendering
@@ -109,10 +110,10 @@ func Apply(ctx context.Context, env Env, res *Result) (deviceWait time.Duration,
 	return deviceWait, errors.Join(append(errs, writeFiles(env, files, digest))...)
 }
 
-// writeFiles writes files into env.Root in one batch (two flushes of the
-// filesystem, not two fsyncs per file), then their digest, which is put
-// in place only when every file is: a file that failed is written again
-// next boot, the digest not matching.
+// writeFiles writes files into env.Root in one batch (three flushes of
+// the filesystem, not two fsyncs per file), then their digest, which is
+// put in place only when every file is: a file that failed is written
+// again next boot, the digest not matching.
 func writeFiles(env Env, files []netcfg.File, digest string) error {
 	b := rootfs.NewBatch()
 	defer b.Abort()

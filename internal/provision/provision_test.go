@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/earlyinit/earlyinit/internal/datasource"
 	"github.com/earlyinit/earlyinit/internal/instance"
 	"github.com/earlyinit/earlyinit/internal/logs"
+	"github.com/earlyinit/earlyinit/internal/looptest"
 	"github.com/earlyinit/earlyinit/internal/nic"
 	"github.com/earlyinit/earlyinit/internal/paths"
 	"github.com/earlyinit/earlyinit/internal/settings"
@@ -209,19 +209,21 @@ func TestRunNothingFound(t *testing.T) {
 // (a loop device; root only), as a freshly built image's root is: on a
 // long-used host filesystem, ext4's allocator can spend as much time
 // skipping recently deleted inodes (recently_deleted, in perf) as
-// earlyinit spends in all its work. "-selinux" is the same on a root with SELinux enforcing and Debian's
-// reference policy (internal/selinux/testdata/debian): the policy loaded
-// (once per boot, each root being new) and every file labelled.
+// earlyinit spends in all its work. "-selinux" is the same on a root with
+// SELinux enforcing and Debian's reference policy
+// (internal/selinux/testdata/debian): the policy loaded (once per boot,
+// each root being new) and every file labelled.
 // cpu-ns/op is the CPU time the process (all its threads, the garbage
 // collector's too) spent per boot: on a busy host, where ns/op (wall)
 // also counts the waits for a CPU, it is the steadier figure.
 func BenchmarkRun(b *testing.B) {
 	for _, where := range []struct {
-		name, dir string
-		selinux   bool
+		name    string
+		parent  func(*testing.B) string // the directory the roots are made in
+		selinux bool
 	}{
-		{"tmpfs", "/dev/shm", false}, {"disk", "", false}, {"ext4", "ext4", false},
-		{"tmpfs-selinux", "/dev/shm", true}, {"disk-selinux", "", true}, {"ext4-selinux", "ext4", true},
+		{"tmpfs", inTmpfs, false}, {"disk", (*testing.B).TempDir, false}, {"ext4", freshExt4, false},
+		{"tmpfs-selinux", inTmpfs, true}, {"disk-selinux", (*testing.B).TempDir, true}, {"ext4-selinux", freshExt4, true},
 	} {
 		b.Run(where.name, func(b *testing.B) {
 			var policy map[string][]byte
@@ -231,21 +233,7 @@ func BenchmarkRun(b *testing.B) {
 				}
 				policy = debianPolicy(b)
 			}
-			parent := b.TempDir()
-			if where.dir == "ext4" {
-				parent = freshExt4(b)
-			} else if where.dir != "" {
-				var st unix.Statfs_t
-				if err := unix.Statfs(where.dir, &st); err != nil || st.Type != unix.TMPFS_MAGIC {
-					b.Skipf("%s is not a tmpfs", where.dir)
-				}
-				d, err := os.MkdirTemp(where.dir, "earlyinit-bench-")
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { os.RemoveAll(d) })
-				parent = d
-			}
+			parent := where.parent(b)
 			b.ReportAllocs()
 			n := 0
 			var cpu time.Duration
@@ -286,32 +274,29 @@ func BenchmarkRun(b *testing.B) {
 	}
 }
 
-// freshExt4 is a new, empty ext4 filesystem mounted for b (on a loop
-// device over a sparse file in b's temporary directory), unmounted when b
-// is done; b is skipped where that cannot be made.
+// inTmpfs is a new directory in /dev/shm, removed when b is done; b is
+// skipped where /dev/shm is not a tmpfs.
+func inTmpfs(b *testing.B) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &st); err != nil || st.Type != unix.TMPFS_MAGIC {
+		b.Skip("/dev/shm is not a tmpfs")
+	}
+	d, err := os.MkdirTemp("/dev/shm", "earlyinit-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// freshExt4 is a new, empty ext4 filesystem mounted for b (a sparse
+// 1 GiB image on a loop device, looptest's), undone when b is done; b is
+// skipped unless it runs as root.
 func freshExt4(b *testing.B) string {
-	if os.Geteuid() != 0 {
-		b.Skip("mounting a filesystem: root only")
-	}
-	img := filepath.Join(b.TempDir(), "root.ext4")
-	if err := os.WriteFile(img, nil, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Truncate(img, 1<<30); err != nil {
-		b.Fatal(err)
-	}
-	mnt := b.TempDir()
-	for _, args := range [][]string{{"mkfs.ext4", "-q", "-F", img}, {"mount", "-o", "loop", img, mnt}} {
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			b.Skipf("%s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	b.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			b.Errorf("umount %s: %v: %s", mnt, err, out)
-		}
-	})
-	return mnt
+	looptest.Require(b)
+	dev := looptest.Attach(b, looptest.Image(b, 1<<30), 512)
+	looptest.Mkfs(b, "ext4", dev)
+	return looptest.Mount(b, dev, "ext4")
 }
 
 // syncFS writes out what dir's filesystem has in its caches.
